@@ -1,0 +1,223 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// RequestedAtAnnotation asks for a sync now when its value changes; any value
+// will do (a timestamp is customary). The value acted on is echoed in
+// status.lastHandledRequestedAt.
+const RequestedAtAnnotation = "servicewatch.io/requested-at"
+
+// ServiceWatchSpec names one service of a cloud organization, the alerts to
+// follow, and the credentials and schedule to use.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.alertIds) || size(self.alertIds) == 0 || has(self.alertApi)",message="spec.alertApi is required when spec.alertIds is not empty",fieldPath=".alertApi"
+type ServiceWatchSpec struct {
+	// organizationId is the UUID of the cloud organization that owns the
+	// service. It cannot be changed: create a new ServiceWatch instead.
+	// +required
+	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	// +kubebuilder:validation:MaxLength=36
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="organizationId is immutable"
+	OrganizationID string `json:"organizationId"`
+
+	// serviceId is the UUID of the service whose pipes and reverse private
+	// endpoints are watched. It cannot be changed: create a new ServiceWatch
+	// instead.
+	// +required
+	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	// +kubebuilder:validation:MaxLength=36
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="serviceId is immutable"
+	ServiceID string `json:"serviceId"`
+
+	// alertIds lists the alerts to fetch from the alert API, each an opaque
+	// identifier of 1 to 128 characters. Entries must be unique; at most 100.
+	// status.alerts follows this order.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=128
+	AlertIDs []string `json:"alertIds,omitempty"`
+
+	// interval is how often the cloud is read, as a Go duration ("30s", "5m",
+	// "1h"). At least 30s. A small random jitter is added so that many watches
+	// do not call the cloud in the same second.
+	// +optional
+	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('30s')",message="interval must be at least 30s"
+	Interval metav1.Duration `json:"interval,omitempty"`
+
+	// suspend stops all calls to the cloud while true; the status keeps the
+	// last data it had and Ready turns False with reason Suspended.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// managementApi says where the management API (pipes and reverse private
+	// endpoints) is and which Secret holds its key.
+	// +required
+	ManagementAPI ManagementAPISpec `json:"managementApi"`
+
+	// alertApi says where the alert API is and which Secret holds its token.
+	// Required when alertIds is not empty.
+	// +optional
+	AlertAPI *AlertAPISpec `json:"alertApi,omitempty"`
+}
+
+// ManagementAPISpec locates the management API and its credentials.
+type ManagementAPISpec struct {
+	// url is the base URL of the management API, such as
+	// https://api.example.com. When empty, the manager's
+	// --management-api-url flag is used.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHost() != ''",message="url must be an absolute http:// or https:// URL"
+	URL string `json:"url,omitempty"`
+
+	// secretRef names a Secret in the ServiceWatch's own namespace with the
+	// keys `keyId` and `keySecret` (an API key of the organization).
+	// +required
+	SecretRef SecretReference `json:"secretRef"`
+}
+
+// AlertAPISpec locates the alert API and its credentials.
+type AlertAPISpec struct {
+	// url is the base URL of the alert API, such as
+	// https://alerts.example.com. When empty, the manager's --alert-api-url
+	// flag is used.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHost() != ''",message="url must be an absolute http:// or https:// URL"
+	URL string `json:"url,omitempty"`
+
+	// secretRef names a Secret in the ServiceWatch's own namespace with the
+	// key `token` (a bearer token of the alert API).
+	// +required
+	SecretRef SecretReference `json:"secretRef"`
+}
+
+// SecretReference names a Secret in the same namespace as the object that
+// holds the reference. Secrets in other namespaces are never read.
+type SecretReference struct {
+	// name of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+}
+
+// ServiceWatchStatus is what the operator last read from the cloud.
+type ServiceWatchStatus struct {
+	// observedGeneration is the metadata.generation the status was last
+	// computed for.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// lastSyncTime is when the last sync that reached the cloud ended,
+	// whether it succeeded or not.
+	// +optional
+	LastSyncTime *metav1.Time `json:"lastSyncTime,omitempty"`
+
+	// lastHandledRequestedAt echoes the value of the
+	// servicewatch.io/requested-at annotation that the operator last acted on.
+	// +optional
+	LastHandledRequestedAt string `json:"lastHandledRequestedAt,omitempty"`
+
+	// summary counts what the cloud reported, for printer columns and
+	// dashboards. Counts are of everything the cloud returned, also when the
+	// lists below were truncated.
+	// +optional
+	Summary *Summary `json:"summary,omitempty"`
+
+	// conditions describe the state of each part of the sync (PipesSynced,
+	// ReversePrivateEndpointsSynced, AlertsSynced), overall readiness (Ready),
+	// and the kstatus conditions Reconciling and Stalled.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// pipes are the data-ingestion pipes of the service, ordered by id.
+	// +optional
+	// +listType=atomic
+	Pipes []Pipe `json:"pipes,omitempty"`
+
+	// reversePrivateEndpoints are the reverse private endpoints of the
+	// service, ordered by id.
+	// +optional
+	// +listType=atomic
+	ReversePrivateEndpoints []ReversePrivateEndpoint `json:"reversePrivateEndpoints,omitempty"`
+
+	// alerts has one entry per spec.alertIds entry, in the same order.
+	// +optional
+	// +listType=atomic
+	Alerts []AlertStatus `json:"alerts,omitempty"`
+}
+
+// Summary counts what the cloud reported.
+type Summary struct {
+	// pipes is the number of pipes the service has.
+	Pipes int32 `json:"pipes"`
+
+	// pipesByState counts pipes by their state, as the cloud spells it.
+	// +optional
+	PipesByState map[string]int32 `json:"pipesByState,omitempty"`
+
+	// reversePrivateEndpoints is the number of reverse private endpoints the
+	// service has.
+	ReversePrivateEndpoints int32 `json:"reversePrivateEndpoints"`
+
+	// alerts is the number of alerts whose last fetch succeeded.
+	Alerts int32 `json:"alerts"`
+}
+
+// ServiceWatch follows the data-ingestion pipes, reverse private endpoints and
+// alerts of one data-warehouse service and reports them in its status.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=sw,categories=servicewatch
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Pipes",type=integer,JSONPath=`.status.summary.pipes`
+// +kubebuilder:printcolumn:name="Endpoints",type=integer,JSONPath=`.status.summary.reversePrivateEndpoints`
+// +kubebuilder:printcolumn:name="Alerts",type=integer,JSONPath=`.status.summary.alerts`
+// +kubebuilder:printcolumn:name="Last Sync",type=date,JSONPath=`.status.lastSyncTime`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Service",type=string,JSONPath=`.spec.serviceId`,priority=1
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+type ServiceWatch struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec says what to watch and how.
+	// +required
+	Spec ServiceWatchSpec `json:"spec"`
+
+	// status is what the operator last read from the cloud.
+	// +optional
+	Status ServiceWatchStatus `json:"status,omitempty"`
+}
+
+// ServiceWatchList is a list of ServiceWatch objects.
+//
+// +kubebuilder:object:root=true
+type ServiceWatchList struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items are the ServiceWatch objects.
+	Items []ServiceWatch `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ServiceWatch{}, &ServiceWatchList{})
+}
