@@ -1,0 +1,449 @@
+package cloudapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults for Options.
+const (
+	DefaultTimeout          = 30 * time.Second
+	DefaultMaxResponseBytes = 16 << 20
+)
+
+// DefaultManagementRate returns the default limit per management key, 10
+// calls per 10 seconds: management APIs of this kind publish limits like that.
+func DefaultManagementRate() RateLimit {
+	return RateLimit{Requests: 10, Per: 10 * time.Second, Burst: 10}
+}
+
+// DefaultAlertRate returns the default limit per alert token, 100 calls per
+// minute with bursts of 10: alert APIs of this kind publish limits like that.
+func DefaultAlertRate() RateLimit {
+	return RateLimit{Requests: 100, Per: time.Minute, Burst: 10}
+}
+
+// maxErrorBodyBytes bounds how much of an error response is read: only a
+// short message is kept from it.
+const maxErrorBodyBytes = 64 << 10
+
+// Options configure a Client. The zero value gives the defaults.
+type Options struct {
+	// Timeout bounds each call's HTTP exchange, body included; default 30s.
+	// Time spent waiting for the client-side rate limiter is not counted:
+	// that wait is bounded by the caller's context.
+	Timeout time.Duration
+	// MaxResponseBytes caps a response body; default 16 MiB.
+	MaxResponseBytes int64
+	// UserAgent is sent on every request; default "servicewatch/<version>".
+	UserAgent string
+	// ManagementRate limits calls per management key; the zero value means
+	// DefaultManagementRate(). Set Requests < 0 to disable the limit.
+	ManagementRate RateLimit
+	// AlertRate limits calls per alert token; the zero value means
+	// DefaultAlertRate(). Set Requests < 0 to disable the limit.
+	AlertRate RateLimit
+	// Transport sends the requests; default: one clone of
+	// http.DefaultTransport (proxy from the environment, keep-alive).
+	Transport http.RoundTripper
+	// Observer, when set, is told about every call, e.g. to record metrics.
+	Observer Observer
+}
+
+// Observer is told about every call, so that the controller can record
+// metrics without this package importing a metrics library. It must be safe
+// for concurrent use and return quickly.
+type Observer interface {
+	// ObserveRequest reports one call. api is APIManagement or APIAlert;
+	// operation is one of the Operation* constants; code is the HTTP status
+	// as a decimal string, or, when there was no response, one of "error",
+	// "timeout", "canceled" and "rate_limited_locally". duration covers the
+	// HTTP exchange (zero when nothing was sent).
+	ObserveRequest(api, operation string, code string, duration time.Duration)
+}
+
+// Client calls the cloud APIs. It is safe for concurrent use; one per
+// process is enough.
+type Client struct {
+	http      *http.Client
+	opts      Options
+	mgmtState credStore
+	alerts    credStore
+	now       func() time.Time
+}
+
+// New returns a Client with opts, filling in defaults.
+func New(opts Options) *Client {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxResponseBytes <= 0 {
+		opts.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if opts.UserAgent == "" {
+		opts.UserAgent = defaultUserAgent()
+	}
+	if opts.ManagementRate == (RateLimit{}) {
+		opts.ManagementRate = DefaultManagementRate()
+	}
+	if opts.AlertRate == (RateLimit{}) {
+		opts.AlertRate = DefaultAlertRate()
+	}
+	if opts.Transport == nil {
+		opts.Transport = defaultTransport()
+	}
+	return &Client{
+		http: &http.Client{
+			Transport: opts.Transport,
+			// Redirects are not followed: a Basic credential must not be
+			// replayed to wherever a response points.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		opts: opts,
+		now:  time.Now,
+	}
+}
+
+func defaultTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	// Many watches call the same host; keep enough idle connections for them.
+	t.MaxIdleConnsPerHost = 16
+	return t
+}
+
+// defaultUserAgent names the operator and its version, taken from the build
+// information of the main module.
+func defaultUserAgent() string {
+	version := "dev"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		version = bi.Main.Version
+	}
+	return "servicewatch/" + version
+}
+
+// ListPipes lists the pipes of a service.
+func (c *Client) ListPipes(ctx context.Context, baseURL string, creds BasicCredentials, organizationID, serviceID string) (PipeList, error) {
+	resp, err := c.management(ctx, OperationListPipes, baseURL, creds, organizationID, serviceID, "pipes")
+	if err != nil {
+		return PipeList{}, err
+	}
+	list, err := decodePipes(resp.body, resp.status)
+	if err != nil {
+		return PipeList{}, resp.invalid(OperationListPipes, list.RequestID, err)
+	}
+	return list, nil
+}
+
+// ListReversePrivateEndpoints lists the reverse private endpoints of a
+// service.
+func (c *Client) ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds BasicCredentials, organizationID, serviceID string) (ReversePrivateEndpointList, error) {
+	op := OperationListReversePrivateEndpoints
+	resp, err := c.management(ctx, op, baseURL, creds, organizationID, serviceID, "pipesReversePrivateEndpoints")
+	if err != nil {
+		return ReversePrivateEndpointList{}, err
+	}
+	list, err := decodeReversePrivateEndpoints(resp.body, resp.status)
+	if err != nil {
+		return ReversePrivateEndpointList{}, resp.invalid(op, list.RequestID, err)
+	}
+	return list, nil
+}
+
+// GetAlert fetches one alert.
+func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken, alertID string) (AlertResult, error) {
+	op := OperationGetAlert
+	if err := token.validate(); err != nil {
+		return AlertResult{}, configError(op, err)
+	}
+	if alertID == "" {
+		return AlertResult{}, configError(op, errors.New("alert ID must not be empty"))
+	}
+	u, err := buildURL(baseURL, "api", "v2", "alerts", alertID)
+	if err != nil {
+		return AlertResult{}, configError(op, err)
+	}
+	resp, err := c.do(ctx, call{
+		api: APIAlert, op: op, url: u, auth: token.authorization(), secrets: token.secrets(),
+		state: c.alerts.get(token.key(), c.opts.AlertRate, c.now()),
+	})
+	if err != nil {
+		return AlertResult{}, err
+	}
+	requestID := resp.header.Get("X-Request-Id")
+	alert, err := decodeAlert(resp.body)
+	if err != nil {
+		return AlertResult{}, resp.invalid(op, requestID, err)
+	}
+	return AlertResult{Alert: alert, RequestID: requestID}, nil
+}
+
+// management validates the inputs of a management call and performs it.
+func (c *Client) management(ctx context.Context, op, baseURL string, creds BasicCredentials, organizationID, serviceID, resource string) (*response, error) {
+	if err := creds.validate(); err != nil {
+		return nil, configError(op, err)
+	}
+	if organizationID == "" || serviceID == "" {
+		return nil, configError(op, errors.New("organization ID and service ID must not be empty"))
+	}
+	u, err := buildURL(baseURL, "v1", "organizations", organizationID, "services", serviceID, resource)
+	if err != nil {
+		return nil, configError(op, err)
+	}
+	return c.do(ctx, call{
+		api: APIManagement, op: op, url: u, auth: creds.authorization(), secrets: creds.secrets(),
+		state: c.mgmtState.get(creds.key(), c.opts.ManagementRate, c.now()),
+	})
+}
+
+func configError(op string, err error) *Error {
+	return &Error{Reason: ReasonConfigurationError, Operation: op, Err: err}
+}
+
+// buildURL appends segments to base's path, each escaped as exactly one path
+// segment ("." and ".." too, so that no ID can climb out of its place).
+// base may have a path prefix and may end in a slash.
+func buildURL(base string, segments ...string) (*url.URL, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, fmt.Errorf("invalid base URL: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("base URL %q is not an absolute http(s) URL", u.Redacted())
+	}
+	var p strings.Builder
+	p.WriteString(strings.TrimRight(u.EscapedPath(), "/"))
+	for _, s := range segments {
+		p.WriteByte('/')
+		p.WriteString(escapeSegment(s))
+	}
+	u.RawPath = p.String()
+	if u.Path, err = url.PathUnescape(u.RawPath); err != nil {
+		return nil, fmt.Errorf("invalid base URL path: %w", err)
+	}
+	u.RawQuery, u.Fragment, u.RawFragment = "", "", ""
+	return u, nil
+}
+
+func escapeSegment(s string) string {
+	switch s {
+	case ".":
+		return "%2E"
+	case "..":
+		return "%2E%2E"
+	}
+	return url.PathEscape(s)
+}
+
+// call is one HTTP GET to make.
+type call struct {
+	api, op string
+	url     *url.URL
+	auth    string
+	secrets []string
+	state   *credState
+}
+
+// response is a success response, read whole.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// invalid returns the InvalidResponse error for a response that could not be
+// decoded.
+func (r *response) invalid(op, requestID string, err error) *Error {
+	return &Error{Reason: ReasonInvalidResponse, StatusCode: r.status, RequestID: requestID, Operation: op, Err: err}
+}
+
+// do waits for the credential's turn, sends the request and returns the
+// response of a 2xx whose content type may be JSON, or an *Error.
+func (c *Client) do(ctx context.Context, cl call) (*response, error) {
+	if err := c.waitTurn(ctx, cl); err != nil {
+		code := "rate_limited_locally"
+		if err.Reason != ReasonRateLimited {
+			code = noResponseCode(ctx, err.Err)
+		}
+		c.observe(cl, code, 0)
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cl.url.String(), nil)
+	if err != nil {
+		return nil, configError(cl.op, err)
+	}
+	req.Header.Set("Authorization", cl.auth)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.opts.UserAgent)
+
+	start := c.now()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		c.observe(cl, noResponseCode(ctx, err), c.now().Sub(start))
+		return nil, &Error{Reason: ReasonUnreachable, Operation: cl.op, Err: err}
+	}
+	defer resp.Body.Close()
+	r, err := c.readResponse(ctx, cl, resp)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Reason == ReasonUnreachable {
+			c.observe(cl, noResponseCode(ctx, e.Err), c.now().Sub(start))
+			return nil, err
+		}
+	}
+	c.observe(cl, strconv.Itoa(resp.StatusCode), c.now().Sub(start))
+	return r, err
+}
+
+// readResponse turns an HTTP response into a response or an *Error.
+func (c *Client) readResponse(ctx context.Context, cl call, resp *http.Response) (*response, error) {
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, c.statusError(cl, resp)
+	}
+	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
+		return nil, &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, Operation: cl.op, Err: err}
+	}
+	body, err := readCapped(resp, c.opts.MaxResponseBytes)
+	if err != nil {
+		if errors.Is(err, errTooLarge) {
+			return nil, &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, Operation: cl.op, Err: err}
+		}
+		return nil, &Error{Reason: ReasonUnreachable, StatusCode: resp.StatusCode, Operation: cl.op,
+			Err: fmt.Errorf("read response body: %w", err)}
+	}
+	return &response{status: resp.StatusCode, header: resp.Header, body: body}, nil
+}
+
+// statusError builds the error for a non-2xx response. The status decides the
+// reason; the body adds the service's words and request ID.
+func (c *Client) statusError(cl call, resp *http.Response) *Error {
+	// A short read is fine: only a short message is kept from an error body.
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
+	d := parseErrorBody(body, resp.Header.Get("Content-Type"), cl.secrets)
+	e := &Error{
+		Reason:     reasonForStatus(resp.StatusCode),
+		StatusCode: resp.StatusCode,
+		RequestID:  d.RequestID,
+		Message:    d.Message,
+		Operation:  cl.op,
+	}
+	if e.RequestID == "" {
+		e.RequestID = cleanMessage(resp.Header.Get("X-Request-Id"), cl.secrets)
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 && e.Message == "" {
+		if loc := resp.Header.Get("Location"); loc != "" {
+			e.Message = cleanMessage("redirect to "+loc+" not followed", cl.secrets)
+		}
+	}
+	if e.Reason == ReasonRateLimited {
+		e.RetryAfter = retryAfter(resp.Header, c.now())
+		c.block(cl.state, e.RetryAfter)
+	}
+	return e
+}
+
+var errTooLarge = errors.New("response body too large")
+
+// readCapped reads a body of at most limit bytes.
+func readCapped(resp *http.Response, limit int64) ([]byte, error) {
+	if resp.ContentLength > limit {
+		return nil, fmt.Errorf("%w: Content-Length %d exceeds %d bytes", errTooLarge, resp.ContentLength, limit)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(body)) > limit {
+		return nil, fmt.Errorf("%w: more than %d bytes", errTooLarge, limit)
+	}
+	return body, nil
+}
+
+// waitTurn holds the call until the credential may be used: it fails at once
+// while an earlier 429's wait is not over, and otherwise waits for the
+// limiter, failing at once if ctx's deadline would pass first.
+func (c *Client) waitTurn(ctx context.Context, cl call) *Error {
+	st := cl.state
+	st.mu.Lock()
+	now := c.now()
+	if wait := st.blockedUntil.Sub(now); wait > 0 {
+		st.mu.Unlock()
+		return &Error{Reason: ReasonRateLimited, RetryAfter: wait, Operation: cl.op,
+			Err: errors.New("held back by the client: the service asked to wait after a 429")}
+	}
+	var delay time.Duration
+	if st.limiter != nil {
+		maxWait := time.Duration(-1)
+		if dl, ok := ctx.Deadline(); ok {
+			maxWait = max(0, dl.Sub(now))
+		}
+		var ok bool
+		if delay, ok = st.limiter.reserve(now, maxWait); !ok {
+			st.mu.Unlock()
+			return &Error{Reason: ReasonRateLimited, RetryAfter: delay, Operation: cl.op,
+				Err: errors.New("held back by the client-side rate limiter: the context ends before the call's turn")}
+		}
+	}
+	st.mu.Unlock()
+	if delay <= 0 {
+		return ctxError(ctx, cl.op)
+	}
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctxError(ctx, cl.op)
+	}
+}
+
+// ctxError returns an Unreachable *Error if ctx has ended.
+func ctxError(ctx context.Context, op string) *Error {
+	if err := ctx.Err(); err != nil {
+		return &Error{Reason: ReasonUnreachable, Operation: op, Err: err}
+	}
+	return nil
+}
+
+// block remembers that the credential may not be used for d.
+func (c *Client) block(st *credState, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if until := c.now().Add(d); until.After(st.blockedUntil) {
+		st.blockedUntil = until
+	}
+}
+
+func (c *Client) observe(cl call, code string, d time.Duration) {
+	if c.opts.Observer != nil {
+		c.opts.Observer.ObserveRequest(cl.api, cl.op, code, d)
+	}
+}
+
+// noResponseCode names a failure without a response for the Observer.
+func noResponseCode(ctx context.Context, err error) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return "timeout"
+	}
+	var te interface{ Timeout() bool }
+	if errors.As(err, &te) && te.Timeout() {
+		return "timeout"
+	}
+	return "error"
+}

@@ -1,0 +1,70 @@
+// Package cloudapi is the only code in servicewatch that speaks HTTP to the
+// cloud. It knows nothing of Kubernetes: it takes base URLs, credentials and
+// identifiers, and returns Go values that mirror the cloud's JSON exactly, or
+// an *Error whose Reason the controller maps to a condition.
+//
+// # Operations
+//
+// Three read operations are supported, as described in the cloud API spec:
+//
+//   - [Client.ListPipes]: GET {base}/v1/organizations/{org}/services/{svc}/pipes
+//     (management API, HTTP Basic with key ID and key secret);
+//   - [Client.ListReversePrivateEndpoints]: GET
+//     {base}/v1/organizations/{org}/services/{svc}/pipesReversePrivateEndpoints
+//     (management API);
+//   - [Client.GetAlert]: GET {alertsBase}/api/v2/alerts/{id} (alert API, Bearer
+//     token, body {"data": {...}}).
+//
+// Base URLs may carry a path prefix and may or may not end in a slash.
+// Identifiers are escaped as single path segments, so an ID can never change
+// which endpoint is called.
+//
+// # Retries
+//
+// The client NEVER retries. One call is at most one HTTP request. Retrying is
+// the reconciler's job: its schedule (exponential backoff capped at the
+// watch's interval, or the service's Retry-After on a 429) already decides
+// when to try again, and retrying here as well would multiply the load a
+// fleet of watches puts on the cloud and hide failures from the conditions.
+//
+// # Bounds
+//
+// Every call has a timeout (Options.Timeout) that covers the HTTP exchange
+// including reading the body, and a cap on the response size
+// (Options.MaxResponseBytes). All calls share one http.Transport with
+// keep-alive and the environment's proxy settings. Redirects are not
+// followed: a 3xx is reported as UnexpectedStatus, so that credentials are
+// never replayed to another location.
+//
+// # Rate limiting
+//
+// Each credential (a management key, an alert token) has its own client-side
+// limiter, so that all the watches that share a key together stay under the
+// service's published limit: at most Requests calls in any window of Per, and
+// at most Burst calls back to back. A call waits for its turn (honouring its
+// context); when the context's deadline would pass first, it fails at once
+// with ReasonRateLimited and the wait needed in RetryAfter.
+//
+// When the service answers 429, the client remembers for that credential and
+// API how long the service asked it to wait. Until then every call with that
+// credential fails at once with ReasonRateLimited and the remaining wait,
+// and nothing is sent over the wire.
+//
+// Per-credential state is keyed by a SHA-256 digest of the credential, never
+// by the credential itself, and entries that have been idle for a while are
+// evicted so that rotated credentials do not accumulate.
+//
+// # Errors
+//
+// Every error returned by the client is an *Error. The HTTP status code
+// decides its Reason; the response body only adds the service's own words
+// (Message) and request ID. Messages are short, stripped of HTML, and scrubbed
+// of the credentials used for the call.
+//
+// # Decoding
+//
+// Decoding is tolerant of what the spec leaves open: absent fields and nulls
+// stay nil, fields the spec does not list are dropped, enumerations are plain
+// strings, and decimals are kept as json.Number with their exact text. A value
+// of the wrong JSON type for a known field is an InvalidResponse.
+package cloudapi

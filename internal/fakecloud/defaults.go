@@ -1,0 +1,256 @@
+package fakecloud
+
+import "encoding/json"
+
+//go:generate sh -c "go run ../../cmd/fakecloud --print-default-data > ../../hack/fakecloud/data.yaml"
+
+// Fixed identifiers and credentials of DefaultData, for tests and the demo.
+const (
+	DefaultOrganizationID = "7f0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
+	DefaultServiceID      = "4e2c6a1b-9d8f-4c3b-a2e1-0f9e8d7c6b5a"
+	// EmptyServiceID is a service of DefaultOrganizationID with no pipes and
+	// no endpoints.
+	EmptyServiceID = "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
+
+	KafkaPipeID         = "11111111-1111-4111-8111-111111111111"
+	ObjectStoragePipeID = "22222222-2222-4222-8222-222222222222"
+	KinesisPipeID       = "33333333-3333-4333-8333-333333333333"
+	PostgresPipeID      = "44444444-4444-4444-8444-444444444444"
+
+	ReversePrivateEndpointID = "55555555-5555-4555-8555-555555555555"
+
+	// DefaultAlertID is an active alert; SecondAlertID a disabled one.
+	DefaultAlertID = "65f1a2b3c4d5e6f708192a3b"
+	SecondAlertID  = "65f1a2b3c4d5e6f708192a3c"
+
+	DefaultKeyID      = "fake-key-id"
+	DefaultKeySecret  = "fake-key-secret"
+	DefaultAlertToken = "fake-alert-token"
+
+	// FakeConnectionString is the object-storage pipe's connection string:
+	// obviously not a real credential.
+	FakeConnectionString = "fake-connection-string-not-a-real-credential"
+)
+
+// DefaultData returns data that covers every field of the spec: a pipe of
+// each source kind (Kafka with a schema registry and an offset, object
+// storage with a connection string, Kinesis, Postgres with settings and
+// table mappings), a reverse private endpoint, and two alerts. Decimals are
+// json.Number so they are served with their exact text.
+func DefaultData() Data {
+	return Data{
+		ManagementKey: ManagementKey{KeyID: DefaultKeyID, KeySecret: DefaultKeySecret},
+		AlertToken:    DefaultAlertToken,
+		Organizations: map[string]map[string]Service{
+			DefaultOrganizationID: {
+				DefaultServiceID: {
+					Pipes: []map[string]any{
+						kafkaPipe(), objectStoragePipe(), kinesisPipe(), postgresPipe(),
+					},
+					ReversePrivateEndpoints: []map[string]any{reversePrivateEndpoint()},
+				},
+				EmptyServiceID: {
+					Pipes:                   []map[string]any{},
+					ReversePrivateEndpoints: []map[string]any{},
+				},
+			},
+		},
+		Alerts: map[string]map[string]any{
+			DefaultAlertID: {
+				"id":            DefaultAlertID,
+				"name":          "Ingest lag above 12.25 s",
+				"message":       "Pipe ingest lag is high on analytics-prod",
+				"threshold":     json.Number("12.25"),
+				"interval":      "5m",
+				"thresholdType": "above",
+				"source":        "tile",
+				"state":         "active",
+				"channel":       map[string]any{"type": "webhook", "webhookId": "65f1a2b3c4d5e6f708192b01"},
+				"team":          "65f1a2b3c4d5e6f708192c01",
+				"tileId":        "tile-ingest-lag",
+				"dashboard":     "65f1a2b3c4d5e6f708192d01",
+				"createdAt":     "2026-01-15T09:30:00.000Z",
+				"updatedAt":     "2026-02-01T17:45:12.345Z",
+			},
+			SecondAlertID: {
+				"id":            SecondAlertID,
+				"name":          "Error rate",
+				"message":       "Insert errors above 0.5 per second",
+				"threshold":     json.Number("0.5"),
+				"interval":      "1m",
+				"thresholdType": "above",
+				"source":        "tile",
+				"state":         "disabled",
+				"channel":       map[string]any{"type": "webhook", "webhookId": "65f1a2b3c4d5e6f708192b02"},
+				"team":          "65f1a2b3c4d5e6f708192c01",
+				"tileId":        "tile-error-rate",
+				"dashboard":     "65f1a2b3c4d5e6f708192d01",
+				"createdAt":     "2026-01-16T10:00:00.000Z",
+				"updatedAt":     "2026-01-16T10:00:00.000Z",
+			},
+		},
+	}
+}
+
+// pipe returns the fields every default pipe has.
+func pipe(id, name, state string, source map[string]any) map[string]any {
+	return map[string]any{
+		"id":        id,
+		"serviceId": DefaultServiceID,
+		"name":      name,
+		"state":     state,
+		"scaling": map[string]any{
+			"replicas":             2,
+			"concurrency":          4,
+			"replicaCpuMillicores": 500,
+			"replicaMemoryGb":      json.Number("0.5"),
+		},
+		"source": source,
+		"destination": map[string]any{
+			"database":     "analytics",
+			"table":        name,
+			"managedTable": true,
+			"tableDefinition": map[string]any{
+				"engine": map[string]any{
+					"versionColumnId": "updated_at",
+					"columnIds":       []any{"id", "updated_at"},
+				},
+				"sortingKey":  []any{"id"},
+				"partitionBy": "toYYYYMM(created_at)",
+				"primaryKey":  "id",
+			},
+			"columns": []any{
+				map[string]any{"name": "id", "type": "UUID"},
+				map[string]any{"name": "payload", "type": "String"},
+				map[string]any{"name": "created_at", "type": "DateTime64(3)"},
+				map[string]any{"name": "updated_at", "type": "DateTime64(3)"},
+			},
+		},
+		"fieldMappings": []any{
+			map[string]any{"sourceField": "id", "destinationField": "id"},
+			map[string]any{"sourceField": "body", "destinationField": "payload"},
+		},
+		"settings": map[string]any{
+			"streaming_max_insert_wait_ms":                 5000,
+			"object_storage_concurrency":                   1,
+			"object_storage_polling_interval_ms":           30000,
+			"object_storage_max_insert_bytes":              10737418240,
+			"object_storage_max_file_count":                100,
+			"warehouse_max_threads":                        8,
+			"warehouse_max_insert_threads":                 1,
+			"warehouse_min_insert_block_size_bytes":        1073741824,
+			"warehouse_max_download_threads":               4,
+			"warehouse_parallel_distributed_insert_select": 2,
+			"object_storage_use_cluster_function":          true,
+			"warehouse_parallel_view_processing":           false,
+		},
+		"createdAt": "2026-01-10T08:00:00Z",
+		"updatedAt": "2026-01-12T16:20:00Z",
+	}
+}
+
+func kafkaPipe() map[string]any {
+	p := pipe(KafkaPipeID, "events_kafka", "Running", map[string]any{
+		"kafka": map[string]any{
+			"brokers":       "b-1.example.invalid:9098,b-2.example.invalid:9098",
+			"topics":        "events",
+			"consumerGroup": "servicewatch-demo",
+			"iamRole":       "arn:aws:iam::123456789012:role/fake-kafka-reader",
+			"offset":        map[string]any{"timestamp": "2026-01-10T08:00"},
+			"schemaRegistry": map[string]any{
+				"url":           "https://schema-registry.example.invalid",
+				"caCertificate": "-----BEGIN CERTIFICATE-----\nFAKE-REGISTRY-CA\n-----END CERTIFICATE-----\n",
+			},
+			"caCertificate":             "-----BEGIN CERTIFICATE-----\nFAKE-BROKER-CA\n-----END CERTIFICATE-----\n",
+			"reversePrivateEndpointIds": []any{ReversePrivateEndpointID},
+		},
+	})
+	// A scaling with a second exact decimal, so not every pipe looks alike.
+	p["scaling"].(map[string]any)["replicaMemoryGb"] = json.Number("12.25")
+	return p
+}
+
+func objectStoragePipe() map[string]any {
+	return pipe(ObjectStoragePipeID, "logs_object_storage", "Running", map[string]any{
+		"objectStorage": map[string]any{
+			"url":                "https://bucket.example.invalid/logs/**/*.ndjson.gz",
+			"delimiter":          ",",
+			"compression":        "auto",
+			"isContinuous":       true,
+			"queueUrl":           "https://queue.example.invalid/123456789012/fake-logs-queue",
+			"iamRole":            "arn:aws:iam::123456789012:role/fake-storage-reader",
+			"connectionString":   FakeConnectionString,
+			"path":               "logs/2026/*",
+			"azureContainerName": "fake-container",
+		},
+	})
+}
+
+func kinesisPipe() map[string]any {
+	return pipe(KinesisPipeID, "clicks_kinesis", "Stopped", map[string]any{
+		"kinesis": map[string]any{
+			"streamName":        "clicks",
+			"region":            "us-east-1",
+			"useEnhancedFanOut": false,
+			"timestamp":         1767254400,
+			"iamRole":           "arn:aws:iam::123456789012:role/fake-kinesis-reader",
+		},
+	})
+}
+
+func postgresPipe() map[string]any {
+	return pipe(PostgresPipeID, "orders_postgres", "Running", map[string]any{
+		"postgres": map[string]any{
+			"host":     "db.example.invalid",
+			"port":     5432,
+			"database": "shop",
+			"settings": map[string]any{
+				"syncIntervalSeconds":            10,
+				"pullBatchSize":                  100000,
+				"publicationName":                "servicewatch_pub",
+				"replicationSlotName":            "servicewatch_slot",
+				"allowNullableColumns":           true,
+				"initialLoadParallelism":         4,
+				"snapshotNumRowsPerPartition":    100000,
+				"snapshotNumberOfParallelTables": 1,
+				"enableFailoverSlots":            false,
+			},
+			"tableMappings": []any{
+				map[string]any{
+					"sourceSchemaName":    "public",
+					"sourceTable":         "orders",
+					"targetTable":         "orders",
+					"excludedColumns":     []any{"card_number"},
+					"useCustomSortingKey": true,
+					"sortingKeys":         []any{"customer_id", "id"},
+				},
+				map[string]any{
+					"sourceSchemaName":    "public",
+					"sourceTable":         "customers",
+					"targetTable":         "customers",
+					"excludedColumns":     []any{},
+					"useCustomSortingKey": false,
+					"sortingKeys":         []any{},
+				},
+			},
+		},
+	})
+}
+
+func reversePrivateEndpoint() map[string]any {
+	return map[string]any{
+		"id":                         ReversePrivateEndpointID,
+		"serviceId":                  DefaultServiceID,
+		"description":                "Private link to the Kafka cluster",
+		"type":                       "VPC_ENDPOINT_SERVICE",
+		"vpcEndpointServiceName":     "com.amazonaws.vpce.us-east-1.vpce-svc-0fake0000000000000",
+		"vpcResourceConfigurationId": "rcfg-0fake0000000000000",
+		"vpcResourceShareArn":        "arn:aws:ram:us-east-1:123456789012:resource-share/fake-share",
+		"mskClusterArn":              "arn:aws:kafka:us-east-1:123456789012:cluster/fake-cluster/fake-uuid",
+		"mskAuthentication":          "SASL_IAM",
+		"endpointId":                 "vpce-0fake0000000000000",
+		"dnsNames":                   []any{"vpce-0fake0000000000000.vpce-svc.us-east-1.vpce.amazonaws.example.invalid"},
+		"privateDnsNames":            []any{"kafka.internal.example.invalid"},
+		"status":                     "Ready",
+	}
+}

@@ -1,0 +1,210 @@
+package fakecloud
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Fault changes how the fake answers an operation. Faults apply before the
+// credentials are checked, so a fault answers even a call with a wrong key,
+// as a CDN or a rate limiter in front of the service would.
+//
+// A fault that only sets Latency, RetryAfter or ContentType delays or
+// decorates the normal answer. One that sets Status (other than 2xx), Body,
+// Malformed or OversizedBytes replaces the answer.
+type Fault struct {
+	// Status is the HTTP status to answer with; 0 means 200 when the fault
+	// replaces the answer.
+	Status int `json:"status,omitempty"`
+	// RetryAfter, when set, is sent as the Retry-After header as given
+	// (seconds or an HTTP date).
+	RetryAfter string `json:"retryAfter,omitempty"`
+	// Latency delays the answer.
+	Latency time.Duration `json:"latency,omitempty"`
+	// Body replaces the response body (plain text, an HTML page, any JSON).
+	Body string `json:"body,omitempty"`
+	// ContentType replaces the Content-Type header (default
+	// application/json).
+	ContentType string `json:"contentType,omitempty"`
+	// Malformed answers with truncated JSON.
+	Malformed bool `json:"malformed,omitempty"`
+	// OversizedBytes answers with a valid JSON body of at least this many
+	// bytes, streamed without a Content-Length.
+	OversizedBytes int64 `json:"oversizedBytes,omitempty"`
+	// Hang answers nothing until the client gives up or the server closes.
+	Hang bool `json:"hang,omitempty"`
+	// Times is how many calls the fault applies to; 0 means until cleared.
+	Times int `json:"times,omitempty"`
+	// AlertID limits a fault on OpGetAlert to one alert.
+	AlertID string `json:"alertId,omitempty"`
+}
+
+// Sample non-JSON error bodies, as a gateway or CDN sends them.
+const (
+	// PlainText401 is a plain-text 401 body.
+	PlainText401 = "Unauthorized\n"
+	// HTML504 is a CDN's HTML 504 page.
+	HTML504 = `<!DOCTYPE html>
+<html><head><title>504 Gateway Time-out</title>
+<style>body{font-family:sans-serif}</style></head>
+<body><h1>504 Gateway Time-out</h1><p>The upstream server did not answer in time.</p>
+<script>var trace="abc123";</script></body></html>
+`
+)
+
+// SetFault sets a fault on op, replacing any earlier fault on op for the same
+// AlertID. A fault with an AlertID takes precedence over one without.
+func (s *Server) SetFault(op Operation, f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.faults[op][:0:0]
+	for _, old := range s.faults[op] {
+		if old.AlertID != f.AlertID {
+			list = append(list, old)
+		}
+	}
+	s.faults[op] = append(list, &f)
+}
+
+// ClearFault removes the faults on op.
+func (s *Server) ClearFault(op Operation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.faults, op)
+}
+
+// ClearFaults removes every fault.
+func (s *Server) ClearFaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = map[Operation][]*Fault{}
+}
+
+// takeFault returns the fault that applies to a call, counting it down.
+func (s *Server) takeFault(op Operation, alertID string) (Fault, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	idx := -1
+	for i, f := range s.faults[op] {
+		if f.AlertID != "" && f.AlertID == alertID {
+			idx = i
+			break
+		}
+		if f.AlertID == "" && idx < 0 {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return Fault{}, false
+	}
+	f := s.faults[op][idx]
+	if f.Times > 0 {
+		f.Times--
+		if f.Times == 0 {
+			s.faults[op] = append(s.faults[op][:idx:idx], s.faults[op][idx+1:]...)
+		}
+	}
+	return *f, true
+}
+
+// applyFault delays or answers a call as f says. It reports whether the
+// normal answer should still follow.
+func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, op Operation, f Fault) bool {
+	if f.Latency > 0 && !s.sleep(r.Context(), f.Latency) {
+		return false
+	}
+	if f.Hang {
+		select {
+		case <-r.Context().Done():
+		case <-s.done:
+		}
+		return false
+	}
+	if f.RetryAfter != "" {
+		w.Header().Set("Retry-After", f.RetryAfter)
+	}
+	if f.ContentType != "" {
+		w.Header().Set("Content-Type", f.ContentType)
+	}
+	status := f.Status
+	replaces := (status != 0 && (status < 200 || status > 299)) || f.Body != "" || f.Malformed || f.OversizedBytes > 0
+	if !replaces {
+		return true
+	}
+	if status == 0 {
+		status = http.StatusOK
+	}
+	switch {
+	case f.Malformed:
+		writeJSON(w, status, []byte(`{"status":`+strconv.Itoa(status)+`,"requestId":"`+uuid.NewString()+`","result":[{"id":"`))
+	case f.OversizedBytes > 0:
+		writeOversized(w, op, status, f.OversizedBytes)
+	case f.Body != "":
+		writeJSON(w, status, []byte(f.Body))
+	default:
+		writeJSON(w, status, errorBody(op, status, http.StatusText(status)))
+	}
+	return false
+}
+
+// writeOversized streams a valid JSON answer padded to at least n bytes, in
+// chunks, stopping if the client goes away.
+func writeOversized(w http.ResponseWriter, op Operation, status int, n int64) {
+	head := `{"status":` + strconv.Itoa(status) + `,"requestId":"` + uuid.NewString() + `","result":[],"padding":"`
+	if isAlertAPI(op) {
+		head = `{"data":{"id":"oversized"},"padding":"`
+	}
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(status)
+	if _, err := w.Write([]byte(head)); err != nil {
+		return
+	}
+	chunk := []byte(strings.Repeat("x", 32<<10))
+	for left := n - int64(len(head)); left > 0; left -= int64(len(chunk)) {
+		if _, err := w.Write(chunk[:min(int64(len(chunk)), left)]); err != nil {
+			return
+		}
+	}
+	_, _ = w.Write([]byte(`"}`))
+}
+
+// MarshalJSON writes Latency as a Go duration string.
+func (f Fault) MarshalJSON() ([]byte, error) {
+	type plain Fault // without methods, to avoid recursion
+	out := struct {
+		plain
+		Latency string `json:"latency,omitempty"`
+	}{plain: plain(f)}
+	if f.Latency > 0 {
+		out.Latency = f.Latency.String()
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads Latency as a Go duration string such as "250ms".
+func (f *Fault) UnmarshalJSON(b []byte) error {
+	type plain Fault
+	in := struct {
+		*plain
+		Latency string `json:"latency,omitempty"`
+	}{plain: (*plain)(f)}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	f.Latency = 0
+	if in.Latency != "" {
+		d, err := time.ParseDuration(in.Latency)
+		if err != nil {
+			return err
+		}
+		f.Latency = d
+	}
+	return nil
+}
