@@ -293,6 +293,3 @@ func TestGetAlertToleratesNullsAndUnknownFields(t *testing.T) {
 		t.Errorf("re-marshalled:\n got %s\nwant %s", b, want)
 	}
 }
-
-
-

@@ -339,4 +339,3 @@ func TestReasonOfAndRetryAfterOf(t *testing.T) {
 		}
 	}
 }
-
