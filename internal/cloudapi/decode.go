@@ -14,12 +14,14 @@ import (
 )
 
 // managementEnvelope is the body of every management API response.
-type managementEnvelope struct {
+type managementEnvelope[T any] struct {
 	// Status is a pointer so that an absent status is tolerated, while a
 	// present one can be checked against the HTTP status.
-	Status    *int64          `json:"status"`
-	RequestID *string         `json:"requestId"`
-	Result    json.RawMessage `json:"result"`
+	Status    *int64  `json:"status"`
+	RequestID *string `json:"requestId"`
+	// Result is a pointer so that an absent or null result, which is no
+	// array, can be told from an empty one.
+	Result *[]T `json:"result"`
 }
 
 // alertEnvelope is the body of a successful alert API response.
@@ -28,41 +30,36 @@ type alertEnvelope struct {
 }
 
 // decodeManagement checks the management envelope of a success response and
-// decodes its result into out, which must point to a slice. It returns the
-// envelope's request ID, even when decoding the result fails.
-func decodeManagement(body []byte, httpStatus int, out any) (string, error) {
-	var env managementEnvelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		return "", fmt.Errorf("decode management envelope: %w", err)
-	}
+// decodes its result, in one pass over the body. It returns the envelope's
+// request ID even when the result is unusable, so the error can carry it.
+func decodeManagement[T any](body []byte, httpStatus int) (string, []T, error) {
+	var env managementEnvelope[T]
+	err := json.Unmarshal(body, &env)
 	requestID := ""
 	if env.RequestID != nil {
 		requestID = *env.RequestID
 	}
-	if env.Status != nil && *env.Status != int64(httpStatus) {
-		return requestID, fmt.Errorf("envelope status %d disagrees with HTTP status %d", *env.Status, httpStatus)
+	switch {
+	case err != nil:
+		return requestID, nil, fmt.Errorf("decode management response: %w", err)
+	case env.Status != nil && *env.Status != int64(httpStatus):
+		return requestID, nil, fmt.Errorf("envelope status %d disagrees with HTTP status %d", *env.Status, httpStatus)
+	case env.Result == nil:
+		return requestID, nil, errors.New("envelope result is missing or null, not an array")
 	}
-	if firstByte(env.Result) != '[' {
-		return requestID, errors.New("envelope result is not an array")
-	}
-	if err := json.Unmarshal(env.Result, out); err != nil {
-		return requestID, fmt.Errorf("decode result: %w", err)
-	}
-	return requestID, nil
+	return requestID, *env.Result, nil
 }
 
 // decodePipes decodes a list-pipes response body.
 func decodePipes(body []byte, httpStatus int) (PipeList, error) {
-	var items []Pipe
-	id, err := decodeManagement(body, httpStatus, &items)
+	id, items, err := decodeManagement[Pipe](body, httpStatus)
 	return PipeList{RequestID: id, Items: items}, err
 }
 
 // decodeReversePrivateEndpoints decodes a list-reverse-private-endpoints
 // response body.
 func decodeReversePrivateEndpoints(body []byte, httpStatus int) (ReversePrivateEndpointList, error) {
-	var items []ReversePrivateEndpoint
-	id, err := decodeManagement(body, httpStatus, &items)
+	id, items, err := decodeManagement[ReversePrivateEndpoint](body, httpStatus)
 	return ReversePrivateEndpointList{RequestID: id, Items: items}, err
 }
 
