@@ -1,6 +1,7 @@
 package fakecloud
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -36,13 +37,23 @@ type Service struct {
 	ReversePrivateEndpoints []map[string]any `json:"reversePrivateEndpoints,omitempty"`
 }
 
-// ParseData parses a data file, YAML or JSON (JSON is YAML). Numbers keep
-// their exact text.
+// ParseData parses a data file, JSON or YAML. A JSON document keeps every
+// number's exact text. YAML numbers pass through float64, so a decimal such
+// as 0.10 is served as 0.1: use JSON when the exact text of a decimal
+// matters.
 func ParseData(b []byte) (Data, error) {
 	var d Data
+	if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 && trimmed[0] == '{' {
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		dec.UseNumber()
+		if err := dec.Decode(&d); err != nil {
+			return Data{}, fmt.Errorf("parse fake cloud data as JSON: %w", err)
+		}
+		return d, nil
+	}
 	useNumber := func(dec *json.Decoder) *json.Decoder { dec.UseNumber(); return dec }
 	if err := yaml.Unmarshal(b, &d, useNumber); err != nil {
-		return Data{}, fmt.Errorf("parse fake cloud data: %w", err)
+		return Data{}, fmt.Errorf("parse fake cloud data as YAML: %w", err)
 	}
 	return d, nil
 }

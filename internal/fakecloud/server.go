@@ -78,9 +78,15 @@ func New(data Data) *Server {
 		done:   make(chan struct{}),
 	}
 	s.mux = http.NewServeMux()
-	s.mux.HandleFunc("GET /v1/organizations/{org}/services/{svc}/pipes", s.listPipes)
-	s.mux.HandleFunc("GET /v1/organizations/{org}/services/{svc}/pipesReversePrivateEndpoints", s.listReversePrivateEndpoints)
-	s.mux.HandleFunc("GET /api/v2/alerts/{id}", s.getAlert)
+	routes := map[string]http.HandlerFunc{
+		"/v1/organizations/{org}/services/{svc}/pipes":                        s.listPipes,
+		"/v1/organizations/{org}/services/{svc}/pipesReversePrivateEndpoints": s.listReversePrivateEndpoints,
+		"/api/v2/alerts/{id}": s.getAlert,
+	}
+	for path, h := range routes {
+		s.mux.HandleFunc("GET "+path, h) // GET also serves HEAD
+		s.mux.HandleFunc(path, methodNotAllowed)
+	}
 	s.mux.HandleFunc("/", s.notFound)
 	return s
 }
@@ -358,6 +364,12 @@ func (s *Server) answerList(w http.ResponseWriter, r *http.Request, op Operation
 	default:
 		writeJSON(w, http.StatusOK, body)
 	}
+}
+
+// methodNotAllowed answers any method but GET on an operation's path.
+func methodNotAllowed(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Allow", "GET, HEAD")
+	writeJSON(w, http.StatusMethodNotAllowed, errorBody(OpListPipes, http.StatusMethodNotAllowed, "method not allowed"))
 }
 
 // notFound answers paths that are no operation, in the management style.
