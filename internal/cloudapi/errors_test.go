@@ -257,7 +257,11 @@ func TestTransportFailuresAreUnreachable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obs := &observer{}
-			c := newClient(cloudapi.Options{Timeout: tt.timeout, Observer: obs})
+			timeout := tt.timeout
+			if timeout == 0 {
+				timeout = 10 * time.Second // bounds a resolver that hangs instead of failing
+			}
+			c := newClient(cloudapi.Options{Timeout: timeout, Observer: obs})
 			ctx := tt.ctx
 			if ctx == nil {
 				ctx = context.Background()
