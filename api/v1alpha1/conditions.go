@@ -29,6 +29,7 @@ const (
 	ReasonSynced             = "Synced"
 	ReasonSecretNotFound     = "SecretNotFound"
 	ReasonSecretKeyMissing   = "SecretKeyMissing"
+	ReasonSecretUnreadable   = "SecretUnreadable"
 	ReasonUnauthorized       = "Unauthorized"
 	ReasonForbidden          = "Forbidden"
 	ReasonNotFound           = "NotFound"

@@ -49,7 +49,7 @@ type ServiceWatchSpec struct {
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('30s')",message="interval must be at least 30s"
-	Interval metav1.Duration `json:"interval,omitempty"`
+	Interval metav1.Duration `json:"interval,omitzero"`
 
 	// suspend stops all calls to the cloud while true; the status keeps the
 	// last data it had and Ready turns False with reason Suspended.

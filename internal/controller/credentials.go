@@ -1,0 +1,108 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+)
+
+// The keys the referenced Secrets must have.
+const (
+	keyIDKey     = "keyId"
+	keySecretKey = "keySecret"
+	tokenKey     = "token"
+)
+
+// managementAccess is what the management API parts need, or why they cannot run.
+type managementAccess struct {
+	url           string
+	creds         cloudapi.BasicCredentials
+	secretVersion string
+	failure       *failure
+}
+
+// alertAccess is what the alerts part needs, or why it cannot run.
+type alertAccess struct {
+	url     string
+	token   cloudapi.BearerToken
+	failure *failure
+}
+
+func (r *ServiceWatchReconciler) managementAccess(ctx context.Context, watch *swv1.ServiceWatch) managementAccess {
+	spec := watch.Spec.ManagementAPI
+	url := firstNonEmpty(spec.URL, r.Options.ManagementAPIURL)
+	data, f := r.readSecret(ctx, watch.Namespace, spec.SecretRef.Name, keyIDKey, keySecretKey)
+	if f == nil && url == "" {
+		f = newFailure(swv1.ReasonConfigurationError, "no management API URL: set spec.managementApi.url or the manager's --management-api-url")
+	}
+	return managementAccess{
+		url:     url,
+		creds:   cloudapi.BasicCredentials{KeyID: data[keyIDKey], KeySecret: data[keySecretKey]},
+		failure: f,
+	}
+}
+
+func (r *ServiceWatchReconciler) alertAccess(ctx context.Context, watch *swv1.ServiceWatch) alertAccess {
+	if len(watch.Spec.AlertIDs) == 0 {
+		return alertAccess{}
+	}
+	if watch.Spec.AlertAPI == nil { // the CRD forbids this; an old object may still have it
+		return alertAccess{failure: newFailure(swv1.ReasonConfigurationError, "spec.alertApi is required when spec.alertIds is not empty")}
+	}
+	spec := watch.Spec.AlertAPI
+	url := firstNonEmpty(spec.URL, r.Options.AlertAPIURL)
+	data, f := r.readSecret(ctx, watch.Namespace, spec.SecretRef.Name, tokenKey)
+	if f == nil && url == "" {
+		f = newFailure(swv1.ReasonConfigurationError, "no alert API URL: set spec.alertApi.url or the manager's --alert-api-url")
+	}
+	return alertAccess{url: url, token: cloudapi.BearerToken(data[tokenKey]), failure: f}
+}
+
+// readSecret reads the named keys of a Secret in the watch's own namespace,
+// straight from the API server: Secrets are cached as metadata only, so their
+// data never sits in the manager's memory between syncs.
+func (r *ServiceWatchReconciler) readSecret(ctx context.Context, namespace, name string, keys ...string) (map[string]string, *failure) {
+	var secret corev1.Secret
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &secret)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, newFailure(swv1.ReasonSecretNotFound, "Secret %s/%s not found: create it with the keys %s", namespace, name, quoteKeys(keys))
+	case err != nil:
+		return nil, newFailure(swv1.ReasonSecretUnreadable, "reading Secret %s/%s: %v", namespace, name, err)
+	}
+	data := make(map[string]string, len(keys))
+	for _, key := range keys {
+		value := string(secret.Data[key])
+		if value == "" {
+			return nil, newFailure(swv1.ReasonSecretKeyMissing, "Secret %s/%s has no key %q (or it is empty): it needs the keys %s", namespace, name, key, quoteKeys(keys))
+		}
+		data[key] = value
+	}
+	return data, nil
+}
+
+func quoteKeys(keys []string) string {
+	out := ""
+	for i, k := range keys {
+		if i > 0 {
+			out += " and "
+		}
+		out += fmt.Sprintf("%q", k)
+	}
+	return out
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

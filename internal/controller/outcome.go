@@ -1,0 +1,80 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+)
+
+// failure is why one part of a sync failed, classified once, where it arose,
+// into what the status needs: a condition reason, a message for the user, and
+// how long the service asked us to wait. Whether only the user can fix it
+// follows from the reason (isStalledReason).
+type failure struct {
+	reason     string
+	message    string
+	retryAfter time.Duration
+}
+
+func (f *failure) Error() string { return f.reason + ": " + f.message }
+
+func newFailure(reason, format string, args ...any) *failure {
+	return &failure{reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+// isStalledReason tells the reasons that retrying cannot fix until the user
+// acts: kstatus reports them as Stalled.
+func isStalledReason(reason string) bool {
+	switch reason {
+	case swv1.ReasonSecretNotFound, swv1.ReasonSecretKeyMissing, swv1.ReasonUnauthorized,
+		swv1.ReasonForbidden, swv1.ReasonConfigurationError:
+		return true
+	}
+	return false
+}
+
+// cloudFailure classifies an error of the cloud client. The message keeps the
+// client's words (never a credential: the client scrubs them) and adds what
+// the user can do about it.
+func cloudFailure(err error) *failure {
+	var cerr *cloudapi.Error
+	if !errors.As(err, &cerr) {
+		return &failure{reason: swv1.ReasonUnreachable, message: err.Error()}
+	}
+	f := &failure{reason: conditionReason(cerr.Reason), message: cerr.Error(), retryAfter: cerr.RetryAfter}
+	switch cerr.Reason {
+	case cloudapi.ReasonUnauthorized:
+		f.message += "; check the key or token in the referenced Secret"
+	case cloudapi.ReasonForbidden:
+		f.message += "; the credential lacks permission for this organization or service"
+	}
+	return f
+}
+
+// conditionReason maps a client reason to a condition reason. They share
+// their spelling; the switch keeps the mapping explicit should either change.
+func conditionReason(r cloudapi.Reason) string {
+	switch r {
+	case cloudapi.ReasonUnauthorized:
+		return swv1.ReasonUnauthorized
+	case cloudapi.ReasonForbidden:
+		return swv1.ReasonForbidden
+	case cloudapi.ReasonNotFound:
+		return swv1.ReasonNotFound
+	case cloudapi.ReasonRateLimited:
+		return swv1.ReasonRateLimited
+	case cloudapi.ReasonServerError:
+		return swv1.ReasonServerError
+	case cloudapi.ReasonInvalidResponse:
+		return swv1.ReasonInvalidResponse
+	case cloudapi.ReasonConfigurationError:
+		return swv1.ReasonConfigurationError
+	case cloudapi.ReasonUnexpectedStatus:
+		return swv1.ReasonUnexpectedStatus
+	default:
+		return swv1.ReasonUnreachable
+	}
+}
