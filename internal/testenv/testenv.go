@@ -13,12 +13,11 @@ import (
 	"runtime"
 
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/controller"
 )
 
 // Env is a running control plane with a client for it.
@@ -40,25 +39,13 @@ func RepoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// NewScheme returns a scheme with the built-in types and the ServiceWatch types.
-func NewScheme() (*apiruntime.Scheme, error) {
-	scheme := apiruntime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := swv1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	return scheme, nil
-}
-
 // Start starts kube-apiserver and etcd and installs the CRDs of config/crd/bases.
 func Start() (*Env, error) {
 	assets, err := binaryAssets()
 	if err != nil {
 		return nil, err
 	}
-	scheme, err := NewScheme()
+	scheme, err := controller.NewScheme()
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,111 @@
+// Command manager runs the servicewatch operator: it syncs every
+// ServiceWatch in the cluster with the cloud APIs it names.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/controller"
+)
+
+// config is everything the flags set.
+type config struct {
+	metricsAddr, probeAddr string
+	leaderElect            bool
+	reconciler             controller.Options
+	cloud                  cloudapi.Options
+	managementRate         rateFlag
+	alertRate              rateFlag
+	zap                    zap.Options
+}
+
+func main() {
+	cfg := parseFlags(os.Args[1:])
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&cfg.zap)))
+	if err := run(ctrl.SetupSignalHandler(), cfg); err != nil {
+		ctrl.Log.WithName("setup").Error(err, "manager stopped")
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) config {
+	var cfg config
+	fs := flag.NewFlagSet("manager", flag.ExitOnError)
+	fs.StringVar(&cfg.metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	fs.StringVar(&cfg.probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
+	fs.BoolVar(&cfg.leaderElect, "leader-elect", false, "Elect a leader so that only one replica syncs at a time.")
+	fs.StringVar(&cfg.reconciler.ManagementAPIURL, "management-api-url", "", "Management API base URL for watches whose spec.managementApi.url is empty.")
+	fs.StringVar(&cfg.reconciler.AlertAPIURL, "alert-api-url", "", "Alert API base URL for watches whose spec.alertApi.url is empty.")
+	fs.IntVar(&cfg.reconciler.MaxConcurrentReconciles, "max-concurrent-syncs", 4, "How many ServiceWatches sync at once.")
+	fs.IntVar(&cfg.reconciler.AlertConcurrency, "alert-concurrency", 4, "How many alerts of one ServiceWatch are fetched at once.")
+	fs.IntVar(&cfg.reconciler.StatusSizeLimit, "status-size-limit", controller.DefaultStatusSizeLimit, "Largest status in bytes; pipe and endpoint lists are truncated past it.")
+	fs.DurationVar(&cfg.reconciler.SyncTimeout, "sync-timeout", 2*time.Minute, "Longest one sync may take, rate-limiter waits included.")
+	fs.DurationVar(&cfg.cloud.Timeout, "cloud-timeout", cloudapi.DefaultTimeout, "Timeout of one cloud API call.")
+	fs.Int64Var(&cfg.cloud.MaxResponseBytes, "cloud-max-response-bytes", cloudapi.DefaultMaxResponseBytes, "Largest cloud API response body accepted.")
+	cfg.managementRate = rateFlag(cloudapi.DefaultManagementRate())
+	cfg.alertRate = rateFlag(cloudapi.DefaultAlertRate())
+	fs.Var(&cfg.managementRate, "management-rate-limit", "Client-side limit per management key, as REQUESTS/PERIOD[/BURST] (e.g. 10/10s); 0 disables.")
+	fs.Var(&cfg.alertRate, "alert-rate-limit", "Client-side limit per alert token, as REQUESTS/PERIOD[/BURST] (e.g. 100/1m/10); 0 disables.")
+	cfg.zap.Development = false
+	cfg.zap.BindFlags(fs)
+	_ = fs.Parse(args) // ExitOnError
+	cfg.cloud.ManagementRate = cloudapi.RateLimit(cfg.managementRate)
+	cfg.cloud.AlertRate = cloudapi.RateLimit(cfg.alertRate)
+	return cfg
+}
+
+func run(ctx context.Context, cfg config) error {
+	setupLog := ctrl.Log.WithName("setup")
+	scheme, err := controller.NewScheme()
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: cfg.metricsAddr},
+		HealthProbeBindAddress:        cfg.probeAddr,
+		LeaderElection:                cfg.leaderElect,
+		LeaderElectionID:              "servicewatch.cloud.servicewatch.io",
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       ptr.To(30 * time.Second),
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	metrics, err := controller.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
+	cfg.cloud.Observer = metrics
+	reconciler := &controller.ServiceWatchReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Cloud:     cloudapi.New(cfg.cloud),
+		Recorder:  mgr.GetEventRecorder("servicewatch-controller"),
+		Metrics:   metrics,
+		Options:   cfg.reconciler,
+	}
+	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	setupLog.Info("starting manager", "managementApiUrl", cfg.reconciler.ManagementAPIURL, "alertApiUrl", cfg.reconciler.AlertAPIURL)
+	return mgr.Start(ctx)
+}
