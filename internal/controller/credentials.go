@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/go-logr/logr"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -69,7 +71,10 @@ func (r *ServiceWatchReconciler) alertAccess(ctx context.Context, watch *swv1.Se
 // data never sits in the manager's memory between syncs.
 func (r *ServiceWatchReconciler) readSecret(ctx context.Context, namespace, name string, keys ...string) (map[string]string, *failure) {
 	var secret corev1.Secret
-	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &secret)
+	// client-go logs whole response bodies at high verbosity through the
+	// context's logger; for a Secret that body is the credential.
+	quiet := logr.NewContext(ctx, logr.Discard())
+	err := r.APIReader.Get(quiet, types.NamespacedName{Namespace: namespace, Name: name}, &secret)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, newFailure(swv1.ReasonSecretNotFound, "Secret %s/%s not found: create it with the keys %s", namespace, name, quoteKeys(keys))

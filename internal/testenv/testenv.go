@@ -26,6 +26,8 @@ type Env struct {
 	Config *rest.Config
 	// Client is a direct (uncached) client with the project's scheme.
 	Client client.Client
+	// WatchClient can also watch, to see every write to an object.
+	WatchClient client.WithWatch
 	// Scheme knows the built-in types and the ServiceWatch types.
 	Scheme *apiruntime.Scheme
 
@@ -59,12 +61,12 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest from %s: %w", assets, err)
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		_ = env.Stop()
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
-	return &Env{Config: cfg, Client: c, Scheme: scheme, env: env}, nil
+	return &Env{Config: cfg, Client: c, WatchClient: c, Scheme: scheme, env: env}, nil
 }
 
 // Stop stops the control plane.

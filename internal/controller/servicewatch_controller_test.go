@@ -1,0 +1,569 @@
+package controller_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/fakecloud"
+)
+
+// normalize turns any value into what its JSON decodes to, so that the
+// fake's data and the status read back can be compared field by field.
+func normalize(t *testing.T, v any) any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// expectedPipes is the fake's pipes as the status must show them: sorted by
+// id, the connection string redacted.
+func expectedPipes(t *testing.T, fake *fakecloud.Server) any {
+	pipes := normalize(t, fake.Data().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID].Pipes).([]any)
+	for _, p := range pipes {
+		source := p.(map[string]any)["source"].(map[string]any)
+		if os, ok := source["objectStorage"].(map[string]any); ok && os["connectionString"] != nil {
+			os["connectionString"] = "<redacted>"
+		}
+	}
+	sort.Slice(pipes, func(i, j int) bool {
+		return pipes[i].(map[string]any)["id"].(string) < pipes[j].(map[string]any)["id"].(string)
+	})
+	return pipes
+}
+
+func diffJSON(t *testing.T, what string, got, want any) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.MarshalIndent(got, "", "  ")
+		w, _ := json.MarshalIndent(want, "", "  ")
+		t.Errorf("%s differ\n got: %s\nwant: %s", what, g, w)
+	}
+}
+
+// 1. A full sync: every field of the fake's data arrives in status.
+func TestFullSyncShowsEveryField(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.createSecrets()
+	f.create(f.newWatch("analytics", fakecloud.DefaultAlertID, fakecloud.SecondAlertID))
+
+	w := f.waitFor("analytics", 20*time.Second, "Ready", isReady)
+
+	status := f.rawStatus("analytics")
+	diffJSON(t, "pipes", normalize(t, status["pipes"]), expectedPipes(t, f.fake))
+	diffJSON(t, "reverse private endpoints", normalize(t, status["reversePrivateEndpoints"]),
+		normalize(t, f.fake.Data().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID].ReversePrivateEndpoints))
+	diffJSON(t, "alerts", normalize(t, status["alerts"]),
+		normalize(t, []any{f.fake.Data().Alerts[fakecloud.DefaultAlertID], f.fake.Data().Alerts[fakecloud.SecondAlertID]}))
+
+	if got := string(mustJSON(t, status)); strings.Contains(got, fakecloud.FakeConnectionString) {
+		t.Error("the object-storage connection string reached status")
+	}
+	wantSummary := swv1.Summary{Pipes: 4, PipesByState: map[string]int32{"Running": 3, "Stopped": 1}, ReversePrivateEndpoints: 1, Alerts: 2}
+	if !reflect.DeepEqual(*w.Status.Summary, wantSummary) {
+		t.Errorf("summary = %+v, want %+v", *w.Status.Summary, wantSummary)
+	}
+	for _, c := range []string{swv1.ConditionPipesSynced, swv1.ConditionReversePrivateEndpointsSynced, swv1.ConditionAlertsSynced} {
+		if !conditionIs(c, metav1.ConditionTrue, swv1.ReasonSynced)(w) {
+			t.Errorf("%s is not True/Synced: %+v", c, meta.FindStatusCondition(w.Status.Conditions, c))
+		}
+	}
+	for _, c := range []string{swv1.ConditionReconciling, swv1.ConditionStalled, swv1.ConditionStatusTruncated} {
+		if meta.FindStatusCondition(w.Status.Conditions, c) != nil {
+			t.Errorf("%s is present on a Ready watch", c)
+		}
+	}
+	if w.Status.ObservedGeneration != w.Generation || w.Status.LastSyncTime == nil {
+		t.Errorf("observedGeneration %d (generation %d), lastSyncTime %v", w.Status.ObservedGeneration, w.Generation, w.Status.LastSyncTime)
+	}
+	if got := f.fake.Calls(fakecloud.OpGetAlert); got != 2 {
+		t.Errorf("the fake saw %d alert calls, want 2", got)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// 2. Missing Secret → Stalled SecretNotFound, and creating it recovers
+// without waiting for the interval; a missing key → SecretKeyMissing.
+func TestMissingSecret(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.create(f.newWatch("no-secret"))
+
+	w := f.waitFor("no-secret", 20*time.Second, "Stalled SecretNotFound",
+		conditionIs(swv1.ConditionStalled, metav1.ConditionTrue, swv1.ReasonSecretNotFound))
+	if !conditionIs(swv1.ConditionReady, metav1.ConditionFalse, swv1.ReasonSecretNotFound)(w) {
+		t.Errorf("Ready is not False/SecretNotFound: %+v", meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionReady))
+	}
+	if msg := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionStalled).Message; !strings.Contains(msg, f.ns+"/warehouse-api-key") {
+		t.Errorf("Stalled message %q does not name the Secret", msg)
+	}
+	if calls := f.fake.Calls(fakecloud.OpListPipes); calls != 0 {
+		t.Errorf("the cloud was called %d times without credentials", calls)
+	}
+
+	// The interval is 5m: recovering within seconds proves the Secret's
+	// creation triggered the sync.
+	f.create(f.managementSecret())
+	w = f.waitFor("no-secret", 15*time.Second, "Ready after the Secret was created", isReady)
+	if meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionStalled) != nil {
+		t.Error("Stalled is still present after recovery")
+	}
+
+	t.Run("missing key", func(t *testing.T) {
+		f := newFixture(t)
+		secret := f.managementSecret()
+		delete(secret.StringData, "keySecret")
+		f.create(secret)
+		f.create(f.newWatch("no-key"))
+		w := f.waitFor("no-key", 20*time.Second, "Stalled SecretKeyMissing",
+			conditionIs(swv1.ConditionStalled, metav1.ConditionTrue, swv1.ReasonSecretKeyMissing))
+		if msg := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionPipesSynced).Message; !strings.Contains(msg, `"keySecret"`) {
+			t.Errorf("message %q does not name the missing key", msg)
+		}
+	})
+}
+
+// 3. A rotated Secret is used at the next call.
+func TestRotatedSecretIsUsed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.createSecrets()
+	f.create(f.newWatch("rotate"))
+	f.waitFor("rotate", 20*time.Second, "Ready", isReady)
+
+	// The cloud now accepts only the new key; the old one would get 401.
+	rotatedAt := time.Now()
+	f.keySecret = secretMarker + "rotated-" + f.ns
+	f.fake.SetManagementKey(f.keyID, f.keySecret)
+	secret := f.managementSecret()
+	if err := env.Client.Update(f.ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+
+	deadline := time.Now().Add(15 * time.Second)
+	for !acceptedCallSince(f.fake, fakecloud.OpListPipes, rotatedAt) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no pipes call with the rotated key was accepted; calls: %+v", f.fake.CallLog())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	w := f.waitFor("rotate", 10*time.Second, "Ready with the rotated key", func(w *swv1.ServiceWatch) bool {
+		return isReady(w) && !w.Status.LastSyncTime.Time.Before(rotatedAt.Truncate(time.Second))
+	})
+	if c := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionPipesSynced); c.Status != metav1.ConditionTrue {
+		t.Errorf("PipesSynced after rotation: %+v", c)
+	}
+}
+
+func acceptedCallSince(fake *fakecloud.Server, op fakecloud.Operation, since time.Time) bool {
+	for _, c := range fake.CallLog() {
+		if c.Operation == op && c.Time.After(since) && c.Status == 200 {
+			return true
+		}
+	}
+	return false
+}
+
+// 4. 401 and 403 → Unauthorized / Forbidden, Stalled.
+func TestRejectedCredentialsStall(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		op        fakecloud.Operation
+		fault     fakecloud.Fault
+		condition string
+		reason    string
+	}{
+		{"plain-text 401 on pipes", fakecloud.OpListPipes, fakecloud.Fault{Status: 401, Body: fakecloud.PlainText401, ContentType: "text/plain"},
+			swv1.ConditionPipesSynced, swv1.ReasonUnauthorized},
+		{"403 on endpoints", fakecloud.OpListReversePrivateEndpoints, fakecloud.Fault{Status: 403, Body: `{"status":403,"requestId":"0b8f2c1e-1111-4c4c-8d8d-123456789abc","error":"key may not read this service"}`},
+			swv1.ConditionReversePrivateEndpointsSynced, swv1.ReasonForbidden},
+		{"401 on an alert", fakecloud.OpGetAlert, fakecloud.Fault{Status: 401, Body: `{"message":"invalid token"}`},
+			swv1.ConditionAlertsSynced, swv1.ReasonUnauthorized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			f.fake.SetFault(tt.op, tt.fault)
+			f.createSecrets()
+			f.create(f.newWatch("rejected", fakecloud.DefaultAlertID))
+
+			w := f.waitFor("rejected", 20*time.Second, "Stalled "+tt.reason,
+				conditionIs(swv1.ConditionStalled, metav1.ConditionTrue, tt.reason))
+			if !conditionIs(tt.condition, metav1.ConditionFalse, tt.reason)(w) {
+				t.Errorf("%s: %+v", tt.condition, meta.FindStatusCondition(w.Status.Conditions, tt.condition))
+			}
+			if !conditionIs(swv1.ConditionReady, metav1.ConditionFalse, tt.reason)(w) {
+				t.Errorf("Ready: %+v", meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionReady))
+			}
+			// A stalled watch waits for the user: no tight retry loop.
+			calls := f.fake.Calls(tt.op)
+			time.Sleep(3 * time.Second)
+			if again := f.fake.Calls(tt.op); again != calls {
+				t.Errorf("a stalled watch called the cloud %d more times within 3s", again-calls)
+			}
+		})
+	}
+}
+
+// 5. Endpoints fail with 500 while pipes succeed: pipes update, endpoints
+// keep their last data, Ready False with ServerError.
+func TestPartialFailureKeepsLastGoodData(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.createSecrets()
+	f.create(f.newWatch("partial"))
+	before := f.waitFor("partial", 20*time.Second, "Ready", isReady)
+
+	pipes := f.fake.Data().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID].Pipes
+	pipes[0]["state"] = "Failed"
+	f.fake.SetPipes(fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, pipes)
+	f.fake.SetReversePrivateEndpoints(fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, nil)
+	f.fake.SetFault(fakecloud.OpListReversePrivateEndpoints, fakecloud.Fault{Status: 500, Body: `{"status":500,"requestId":"9d2d8f4c-2222-4c4c-8d8d-123456789abc","error":"internal error"}`})
+
+	w := f.requestSyncAndWait("partial")
+	if !conditionIs(swv1.ConditionReversePrivateEndpointsSynced, metav1.ConditionFalse, swv1.ReasonServerError)(w) {
+		t.Errorf("ReversePrivateEndpointsSynced: %+v", meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionReversePrivateEndpointsSynced))
+	}
+	if msg := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionReversePrivateEndpointsSynced).Message; !strings.Contains(msg, "9d2d8f4c-2222-4c4c-8d8d-123456789abc") {
+		t.Errorf("message %q does not quote the requestId", msg)
+	}
+	if !conditionIs(swv1.ConditionReady, metav1.ConditionFalse, swv1.ReasonServerError)(w) {
+		t.Errorf("Ready: %+v", meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionReady))
+	}
+	if meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionStalled) != nil {
+		t.Error("a 500 stalled the watch; retrying can help")
+	}
+	if !reflect.DeepEqual(w.Status.ReversePrivateEndpoints, before.Status.ReversePrivateEndpoints) || len(w.Status.ReversePrivateEndpoints) != 1 {
+		t.Errorf("endpoints lost their last good data: %+v", w.Status.ReversePrivateEndpoints)
+	}
+	if w.Status.Summary.ReversePrivateEndpoints != 1 {
+		t.Errorf("summary.reversePrivateEndpoints = %d, want the last good 1", w.Status.Summary.ReversePrivateEndpoints)
+	}
+	if !conditionIs(swv1.ConditionPipesSynced, metav1.ConditionTrue, swv1.ReasonSynced)(w) {
+		t.Errorf("PipesSynced: %+v", meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionPipesSynced))
+	}
+	if got := w.Status.Summary.PipesByState["Failed"]; got != 1 {
+		t.Errorf("pipes did not update: pipesByState = %v", w.Status.Summary.PipesByState)
+	}
+
+	// The failure retries on its own, with backoff, and recovery is seen.
+	f.fake.ClearFaults()
+	w = f.waitFor("partial", 30*time.Second, "Ready after the 500s stop", isReady)
+	if len(w.Status.ReversePrivateEndpoints) != 0 {
+		t.Errorf("endpoints did not update after recovery: %+v", w.Status.ReversePrivateEndpoints)
+	}
+}
+
+// 6. One alert 404 among three: that entry carries error and keeps its last
+// data; the others are current.
+func TestOneMissingAlertAmongThree(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	third := "65f1a2b3c4d5e6f708192a3d"
+	alert := f.fake.Data().Alerts[fakecloud.DefaultAlertID]
+	alert["id"], alert["name"] = third, "Third alert"
+	f.fake.SetAlert(third, alert)
+	f.createSecrets()
+	f.create(f.newWatch("alerts", fakecloud.DefaultAlertID, fakecloud.SecondAlertID, third))
+	before := f.waitFor("alerts", 20*time.Second, "Ready", isReady)
+
+	f.fake.DeleteAlert(fakecloud.SecondAlertID)
+	updated := f.fake.Data().Alerts[fakecloud.DefaultAlertID]
+	updated["state"] = "firing"
+	f.fake.SetAlert(fakecloud.DefaultAlertID, updated)
+
+	w := f.requestSyncAndWait("alerts")
+	if got := []string{w.Status.Alerts[0].ID, w.Status.Alerts[1].ID, w.Status.Alerts[2].ID}; !reflect.DeepEqual(got, []string{fakecloud.DefaultAlertID, fakecloud.SecondAlertID, third}) {
+		t.Fatalf("alerts are not in spec order: %v", got)
+	}
+	missing := w.Status.Alerts[1]
+	if !strings.Contains(missing.Error, "NotFound") {
+		t.Errorf("the missing alert's error = %q", missing.Error)
+	}
+	lastGood := before.Status.Alerts[1]
+	lastGood.Error = missing.Error
+	if !reflect.DeepEqual(missing, lastGood) {
+		t.Errorf("the missing alert lost its last data:\n got %+v\nwant %+v", missing, lastGood)
+	}
+	if ptr.Deref(w.Status.Alerts[0].State, "") != "firing" || w.Status.Alerts[0].Error != "" {
+		t.Errorf("the first alert is not current: %+v", w.Status.Alerts[0])
+	}
+	if w.Status.Alerts[2].Error != "" || ptr.Deref(w.Status.Alerts[2].Name, "") != "Third alert" {
+		t.Errorf("the third alert is not current: %+v", w.Status.Alerts[2])
+	}
+	c := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionAlertsSynced)
+	if c.Status != metav1.ConditionFalse || c.Reason != swv1.ReasonNotFound || !strings.Contains(c.Message, fakecloud.SecondAlertID) || strings.Contains(c.Message, third) {
+		t.Errorf("AlertsSynced: %+v", c)
+	}
+	if w.Status.Summary.Alerts != 2 {
+		t.Errorf("summary.alerts = %d, want 2", w.Status.Summary.Alerts)
+	}
+
+	t.Run("never fetched", func(t *testing.T) {
+		f := newFixture(t)
+		f.createSecrets()
+		f.create(f.newWatch("unknown", "no-such-alert", fakecloud.DefaultAlertID))
+		w := f.waitFor("unknown", 20*time.Second, "AlertsSynced NotFound",
+			conditionIs(swv1.ConditionAlertsSynced, metav1.ConditionFalse, swv1.ReasonNotFound))
+		want := swv1.AlertStatus{ID: "no-such-alert", Error: w.Status.Alerts[0].Error}
+		if !reflect.DeepEqual(w.Status.Alerts[0], want) || want.Error == "" {
+			t.Errorf("a never-fetched alert shows %+v, want just id and error", w.Status.Alerts[0])
+		}
+	})
+}
+
+// 7. 429 with Retry-After: no call to that API goes out before the wait the
+// service asked for, even when a sync is requested in the meantime.
+func TestRateLimitedWaitsForRetryAfter(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const retryAfter = 8 * time.Second // longer than the first backoff step (5s)
+	f.fake.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Status: 429, RetryAfter: "8", Body: "Too Many Requests", ContentType: "text/plain", Times: 1})
+	f.createSecrets()
+	f.create(f.newWatch("limited"))
+
+	w := f.waitFor("limited", 20*time.Second, "PipesSynced RateLimited",
+		conditionIs(swv1.ConditionPipesSynced, metav1.ConditionFalse, swv1.ReasonRateLimited))
+	if meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionStalled) != nil {
+		t.Error("a 429 stalled the watch")
+	}
+	// A sync requested now must not send a pipes call before Retry-After.
+	f.requestSyncAndWait("limited")
+	f.waitFor("limited", 30*time.Second, "Ready after Retry-After", isReady)
+
+	var pipeCalls []time.Time
+	for _, c := range f.fake.CallLog() {
+		if c.Operation == fakecloud.OpListPipes {
+			pipeCalls = append(pipeCalls, c.Time)
+		}
+	}
+	if len(pipeCalls) < 2 {
+		t.Fatalf("want at least 2 pipes calls, got %d", len(pipeCalls))
+	}
+	if gap := pipeCalls[1].Sub(pipeCalls[0]); gap < retryAfter {
+		t.Errorf("the second pipes call came %v after the 429, before its Retry-After of %v", gap, retryAfter)
+	}
+}
+
+// 8. Suspend: no calls reach the cloud; resuming syncs.
+func TestSuspend(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.createSecrets()
+	w := f.newWatch("paused", fakecloud.DefaultAlertID)
+	w.Spec.Suspend = true
+	f.create(w)
+
+	f.waitFor("paused", 20*time.Second, "Ready False Suspended", conditionIs(swv1.ConditionReady, metav1.ConditionFalse, swv1.ReasonSuspended))
+	f.requestSyncAndWait("paused") // acknowledged, still no calls
+	time.Sleep(2 * time.Second)
+	if calls := len(f.fake.CallLog()); calls != 0 {
+		t.Fatalf("a suspended watch made %d calls", calls)
+	}
+
+	cur := f.get("paused")
+	cur.Spec.Suspend = false
+	if err := env.Client.Update(f.ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	resumed := f.waitFor("paused", 20*time.Second, "Ready after resuming", isReady)
+	if resumed.Status.Summary.Pipes != 4 {
+		t.Errorf("summary after resuming: %+v", resumed.Status.Summary)
+	}
+
+	// Suspending again keeps the data.
+	cur = f.get("paused")
+	cur.Spec.Suspend = true
+	if err := env.Client.Update(f.ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	suspended := f.waitFor("paused", 20*time.Second, "Suspended again", conditionIs(swv1.ConditionReady, metav1.ConditionFalse, swv1.ReasonSuspended))
+	if !reflect.DeepEqual(suspended.Status.Pipes, resumed.Status.Pipes) || suspended.Status.Summary.Pipes != 4 {
+		t.Error("suspending dropped the data")
+	}
+}
+
+// 9. The requested-at annotation triggers a sync and is echoed.
+func TestRequestedAtTriggersSync(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.createSecrets()
+	f.create(f.newWatch("on-demand"))
+	f.waitFor("on-demand", 20*time.Second, "Ready", isReady)
+	calls := f.fake.Calls(fakecloud.OpListPipes)
+
+	w := f.requestSyncAndWait("on-demand")
+	if got := f.fake.Calls(fakecloud.OpListPipes); got != calls+1 {
+		t.Errorf("pipes calls went from %d to %d, want one more", calls, got)
+	}
+	if !isReady(w) {
+		t.Error("not Ready after the requested sync")
+	}
+}
+
+// 10. Quiet when nothing changes: syncs of unchanged data write nothing but
+// lastSyncTime, and conditions keep their lastTransitionTime.
+func TestUnchangedCloudWritesOnlyLastSyncTime(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.createSecrets()
+	w := f.newWatch("quiet", fakecloud.DefaultAlertID)
+	w.Spec.Interval = metav1.Duration{Duration: 30 * time.Second}
+	f.create(w)
+	ready := f.waitFor("quiet", 20*time.Second, "Ready", isReady)
+
+	watcher, err := env.WatchClient.Watch(f.ctx, &swv1.ServiceWatchList{}, client.InNamespace(f.ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Stop()
+
+	const syncs = 3
+	prev := ready
+	deadline := time.After(syncs*40*time.Second + 10*time.Second)
+	for n := 0; n < syncs; {
+		select {
+		case ev := <-watcher.ResultChan():
+			cur, ok := ev.Object.(*swv1.ServiceWatch)
+			if !ok || cur.ResourceVersion == prev.ResourceVersion {
+				continue
+			}
+			n++
+			assertOnlyLastSyncTimeChanged(t, prev, cur)
+			prev = cur
+		case <-deadline:
+			t.Fatalf("saw %d writes in %v, want %d syncs", n, syncs*40*time.Second, syncs)
+		}
+	}
+	if calls := f.fake.Calls(fakecloud.OpListPipes); calls < syncs+1 {
+		t.Errorf("the cloud saw %d pipes calls, want at least %d", calls, syncs+1)
+	}
+}
+
+func assertOnlyLastSyncTimeChanged(t *testing.T, prev, cur *swv1.ServiceWatch) {
+	t.Helper()
+	if cur.Generation != prev.Generation || !reflect.DeepEqual(cur.Spec, prev.Spec) {
+		t.Errorf("a sync changed the spec")
+	}
+	a, b := prev.Status.DeepCopy(), cur.Status.DeepCopy()
+	if !b.LastSyncTime.After(a.LastSyncTime.Time) {
+		t.Errorf("write %s did not advance lastSyncTime (%v → %v)", cur.ResourceVersion, a.LastSyncTime, b.LastSyncTime)
+	}
+	a.LastSyncTime, b.LastSyncTime = nil, nil
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("a sync of unchanged data changed more than lastSyncTime:\nbefore %s\nafter  %s", mustJSON(t, a), mustJSON(t, b))
+	}
+	for _, c := range cur.Status.Conditions {
+		old := meta.FindStatusCondition(prev.Status.Conditions, c.Type)
+		if old == nil || !old.LastTransitionTime.Equal(&c.LastTransitionTime) {
+			t.Errorf("%s changed its lastTransitionTime", c.Type)
+		}
+	}
+}
+
+// 11. No credential anywhere: not in status, events, nor the manager's log
+// (checked for every test by TestMain; here across failure paths that echo
+// the service's words).
+func TestNoCredentialLeaks(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	// An error body that echoes the credential back, as some services do.
+	f.fake.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Status: 401, Body: fmt.Sprintf(`{"status":401,"requestId":"r","error":"bad key %s:%s"}`, f.keyID, f.keySecret)})
+	f.fake.SetFault(fakecloud.OpGetAlert, fakecloud.Fault{Status: 500, Body: fmt.Sprintf(`{"message":"token %s rejected"}`, f.token)})
+	f.createSecrets()
+	f.create(f.newWatch("leaky", fakecloud.DefaultAlertID))
+
+	f.waitFor("leaky", 20*time.Second, "Stalled Unauthorized", conditionIs(swv1.ConditionStalled, metav1.ConditionTrue, swv1.ReasonUnauthorized))
+	f.fake.ClearFaults()
+	f.requestSyncAndWait("leaky")
+	f.waitFor("leaky", 20*time.Second, "Ready", isReady)
+
+	status := string(mustJSON(t, f.rawStatus("leaky")))
+	events := string(mustJSON(t, f.events("leaky")))
+	log := managerLog.String()
+	for _, secret := range []string{f.keySecret, f.token, fakecloud.FakeConnectionString} {
+		for where, text := range map[string]string{"status": status, "events": events, "manager log": log} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s contains a credential:\n%s", where, linesWith(text, secret))
+			}
+		}
+	}
+	if !strings.Contains(events, "Unauthorized") {
+		t.Errorf("no event told the user about the 401: %s", events)
+	}
+}
+
+// 12. Truncation: 5,000 pipes give a valid, bounded status that says so.
+func TestHugeServiceIsTruncated(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const total = 5000
+	template := f.fake.Data().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID].Pipes[0]
+	pipes := make([]map[string]any, total)
+	for i := range pipes {
+		p := normalize(t, template).(map[string]any)
+		p["id"] = fmt.Sprintf("00000000-0000-4000-8000-%012d", total-i) // served out of order
+		p["name"] = fmt.Sprintf("pipe-%d", i)
+		pipes[i] = p
+	}
+	f.fake.SetPipes(fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, pipes)
+	f.createSecrets()
+	f.create(f.newWatch("huge"))
+
+	w := f.waitFor("huge", 60*time.Second, "StatusTruncated", conditionIs(swv1.ConditionStatusTruncated, metav1.ConditionTrue, swv1.ReasonTooLarge))
+	if !isReady(w) {
+		t.Errorf("a truncated but successful sync is not Ready: %+v", meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionReady))
+	}
+	if w.Status.Summary.Pipes != total {
+		t.Errorf("summary.pipes = %d, want the full %d", w.Status.Summary.Pipes, total)
+	}
+	kept := len(w.Status.Pipes)
+	if kept == 0 || kept >= total {
+		t.Fatalf("status lists %d pipes", kept)
+	}
+	if first := ptr.Deref(w.Status.Pipes[0].ID, ""); first != "00000000-0000-4000-8000-000000000001" {
+		t.Errorf("the kept pipes are not the first by id: starts at %s", first)
+	}
+	msg := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionStatusTruncated).Message
+	if !strings.Contains(msg, fmt.Sprintf("%d of %d pipes", kept, total)) {
+		t.Errorf("StatusTruncated message %q does not say what was left out", msg)
+	}
+	if size := len(mustJSON(t, f.rawStatus("huge"))); size > 1<<20 {
+		t.Errorf("status is %d bytes, over 1 MiB", size)
+	}
+
+	// Deterministic: a second sync of the same data changes nothing but
+	// lastSyncTime.
+	again := f.requestSyncAndWait("huge")
+	if !reflect.DeepEqual(again.Status.Pipes, w.Status.Pipes) {
+		t.Error("truncation is not deterministic")
+	}
+}

@@ -1,0 +1,305 @@
+package controller_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/controller"
+	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/testenv"
+)
+
+// The suite runs one real manager, with the real cloud client, against a real
+// API server; each test gets its own namespace, fake cloud and credentials,
+// so tests run in parallel without seeing each other.
+var (
+	env        *testenv.Env
+	managerLog = &lockedBuffer{}
+)
+
+// secretMarker starts every credential the tests create, so that a sweep of
+// everything the operator wrote can prove none of them leaked.
+const secretMarker = "s3cr3t-"
+
+func TestMain(m *testing.M) {
+	code, err := runSuite(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func runSuite(m *testing.M) (int, error) {
+	var err error
+	env, err = testenv.Start()
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = env.Stop() }()
+
+	// Every level, debug included: no level may print a credential.
+	ctrl.SetLogger(zap.New(zap.WriteTo(managerLog), zap.UseDevMode(true), zap.Level(zapcore.Level(-10))))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                 env.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return 0, err
+	}
+	metrics, err := controller.NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		return 0, err
+	}
+	r := &controller.ServiceWatchReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Cloud: cloudapi.New(cloudapi.Options{
+			Timeout:  5 * time.Second,
+			Observer: metrics,
+			// Each test has its own credentials, so the per-key limits of
+			// production never throttle the suite; they are tested in cloudapi.
+			ManagementRate: cloudapi.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000},
+			AlertRate:      cloudapi.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000},
+		}),
+		Recorder: mgr.GetEventRecorder("servicewatch-controller"),
+		Metrics:  metrics,
+		Options:  controller.Options{MaxConcurrentReconciles: 8},
+	}
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
+		return 0, err
+	}
+	mgrDone := make(chan error, 1)
+	go func() { mgrDone <- mgr.Start(ctx) }()
+
+	code := m.Run()
+	cancel()
+	if err := <-mgrDone; err != nil {
+		return 0, fmt.Errorf("manager: %w", err)
+	}
+	if strings.Contains(managerLog.String(), secretMarker) {
+		return 0, fmt.Errorf("FAIL: a credential appeared in the manager's log:\n%s", linesWith(managerLog.String(), secretMarker))
+	}
+	return code, nil
+}
+
+// lockedBuffer collects the manager's log output.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func linesWith(text, needle string) string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, needle) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// fixture is one test's world: a namespace, a fake cloud with credentials of
+// its own, and the Secrets that hold them.
+type fixture struct {
+	t         *testing.T
+	ctx       context.Context
+	ns        string
+	fake      *fakecloud.Server
+	keyID     string
+	keySecret string
+	token     string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	name := strings.ToLower(strings.NewReplacer("_", "-", "/", "-").Replace(t.Name()))
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	f := &fixture{
+		t: t, ctx: context.Background(), ns: strings.Trim(name, "-"),
+		keyID:     "key-" + name,
+		keySecret: secretMarker + "management-" + name,
+		token:     secretMarker + "token-" + name,
+	}
+	data := fakecloud.DefaultData()
+	data.ManagementKey = fakecloud.ManagementKey{KeyID: f.keyID, KeySecret: f.keySecret}
+	data.AlertToken = f.token
+	f.fake = fakecloud.Start(data)
+	t.Cleanup(f.fake.Close)
+	f.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}})
+	return f
+}
+
+func (f *fixture) create(obj client.Object) {
+	f.t.Helper()
+	if err := env.Client.Create(f.ctx, obj); err != nil {
+		f.t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+func (f *fixture) managementSecret() *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "warehouse-api-key", Namespace: f.ns},
+		StringData: map[string]string{"keyId": f.keyID, "keySecret": f.keySecret},
+	}
+}
+
+func (f *fixture) alertSecret() *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "alerts-token", Namespace: f.ns},
+		StringData: map[string]string{"token": f.token},
+	}
+}
+
+func (f *fixture) createSecrets() {
+	f.create(f.managementSecret())
+	f.create(f.alertSecret())
+}
+
+// newWatch returns a watch of the fake's default service and alerts.
+func (f *fixture) newWatch(name string, alertIDs ...string) *swv1.ServiceWatch {
+	w := &swv1.ServiceWatch{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns},
+		Spec: swv1.ServiceWatchSpec{
+			OrganizationID: fakecloud.DefaultOrganizationID,
+			ServiceID:      fakecloud.DefaultServiceID,
+			AlertIDs:       alertIDs,
+			ManagementAPI: swv1.ManagementAPISpec{
+				URL:       f.fake.URL,
+				SecretRef: swv1.SecretReference{Name: "warehouse-api-key"},
+			},
+		},
+	}
+	if len(alertIDs) > 0 {
+		w.Spec.AlertAPI = &swv1.AlertAPISpec{URL: f.fake.URL, SecretRef: swv1.SecretReference{Name: "alerts-token"}}
+	}
+	return w
+}
+
+func (f *fixture) get(name string) *swv1.ServiceWatch {
+	f.t.Helper()
+	var w swv1.ServiceWatch
+	if err := env.Client.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &w); err != nil {
+		f.t.Fatalf("getting ServiceWatch %s: %v", name, err)
+	}
+	return &w
+}
+
+// waitFor polls the watch until check passes, and fails the test with the
+// last status when it does not within timeout.
+func (f *fixture) waitFor(name string, timeout time.Duration, what string, check func(*swv1.ServiceWatch) bool) *swv1.ServiceWatch {
+	f.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		w := f.get(name)
+		if check(w) {
+			return w
+		}
+		if time.Now().After(deadline) {
+			status, _ := json.MarshalIndent(w.Status, "", "  ")
+			f.t.Fatalf("%s: not reached within %v; status:\n%s", what, timeout, status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// conditionIs returns a check that the condition has the status and reason.
+func conditionIs(condType string, status metav1.ConditionStatus, reason string) func(*swv1.ServiceWatch) bool {
+	return func(w *swv1.ServiceWatch) bool {
+		c := meta.FindStatusCondition(w.Status.Conditions, condType)
+		return c != nil && c.Status == status && c.Reason == reason && c.ObservedGeneration == w.Generation
+	}
+}
+
+func isReady(w *swv1.ServiceWatch) bool {
+	return conditionIs(swv1.ConditionReady, metav1.ConditionTrue, swv1.ReasonSynced)(w)
+}
+
+// requestSync sets the requested-at annotation, as `kubectl annotate` would.
+func (f *fixture) requestSync(name, value string) {
+	f.t.Helper()
+	w := f.get(name)
+	patch := client.MergeFrom(w.DeepCopy())
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[swv1.RequestedAtAnnotation] = value
+	if err := env.Client.Patch(f.ctx, w, patch); err != nil {
+		f.t.Fatalf("annotating %s: %v", name, err)
+	}
+}
+
+func (f *fixture) requestSyncAndWait(name string) *swv1.ServiceWatch {
+	f.t.Helper()
+	value := time.Now().Format(time.RFC3339Nano)
+	f.requestSync(name, value)
+	return f.waitFor(name, 20*time.Second, "requested sync "+value, func(w *swv1.ServiceWatch) bool {
+		return w.Status.LastHandledRequestedAt == value
+	})
+}
+
+// events returns the notes of the events about the named watch.
+func (f *fixture) events(name string) []eventsv1.Event {
+	f.t.Helper()
+	var list eventsv1.EventList
+	if err := env.Client.List(f.ctx, &list, client.InNamespace(f.ns)); err != nil {
+		f.t.Fatalf("listing events: %v", err)
+	}
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// rawStatus reads the watch as kubectl does, as plain JSON.
+func (f *fixture) rawStatus(name string) map[string]any {
+	f.t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(swv1.GroupVersion.WithKind("ServiceWatch"))
+	if err := env.Client.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: name}, u); err != nil {
+		f.t.Fatal(err)
+	}
+	status, _ := u.Object["status"].(map[string]any)
+	return status
+}
