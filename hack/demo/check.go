@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/fakecloud"
+)
+
+// expectations are what the sample ServiceWatch must show, computed from the
+// fake cloud's data file so that a change to the data needs no change here.
+type expectations struct {
+	pipes         int32
+	pipesByState  map[string]int32
+	endpoints     int32
+	alerts        int32
+	secretNames   []string
+	watchName     string
+	organization  string
+	service       string
+	sampleAlerts  []string
+	missingAlerts []string
+}
+
+func loadExpectations(dataPath, watchPath string) (fakecloud.Data, expectations, error) {
+	data, err := fakecloud.LoadData(dataPath)
+	if err != nil {
+		return fakecloud.Data{}, expectations{}, err
+	}
+	w, err := readWatch(watchPath)
+	if err != nil {
+		return fakecloud.Data{}, expectations{}, err
+	}
+	e := expectations{
+		watchName:    w.Name,
+		organization: w.Spec.OrganizationID,
+		service:      w.Spec.ServiceID,
+		sampleAlerts: w.Spec.AlertIDs,
+		pipesByState: map[string]int32{},
+		secretNames:  []string{w.Spec.ManagementAPI.SecretRef.Name},
+	}
+	if w.Spec.AlertAPI != nil {
+		e.secretNames = append(e.secretNames, w.Spec.AlertAPI.SecretRef.Name)
+	}
+	svc, ok := data.Organizations[e.organization][e.service]
+	if !ok {
+		return data, e, fmt.Errorf("%s has no service %s in organization %s, which %s names", dataPath, e.service, e.organization, watchPath)
+	}
+	for _, p := range svc.Pipes {
+		e.pipes++
+		state, _ := p["state"].(string)
+		e.pipesByState[state]++
+	}
+	e.endpoints = int32(len(svc.ReversePrivateEndpoints))
+	for _, id := range w.Spec.AlertIDs {
+		if _, ok := data.Alerts[id]; ok {
+			e.alerts++
+		} else {
+			e.missingAlerts = append(e.missingAlerts, id)
+		}
+	}
+	if len(e.missingAlerts) > 0 {
+		// Such a watch could never be Ready; say so before starting anything.
+		return data, e, fmt.Errorf("%s has no alerts %v, which %s names", dataPath, e.missingAlerts, watchPath)
+	}
+	return data, e, nil
+}
+
+// checkDemo verifies what a user would look at: the counts, each condition,
+// a sync requested through the annotation, and the metrics.
+func checkDemo(ctx context.Context, p *progress, cp *controlPlane, w *serviceWatch, e expectations, metricsURL string) error {
+	if err := checkStatus(w, e); err != nil {
+		return err
+	}
+	p.say("status matches the fake cloud: %d pipes %v, %d reverse private endpoints, %d alerts",
+		e.pipes, formatCounts(e.pipesByState), e.endpoints, e.alerts)
+
+	// A requested sync, as the Argo CD action or `kubectl annotate` does it.
+	requested := time.Now().UTC().Format(time.RFC3339Nano)
+	patch := client.MergeFrom(w.DeepCopy())
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[requestedAtAnnotation] = requested
+	if err := cp.client.Patch(ctx, w, patch); err != nil {
+		return fmt.Errorf("annotating %s: %w", requestedAtAnnotation, err)
+	}
+	p.say("requested a sync: %s=%s", requestedAtAnnotation, requested)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var cur serviceWatch
+		if err := cp.client.Get(ctx, client.ObjectKeyFromObject(w), &cur); err != nil {
+			return err
+		}
+		if cur.Status.LastHandledRequestedAt == requested && isReady(&cur) {
+			p.say("the sync was handled: status.lastHandledRequestedAt=%s, still Ready", requested)
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("requested sync not handled within a minute: lastHandledRequestedAt=%q, %s",
+				cur.Status.LastHandledRequestedAt, waitingOn(&cur))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+
+	metrics, err := fetch(ctx, metricsURL)
+	if err != nil {
+		return err
+	}
+	for kind, n := range map[string]int32{"pipes": e.pipes, "reverse_private_endpoints": e.endpoints, "alerts": e.alerts} {
+		line := fmt.Sprintf(`servicewatch_items{kind=%q,name=%q,namespace=%q} %d`, kind, w.Name, w.Namespace, n)
+		if !hasLine(metrics, line) {
+			return fmt.Errorf("metrics at %s lack the line %s", metricsURL, line)
+		}
+	}
+	if !strings.Contains(metrics, "servicewatch_cloud_requests_total{") {
+		return fmt.Errorf("metrics at %s lack servicewatch_cloud_requests_total", metricsURL)
+	}
+	p.say("metrics show the item counts and the cloud requests")
+	return nil
+}
+
+func checkStatus(w *serviceWatch, e expectations) error {
+	var problems []string
+	s := w.Status.Summary
+	switch {
+	case s == nil:
+		problems = append(problems, "status.summary is missing")
+	default:
+		if s.Pipes != e.pipes {
+			problems = append(problems, fmt.Sprintf("summary.pipes = %d, want %d", s.Pipes, e.pipes))
+		}
+		if !maps.Equal(s.PipesByState, e.pipesByState) {
+			problems = append(problems, fmt.Sprintf("summary.pipesByState = %v, want %v", s.PipesByState, e.pipesByState))
+		}
+		if s.ReversePrivateEndpoints != e.endpoints {
+			problems = append(problems, fmt.Sprintf("summary.reversePrivateEndpoints = %d, want %d", s.ReversePrivateEndpoints, e.endpoints))
+		}
+		if s.Alerts != e.alerts {
+			problems = append(problems, fmt.Sprintf("summary.alerts = %d, want %d", s.Alerts, e.alerts))
+		}
+	}
+	if got := int32(len(w.Status.Pipes)); got != e.pipes {
+		problems = append(problems, fmt.Sprintf("status.pipes has %d entries, want %d", got, e.pipes))
+	}
+	if got := int32(len(w.Status.ReversePrivateEndpoints)); got != e.endpoints {
+		problems = append(problems, fmt.Sprintf("status.reversePrivateEndpoints has %d entries, want %d", got, e.endpoints))
+	}
+	var alertIDs []string
+	for _, a := range w.Status.Alerts {
+		alertIDs = append(alertIDs, a.ID)
+		if a.Error != "" {
+			problems = append(problems, fmt.Sprintf("alert %s has error %q", a.ID, a.Error))
+		}
+	}
+	if !slices.Equal(alertIDs, e.sampleAlerts) {
+		problems = append(problems, fmt.Sprintf("status.alerts ids = %v, want %v (spec order)", alertIDs, e.sampleAlerts))
+	}
+	for _, t := range []string{swv1.ConditionPipesSynced, swv1.ConditionReversePrivateEndpointsSynced, swv1.ConditionAlertsSynced, swv1.ConditionReady} {
+		c := meta.FindStatusCondition(w.Status.Conditions, t)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != swv1.ReasonSynced || c.ObservedGeneration != w.Generation {
+			problems = append(problems, fmt.Sprintf("condition %s = %s, want True/Synced for generation %d", t, formatCondition(c), w.Generation))
+		}
+	}
+	for _, t := range []string{swv1.ConditionReconciling, swv1.ConditionStalled, swv1.ConditionStatusTruncated} {
+		if c := meta.FindStatusCondition(w.Status.Conditions, t); c != nil {
+			problems = append(problems, fmt.Sprintf("condition %s present: %s", t, formatCondition(c)))
+		}
+	}
+	if w.Status.LastSyncTime == nil {
+		problems = append(problems, "status.lastSyncTime is missing")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("ServiceWatch %s/%s is Ready but not as expected:\n  %s", w.Namespace, w.Name, strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// describeStatus renders the status in short: summary and conditions. The
+// full status, with every pipe, is a `kubectl get -o yaml` away.
+func describeStatus(w *serviceWatch) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Status of %s/%s (generation %d, observedGeneration %d):\n", w.Namespace, w.Name, w.Generation, w.Status.ObservedGeneration)
+	if w.Status.LastSyncTime != nil {
+		fmt.Fprintf(&b, "  lastSyncTime:            %s\n", w.Status.LastSyncTime.UTC().Format(time.RFC3339))
+	}
+	if s := w.Status.Summary; s != nil {
+		fmt.Fprintf(&b, "  pipes:                   %d %s\n", s.Pipes, formatCounts(s.PipesByState))
+		fmt.Fprintf(&b, "  reversePrivateEndpoints: %d\n", s.ReversePrivateEndpoints)
+		fmt.Fprintf(&b, "  alerts:                  %d\n", s.Alerts)
+	}
+	b.WriteString("  conditions:\n")
+	for _, c := range w.Status.Conditions {
+		fmt.Fprintf(&b, "    %-30s %-5s %-10s %s\n", c.Type, c.Status, c.Reason, c.Message)
+	}
+	return b.String()
+}
+
+func formatCondition(c *metav1.Condition) string {
+	if c == nil {
+		return "absent"
+	}
+	return fmt.Sprintf("%s/%s (generation %d): %s", c.Status, c.Reason, c.ObservedGeneration, c.Message)
+}
+
+func formatCounts(m map[string]int32) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s: %d", k, m[k]))
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+func fetch(ctx context.Context, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(b), nil
+}
+
+func hasLine(text, line string) bool {
+	return slices.Contains(strings.Split(text, "\n"), line)
+}

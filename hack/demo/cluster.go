@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/fakecloud"
+)
+
+type serviceWatch = swv1.ServiceWatch
+
+const (
+	requestedAtAnnotation = swv1.RequestedAtAnnotation
+	// managerUser is who the manager authenticates as. It is granted only
+	// config/rbac/role.yaml, so the demo fails if the generated RBAC misses a
+	// permission the manager needs.
+	managerUser = "servicewatch-manager"
+)
+
+// controlPlane is envtest's kube-apiserver and etcd, with an admin client.
+type controlPlane struct {
+	env    *envtest.Environment
+	cfg    *rest.Config
+	client client.Client
+	files  []string // kubeconfigs to remove on stop
+}
+
+func startControlPlane(p paths) (*controlPlane, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := swv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: p.k8s,
+		CRDDirectoryPaths:     []string{p.crds},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                scheme,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		// Start can fail after etcd or the API server came up (installing
+		// the CRD, say); Stop ends whatever is running.
+		return nil, errors.Join(fmt.Errorf("starting the control plane: %w", err), env.Stop())
+	}
+	cp := &controlPlane{env: env, cfg: cfg}
+	if err := cp.setUp(p, scheme); err != nil {
+		return nil, errors.Join(err, cp.stop())
+	}
+	return cp, nil
+}
+
+func (cp *controlPlane) setUp(p paths, scheme *runtime.Scheme) error {
+	var err error
+	if cp.client, err = client.New(cp.cfg, client.Options{Scheme: scheme}); err != nil {
+		return err
+	}
+	if err := cp.writeKubeconfig(envtest.User{Name: "demo-admin", Groups: []string{"system:masters"}}, p.kubeconfig); err != nil {
+		return err
+	}
+	if err := cp.grantManagerRole(p.role); err != nil {
+		return err
+	}
+	return cp.writeKubeconfig(envtest.User{Name: managerUser}, p.managerKubeconfig)
+}
+
+func (cp *controlPlane) writeKubeconfig(u envtest.User, path string) error {
+	user, err := cp.env.AddUser(u, nil)
+	if err != nil {
+		return fmt.Errorf("adding user %s: %w", u.Name, err)
+	}
+	b, err := user.KubeConfig()
+	if err != nil {
+		return err
+	}
+	cp.files = append(cp.files, path)
+	// It holds a client certificate of the user: owner only.
+	return os.WriteFile(path, b, 0o600)
+}
+
+// grantManagerRole installs the generated ClusterRole and binds it to the
+// manager's user, as config/rbac does for the manager's ServiceAccount.
+func (cp *controlPlane) grantManagerRole(rolePath string) error {
+	b, err := os.ReadFile(rolePath)
+	if err != nil {
+		return err
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(b, &role); err != nil {
+		return fmt.Errorf("%s: %w", rolePath, err)
+	}
+	ctx := context.Background()
+	if err := cp.client.Create(ctx, &role); err != nil {
+		return fmt.Errorf("creating ClusterRole %s: %w", role.Name, err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "servicewatch-manager"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: managerUser}},
+	}
+	return cp.client.Create(ctx, binding)
+}
+
+func (cp *controlPlane) stop() error {
+	for _, f := range cp.files {
+		_ = os.Remove(f)
+	}
+	return cp.env.Stop()
+}
+
+// createSamples creates the namespace, the sample Secrets with the fake
+// cloud's credentials in place of the placeholders, and the sample
+// ServiceWatch as it is committed.
+func (cp *controlPlane) createSamples(ctx context.Context, p paths, namespace string, data fakecloud.Data) (*serviceWatch, error) {
+	if err := cp.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+		return nil, err
+	}
+	secrets, err := readSecrets(p.sampleSecrets)
+	if err != nil {
+		return nil, err
+	}
+	real := map[string]string{
+		"keyId":     data.ManagementKey.KeyID,
+		"keySecret": data.ManagementKey.KeySecret,
+		"token":     data.AlertToken,
+	}
+	for i := range secrets {
+		s := &secrets[i]
+		s.Namespace = namespace
+		for k := range s.StringData {
+			v, ok := real[k]
+			if !ok {
+				return nil, fmt.Errorf("%s: Secret %s has key %q, which the demo has no value for", p.sampleSecrets, s.Name, k)
+			}
+			s.StringData[k] = v
+		}
+		if err := cp.client.Create(ctx, s); err != nil {
+			return nil, fmt.Errorf("creating Secret %s: %w", s.Name, err)
+		}
+	}
+	watch, err := readWatch(p.sampleWatch)
+	if err != nil {
+		return nil, err
+	}
+	watch.Namespace = namespace
+	if err := cp.client.Create(ctx, watch); err != nil {
+		return nil, fmt.Errorf("creating ServiceWatch %s: %w", watch.Name, err)
+	}
+	return watch, nil
+}
+
+func readSecrets(path string) ([]corev1.Secret, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var secrets []corev1.Secret
+	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	for {
+		var s corev1.Secret
+		if err := dec.Decode(&s); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if s.Name != "" {
+			secrets = append(secrets, s)
+		}
+	}
+	return secrets, nil
+}
+
+func readWatch(path string) (*serviceWatch, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var w serviceWatch
+	if err := yaml.UnmarshalStrict(b, &w); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &w, nil
+}
+
+// awaitReady polls the watch until Ready is True for its current generation,
+// printing a line whenever what it waits on changes, and every 10 seconds.
+func (cp *controlPlane) awaitReady(ctx context.Context, p *progress, w *serviceWatch, mgr *child, timeout time.Duration) (*serviceWatch, error) {
+	deadline := time.Now().Add(timeout)
+	var last string
+	lastSaid := time.Now()
+	for {
+		var cur serviceWatch
+		if err := cp.client.Get(ctx, client.ObjectKeyFromObject(w), &cur); err != nil {
+			return nil, err
+		}
+		if isReady(&cur) {
+			return &cur, nil
+		}
+		state := waitingOn(&cur)
+		if state != last || time.Since(lastSaid) >= 10*time.Second {
+			p.say("  ... %s", state)
+			last, lastSaid = state, time.Now()
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("ServiceWatch %s/%s not Ready after %s: %s", cur.Namespace, cur.Name, timeout, state)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-mgr.done:
+			return nil, fmt.Errorf("the manager exited: %v", mgr.err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func isReady(w *serviceWatch) bool {
+	c := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionReady)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == w.Generation &&
+		w.Status.ObservedGeneration == w.Generation
+}
+
+// waitingOn says in one line what the watch's status shows so far.
+func waitingOn(w *serviceWatch) string {
+	if len(w.Status.Conditions) == 0 {
+		return "no status yet: waiting for the manager to pick it up"
+	}
+	var parts []string
+	for _, t := range []string{swv1.ConditionReconciling, swv1.ConditionStalled, swv1.ConditionReady} {
+		if c := meta.FindStatusCondition(w.Status.Conditions, t); c != nil {
+			parts = append(parts, fmt.Sprintf("%s=%s (%s: %s)", c.Type, c.Status, c.Reason, c.Message))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// awaitHTTP waits until url answers 200, such as the manager's /readyz.
+func awaitHTTP(ctx context.Context, url string, c *child, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	hc := &http.Client{Timeout: 2 * time.Second}
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := hc.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not answer 200 within %s", url, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.done:
+			return fmt.Errorf("exited: %v", c.err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

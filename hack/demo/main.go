@@ -1,0 +1,300 @@
+// Command demo runs servicewatch end to end on this machine, with nothing but
+// processes on loopback: a kube-apiserver and etcd (the ones the tests use,
+// from bin/k8s), the fake cloud with its sample data, and the manager. It
+// creates the sample Secrets and ServiceWatch, waits until the watch is
+// Ready, and shows it.
+//
+//	make demo         # stays up until Ctrl-C, then stops everything it started
+//	make demo-check   # exits 0 only when the sample is Ready with the expected counts
+//
+// It expects bin/manager, bin/fakecloud and bin/k8s/{kube-apiserver,etcd};
+// the make targets build them.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type options struct {
+	root      string // repository root
+	check     bool
+	timeout   time.Duration
+	namespace string
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.root, "root", ".", "repository root (where bin/, config/ and hack/ are)")
+	flag.BoolVar(&o.check, "check", false, "check the result and exit instead of waiting for Ctrl-C")
+	flag.DurationVar(&o.timeout, "timeout", 3*time.Minute, "how long to wait for the ServiceWatch to become Ready")
+	flag.StringVar(&o.namespace, "namespace", "demo", "namespace of the sample Secrets and ServiceWatch")
+	flag.Parse()
+
+	// The signal is caught for the demo's whole life, also while it stops its
+	// children: a second Ctrl-C must not leave them orphaned.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	p := newProgress(os.Stdout)
+	err := run(ctx, p, o)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			p.say("interrupted")
+		} else {
+			fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// progress prints numbered steps with the time since the start, so a slow
+// step is visible as such.
+type progress struct {
+	w     io.Writer
+	start time.Time
+}
+
+func newProgress(w io.Writer) *progress { return &progress{w: w, start: time.Now()} }
+
+func (p *progress) say(format string, args ...any) {
+	fmt.Fprintf(p.w, "[%5.1fs] %s\n", time.Since(p.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func run(ctx context.Context, p *progress, o options) (err error) {
+	root, err := filepath.Abs(o.root)
+	if err != nil {
+		return err
+	}
+	paths := newPaths(root)
+	if err := paths.check(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(paths.work, 0o755); err != nil {
+		return err
+	}
+
+	var stops cleanup
+	defer func() {
+		p.say("stopping everything the demo started")
+		if cerr := stops.run(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+		if left := leftoverChildren(); len(left) > 0 {
+			err = errors.Join(err, fmt.Errorf("processes still running after the demo stopped them: %v", left))
+			return
+		}
+		p.say("stopped; no process the demo started is left running")
+	}()
+
+	// 1. Control plane.
+	p.say("starting kube-apiserver and etcd on loopback (from %s)", rel(root, paths.k8s))
+	cp, err := startControlPlane(paths)
+	if err != nil {
+		return err
+	}
+	stops.add(cp.stop)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p.say("control plane up at %s; CRD servicewatches.cloud.servicewatch.io installed", cp.cfg.Host)
+	p.say("kubeconfig written to %s", rel(root, paths.kubeconfig))
+
+	// 2. Fake cloud.
+	data, expect, err := loadExpectations(paths.data, paths.sampleWatch)
+	if err != nil {
+		return err
+	}
+	p.say("starting the fake cloud with %s", rel(root, paths.data))
+	fake, firstLine, err := startChild("fakecloud", paths.fakecloud,
+		[]string{"--listen", "127.0.0.1:0", "--data", paths.data}, nil, filepath.Join(paths.work, "fakecloud.log"))
+	if err != nil {
+		return err
+	}
+	stops.add(func() error { return fake.stop(10 * time.Second) })
+	cloudURL, err := awaitLine(ctx, firstLine, fake, 30*time.Second)
+	if err != nil {
+		return fmt.Errorf("fake cloud: %w (log: %s)", err, filepath.Join(paths.work, "fakecloud.log"))
+	}
+	p.say("fake cloud serving at %s", cloudURL)
+
+	// 3. Sample Secrets and ServiceWatch.
+	watch, err := cp.createSamples(ctx, paths, o.namespace, data)
+	if err != nil {
+		return err
+	}
+	p.say("created namespace %q, Secrets %s and ServiceWatch %q (from config/samples, with the fake cloud's credentials)",
+		o.namespace, strings.Join(expect.secretNames, ", "), watch.Name)
+
+	// 4. Manager, with only the RBAC of config/rbac/role.yaml.
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	probeAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	managerLog := filepath.Join(paths.work, "manager.log")
+	p.say("starting the manager (logs: %s)", rel(root, managerLog))
+	mgr, _, err := startChild("manager", paths.manager, []string{
+		"--management-api-url", cloudURL,
+		"--alert-api-url", cloudURL,
+		"--metrics-bind-address", metricsAddr,
+		"--health-probe-bind-address", probeAddr,
+	}, []string{"KUBECONFIG=" + paths.managerKubeconfig}, managerLog)
+	if err != nil {
+		return err
+	}
+	// The manager stops before the API server (cleanup runs in reverse), so
+	// it can release what it holds and its log ends cleanly.
+	stops.add(func() error { return mgr.stop(40 * time.Second) })
+	if err := awaitHTTP(ctx, "http://"+probeAddr+"/readyz", mgr, time.Minute); err != nil {
+		return fmt.Errorf("manager not ready: %w (log: %s)", err, managerLog)
+	}
+	p.say("manager ready; metrics at http://%s/metrics", metricsAddr)
+
+	// 5. Ready.
+	p.say("waiting for ServiceWatch %s/%s to become Ready (timeout %s)", o.namespace, watch.Name, o.timeout)
+	ready, err := cp.awaitReady(ctx, p, watch, mgr, o.timeout)
+	if err != nil {
+		return fmt.Errorf("%w (manager log: %s)", err, managerLog)
+	}
+	p.say("ServiceWatch %s/%s is Ready", o.namespace, watch.Name)
+	fmt.Println()
+	showWatch(os.Stdout, paths.kubeconfig, o.namespace, ready)
+	fmt.Println()
+
+	if o.check {
+		if err := checkDemo(ctx, p, cp, ready, expect, "http://"+metricsAddr+"/metrics"); err != nil {
+			return err
+		}
+		p.say("demo-check passed")
+		return nil
+	}
+
+	fmt.Printf(`The demo is running. In another terminal:
+
+  export KUBECONFIG=%s
+  kubectl get sw -A -o wide
+  kubectl get sw -n %s %s -o yaml
+  kubectl annotate sw -n %s %s --overwrite %s="$(date -u +%%FT%%TZ)"   # sync now
+  curl -s http://%s/metrics | grep ^servicewatch_
+  tail -f %s
+
+Press Ctrl-C to stop everything.
+`, paths.kubeconfig, o.namespace, watch.Name, o.namespace, watch.Name, requestedAtAnnotation, metricsAddr, managerLog)
+	select {
+	case <-ctx.Done():
+		fmt.Println()
+		return nil
+	case <-mgr.done:
+		return fmt.Errorf("the manager exited: %v (log: %s)", mgr.err, managerLog)
+	}
+}
+
+// paths are the files the demo reads and writes, all under the repository.
+type paths struct {
+	k8s, manager, fakecloud       string
+	crds, role, data              string
+	sampleSecrets, sampleWatch    string
+	work                          string // bin/demo.d: logs, the manager's kubeconfig
+	kubeconfig, managerKubeconfig string
+}
+
+func newPaths(root string) paths {
+	bin := filepath.Join(root, "bin")
+	work := filepath.Join(bin, "demo.d")
+	return paths{
+		k8s:               filepath.Join(bin, "k8s"),
+		manager:           filepath.Join(bin, "manager"),
+		fakecloud:         filepath.Join(bin, "fakecloud"),
+		crds:              filepath.Join(root, "config", "crd", "bases"),
+		role:              filepath.Join(root, "config", "rbac", "role.yaml"),
+		data:              filepath.Join(root, "hack", "fakecloud", "data.yaml"),
+		sampleSecrets:     filepath.Join(root, "config", "samples", "secrets.yaml"),
+		sampleWatch:       filepath.Join(root, "config", "samples", "cloud_v1alpha1_servicewatch.yaml"),
+		work:              work,
+		kubeconfig:        filepath.Join(bin, "demo.kubeconfig"),
+		managerKubeconfig: filepath.Join(work, "manager.kubeconfig"),
+	}
+}
+
+// check says which make target builds a missing binary, rather than letting
+// a start fail with a bare "no such file".
+func (p paths) check() error {
+	for _, f := range []string{
+		filepath.Join(p.k8s, "kube-apiserver"), filepath.Join(p.k8s, "etcd"), p.manager, p.fakecloud,
+		p.role, p.data, p.sampleSecrets, p.sampleWatch,
+	} {
+		if _, err := os.Stat(f); err != nil {
+			return fmt.Errorf("%s is missing: run `make demo` (it builds what the demo needs) from the repository root", f)
+		}
+	}
+	return nil
+}
+
+func rel(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil {
+		return r
+	}
+	return path
+}
+
+// awaitLine waits for the first output line of c, such as the fake cloud's URL.
+func awaitLine(ctx context.Context, lines <-chan string, c *child, timeout time.Duration) (string, error) {
+	select {
+	case line := <-lines:
+		line = strings.TrimSpace(line)
+		if line == "" {
+			<-c.done
+			return "", fmt.Errorf("exited before printing anything: %v", c.err)
+		}
+		return line, nil
+	case <-c.done:
+		return "", fmt.Errorf("exited: %v", c.err)
+	case <-time.After(timeout):
+		return "", fmt.Errorf("printed nothing within %s", timeout)
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// freeAddr finds a free loopback port, so the demo never clashes with
+// whatever else listens on this machine (such as another demo).
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// showWatch prints `kubectl get sw -o wide` when kubectl is there, then the
+// status in short.
+func showWatch(w io.Writer, kubeconfig, namespace string, sw *serviceWatch) {
+	if kubectl, err := exec.LookPath("kubectl"); err == nil {
+		fmt.Fprintf(w, "$ kubectl get sw -n %s -o wide\n", namespace)
+		cmd := exec.Command(kubectl, "get", "sw", "-n", namespace, "-o", "wide")
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		cmd.Stdout, cmd.Stderr = w, w
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(w, "(kubectl failed: %v)\n", err)
+		}
+		fmt.Fprintln(w)
+	} else {
+		fmt.Fprintln(w, "(kubectl not found on PATH: install it to look around)")
+	}
+	fmt.Fprint(w, describeStatus(sw))
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// child is a process the demo started and must stop.
+type child struct {
+	name string
+	cmd  *exec.Cmd
+	log  *os.File
+	done chan struct{} // closed when the process has exited and been reaped
+	err  error         // Wait's result, set before done is closed
+}
+
+// startChild starts bin with args, its output going to logPath; the channel
+// yields the first line of its standard output. The child
+// gets its own process group, so a Ctrl-C in the terminal reaches only the
+// demo, which then stops its children in order (the manager before the API
+// server it talks to) instead of all of them dying at once.
+func startChild(name, bin string, args, env []string, logPath string) (*child, <-chan string, error) {
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid: true,
+		// If the demo itself is killed (SIGKILL cannot be trapped), the
+		// kernel still stops the child.
+		Pdeathsig: syscall.SIGTERM,
+	}
+	// Standard output is piped so that the caller can read a first line
+	// (the fake cloud prints its URL); everything after goes to the log.
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		logFile.Close()
+		return nil, nil, err
+	}
+	cmd.Stderr = logFile
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	c := &child{name: name, cmd: cmd, log: logFile, done: make(chan struct{})}
+	first := make(chan string, 1)
+	go func() {
+		r := bufio.NewReader(stdout)
+		line, _ := r.ReadString('\n')
+		first <- line
+		_, _ = logFile.WriteString(line)
+		_, _ = io.Copy(logFile, r)
+	}()
+	go func() {
+		c.err = cmd.Wait()
+		close(c.done)
+	}()
+	return c, first, nil
+}
+
+// exited reports whether the child has already stopped.
+func (c *child) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop sends SIGTERM, waits up to grace, then kills the whole process group.
+func (c *child) stop(grace time.Duration) error {
+	defer c.log.Close()
+	if c.exited() {
+		return nil
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+		return nil
+	case <-time.After(grace):
+	}
+	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+	<-c.done
+	return fmt.Errorf("%s did not stop within %s and was killed", c.name, grace)
+}
+
+// cleanup runs stop functions in reverse order of registration, like defer,
+// and reports every failure instead of the first.
+type cleanup struct {
+	steps []func() error
+}
+
+func (c *cleanup) add(f func() error) { c.steps = append(c.steps, f) }
+
+func (c *cleanup) run() error {
+	var errs []error
+	for i := len(c.steps) - 1; i >= 0; i-- {
+		if err := c.steps[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	c.steps = nil
+	return errors.Join(errs...)
+}
+
+// leftoverChildren lists the processes whose parent is still the demo, from
+// /proc (Linux), so the demo can prove it leaves nothing running; elsewhere
+// it finds none.
+func leftoverChildren() []string {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	var left []string
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The command name is in parentheses and may hold spaces; the
+		// parent's pid is the second field after it.
+		s := string(b)
+		end := strings.LastIndexByte(s, ')')
+		if end < 0 {
+			continue
+		}
+		fields := strings.Fields(s[end+1:])
+		if len(fields) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(fields[1]); err == nil && ppid == self {
+			left = append(left, fmt.Sprintf("%d %s", pid, s[strings.IndexByte(s, '(')+1:end]))
+		}
+	}
+	return left
+}
