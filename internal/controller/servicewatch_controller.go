@@ -209,7 +209,7 @@ func (r *ServiceWatchReconciler) untilDue(key types.NamespacedName, watch *swv1.
 	if watch.Status.LastSyncTime == nil || !isReady(watch) {
 		return 0
 	}
-	next := watch.Status.LastSyncTime.Add(watch.Spec.Interval.Duration)
+	next := watch.Status.LastSyncTime.Add(interval(watch))
 	r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: next})
 	return next.Sub(r.now())
 }
@@ -225,6 +225,21 @@ func requestedWork(watch *swv1.ServiceWatch) string {
 	}
 	return ""
 }
+
+// interval is the watch's sync interval. The CRD defaults it and forbids
+// values under 30s; the floor here keeps an object that predates those rules
+// from turning into a tight loop.
+func interval(watch *swv1.ServiceWatch) time.Duration {
+	if d := watch.Spec.Interval.Duration; d >= minInterval {
+		return d
+	}
+	return defaultInterval
+}
+
+const (
+	minInterval     = 30 * time.Second
+	defaultInterval = 5 * time.Minute
+)
 
 func isReady(watch *swv1.ServiceWatch) bool {
 	for _, c := range watch.Status.Conditions {
@@ -269,7 +284,7 @@ func (r *ServiceWatchReconciler) sync(ctx context.Context, watch *swv1.ServiceWa
 	} else {
 		prev.failures = 0
 	}
-	delay := nextDelay(watch.Spec.Interval.Duration, prev.failures, transient, retryAfter)
+	delay := nextDelay(interval(watch), prev.failures, transient, retryAfter)
 	r.schedules.set(key, watchSchedule{
 		trigger:  trigger,
 		nextSync: r.now().Add(delay),

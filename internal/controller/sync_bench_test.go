@@ -1,0 +1,78 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/fakecloud"
+)
+
+// BenchmarkSync measures what one sync costs the manager apart from the API
+// server: three calls to an in-process fake cloud over loopback HTTP,
+// decoding, conversion into status types, redaction, sorting, conditions and
+// truncation. Run: go test -run=^$ -bench=BenchmarkSync -benchmem ./internal/controller/
+func BenchmarkSync(b *testing.B) {
+	for _, pipes := range []int{4, 1000, 5000} {
+		b.Run(fmt.Sprintf("pipes=%d", pipes), func(b *testing.B) {
+			data := fakecloud.DefaultData()
+			svc := data.Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID]
+			svc.Pipes = replicatePipes(svc.Pipes, pipes)
+			data.Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID] = svc
+			fake := fakecloud.Start(data)
+			defer fake.Close()
+
+			r := &ServiceWatchReconciler{Cloud: cloudapi.New(cloudapi.Options{ManagementRate: cloudapi.RateLimit{Requests: -1}, AlertRate: cloudapi.RateLimit{Requests: -1}})}
+			r.defaults()
+			watch := benchWatch(fake.URL)
+			mgmt := managementAccess{url: fake.URL, creds: cloudapi.BasicCredentials{KeyID: fakecloud.DefaultKeyID, KeySecret: fakecloud.DefaultKeySecret}}
+			alerts := alertAccess{url: fake.URL, token: fakecloud.DefaultAlertToken}
+			ctx := context.Background()
+
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				res := r.readCloud(ctx, watch, mgmt, alerts)
+				if res.pipes.failure != nil || res.endpoints.failure != nil {
+					b.Fatal(res.pipes.failure, res.endpoints.failure)
+				}
+				var status swv1.ServiceWatchStatus
+				applyResults(&status, watch, res, DefaultStatusSizeLimit)
+			}
+		})
+	}
+}
+
+func benchWatch(url string) *swv1.ServiceWatch {
+	return &swv1.ServiceWatch{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "default", Generation: 1},
+		Spec: swv1.ServiceWatchSpec{
+			OrganizationID: fakecloud.DefaultOrganizationID,
+			ServiceID:      fakecloud.DefaultServiceID,
+			AlertIDs:       []string{fakecloud.DefaultAlertID, fakecloud.SecondAlertID},
+			Interval:       metav1.Duration{Duration: 5 * time.Minute},
+			ManagementAPI:  swv1.ManagementAPISpec{URL: url},
+			AlertAPI:       &swv1.AlertAPISpec{URL: url},
+		},
+	}
+}
+
+// replicatePipes returns n pipes cycling through the given ones, each with
+// its own id.
+func replicatePipes(pipes []map[string]any, n int) []map[string]any {
+	out := make([]map[string]any, n)
+	for i := range out {
+		p := make(map[string]any, len(pipes[i%len(pipes)]))
+		for k, v := range pipes[i%len(pipes)] {
+			p[k] = v
+		}
+		p["id"] = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
+		out[i] = p
+	}
+	return out
+}
