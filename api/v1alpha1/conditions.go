@@ -24,23 +24,49 @@ const (
 	ConditionStatusTruncated = "StatusTruncated"
 )
 
-// Condition reasons.
+// Condition reasons. The ones that only the user can fix (SecretNotFound,
+// SecretKeyMissing, Unauthorized, Forbidden, ConfigurationError) also set
+// Stalled.
 const (
-	ReasonSynced             = "Synced"
-	ReasonSecretNotFound     = "SecretNotFound"
-	ReasonSecretKeyMissing   = "SecretKeyMissing"
-	ReasonSecretUnreadable   = "SecretUnreadable"
-	ReasonUnauthorized       = "Unauthorized"
-	ReasonForbidden          = "Forbidden"
-	ReasonNotFound           = "NotFound"
-	ReasonRateLimited        = "RateLimited"
-	ReasonServerError        = "ServerError"
-	ReasonInvalidResponse    = "InvalidResponse"
-	ReasonUnreachable        = "Unreachable"
-	ReasonUnexpectedStatus   = "UnexpectedStatus"
+	// ReasonSynced: the part's last sync succeeded.
+	ReasonSynced = "Synced"
+	// ReasonSecretNotFound: a referenced Secret does not exist in the
+	// ServiceWatch's namespace.
+	ReasonSecretNotFound = "SecretNotFound"
+	// ReasonSecretKeyMissing: a referenced Secret lacks a required key, or
+	// its value is empty.
+	ReasonSecretKeyMissing = "SecretKeyMissing"
+	// ReasonSecretUnreadable: the API server did not return a referenced
+	// Secret for another reason (retried).
+	ReasonSecretUnreadable = "SecretUnreadable"
+	// ReasonUnauthorized: the cloud answered 401; the credential is wrong.
+	ReasonUnauthorized = "Unauthorized"
+	// ReasonForbidden: the cloud answered 403; the credential may not read
+	// this organization, service or alert.
+	ReasonForbidden = "Forbidden"
+	// ReasonNotFound: the cloud answered 404; unknown organization, service
+	// or alert.
+	ReasonNotFound = "NotFound"
+	// ReasonRateLimited: the cloud answered 429, or the operator held a call
+	// back until the wait the cloud asked for was over.
+	ReasonRateLimited = "RateLimited"
+	// ReasonServerError: the cloud answered 5xx.
+	ReasonServerError = "ServerError"
+	// ReasonInvalidResponse: the cloud's answer could not be used (bad JSON,
+	// wrong shape or content type, too large).
+	ReasonInvalidResponse = "InvalidResponse"
+	// ReasonUnreachable: no answer (DNS, connection, TLS, timeout).
+	ReasonUnreachable = "Unreachable"
+	// ReasonUnexpectedStatus: any other HTTP status, such as a redirect.
+	ReasonUnexpectedStatus = "UnexpectedStatus"
+	// ReasonConfigurationError: the call cannot be made as configured (no
+	// URL, an invalid URL or identifier).
 	ReasonConfigurationError = "ConfigurationError"
-	ReasonSuspended          = "Suspended"
-	ReasonProgressing        = "Progressing"
-	ReasonSyncFailed         = "SyncFailed"
-	ReasonTooLarge           = "TooLarge"
+	// ReasonSuspended: spec.suspend is true.
+	ReasonSuspended = "Suspended"
+	// ReasonProgressing: a new generation or a requested sync is being worked
+	// on (Reconciling).
+	ReasonProgressing = "Progressing"
+	// ReasonTooLarge: status lists were truncated (StatusTruncated).
+	ReasonTooLarge = "TooLarge"
 )

@@ -83,12 +83,8 @@ func (r *ServiceWatchReconciler) readPipes(ctx context.Context, watch *swv1.Serv
 	for i := range list.Items {
 		redactPipe(&list.Items[i])
 	}
-	items, err := convertJSON[[]swv1.Pipe](list.Items)
-	if err != nil {
-		return pipesResult{failure: conversionFailure(err, list.RequestID)}
-	}
-	slices.SortStableFunc(items, func(a, b swv1.Pipe) int { return cmp.Compare(ptr.Deref(a.ID, ""), ptr.Deref(b.ID, "")) })
-	return pipesResult{items: items}
+	items, f := convertSortedByID(list.Items, list.RequestID, func(p swv1.Pipe) *string { return p.ID })
+	return pipesResult{items: items, failure: f}
 }
 
 func (r *ServiceWatchReconciler) readEndpoints(ctx context.Context, watch *swv1.ServiceWatch, mgmt managementAccess) endpointsResult {
@@ -99,14 +95,8 @@ func (r *ServiceWatchReconciler) readEndpoints(ctx context.Context, watch *swv1.
 	if err != nil {
 		return endpointsResult{failure: cloudFailure(err)}
 	}
-	items, err := convertJSON[[]swv1.ReversePrivateEndpoint](list.Items)
-	if err != nil {
-		return endpointsResult{failure: conversionFailure(err, list.RequestID)}
-	}
-	slices.SortStableFunc(items, func(a, b swv1.ReversePrivateEndpoint) int {
-		return cmp.Compare(ptr.Deref(a.ID, ""), ptr.Deref(b.ID, ""))
-	})
-	return endpointsResult{items: items}
+	items, f := convertSortedByID(list.Items, list.RequestID, func(e swv1.ReversePrivateEndpoint) *string { return e.ID })
+	return endpointsResult{items: items, failure: f}
 }
 
 // readAlerts fetches every alert of the spec, a few at a time: the client's
@@ -157,6 +147,18 @@ func redactPipe(p *cloudapi.Pipe) {
 	if *p.Source.ObjectStorage.ConnectionString != "" {
 		p.Source.ObjectStorage.ConnectionString = ptr.To(redactedValue)
 	}
+}
+
+// convertSortedByID converts the client's items into status items ordered by
+// id, so that an unchanged cloud yields an identical status whatever order it
+// answers in.
+func convertSortedByID[Out any](items any, requestID string, id func(Out) *string) ([]Out, *failure) {
+	out, err := convertJSON[[]Out](items)
+	if err != nil {
+		return nil, conversionFailure(err, requestID)
+	}
+	slices.SortStableFunc(out, func(a, b Out) int { return cmp.Compare(ptr.Deref(id(a), ""), ptr.Deref(id(b), "")) })
+	return out, nil
 }
 
 // convertJSON turns the client's types into the CRD's by a JSON round trip:
