@@ -1,0 +1,471 @@
+// Package manifests tests the deployable manifests of config/: what
+// `kubectl kustomize` renders from them must be accepted by a real API server
+// (envtest's), so that a broken manifest fails CI instead of a user's deploy.
+package manifests
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/servicewatch/servicewatch/internal/testenv"
+)
+
+// env is the control plane shared by the tests of this package; TestMain
+// starts and stops it. Tests only read it.
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	var err error
+	if env, err = testenv.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+		}
+	}()
+	return m.Run()
+}
+
+const systemNamespace = "servicewatch-system"
+
+// render runs `kubectl kustomize` on a directory of config/, as `make deploy`
+// does, and decodes every object it prints.
+func render(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	out := kubectl(t, "kustomize", filepath.Join(testenv.RepoRoot(), "config", dir))
+	objs, err := decode(out)
+	if err != nil {
+		t.Fatalf("decoding `kubectl kustomize config/%s`: %v", dir, err)
+	}
+	if len(objs) == 0 {
+		t.Fatalf("`kubectl kustomize config/%s` rendered nothing", dir)
+	}
+	return objs
+}
+
+func kubectl(t *testing.T, args ...string) []byte {
+	t.Helper()
+	path, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatal("kubectl is not on PATH; it is needed to render config/ with kustomize (the README lists it as a prerequisite)")
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(path, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+func decode(b []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, err
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+}
+
+func id(u *unstructured.Unstructured) string {
+	if u.GetNamespace() != "" {
+		return u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
+	}
+	return u.GetKind() + "/" + u.GetName()
+}
+
+// ensureNamespace creates a namespace for real: a dry-run namespace does not
+// exist for the objects that go in it.
+func ensureNamespace(t *testing.T, u *unstructured.Unstructured) {
+	t.Helper()
+	ctx := context.Background()
+	err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()),
+		client.FieldOwner("manifests-test"), client.ForceOwnership)
+	if err != nil {
+		t.Fatalf("creating %s: %v", id(u), err)
+	}
+}
+
+func dryRunApply(u *unstructured.Unstructured) error {
+	return env.Client.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u.DeepCopy()),
+		client.DryRunAll, client.FieldOwner("manifests-test"), client.ForceOwnership)
+}
+
+// TestDefaultRendersWhatTheOperatorNeeds checks that config/default holds
+// every object a deploy needs, in the operator's namespace.
+func TestDefaultRendersWhatTheOperatorNeeds(t *testing.T) {
+	objs := render(t, "default")
+	var got []string
+	for _, u := range objs {
+		got = append(got, id(u))
+	}
+	want := []string{
+		"Namespace/" + systemNamespace,
+		"CustomResourceDefinition/servicewatches.cloud.servicewatch.io",
+		"ServiceAccount/" + systemNamespace + "/servicewatch-controller-manager",
+		"ClusterRole/servicewatch-manager-role",
+		"ClusterRoleBinding/servicewatch-manager-rolebinding",
+		"Role/" + systemNamespace + "/servicewatch-leader-election-role",
+		"RoleBinding/" + systemNamespace + "/servicewatch-leader-election-rolebinding",
+		"ClusterRole/servicewatch-editor-role",
+		"ClusterRole/servicewatch-viewer-role",
+		"Service/" + systemNamespace + "/servicewatch-controller-manager-metrics-service",
+		"Deployment/" + systemNamespace + "/servicewatch-controller-manager",
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("config/default renders\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// TestManifestsApplyWithServerSideDryRun applies every rendered object to the
+// API server with server-side dry-run: schema, CEL rules and admission all
+// run, nothing is stored.
+func TestManifestsApplyWithServerSideDryRun(t *testing.T) {
+	for _, dir := range []string{"default", "crd", "samples"} {
+		t.Run(dir, func(t *testing.T) {
+			objs := render(t, dir)
+			for _, u := range objs {
+				if u.GetKind() == "Namespace" {
+					ensureNamespace(t, u)
+				}
+			}
+			for _, u := range objs {
+				if u.GetNamespace() == "" && isNamespaced(t, u) {
+					// config/samples leaves the namespace to
+					// the user (kubectl -n); use the operator's.
+					u.SetNamespace(systemNamespace)
+				}
+				if err := dryRunApply(u); err != nil {
+					t.Errorf("%s: %v", id(u), err)
+				}
+			}
+		})
+	}
+}
+
+func isNamespaced(t *testing.T, u *unstructured.Unstructured) bool {
+	t.Helper()
+	namespaced, err := env.Client.IsObjectNamespaced(u)
+	if err != nil {
+		t.Fatalf("%s: %v", id(u), err)
+	}
+	return namespaced
+}
+
+// TestDryRunRejectsBrokenManifests shows that the dry-run above can fail: the
+// API server rejects what a typo or a bad value makes of the rendered objects.
+func TestDryRunRejectsBrokenManifests(t *testing.T) {
+	objs := append(render(t, "default"), render(t, "samples")...)
+	find := func(kind string) *unstructured.Unstructured {
+		for _, u := range objs {
+			if u.GetKind() == kind {
+				u = u.DeepCopy()
+				if u.GetNamespace() == "" {
+					u.SetNamespace(systemNamespace)
+				}
+				return u
+			}
+		}
+		t.Fatalf("no %s rendered", kind)
+		return nil
+	}
+	ensureNamespace(t, find("Namespace"))
+	tests := []struct {
+		name    string
+		kind    string
+		breakIt func(u *unstructured.Unstructured)
+		want    string
+	}{{
+		name: "misspelt Deployment field",
+		kind: "Deployment",
+		breakIt: func(u *unstructured.Unstructured) {
+			containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+			containers[0].(map[string]any)["imagePullPolice"] = "Always"
+			_ = unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers")
+		},
+		want: "imagePullPolice",
+	}, {
+		name: "Service port out of range",
+		kind: "Service",
+		breakIt: func(u *unstructured.Unstructured) {
+			ports, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
+			ports[0].(map[string]any)["port"] = int64(70000)
+			_ = unstructured.SetNestedSlice(u.Object, ports, "spec", "ports")
+		},
+		want: "70000",
+	}, {
+		name: "ServiceWatch interval under 30s",
+		kind: "ServiceWatch",
+		breakIt: func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, "10s", "spec", "interval")
+		},
+		want: "interval must be at least 30s",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := find(tt.kind)
+			tt.breakIt(u)
+			err := dryRunApply(u)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("dry-run of a %s: error %v, want one mentioning %q", tt.name, err, tt.want)
+			}
+		})
+	}
+}
+
+// renderedDeployment returns the manager's Deployment of config/default.
+func renderedDeployment(t *testing.T) (*appsv1.Deployment, []*unstructured.Unstructured) {
+	t.Helper()
+	objs := render(t, "default")
+	for _, u := range objs {
+		if u.GetKind() == "Deployment" {
+			var d appsv1.Deployment
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, &d, true); err != nil {
+				t.Fatal(err)
+			}
+			return &d, objs
+		}
+	}
+	t.Fatal("config/default renders no Deployment")
+	return nil, nil
+}
+
+// TestManagerPodPassesRestrictedPodSecurity creates, with dry-run, a Pod from
+// the Deployment's template in the operator's namespace, whose label enforces
+// the restricted Pod Security Standard; a Pod that breaks it is rejected, so
+// the admission really runs.
+func TestManagerPodPassesRestrictedPodSecurity(t *testing.T) {
+	d, objs := renderedDeployment(t)
+	for _, u := range objs {
+		if u.GetKind() == "Namespace" {
+			if u.GetLabels()["pod-security.kubernetes.io/enforce"] != "restricted" {
+				t.Errorf("namespace %s does not enforce the restricted Pod Security Standard: labels %v", u.GetName(), u.GetLabels())
+			}
+			ensureNamespace(t, u)
+		}
+	}
+	pod := func(mutate func(*corev1.PodSpec)) *corev1.Pod {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "manager-", Namespace: d.Namespace, Labels: d.Spec.Template.Labels},
+			Spec:       *d.Spec.Template.Spec.DeepCopy(),
+		}
+		mutate(&p.Spec)
+		return p
+	}
+	tests := []struct {
+		name    string
+		mutate  func(*corev1.PodSpec)
+		allowed bool
+	}{
+		{"as rendered", func(*corev1.PodSpec) {}, true},
+		{"privilege escalation allowed", func(s *corev1.PodSpec) {
+			s.Containers[0].SecurityContext.AllowPrivilegeEscalation = new(true)
+		}, false},
+		{"capabilities not dropped", func(s *corev1.PodSpec) {
+			s.Containers[0].SecurityContext.Capabilities = nil
+		}, false},
+		{"no seccomp profile", func(s *corev1.PodSpec) {
+			s.SecurityContext.SeccompProfile = nil
+			s.Containers[0].SecurityContext.SeccompProfile = nil
+		}, false},
+		{"may run as root", func(s *corev1.PodSpec) {
+			s.SecurityContext.RunAsNonRoot = nil
+			s.SecurityContext.RunAsUser = nil
+			s.Containers[0].SecurityContext.RunAsNonRoot = nil
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := env.Client.Create(context.Background(), pod(tt.mutate), client.DryRunAll)
+			switch {
+			case tt.allowed && err != nil:
+				t.Errorf("the manager's pod is rejected: %v", err)
+			case !tt.allowed && (err == nil || !strings.Contains(err.Error(), "violates PodSecurity")):
+				t.Errorf("a pod with %s: error %v, want a PodSecurity violation", tt.name, err)
+			}
+		})
+	}
+}
+
+// TestManagerDeployment checks what the issue asks of the Deployment beyond
+// what the API server validates.
+func TestManagerDeployment(t *testing.T) {
+	d, objs := renderedDeployment(t)
+	spec := d.Spec.Template.Spec
+	if len(spec.Containers) != 1 {
+		t.Fatalf("%d containers, want 1", len(spec.Containers))
+	}
+	c := spec.Containers[0]
+	sc := c.SecurityContext
+	checks := []struct {
+		what string
+		ok   bool
+	}{
+		{"leader election on (--leader-elect)", slices.Contains(c.Args, "--leader-elect")},
+		{"image servicewatch:dev by default", c.Image == "servicewatch:dev"},
+		{"read-only root filesystem", sc != nil && sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem},
+		{"no privilege escalation", sc != nil && sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation},
+		{"all capabilities dropped", sc != nil && sc.Capabilities != nil && slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"})},
+		{"non-root", spec.SecurityContext != nil && spec.SecurityContext.RunAsNonRoot != nil && *spec.SecurityContext.RunAsNonRoot},
+		{"seccomp RuntimeDefault", spec.SecurityContext != nil && spec.SecurityContext.SeccompProfile != nil &&
+			spec.SecurityContext.SeccompProfile.Type == corev1.SeccompProfileTypeRuntimeDefault},
+		{"CPU and memory requests", !c.Resources.Requests.Cpu().IsZero() && !c.Resources.Requests.Memory().IsZero()},
+		{"CPU and memory limits", !c.Resources.Limits.Cpu().IsZero() && !c.Resources.Limits.Memory().IsZero()},
+		{"liveness probe on /healthz", c.LivenessProbe != nil && c.LivenessProbe.HTTPGet != nil && c.LivenessProbe.HTTPGet.Path == "/healthz"},
+		{"readiness probe on /readyz", c.ReadinessProbe != nil && c.ReadinessProbe.HTTPGet != nil && c.ReadinessProbe.HTTPGet.Path == "/readyz"},
+		{"probes on the port of --health-probe-bind-address", c.LivenessProbe != nil && portNumber(c, c.LivenessProbe.HTTPGet.Port.String()) == 8081 &&
+			slices.Contains(c.Args, "--health-probe-bind-address=:8081")},
+		{"metrics on the port of --metrics-bind-address", portNumber(c, "metrics") == 8080 && slices.Contains(c.Args, "--metrics-bind-address=:8080")},
+	}
+	for _, ch := range checks {
+		if !ch.ok {
+			t.Errorf("manager Deployment: want %s", ch.what)
+		}
+	}
+
+	// The references between the rendered objects hold after kustomize's
+	// name prefix and namespace.
+	byID := map[string]*unstructured.Unstructured{}
+	for _, u := range objs {
+		byID[id(u)] = u
+	}
+	if _, ok := byID["ServiceAccount/"+d.Namespace+"/"+spec.ServiceAccountName]; !ok {
+		t.Errorf("the Deployment runs as ServiceAccount %q, which config/default does not create", spec.ServiceAccountName)
+	}
+	for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
+		for _, u := range objs {
+			if u.GetKind() != kind {
+				continue
+			}
+			subjects, _, _ := unstructured.NestedSlice(u.Object, "subjects")
+			roleKind, _, _ := unstructured.NestedString(u.Object, "roleRef", "kind")
+			roleName, _, _ := unstructured.NestedString(u.Object, "roleRef", "name")
+			roleID := roleKind + "/" + roleName
+			if roleKind == "Role" {
+				roleID = roleKind + "/" + u.GetNamespace() + "/" + roleName
+			}
+			if _, ok := byID[roleID]; !ok {
+				t.Errorf("%s refers to %s, which config/default does not create", id(u), roleID)
+			}
+			for _, s := range subjects {
+				s := s.(map[string]any)
+				if s["kind"] != "ServiceAccount" || s["name"] != spec.ServiceAccountName || s["namespace"] != d.Namespace {
+					t.Errorf("%s binds %v, want the manager's ServiceAccount %s/%s", id(u), s, d.Namespace, spec.ServiceAccountName)
+				}
+			}
+		}
+	}
+	svc := byID["Service/"+d.Namespace+"/servicewatch-controller-manager-metrics-service"]
+	if svc == nil {
+		t.Fatal("no metrics Service")
+	}
+	selector, _, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector")
+	for k, v := range selector {
+		if d.Spec.Template.Labels[k] != v {
+			t.Errorf("the metrics Service selects %s=%s, which the manager's pods do not carry (labels %v)", k, v, d.Spec.Template.Labels)
+		}
+	}
+}
+
+func portNumber(c corev1.Container, nameOrNumber string) int32 {
+	for _, p := range c.Ports {
+		if p.Name == nameOrNumber || fmt.Sprint(p.ContainerPort) == nameOrNumber {
+			return p.ContainerPort
+		}
+	}
+	return 0
+}
+
+// TestMakeInstallAndDeploy runs `make install` and `make deploy IMG=...`
+// against the envtest API server through a kubeconfig, as a user would
+// against a cluster, and checks the image each IMG form yields.
+func TestMakeInstallAndDeploy(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Fatal("make is not on PATH")
+	}
+	kubeconfig := writeKubeconfig(t)
+	// -o manifests: the committed CRD and role are what is deployed; the
+	// test must not regenerate files under the feet of others.
+	make_ := func(t *testing.T, args ...string) {
+		t.Helper()
+		cmd := exec.Command("make", append([]string{"--no-print-directory", "-o", "manifests"}, args...)...)
+		cmd.Dir = testenv.RepoRoot()
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("make %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	make_(t, "install")
+	tests := []struct {
+		img, want string
+	}{
+		{"registry.example.com/team/servicewatch:v1.2.3", "registry.example.com/team/servicewatch:v1.2.3"},
+		{"registry.example.com:5000/servicewatch", "registry.example.com:5000/servicewatch:latest"},
+		{"servicewatch@sha256:" + strings.Repeat("ab", 32), "servicewatch@sha256:" + strings.Repeat("ab", 32)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.img, func(t *testing.T) {
+			make_(t, "deploy", "IMG="+tt.img)
+			var d appsv1.Deployment
+			key := client.ObjectKey{Namespace: systemNamespace, Name: "servicewatch-controller-manager"}
+			if err := env.Client.Get(context.Background(), key, &d); err != nil {
+				t.Fatal(err)
+			}
+			if got := d.Spec.Template.Spec.Containers[0].Image; got != tt.want {
+				t.Errorf("make deploy IMG=%s deployed image %s, want %s", tt.img, got, tt.want)
+			}
+		})
+	}
+}
+
+func writeKubeconfig(t *testing.T) string {
+	t.Helper()
+	cfg := env.Config
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
+	kc.CurrentContext = "envtest"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
