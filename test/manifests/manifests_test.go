@@ -29,26 +29,38 @@ import (
 	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 
-// env is the control plane shared by the tests of this package; TestMain
-// starts and stops it. Tests only read it.
-var env *testenv.Env
-
-func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
+// TestManifests starts one control plane for all of its subtests: starting
+// kube-apiserver and etcd takes seconds, and the subtests only add objects
+// in the operator's namespace that the others tolerate.
+func TestManifests(t *testing.T) {
+	e, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Stop(); err != nil {
+			t.Errorf("stopping envtest: %v", err)
+		}
+	})
+	s := suite{env: e}
+	for _, tc := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"config/default renders what the operator needs", s.defaultRendersWhatTheOperatorNeeds},
+		{"manifests apply with server-side dry-run", s.manifestsApplyWithServerSideDryRun},
+		{"dry-run rejects broken manifests", s.dryRunRejectsBrokenManifests},
+		{"manager pod passes restricted Pod Security", s.managerPodPassesRestrictedPodSecurity},
+		{"manager Deployment", s.managerDeployment},
+		{"make install and deploy", s.makeInstallAndDeploy},
+	} {
+		t.Run(tc.name, tc.run)
+	}
 }
 
-func runTests(m *testing.M) int {
-	var err error
-	if env, err = testenv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
-		}
-	}()
-	return m.Run()
+// suite holds the control plane the subtests of TestManifests share.
+type suite struct {
+	env *testenv.Env
 }
 
 const systemNamespace = "servicewatch-system"
@@ -110,24 +122,24 @@ func id(u *unstructured.Unstructured) string {
 
 // ensureNamespace creates a namespace for real: a dry-run namespace does not
 // exist for the objects that go in it.
-func ensureNamespace(t *testing.T, u *unstructured.Unstructured) {
+func (s suite) ensureNamespace(t *testing.T, u *unstructured.Unstructured) {
 	t.Helper()
 	ctx := context.Background()
-	err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()),
+	err := s.env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()),
 		client.FieldOwner("manifests-test"), client.ForceOwnership)
 	if err != nil {
 		t.Fatalf("creating %s: %v", id(u), err)
 	}
 }
 
-func dryRunApply(u *unstructured.Unstructured) error {
-	return env.Client.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u.DeepCopy()),
+func (s suite) dryRunApply(u *unstructured.Unstructured) error {
+	return s.env.Client.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u.DeepCopy()),
 		client.DryRunAll, client.FieldOwner("manifests-test"), client.ForceOwnership)
 }
 
-// TestDefaultRendersWhatTheOperatorNeeds checks that config/default holds
+// defaultRendersWhatTheOperatorNeeds checks that config/default holds
 // every object a deploy needs, in the operator's namespace.
-func TestDefaultRendersWhatTheOperatorNeeds(t *testing.T) {
+func (s suite) defaultRendersWhatTheOperatorNeeds(t *testing.T) {
 	objs := render(t, "default")
 	var got []string
 	for _, u := range objs {
@@ -153,25 +165,25 @@ func TestDefaultRendersWhatTheOperatorNeeds(t *testing.T) {
 	}
 }
 
-// TestManifestsApplyWithServerSideDryRun applies every rendered object to the
+// manifestsApplyWithServerSideDryRun applies every rendered object to the
 // API server with server-side dry-run: schema, CEL rules and admission all
 // run, nothing is stored.
-func TestManifestsApplyWithServerSideDryRun(t *testing.T) {
+func (s suite) manifestsApplyWithServerSideDryRun(t *testing.T) {
 	for _, dir := range []string{"default", "crd", "samples"} {
 		t.Run(dir, func(t *testing.T) {
 			objs := render(t, dir)
 			for _, u := range objs {
 				if u.GetKind() == "Namespace" {
-					ensureNamespace(t, u)
+					s.ensureNamespace(t, u)
 				}
 			}
 			for _, u := range objs {
-				if u.GetNamespace() == "" && isNamespaced(t, u) {
+				if u.GetNamespace() == "" && s.isNamespaced(t, u) {
 					// config/samples leaves the namespace to
 					// the user (kubectl -n); use the operator's.
 					u.SetNamespace(systemNamespace)
 				}
-				if err := dryRunApply(u); err != nil {
+				if err := s.dryRunApply(u); err != nil {
 					t.Errorf("%s: %v", id(u), err)
 				}
 			}
@@ -179,18 +191,18 @@ func TestManifestsApplyWithServerSideDryRun(t *testing.T) {
 	}
 }
 
-func isNamespaced(t *testing.T, u *unstructured.Unstructured) bool {
+func (s suite) isNamespaced(t *testing.T, u *unstructured.Unstructured) bool {
 	t.Helper()
-	namespaced, err := env.Client.IsObjectNamespaced(u)
+	namespaced, err := s.env.Client.IsObjectNamespaced(u)
 	if err != nil {
 		t.Fatalf("%s: %v", id(u), err)
 	}
 	return namespaced
 }
 
-// TestDryRunRejectsBrokenManifests shows that the dry-run above can fail: the
+// dryRunRejectsBrokenManifests shows that the dry-run above can fail: the
 // API server rejects what a typo or a bad value makes of the rendered objects.
-func TestDryRunRejectsBrokenManifests(t *testing.T) {
+func (s suite) dryRunRejectsBrokenManifests(t *testing.T) {
 	objs := append(render(t, "default"), render(t, "samples")...)
 	find := func(kind string) *unstructured.Unstructured {
 		for _, u := range objs {
@@ -205,7 +217,7 @@ func TestDryRunRejectsBrokenManifests(t *testing.T) {
 		t.Fatalf("no %s rendered", kind)
 		return nil
 	}
-	ensureNamespace(t, find("Namespace"))
+	s.ensureNamespace(t, find("Namespace"))
 	tests := []struct {
 		name    string
 		kind    string
@@ -241,7 +253,7 @@ func TestDryRunRejectsBrokenManifests(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			u := find(tt.kind)
 			tt.breakIt(u)
-			err := dryRunApply(u)
+			err := s.dryRunApply(u)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("dry-run of a %s: error %v, want one mentioning %q", tt.name, err, tt.want)
 			}
@@ -266,18 +278,18 @@ func renderedDeployment(t *testing.T) (*appsv1.Deployment, []*unstructured.Unstr
 	return nil, nil
 }
 
-// TestManagerPodPassesRestrictedPodSecurity creates, with dry-run, a Pod from
+// managerPodPassesRestrictedPodSecurity creates, with dry-run, a Pod from
 // the Deployment's template in the operator's namespace, whose label enforces
 // the restricted Pod Security Standard; a Pod that breaks it is rejected, so
 // the admission really runs.
-func TestManagerPodPassesRestrictedPodSecurity(t *testing.T) {
+func (s suite) managerPodPassesRestrictedPodSecurity(t *testing.T) {
 	d, objs := renderedDeployment(t)
 	for _, u := range objs {
 		if u.GetKind() == "Namespace" {
 			if u.GetLabels()["pod-security.kubernetes.io/enforce"] != "restricted" {
 				t.Errorf("namespace %s does not enforce the restricted Pod Security Standard: labels %v", u.GetName(), u.GetLabels())
 			}
-			ensureNamespace(t, u)
+			s.ensureNamespace(t, u)
 		}
 	}
 	pod := func(mutate func(*corev1.PodSpec)) *corev1.Pod {
@@ -312,7 +324,7 @@ func TestManagerPodPassesRestrictedPodSecurity(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := env.Client.Create(context.Background(), pod(tt.mutate), client.DryRunAll)
+			err := s.env.Client.Create(context.Background(), pod(tt.mutate), client.DryRunAll)
 			switch {
 			case tt.allowed && err != nil:
 				t.Errorf("the manager's pod is rejected: %v", err)
@@ -323,9 +335,9 @@ func TestManagerPodPassesRestrictedPodSecurity(t *testing.T) {
 	}
 }
 
-// TestManagerDeployment checks what the issue asks of the Deployment beyond
+// managerDeployment checks what the issue asks of the Deployment beyond
 // what the API server validates.
-func TestManagerDeployment(t *testing.T) {
+func (s suite) managerDeployment(t *testing.T) {
 	d, objs := renderedDeployment(t)
 	spec := d.Spec.Template.Spec
 	if len(spec.Containers) != 1 {
@@ -412,21 +424,25 @@ func portNumber(c corev1.Container, nameOrNumber string) int32 {
 	return 0
 }
 
-// TestMakeInstallAndDeploy runs `make install` and `make deploy IMG=...`
+// makeInstallAndDeploy runs `make install` and `make deploy IMG=...`
 // against the envtest API server through a kubeconfig, as a user would
 // against a cluster, and checks the image each IMG form yields.
-func TestMakeInstallAndDeploy(t *testing.T) {
+func (s suite) makeInstallAndDeploy(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Fatal("make is not on PATH")
 	}
-	kubeconfig := writeKubeconfig(t)
+	kubeconfig := s.writeKubeconfig(t)
 	// -o manifests: the committed CRD and role are what is deployed; the
 	// test must not regenerate files under the feet of others.
 	make_ := func(t *testing.T, args ...string) {
 		t.Helper()
 		cmd := exec.Command("make", append([]string{"--no-print-directory", "-o", "manifests"}, args...)...)
 		cmd.Dir = testenv.RepoRoot()
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		// As a user runs it: not as a sub-make of `make test`, whose flags
+		// and jobserver would otherwise be inherited.
+		cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+			return strings.HasPrefix(kv, "MAKEFLAGS=") || strings.HasPrefix(kv, "MFLAGS=") || strings.HasPrefix(kv, "MAKELEVEL=")
+		}), "KUBECONFIG="+kubeconfig)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("make %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -445,7 +461,7 @@ func TestMakeInstallAndDeploy(t *testing.T) {
 			make_(t, "deploy", "IMG="+tt.img)
 			var d appsv1.Deployment
 			key := client.ObjectKey{Namespace: systemNamespace, Name: "servicewatch-controller-manager"}
-			if err := env.Client.Get(context.Background(), key, &d); err != nil {
+			if err := s.env.Client.Get(context.Background(), key, &d); err != nil {
 				t.Fatal(err)
 			}
 			if got := d.Spec.Template.Spec.Containers[0].Image; got != tt.want {
@@ -455,9 +471,9 @@ func TestMakeInstallAndDeploy(t *testing.T) {
 	}
 }
 
-func writeKubeconfig(t *testing.T) string {
+func (s suite) writeKubeconfig(t *testing.T) string {
 	t.Helper()
-	cfg := env.Config
+	cfg := s.env.Config
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
 	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
