@@ -46,6 +46,9 @@ func main() {
 	// children: a second Ctrl-C must not leave them orphaned.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Output piped into a command that exits early (| head) must not kill the
+	// demo before it has stopped its children: writes then just fail.
+	signal.Ignore(syscall.SIGPIPE)
 	p := newProgress(os.Stdout)
 	err := run(ctx, p, o)
 	if err != nil {
@@ -84,7 +87,13 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 		return err
 	}
 
+	pids := pidFile{path: filepath.Join(paths.work, "pids"), bin: filepath.Join(root, "bin")}
+	if stopped := pids.reap(); len(stopped) > 0 {
+		p.say("stopped processes an earlier demo left behind when it was killed: %s", strings.Join(stopped, ", "))
+	}
+
 	var stops cleanup
+	stops.add(func() error { pids.remove(); return nil })
 	defer func() {
 		p.say("stopping everything the demo started")
 		if cerr := stops.run(); cerr != nil {
@@ -104,6 +113,9 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 		return err
 	}
 	stops.add(cp.stop)
+	if err := pids.record(); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -122,6 +134,9 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 		return err
 	}
 	stops.add(func() error { return fake.stop(10 * time.Second) })
+	if err := pids.record(); err != nil {
+		return err
+	}
 	cloudURL, err := awaitLine(ctx, firstLine, fake, 30*time.Second)
 	if err != nil {
 		return fmt.Errorf("fake cloud: %w (log: %s)", err, filepath.Join(paths.work, "fakecloud.log"))
@@ -159,6 +174,9 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 	// The manager stops before the API server (cleanup runs in reverse), so
 	// it can release what it holds and its log ends cleanly.
 	stops.add(func() error { return mgr.stop(40 * time.Second) })
+	if err := pids.record(); err != nil {
+		return err
+	}
 	if err := awaitHTTP(ctx, "http://"+probeAddr+"/readyz", mgr, time.Minute); err != nil {
 		return fmt.Errorf("manager not ready: %w (log: %s)", err, managerLog)
 	}

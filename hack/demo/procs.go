@@ -151,3 +151,60 @@ func leftoverChildren() []string {
 	}
 	return left
 }
+
+// pidFile records the processes the demo runs, so that a later demo can stop
+// them if this one is killed with SIGKILL, which it cannot trap. The manager
+// and the fake cloud die with the demo anyway (Pdeathsig); envtest's
+// kube-apiserver and etcd do not.
+type pidFile struct {
+	path string
+	bin  string // only processes whose executable is under this directory are ever signalled
+}
+
+// record writes the demo's current child processes.
+func (f pidFile) record() error {
+	var lines []string
+	for _, c := range leftoverChildren() {
+		lines = append(lines, strings.Fields(c)[0])
+	}
+	return os.WriteFile(f.path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+}
+
+// reap stops what an earlier, killed demo left running and returns what it
+// stopped. A pid reused by an unrelated process is left alone: only
+// executables under f.bin are signalled.
+func (f pidFile) reap() []string {
+	b, err := os.ReadFile(f.path)
+	if err != nil {
+		return nil
+	}
+	var stopped []int
+	var names []string
+	for _, field := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(field)
+		if err != nil {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", field, "exe"))
+		if err != nil || !strings.HasPrefix(exe, f.bin+string(filepath.Separator)) {
+			continue
+		}
+		if syscall.Kill(pid, syscall.SIGTERM) == nil {
+			stopped = append(stopped, pid)
+			names = append(names, fmt.Sprintf("%d %s", pid, filepath.Base(exe)))
+		}
+	}
+	// An API server whose etcd is gone can take long to shut down: give
+	// each a few seconds, then kill it.
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range stopped {
+		for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	_ = os.Remove(f.path)
+	return names
+}
+
+func (f pidFile) remove() { _ = os.Remove(f.path) }
