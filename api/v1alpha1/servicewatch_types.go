@@ -201,8 +201,12 @@ type ServiceWatch struct {
 	// +required
 	Spec ServiceWatchSpec `json:"spec"`
 
-	// status is what the operator last read from the cloud.
+	// status is what the operator last read from the cloud. Until the
+	// operator first writes it, observedGeneration reads -1, so that kstatus
+	// (and Flux and Argo CD with it) sees a new object as in progress rather
+	// than current.
 	// +optional
+	// +kubebuilder:default:={"observedGeneration":-1}
 	Status ServiceWatchStatus `json:"status,omitempty"`
 }
 

@@ -221,3 +221,21 @@ func TestSecretRefHasNoNamespace(t *testing.T) {
 		t.Errorf("secretRef kept a namespace: %v", ref)
 	}
 }
+
+// Until the operator writes status, observedGeneration reads -1, so that
+// kstatus-based health checks (Flux, Argo CD) wait for the first sync instead
+// of calling a brand-new object Current.
+func TestNewWatchReadsAsNotYetObserved(t *testing.T) {
+	ctx := context.Background()
+	w := validWatch("not-yet-observed")
+	if err := env.Client.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	var got swv1.ServiceWatch
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(w), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.ObservedGeneration != -1 {
+		t.Errorf("status.observedGeneration of a new watch = %d, want -1", got.Status.ObservedGeneration)
+	}
+}

@@ -104,11 +104,12 @@ type state struct {
 
 func states() []state {
 	return []state{{
-		// kstatus cannot tell a resource whose controller has not written yet
-		// from one without status: it calls it Current. docs/gitops.md says so.
-		name:    "new, no status yet",
-		obj:     func() *unstructured.Unstructured { return watch(1, false, nil) },
-		kstatus: status.CurrentStatus, argo: "Progressing", argoMessage: "latest generation",
+		// The CRD defaults status.observedGeneration to -1 until the operator
+		// writes status, so a brand-new watch is not Current before its first
+		// sync (api/v1alpha1 tests that the API server serves it so).
+		name:    "new, not yet seen by the operator",
+		obj:     func() *unstructured.Unstructured { return watch(1, false, map[string]any{"observedGeneration": int64(-1)}) },
+		kstatus: status.InProgressStatus, argo: "Progressing", argoMessage: "latest generation",
 	}, {
 		name: "new generation not yet observed",
 		obj: func() *unstructured.Unstructured {
