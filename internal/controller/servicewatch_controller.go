@@ -277,21 +277,23 @@ func (r *ServiceWatchReconciler) sync(ctx context.Context, watch *swv1.ServiceWa
 	}
 	r.record(key, watch, results)
 
-	prev, _ := r.schedules.get(key)
-	failures, transient, retryAfter := assess(results)
-	if failures {
-		prev.failures++
-	} else {
-		prev.failures = 0
-	}
-	delay := nextDelay(interval(watch), prev.failures, transient, retryAfter)
-	r.schedules.set(key, watchSchedule{
-		trigger:  trigger,
-		nextSync: r.now().Add(delay),
-		failures: prev.failures,
-	})
-	log.FromContext(ctx).V(1).Info("synced", "nextSyncIn", delay.Round(time.Second).String(), "failing", failures)
+	delay := r.scheduleNext(key, watch, trigger, results)
+	log.FromContext(ctx).V(1).Info("synced", "nextSyncIn", delay.Round(time.Second).String())
 	return ctrl.Result{RequeueAfter: delay}, nil
+}
+
+// scheduleNext remembers when the watch is next due after a sync with these
+// results, and returns the wait.
+func (r *ServiceWatchReconciler) scheduleNext(key types.NamespacedName, watch *swv1.ServiceWatch, trigger string, results cloudResults) time.Duration {
+	failures := 0
+	failed, transient, retryAfter := assess(results)
+	if failed {
+		prev, _ := r.schedules.get(key)
+		failures = prev.failures + 1
+	}
+	delay := nextDelay(interval(watch), failures, transient, retryAfter)
+	r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: r.now().Add(delay), failures: failures})
+	return delay
 }
 
 // reachedCloud tells whether this sync got as far as calling the cloud;
@@ -301,12 +303,12 @@ func reachedCloud(watch *swv1.ServiceWatch, mgmt managementAccess, alerts alertA
 }
 
 // assess sums up a sync's results for the schedule.
-func assess(res cloudResults) (failures, transient bool, retryAfter time.Duration) {
+func assess(res cloudResults) (failed, transient bool, retryAfter time.Duration) {
 	consider := func(f *failure) {
 		if f == nil {
 			return
 		}
-		failures = true
+		failed = true
 		transient = transient || !isStalledReason(f.reason)
 		retryAfter = max(retryAfter, f.retryAfter)
 	}
@@ -316,7 +318,7 @@ func assess(res cloudResults) (failures, transient bool, retryAfter time.Duratio
 	for _, a := range res.alerts {
 		consider(a.failure)
 	}
-	return failures, transient, retryAfter
+	return failed, transient, retryAfter
 }
 
 // announce marks the watch Reconciling before slow cloud calls, so that
