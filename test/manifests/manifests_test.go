@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -53,6 +54,7 @@ func TestManifests(t *testing.T) {
 		{"manager pod passes restricted Pod Security", s.managerPodPassesRestrictedPodSecurity},
 		{"manager Deployment", s.managerDeployment},
 		{"make install and deploy", s.makeInstallAndDeploy},
+		{"kubectl explain and get", s.kubectlExplainAndGet},
 	} {
 		t.Run(tc.name, tc.run)
 	}
@@ -484,4 +486,56 @@ func (s suite) writeKubeconfig(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// kubectlExplainAndGet checks what a user reads with kubectl: the field
+// docs of `kubectl explain`, down to nested status fields, and the columns
+// of `kubectl get sw -o wide`.
+func (s suite) kubectlExplainAndGet(t *testing.T) {
+	kubeconfig := s.writeKubeconfig(t)
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	explained := map[string][]string{
+		"servicewatch.spec.interval":                                      {"At least 30s"},
+		"servicewatch.status.pipes.source.postgres.settings":              {"settings tune the replication", "syncIntervalSeconds", "replicationSlotName"},
+		"servicewatch.status.pipes.scaling.replicaMemoryGb":               {"in gigabytes"},
+		"servicewatch.status.pipes.source.objectStorage.connectionString": {"<redacted>"},
+		"servicewatch.status.alerts.error":                                {"latest fetch"},
+	}
+	// The API server publishes a new CRD's OpenAPI schema a moment after the
+	// CRD is established.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := exec.Command("kubectl", "--kubeconfig", kubeconfig, "explain", "servicewatch").CombinedOutput()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kubectl explain servicewatch: %v\n%s", err, out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	for field, wants := range explained {
+		out := run("explain", field)
+		for _, want := range wants {
+			if !strings.Contains(out, want) {
+				t.Errorf("kubectl explain %s does not say %q:\n%s", field, want, out)
+			}
+		}
+	}
+
+	sample := filepath.Join(testenv.RepoRoot(), "config", "samples", "cloud_v1alpha1_servicewatch.yaml")
+	run("create", "namespace", "explain-get")
+	run("apply", "-n", "explain-get", "-f", sample)
+	header := strings.Fields(strings.SplitN(run("get", "sw", "-n", "explain-get", "-o", "wide"), "\n", 2)[0])
+	want := []string{"NAME", "READY", "PIPES", "ENDPOINTS", "ALERTS", "LAST", "SYNC", "AGE", "SERVICE", "MESSAGE"}
+	if !slices.Equal(header, want) {
+		t.Errorf("kubectl get sw -o wide columns = %v, want %v", header, want)
+	}
 }
