@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -430,14 +431,14 @@ func TestRequestedAtTriggersSync(t *testing.T) {
 }
 
 // 10. Quiet when nothing changes: syncs of unchanged data write nothing but
-// lastSyncTime, and conditions keep their lastTransitionTime.
+// lastSyncTime, and conditions keep their lastTransitionTime. Each sync is
+// triggered by touching the Secret (a new resourceVersion, the same data),
+// which the operator must answer with exactly one sync and one small write.
 func TestUnchangedCloudWritesOnlyLastSyncTime(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.createSecrets()
-	w := f.newWatch("quiet", fakecloud.DefaultAlertID)
-	w.Spec.Interval = metav1.Duration{Duration: 30 * time.Second}
-	f.create(w)
+	f.create(f.newWatch("quiet", fakecloud.DefaultAlertID))
 	ready := f.waitFor("quiet", 20*time.Second, "Ready", isReady)
 
 	watcher, err := env.WatchClient.Watch(f.ctx, &swv1.ServiceWatchList{}, client.InNamespace(f.ns))
@@ -445,26 +446,84 @@ func TestUnchangedCloudWritesOnlyLastSyncTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer watcher.Stop()
-
-	const syncs = 3
-	prev := ready
-	deadline := time.After(syncs*40*time.Second + 10*time.Second)
-	for n := 0; n < syncs; {
-		select {
-		case ev := <-watcher.ResultChan():
-			cur, ok := ev.Object.(*swv1.ServiceWatch)
-			if !ok || cur.ResourceVersion == prev.ResourceVersion {
-				continue
+	writes := watcher.ResultChan()
+	nextWrite := func(prev *swv1.ServiceWatch, timeout time.Duration) *swv1.ServiceWatch {
+		t.Helper()
+		deadline := time.After(timeout)
+		for {
+			select {
+			case ev := <-writes:
+				if cur, ok := ev.Object.(*swv1.ServiceWatch); ok && cur.ResourceVersion != prev.ResourceVersion {
+					return cur
+				}
+			case <-deadline:
+				return nil
 			}
-			n++
-			assertOnlyLastSyncTimeChanged(t, prev, cur)
-			prev = cur
-		case <-deadline:
-			t.Fatalf("saw %d writes in %v, want %d syncs", n, syncs*40*time.Second, syncs)
 		}
 	}
-	if calls := f.fake.Calls(fakecloud.OpListPipes); calls < syncs+1 {
-		t.Errorf("the cloud saw %d pipes calls, want at least %d", calls, syncs+1)
+
+	prev := ready
+	for i := range 3 {
+		time.Sleep(1100 * time.Millisecond) // lastSyncTime has a resolution of one second
+		calls := f.fake.Calls(fakecloud.OpListPipes)
+		f.touchSecret(fmt.Sprintf("touch-%d", i))
+		cur := nextWrite(prev, 15*time.Second)
+		if cur == nil {
+			t.Fatalf("touch %d: no status write after a change to the Secret", i)
+		}
+		assertOnlyLastSyncTimeChanged(t, prev, cur)
+		if got := f.fake.Calls(fakecloud.OpListPipes); got != calls+1 {
+			t.Errorf("touch %d: %d pipes calls, want exactly one", i, got-calls)
+		}
+		prev = cur
+	}
+	// The operator's own writes must not trigger more syncs.
+	if cur := nextWrite(prev, 3*time.Second); cur != nil {
+		t.Errorf("an unexpected write followed: %s", mustJSON(t, cur.Status))
+	}
+}
+
+// touchSecret changes the management Secret's labels only.
+func (f *fixture) touchSecret(value string) {
+	f.t.Helper()
+	secret := &corev1.Secret{}
+	if err := env.Client.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: "warehouse-api-key"}, secret); err != nil {
+		f.t.Fatal(err)
+	}
+	patch := client.MergeFrom(secret.DeepCopy())
+	secret.Labels = map[string]string{"touched": value}
+	if err := env.Client.Patch(f.ctx, secret, patch); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// The schedule: with nothing changing, the next sync comes one interval
+// (plus at most 10% jitter) after the last.
+func TestSyncsEveryInterval(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.createSecrets()
+	w := f.newWatch("periodic")
+	w.Spec.Interval = metav1.Duration{Duration: 30 * time.Second}
+	f.create(w)
+	f.waitFor("periodic", 20*time.Second, "Ready", isReady)
+
+	deadline := time.Now().Add(45 * time.Second)
+	var calls []time.Time
+	for len(calls) < 2 && time.Now().Before(deadline) {
+		time.Sleep(250 * time.Millisecond)
+		calls = calls[:0]
+		for _, c := range f.fake.CallLog() {
+			if c.Operation == fakecloud.OpListPipes {
+				calls = append(calls, c.Time)
+			}
+		}
+	}
+	if len(calls) < 2 {
+		t.Fatalf("no second sync within 45s of an interval of 30s")
+	}
+	if gap := calls[1].Sub(calls[0]); gap < 30*time.Second || gap > 36*time.Second {
+		t.Errorf("the second sync came %v after the first, want 30s to 33s (+ scheduling slack)", gap)
 	}
 }
 
