@@ -626,3 +626,94 @@ func TestHugeServiceIsTruncated(t *testing.T) {
 		t.Error("truncation is not deterministic")
 	}
 }
+
+// Real services are messier than their spec: nulls, fields and enum values it
+// does not list. Status keeps what was sent (false, 0 and "" included), leaves
+// out what was absent or null, drops unknown fields, keeps unknown values.
+func TestMessyCloudDataIsToleratedFaithfully(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.fake.SetPipes(fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, []map[string]any{{
+		"id":            "aaaaaaaa-0000-4000-8000-000000000001",
+		"state":         "Hibernating", // not a state the spec lists
+		"name":          "",
+		"scaling":       nil,
+		"fieldMappings": []any{},
+		"source":        map[string]any{"kinesis": map[string]any{"useEnhancedFanOut": false, "timestamp": 0, "futureOption": "x"}},
+		"settings":      map[string]any{"warehouse_max_threads": 0, "brand_new_setting": 3},
+		"colour":        "blue", // a field the spec does not list
+	}})
+	f.createSecrets()
+	f.create(f.newWatch("messy"))
+	f.waitFor("messy", 20*time.Second, "Ready", isReady)
+
+	got := normalize(t, f.rawStatus("messy")["pipes"])
+	want := normalize(t, []any{map[string]any{
+		"id":            "aaaaaaaa-0000-4000-8000-000000000001",
+		"state":         "Hibernating",
+		"name":          "",
+		"fieldMappings": []any{},
+		"source":        map[string]any{"kinesis": map[string]any{"useEnhancedFanOut": false, "timestamp": 0}},
+		"settings":      map[string]any{"warehouse_max_threads": 0},
+	}})
+	diffJSON(t, "pipes", got, want)
+	if w := f.get("messy"); w.Status.Summary.PipesByState["Hibernating"] != 1 {
+		t.Errorf("pipesByState = %v", w.Status.Summary.PipesByState)
+	}
+}
+
+// What a user reads in the condition when the cloud misbehaves: the reason
+// the status code decides, the service's own short words, never a whole HTML
+// page, and the requestId to quote to support.
+func TestCloudFailuresReadWellInConditions(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		fault      fakecloud.Fault
+		reason     string
+		mention    []string
+		notMention []string
+	}{
+		{"HTML 504 from a CDN", fakecloud.Fault{Status: 504, Body: fakecloud.HTML504, ContentType: "text/html"},
+			swv1.ReasonServerError, []string{"504", "Gateway Time-out"}, []string{"<html", "<script", "trace"}},
+		{"management error body", fakecloud.Fault{Status: 404, Body: `{"status":404,"requestId":"3f2a1b4c-5d6e-4f70-8192-a3b4c5d6e7f8","error":"service not found"}`},
+			swv1.ReasonNotFound, []string{"service not found", "3f2a1b4c-5d6e-4f70-8192-a3b4c5d6e7f8"}, nil},
+		{"bare 429", fakecloud.Fault{Status: 429, Body: "slow down", ContentType: "text/plain"},
+			swv1.ReasonRateLimited, []string{"429"}, nil},
+		{"malformed JSON", fakecloud.Fault{Malformed: true},
+			swv1.ReasonInvalidResponse, []string{"InvalidResponse"}, nil},
+		{"body over the size cap", fakecloud.Fault{OversizedBytes: 17 << 20},
+			swv1.ReasonInvalidResponse, []string{"too large"}, nil},
+		{"hang until the client gives up", fakecloud.Fault{Hang: true},
+			swv1.ReasonUnreachable, []string{"list pipes"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			f.fake.SetFault(fakecloud.OpListPipes, tt.fault)
+			f.createSecrets()
+			f.create(f.newWatch("faulty"))
+			w := f.waitFor("faulty", 30*time.Second, "PipesSynced "+tt.reason,
+				conditionIs(swv1.ConditionPipesSynced, metav1.ConditionFalse, tt.reason))
+			msg := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionPipesSynced).Message
+			t.Logf("PipesSynced message: %s", msg)
+			for _, s := range tt.mention {
+				if !strings.Contains(msg, s) {
+					t.Errorf("message %q does not mention %q", msg, s)
+				}
+			}
+			for _, s := range tt.notMention {
+				if strings.Contains(msg, s) {
+					t.Errorf("message %q contains %q", msg, s)
+				}
+			}
+			if len(msg) > 1000 {
+				t.Errorf("message is %d characters long", len(msg))
+			}
+			if !conditionIs(swv1.ConditionReversePrivateEndpointsSynced, metav1.ConditionTrue, swv1.ReasonSynced)(w) {
+				t.Error("the endpoints part did not sync beside the failing pipes")
+			}
+		})
+	}
+}
