@@ -53,25 +53,21 @@ func applyAlerts(status *swv1.ServiceWatchStatus, ids []string, res cloudResults
 	var failed []string
 	var first *failure
 	for i, id := range ids {
-		var entry swv1.AlertStatus
-		var f *failure
-		if res.alertsFailure != nil {
-			entry, f = previous[id], res.alertsFailure
-		} else {
-			entry, f = res.alerts[i].alert, res.alerts[i].failure
+		f := res.alertsFailure
+		if f == nil {
+			f = res.alerts[i].failure
 		}
-		if f != nil {
-			if prev, ok := previous[id]; ok {
-				entry = prev
-			}
-			entry.ID = id
-			entry.Error = f.Error()
-			failed = append(failed, fmt.Sprintf("%s (%s)", id, f.Error()))
-			if first == nil {
-				first = f
-			}
+		if f == nil {
+			alerts = append(alerts, res.alerts[i].alert)
+			continue
 		}
+		entry := previous[id] // the last successful fetch, if there was one
+		entry.ID, entry.Error = id, f.Error()
 		alerts = append(alerts, entry)
+		failed = append(failed, fmt.Sprintf("%s (%s)", id, f.Error()))
+		if first == nil {
+			first = f
+		}
 	}
 	if len(alerts) == 0 {
 		alerts = nil
