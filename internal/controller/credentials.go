@@ -2,10 +2,10 @@ package controller
 
 import (
 	"context"
-	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/go-logr/logr"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,10 +23,9 @@ const (
 
 // managementAccess is what the management API parts need, or why they cannot run.
 type managementAccess struct {
-	url           string
-	creds         cloudapi.BasicCredentials
-	secretVersion string
-	failure       *failure
+	url     string
+	creds   cloudapi.BasicCredentials
+	failure *failure
 }
 
 // alertAccess is what the alerts part needs, or why it cannot run.
@@ -93,14 +92,11 @@ func (r *ServiceWatchReconciler) readSecret(ctx context.Context, namespace, name
 }
 
 func quoteKeys(keys []string) string {
-	out := ""
+	quoted := make([]string, len(keys))
 	for i, k := range keys {
-		if i > 0 {
-			out += " and "
-		}
-		out += fmt.Sprintf("%q", k)
+		quoted[i] = strconv.Quote(k)
 	}
-	return out
+	return strings.Join(quoted, " and ")
 }
 
 func firstNonEmpty(values ...string) string {
