@@ -50,6 +50,12 @@ func cloudFailure(err error) *failure {
 		f.message += "; check the key or token in the referenced Secret"
 	case cloudapi.ReasonForbidden:
 		f.message += "; the credential lacks permission for this organization or service"
+	case cloudapi.ReasonNotFound:
+		if cerr.Operation == cloudapi.OperationGetAlert {
+			f.message += "; check the ID in spec.alertIds"
+		} else {
+			f.message += "; check spec.organizationId and spec.serviceId"
+		}
 	}
 	return f
 }
