@@ -508,7 +508,7 @@ func TestSyncsEveryInterval(t *testing.T) {
 	f.create(w)
 	f.waitFor("periodic", 20*time.Second, "Ready", isReady)
 
-	deadline := time.Now().Add(45 * time.Second)
+	deadline := time.Now().Add(50 * time.Second)
 	var calls []time.Time
 	for len(calls) < 2 && time.Now().Before(deadline) {
 		time.Sleep(250 * time.Millisecond)
@@ -520,10 +520,10 @@ func TestSyncsEveryInterval(t *testing.T) {
 		}
 	}
 	if len(calls) < 2 {
-		t.Fatalf("no second sync within 45s of an interval of 30s")
+		t.Fatalf("no second sync within 50s of an interval of 30s")
 	}
-	if gap := calls[1].Sub(calls[0]); gap < 30*time.Second || gap > 36*time.Second {
-		t.Errorf("the second sync came %v after the first, want 30s to 33s (+ scheduling slack)", gap)
+	if gap := calls[1].Sub(calls[0]); gap < 30*time.Second || gap > 40*time.Second {
+		t.Errorf("the second sync came %v after the first, want 30s to 33s (+ up to 7s of scheduling slack on a loaded machine)", gap)
 	}
 }
 
