@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"time"
 
@@ -33,7 +34,11 @@ type config struct {
 }
 
 func main() {
-	cfg := parseFlags(os.Args[1:])
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+		os.Exit(2)
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&cfg.zap)))
 	if err := run(ctrl.SetupSignalHandler(), cfg); err != nil {
 		ctrl.Log.WithName("setup").Error(err, "manager stopped")
@@ -41,14 +46,16 @@ func main() {
 	}
 }
 
-func parseFlags(args []string) config {
+// parseFlags reads the command line, and refuses values that could only fail
+// later, one watch at a time.
+func parseFlags(args []string) (config, error) {
 	var cfg config
-	fs := flag.NewFlagSet("manager", flag.ExitOnError)
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.StringVar(&cfg.metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
 	fs.StringVar(&cfg.probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
 	fs.BoolVar(&cfg.leaderElect, "leader-elect", false, "Elect a leader so that only one replica syncs at a time.")
-	fs.StringVar(&cfg.reconciler.ManagementAPIURL, "management-api-url", "", "Management API base URL for watches whose spec.managementApi.url is empty.")
-	fs.StringVar(&cfg.reconciler.AlertAPIURL, "alert-api-url", "", "Alert API base URL for watches whose spec.alertApi.url is empty.")
+	fs.Func("management-api-url", "Management API base URL for watches whose spec.managementApi.url is empty.", baseURL(&cfg.reconciler.ManagementAPIURL))
+	fs.Func("alert-api-url", "Alert API base URL for watches whose spec.alertApi.url is empty.", baseURL(&cfg.reconciler.AlertAPIURL))
 	fs.IntVar(&cfg.reconciler.MaxConcurrentReconciles, "max-concurrent-syncs", 4, "How many ServiceWatches sync at once.")
 	fs.IntVar(&cfg.reconciler.AlertConcurrency, "alert-concurrency", 4, "How many alerts of one ServiceWatch are fetched at once.")
 	fs.IntVar(&cfg.reconciler.StatusSizeLimit, "status-size-limit", controller.DefaultStatusSizeLimit, "Largest status in bytes; pipe and endpoint lists are truncated past it.")
@@ -61,10 +68,42 @@ func parseFlags(args []string) config {
 	fs.Var(&cfg.alertRate, "alert-rate-limit", "Client-side limit per alert token, as REQUESTS/PERIOD[/BURST] (e.g. 100/1m/10); 0 disables.")
 	cfg.zap.Development = false
 	cfg.zap.BindFlags(fs)
-	_ = fs.Parse(args) // ExitOnError
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
 	cfg.cloud.ManagementRate = cloudapi.RateLimit(cfg.managementRate)
 	cfg.cloud.AlertRate = cloudapi.RateLimit(cfg.alertRate)
-	return cfg
+	return cfg, validate(cfg)
+}
+
+// baseURL accepts an absolute http(s) URL, the only kind the cloud client can
+// call.
+func baseURL(dst *string) func(string) error {
+	return func(value string) error {
+		u, err := url.Parse(value)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%q is not an absolute http:// or https:// URL", value)
+		}
+		*dst = value
+		return nil
+	}
+}
+
+func validate(cfg config) error {
+	positive := map[string]int64{
+		"--max-concurrent-syncs":     int64(cfg.reconciler.MaxConcurrentReconciles),
+		"--alert-concurrency":        int64(cfg.reconciler.AlertConcurrency),
+		"--status-size-limit":        int64(cfg.reconciler.StatusSizeLimit),
+		"--sync-timeout":             int64(cfg.reconciler.SyncTimeout),
+		"--cloud-timeout":            int64(cfg.cloud.Timeout),
+		"--cloud-max-response-bytes": cfg.cloud.MaxResponseBytes,
+	}
+	for name, v := range positive {
+		if v <= 0 {
+			return fmt.Errorf("%s must be positive", name)
+		}
+	}
+	return nil
 }
 
 func run(ctx context.Context, cfg config) error {

@@ -104,7 +104,7 @@ func TestReadmeListsEveryMetric(t *testing.T) {
 func TestReadmeFlagsExist(t *testing.T) {
 	code := read(t, "cmd/manager/main.go")
 	var defined []string
-	for _, m := range regexp.MustCompile(`fs\.\w*Var\(&[^,]+,\s*"([a-z-]+)"`).FindAllStringSubmatch(code, -1) {
+	for _, m := range regexp.MustCompile(`fs\.(?:\w*Var|Func)\((?:&[^,]+,\s*)?"([a-z-]+)"`).FindAllStringSubmatch(code, -1) {
 		defined = append(defined, m[1])
 	}
 	if len(defined) == 0 {
