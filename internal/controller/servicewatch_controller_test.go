@@ -154,9 +154,7 @@ func TestMissingSecret(t *testing.T) {
 func TestRotatedSecretIsUsed(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.createSecrets()
-	f.create(f.newWatch("rotate"))
-	f.waitFor("rotate", 20*time.Second, "Ready", isReady)
+	f.readyWatch("rotate")
 
 	// The cloud now accepts only the new key; the old one would get 401.
 	rotatedAt := time.Now()
@@ -239,9 +237,7 @@ func TestRejectedCredentialsStall(t *testing.T) {
 func TestPartialFailureKeepsLastGoodData(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.createSecrets()
-	f.create(f.newWatch("partial"))
-	before := f.waitFor("partial", 20*time.Second, "Ready", isReady)
+	before := f.readyWatch("partial")
 
 	pipes := f.fake.Data().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID].Pipes
 	pipes[0]["state"] = "Failed"
@@ -292,9 +288,7 @@ func TestOneMissingAlertAmongThree(t *testing.T) {
 	alert := f.fake.Data().Alerts[fakecloud.DefaultAlertID]
 	alert["id"], alert["name"] = third, "Third alert"
 	f.fake.SetAlert(third, alert)
-	f.createSecrets()
-	f.create(f.newWatch("alerts", fakecloud.DefaultAlertID, fakecloud.SecondAlertID, third))
-	before := f.waitFor("alerts", 20*time.Second, "Ready", isReady)
+	before := f.readyWatch("alerts", fakecloud.DefaultAlertID, fakecloud.SecondAlertID, third)
 
 	f.fake.DeleteAlert(fakecloud.SecondAlertID)
 	updated := f.fake.Data().Alerts[fakecloud.DefaultAlertID]
@@ -416,9 +410,7 @@ func TestSuspend(t *testing.T) {
 func TestRequestedAtTriggersSync(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.createSecrets()
-	f.create(f.newWatch("on-demand"))
-	f.waitFor("on-demand", 20*time.Second, "Ready", isReady)
+	f.readyWatch("on-demand")
 	calls := f.fake.Calls(fakecloud.OpListPipes)
 
 	w := f.requestSyncAndWait("on-demand")
@@ -437,9 +429,7 @@ func TestRequestedAtTriggersSync(t *testing.T) {
 func TestUnchangedCloudWritesOnlyLastSyncTime(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.createSecrets()
-	f.create(f.newWatch("quiet", fakecloud.DefaultAlertID))
-	ready := f.waitFor("quiet", 20*time.Second, "Ready", isReady)
+	ready := f.readyWatch("quiet", fakecloud.DefaultAlertID)
 
 	watcher, err := env.WatchClient.Watch(f.ctx, &swv1.ServiceWatchList{}, client.InNamespace(f.ns))
 	if err != nil {
@@ -643,9 +633,7 @@ func TestMessyCloudDataIsToleratedFaithfully(t *testing.T) {
 		"settings":      map[string]any{"warehouse_max_threads": 0, "brand_new_setting": 3},
 		"colour":        "blue", // a field the spec does not list
 	}})
-	f.createSecrets()
-	f.create(f.newWatch("messy"))
-	f.waitFor("messy", 20*time.Second, "Ready", isReady)
+	f.readyWatch("messy")
 
 	got := normalize(t, f.rawStatus("messy")["pipes"])
 	want := normalize(t, []any{map[string]any{

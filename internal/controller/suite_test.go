@@ -214,6 +214,15 @@ func (f *fixture) newWatch(name string, alertIDs ...string) *swv1.ServiceWatch {
 	return w
 }
 
+// readyWatch creates the Secrets and a watch of the fake's default service
+// and alerts, and waits until it is Ready.
+func (f *fixture) readyWatch(name string, alertIDs ...string) *swv1.ServiceWatch {
+	f.t.Helper()
+	f.createSecrets()
+	f.create(f.newWatch(name, alertIDs...))
+	return f.waitFor(name, 20*time.Second, "Ready", isReady)
+}
+
 func (f *fixture) get(name string) *swv1.ServiceWatch {
 	f.t.Helper()
 	var w swv1.ServiceWatch
