@@ -430,6 +430,7 @@ func TestUnchangedCloudWritesOnlyLastSyncTime(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ready := f.readyWatch("quiet", fakecloud.DefaultAlertID)
+	eventsBefore := f.waitForEvent("quiet", swv1.ConditionReady)
 
 	watcher, err := env.WatchClient.Watch(f.ctx, &swv1.ServiceWatchList{}, client.InNamespace(f.ns))
 	if err != nil {
@@ -470,6 +471,10 @@ func TestUnchangedCloudWritesOnlyLastSyncTime(t *testing.T) {
 	// The operator's own writes must not trigger more syncs.
 	if cur := nextWrite(prev, 3*time.Second); cur != nil {
 		t.Errorf("an unexpected write followed: %s", mustJSON(t, cur.Status))
+	}
+	// Events tell of changes of state, not of syncs.
+	if after := f.events("quiet"); !reflect.DeepEqual(after, eventsBefore) {
+		t.Errorf("syncs of unchanged data emitted events:\nbefore %s\nafter  %s", mustJSON(t, eventsBefore), mustJSON(t, after))
 	}
 }
 

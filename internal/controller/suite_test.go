@@ -301,6 +301,25 @@ func (f *fixture) events(name string) []eventsv1.Event {
 	return out
 }
 
+// waitForEvent waits until an event with the reason is recorded about the
+// watch (events are sent asynchronously), and returns all its events.
+func (f *fixture) waitForEvent(name, reason string) []eventsv1.Event {
+	f.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		events := f.events(name)
+		for _, e := range events {
+			if e.Reason == reason {
+				return events
+			}
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("no %s event about %s within 10s: %s", reason, name, mustJSON(f.t, events))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // rawStatus reads the watch as kubectl does, as plain JSON.
 func (f *fixture) rawStatus(name string) map[string]any {
 	f.t.Helper()
