@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -275,7 +276,7 @@ func (r *ServiceWatchReconciler) sync(ctx context.Context, watch *swv1.ServiceWa
 	if err := r.finish(ctx, before, watch); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.record(key, watch, results)
+	r.record(key, watch)
 
 	delay := r.scheduleNext(key, watch, trigger, results)
 	log.FromContext(ctx).V(1).Info("synced", "nextSyncIn", delay.Round(time.Second).String())
@@ -351,32 +352,22 @@ func (r *ServiceWatchReconciler) patchStatus(ctx context.Context, before, watch 
 	return nil
 }
 
-// record updates the metrics after a sync.
-func (r *ServiceWatchReconciler) record(key types.NamespacedName, watch *swv1.ServiceWatch, res cloudResults) {
-	reasonOf := func(f *failure) string {
-		if f == nil {
-			return swv1.ReasonSynced
-		}
-		return f.reason
+// record updates the metrics after a sync. Each part's result is the reason
+// its condition now shows, so metrics and status cannot disagree.
+func (r *ServiceWatchReconciler) record(key types.NamespacedName, watch *swv1.ServiceWatch) {
+	parts := map[string]string{
+		partPipes:     swv1.ConditionPipesSynced,
+		partEndpoints: swv1.ConditionReversePrivateEndpointsSynced,
 	}
-	r.Metrics.recordSync(partPipes, reasonOf(res.pipes.failure))
-	r.Metrics.recordSync(partEndpoints, reasonOf(res.endpoints.failure))
 	if len(watch.Spec.AlertIDs) > 0 {
-		r.Metrics.recordSync(partAlerts, reasonOf(firstAlertFailure(res)))
+		parts[partAlerts] = swv1.ConditionAlertsSynced
+	}
+	for part, condType := range parts {
+		if c := apimeta.FindStatusCondition(watch.Status.Conditions, condType); c != nil {
+			r.Metrics.recordSync(part, c.Reason)
+		}
 	}
 	r.Metrics.recordItems(key, partPipes, watch.Status.Summary.Pipes)
 	r.Metrics.recordItems(key, partEndpoints, watch.Status.Summary.ReversePrivateEndpoints)
 	r.Metrics.recordItems(key, partAlerts, watch.Status.Summary.Alerts)
-}
-
-func firstAlertFailure(res cloudResults) *failure {
-	if res.alertsFailure != nil {
-		return res.alertsFailure
-	}
-	for _, a := range res.alerts {
-		if a.failure != nil {
-			return a.failure
-		}
-	}
-	return nil
 }
