@@ -3,12 +3,13 @@ package controller
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -37,7 +38,7 @@ type Options struct {
 	// StatusSizeLimit bounds the JSON size of a status; lists are truncated
 	// past it. Default DefaultStatusSizeLimit.
 	StatusSizeLimit int
-	// SyncTimeout bounds one whole sync, rate-limiter waits included.
+	// SyncTimeout bounds one whole sync.
 	SyncTimeout time.Duration
 }
 
@@ -54,7 +55,10 @@ type ServiceWatchReconciler struct {
 	Options   Options
 
 	schedules *scheduleBook
-	now       func() time.Time
+	// now is the clock; tests replace it.
+	now func() time.Time
+	// jitter draws the random term of a periodic sync, at most max.
+	jitter func(max time.Duration) time.Duration
 }
 
 // secretNamesIndex indexes ServiceWatches by the Secrets they reference, so a
@@ -104,6 +108,9 @@ func (r *ServiceWatchReconciler) defaults() {
 	if r.now == nil {
 		r.now = time.Now
 	}
+	if r.jitter == nil {
+		r.jitter = func(limit time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(limit) + 1)) }
+	}
 }
 
 func referencedSecrets(obj client.Object) []string {
@@ -150,7 +157,7 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if wait := r.untilDue(req.NamespacedName, &watch, trigger); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-	return r.sync(ctx, &watch, trigger)
+	return r.sync(ctx, &watch, trigger), nil
 }
 
 func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
@@ -162,10 +169,14 @@ func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 // Suspended, a requested sync is echoed as handled, and no call is made.
 func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.ServiceWatch) error {
 	before := watch.DeepCopy()
-	markSuspended(&watch.Status, watch.Generation)
+	markSuspended(watch)
 	watch.Status.LastHandledRequestedAt = requestedAt(watch)
 	r.schedules.forget(client.ObjectKeyFromObject(watch)) // resuming syncs at once
-	return r.finish(ctx, before, watch)
+	if err := r.patchStatus(ctx, before, watch); err != nil {
+		return err
+	}
+	r.emit(ctx, watch, eventsFor(before, watch, syncParts()))
+	return nil
 }
 
 // currentTrigger fingerprints what a user may change to ask for a sync now.
@@ -188,160 +199,103 @@ func triggerOf(watch *swv1.ServiceWatch, secretVersions ...string) string {
 	return fmt.Sprintf("%d|%s|%v", watch.Generation, requestedAt(watch), secretVersions)
 }
 
-func requestedAt(watch *swv1.ServiceWatch) string {
-	return watch.Annotations[swv1.RequestedAtAnnotation]
-}
-
-// untilDue returns how long until the watch's next sync, 0 when it is due.
 func (r *ServiceWatchReconciler) untilDue(key types.NamespacedName, watch *swv1.ServiceWatch, trigger string) time.Duration {
-	if requestedWork(watch) != "" {
-		return 0
+	var known *watchSchedule
+	if s, ok := r.schedules.get(key); ok {
+		known = &s
 	}
-	s, known := r.schedules.get(key)
-	switch {
-	case known && s.trigger != trigger:
-		return 0
-	case known:
-		return s.nextSync.Sub(r.now())
+	wait := untilDue(r.now(), watch, known, trigger)
+	if known == nil && wait > 0 {
+		// Remember the slot, so a Secret touched meanwhile still triggers.
+		r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: r.now().Add(wait)})
 	}
-	// First sight since the manager started: a healthy watch synced recently
-	// waits for its interval, so a restart does not call the cloud for every
-	// watch at once.
-	if watch.Status.LastSyncTime == nil || !isReady(watch) {
-		return 0
-	}
-	next := watch.Status.LastSyncTime.Add(interval(watch))
-	r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: next})
-	return next.Sub(r.now())
+	return wait
 }
 
-// requestedWork says why a sync is owed to the user right now, or "" when
-// none is: a new generation, or a new value of the requested-at annotation.
-func requestedWork(watch *swv1.ServiceWatch) string {
-	switch {
-	case watch.Status.ObservedGeneration != watch.Generation:
-		return fmt.Sprintf("syncing generation %d", watch.Generation)
-	case requestedAt(watch) != "" && requestedAt(watch) != watch.Status.LastHandledRequestedAt:
-		return fmt.Sprintf("syncing as requested at %s", requestedAt(watch))
+// sync reads the Secrets and the cloud, writes the result into status, and
+// says when to sync next. Its failures are the watch's, never the
+// workqueue's: they are in status and in the schedule.
+func (r *ServiceWatchReconciler) sync(ctx context.Context, watch *swv1.ServiceWatch, trigger string) ctrl.Result {
+	parts := syncParts()
+	if work := requestedWork(watch); work != "" && watch.Status.ObservedGeneration > 0 {
+		// A new watch reads observedGeneration -1, which kstatus already
+		// shows as in progress: it costs no write of its own.
+		r.announce(ctx, watch, work)
 	}
-	return ""
-}
 
-// interval is the watch's sync interval. The CRD defaults it and forbids
-// values under 30s; the floor here keeps an object that predates those rules
-// from turning into a tight loop.
-func interval(watch *swv1.ServiceWatch) time.Duration {
-	if d := watch.Spec.Interval.Duration; d >= minInterval {
-		return d
-	}
-	return defaultInterval
-}
-
-const (
-	minInterval     = 30 * time.Second
-	defaultInterval = 5 * time.Minute
-)
-
-func isReady(watch *swv1.ServiceWatch) bool {
-	for _, c := range watch.Status.Conditions {
-		if c.Type == swv1.ConditionReady {
-			return c.Status == metav1.ConditionTrue && c.ObservedGeneration == watch.Generation
-		}
-	}
-	return false
-}
-
-// sync reads the Secrets and the cloud and writes the result into status.
-func (r *ServiceWatchReconciler) sync(ctx context.Context, watch *swv1.ServiceWatch, trigger string) (ctrl.Result, error) {
-	key := client.ObjectKeyFromObject(watch)
-	if work := requestedWork(watch); work != "" {
-		if err := r.announce(ctx, watch, work); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	before := watch.DeepCopy()
-
-	ctx, cancel := context.WithTimeout(ctx, r.Options.SyncTimeout)
+	syncCtx, cancel := context.WithTimeout(ctx, r.Options.SyncTimeout)
 	defer cancel()
-	mgmt := r.managementAccess(ctx, watch)
-	alerts := r.alertAccess(ctx, watch)
-	results := r.readCloud(ctx, watch, mgmt, alerts)
+	in := r.readAccess(syncCtx, watch)
+	results := readCloud(syncCtx, r.Cloud, parts, in)
 
-	applyResults(&watch.Status, watch, results, r.Options.StatusSizeLimit)
+	before := watch.DeepCopy()
+	applyResults(watch, parts, results, r.Options.StatusSizeLimit)
 	watch.Status.ObservedGeneration = watch.Generation
 	watch.Status.LastHandledRequestedAt = requestedAt(watch)
-	if reachedCloud(watch, mgmt, alerts) {
+	if in.reachedCloud(watch) {
 		watch.Status.LastSyncTime = &metav1.Time{Time: r.now().Truncate(time.Second)}
 	}
-	if err := r.finish(ctx, before, watch); err != nil {
-		return ctrl.Result{}, err
+	outcome := assess(results)
+	if err := r.patchStatus(ctx, before, watch); err != nil {
+		// Retrying at once would call the cloud again for a status the API
+		// server may refuse again: the write waits for the schedule's backoff
+		// like any transient failure.
+		log.FromContext(ctx).Error(err, "writing status; retrying on the backoff schedule")
+		outcome.failed, outcome.transient = true, true
+	} else {
+		r.emit(ctx, watch, eventsFor(before, watch, parts))
+		r.Metrics.record(watch, parts)
 	}
-	r.record(key, watch)
-
-	delay := r.scheduleNext(key, watch, trigger, results)
-	log.FromContext(ctx).V(1).Info("synced", "nextSyncIn", delay.Round(time.Second).String())
-	return ctrl.Result{RequeueAfter: delay}, nil
+	return ctrl.Result{RequeueAfter: r.scheduleNext(watch, trigger, outcome)}
 }
 
-// scheduleNext remembers when the watch is next due after a sync with these
-// results, and returns the wait.
-func (r *ServiceWatchReconciler) scheduleNext(key types.NamespacedName, watch *swv1.ServiceWatch, trigger string, results cloudResults) time.Duration {
+// readAccess reads what the parts need from the referenced Secrets, the two
+// Secrets at once.
+func (r *ServiceWatchReconciler) readAccess(ctx context.Context, watch *swv1.ServiceWatch) syncInput {
+	in := syncInput{watch: watch, alertConcurrency: r.Options.AlertConcurrency}
+	var wg sync.WaitGroup
+	wg.Go(func() { in.management = r.managementAccess(ctx, watch) })
+	wg.Go(func() { in.alerts = r.alertAccess(ctx, watch) })
+	wg.Wait()
+	return in
+}
+
+// reachedCloud tells whether a sync with this input got as far as calling
+// the cloud; lastSyncTime records only such attempts.
+func (in syncInput) reachedCloud(watch *swv1.ServiceWatch) bool {
+	return in.management.failure == nil || (len(watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil)
+}
+
+// scheduleNext remembers when the watch is next due after a sync with this
+// outcome, and returns the wait.
+func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger string, o syncOutcome) time.Duration {
+	key := client.ObjectKeyFromObject(watch)
 	failures := 0
-	failed, transient, retryAfter := assess(results)
-	if failed {
+	if o.failed {
 		prev, _ := r.schedules.get(key)
 		failures = prev.failures + 1
 	}
-	delay := nextDelay(interval(watch), failures, transient, retryAfter)
-	r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: r.now().Add(delay), failures: failures})
-	return delay
-}
-
-// reachedCloud tells whether this sync got as far as calling the cloud;
-// lastSyncTime records only such attempts.
-func reachedCloud(watch *swv1.ServiceWatch, mgmt managementAccess, alerts alertAccess) bool {
-	return mgmt.failure == nil || (len(watch.Spec.AlertIDs) > 0 && alerts.failure == nil)
-}
-
-// assess sums up a sync's results for the schedule.
-func assess(res cloudResults) (failed, transient bool, retryAfter time.Duration) {
-	consider := func(f *failure) {
-		if f == nil {
-			return
-		}
-		failed = true
-		transient = transient || !isStalledReason(f.reason)
-		retryAfter = max(retryAfter, f.retryAfter)
-	}
-	consider(res.pipes.failure)
-	consider(res.endpoints.failure)
-	consider(res.alertsFailure)
-	for _, a := range res.alerts {
-		consider(a.failure)
-	}
-	return failed, transient, retryAfter
+	now := r.now()
+	next := nextSync(now, watch, failures, o, r.jitter(min(maxJitter, interval(watch)/100)))
+	r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: next, failures: failures})
+	return next.Sub(now)
 }
 
 // announce marks the watch Reconciling before slow cloud calls, so that
-// `kubectl get` and kstatus show the new generation is being worked on.
-func (r *ServiceWatchReconciler) announce(ctx context.Context, watch *swv1.ServiceWatch, work string) error {
+// `kubectl get` and kstatus show a requested sync is being worked on. It is
+// best effort: the sync's own write follows.
+func (r *ServiceWatchReconciler) announce(ctx context.Context, watch *swv1.ServiceWatch, work string) {
 	before := watch.DeepCopy()
-	markReconciling(&watch.Status, watch.Generation, work)
-	return r.patchStatus(ctx, before, watch)
-}
-
-// finish writes the status and emits events for what changed.
-func (r *ServiceWatchReconciler) finish(ctx context.Context, before, watch *swv1.ServiceWatch) error {
+	markReconciling(watch, work)
 	if err := r.patchStatus(ctx, before, watch); err != nil {
-		return err
+		log.FromContext(ctx).Error(err, "announcing the sync")
 	}
-	r.emitEvents(ctx, before, watch)
-	return nil
 }
 
-// patchStatus sends a merge patch of the status subresource with only what
-// changed, so an unchanged cloud costs at most a patch of lastSyncTime and a
-// concurrent writer of other fields is never overwritten.
+// patchStatus sends a merge patch of the status subresource with what
+// changed, so an unchanged cloud costs at most a patch of lastSyncTime. The
+// patch replaces whole lists (conditions included): this controller is the
+// only writer of this status.
 func (r *ServiceWatchReconciler) patchStatus(ctx context.Context, before, watch *swv1.ServiceWatch) error {
 	if equality.Semantic.DeepEqual(before.Status, watch.Status) {
 		return nil
@@ -350,24 +304,4 @@ func (r *ServiceWatchReconciler) patchStatus(ctx context.Context, before, watch 
 		return fmt.Errorf("patching status: %w", err)
 	}
 	return nil
-}
-
-// record updates the metrics after a sync. Each part's result is the reason
-// its condition now shows, so metrics and status cannot disagree.
-func (r *ServiceWatchReconciler) record(key types.NamespacedName, watch *swv1.ServiceWatch) {
-	parts := map[string]string{
-		partPipes:     swv1.ConditionPipesSynced,
-		partEndpoints: swv1.ConditionReversePrivateEndpointsSynced,
-	}
-	if len(watch.Spec.AlertIDs) > 0 {
-		parts[partAlerts] = swv1.ConditionAlertsSynced
-	}
-	for part, condType := range parts {
-		if c := apimeta.FindStatusCondition(watch.Status.Conditions, condType); c != nil {
-			r.Metrics.recordSync(part, c.Reason)
-		}
-	}
-	r.Metrics.recordItems(key, partPipes, watch.Status.Summary.Pipes)
-	r.Metrics.recordItems(key, partEndpoints, watch.Status.Summary.ReversePrivateEndpoints)
-	r.Metrics.recordItems(key, partAlerts, watch.Status.Summary.Alerts)
 }

@@ -27,22 +27,28 @@ func BenchmarkSync(b *testing.B) {
 			fake := fakecloud.Start(data)
 			defer fake.Close()
 
-			r := &ServiceWatchReconciler{Cloud: cloudapi.New(cloudapi.Options{ManagementRate: cloudapi.RateLimit{Requests: -1}, AlertRate: cloudapi.RateLimit{Requests: -1}})}
-			r.defaults()
+			cloud := cloudapi.New(cloudapi.Options{ManagementRate: cloudapi.RateLimit{Requests: -1}, AlertRate: cloudapi.RateLimit{Requests: -1}})
 			watch := benchWatch(fake.URL)
-			mgmt := managementAccess{url: fake.URL, creds: cloudapi.BasicCredentials{KeyID: fakecloud.DefaultKeyID, KeySecret: fakecloud.DefaultKeySecret}}
-			alerts := alertAccess{url: fake.URL, token: fakecloud.DefaultAlertToken}
+			in := syncInput{
+				watch:            watch,
+				management:       managementAccess{url: fake.URL, creds: cloudapi.BasicCredentials{KeyID: fakecloud.DefaultKeyID, KeySecret: fakecloud.DefaultKeySecret}},
+				alerts:           alertAccess{url: fake.URL, token: fakecloud.DefaultAlertToken},
+				alertConcurrency: 4,
+			}
+			parts := syncParts()
 			ctx := context.Background()
 
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				res := r.readCloud(ctx, watch, mgmt, alerts)
-				if res.pipes.failure != nil || res.endpoints.failure != nil {
-					b.Fatal(res.pipes.failure, res.endpoints.failure)
+				results := readCloud(ctx, cloud, parts, in)
+				for _, res := range results {
+					if res.failure != nil {
+						b.Fatal(res.failure)
+					}
 				}
-				var status swv1.ServiceWatchStatus
-				applyResults(&status, watch, res, DefaultStatusSizeLimit)
+				w := watch.DeepCopy()
+				applyResults(w, parts, results, DefaultStatusSizeLimit)
 			}
 		})
 	}

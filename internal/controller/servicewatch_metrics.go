@@ -5,6 +5,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/conditions"
 )
 
 // Metrics are the operator's Prometheus metrics. They are registered with a
@@ -64,4 +67,19 @@ func (m *Metrics) recordItems(watch types.NamespacedName, kind string, n int32) 
 
 func (m *Metrics) forget(watch types.NamespacedName) {
 	m.items.DeletePartialMatch(prometheus.Labels{"namespace": watch.Namespace, "name": watch.Name})
+}
+
+// record updates the metrics after a sync. Each part's result is the reason
+// its condition now shows, so metrics and status cannot disagree.
+func (m *Metrics) record(watch *swv1.ServiceWatch, parts []part) {
+	key := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Name}
+	for _, p := range parts {
+		m.recordItems(key, p.name, p.count(&watch.Status))
+		if !p.inUse(watch) {
+			continue
+		}
+		if c := conditions.Get(watch, p.condition); c != nil {
+			m.recordSync(p.name, c.Reason)
+		}
+	}
 }

@@ -1,0 +1,355 @@
+package controller
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+
+	"k8s.io/utils/ptr"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+)
+
+// Cloud is what the reconciler needs of the cloud; *cloudapi.Client is the
+// real one.
+type Cloud interface {
+	ListPipes(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string) (cloudapi.PipeList, error)
+	ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string) (cloudapi.ReversePrivateEndpointList, error)
+	GetAlert(ctx context.Context, baseURL string, token cloudapi.BearerToken, alertID string) (cloudapi.AlertResult, error)
+}
+
+// part is one independent piece of a sync. Everything that differs between
+// the pipes, the reverse private endpoints and the alerts is declared here,
+// once; reading the cloud, applying results to status, the Ready and Stalled
+// summary, events, the schedule and metrics all walk syncParts.
+type part struct {
+	// name labels the part in metrics.
+	name string
+	// condition is the type of the condition that reports the part.
+	condition string
+	// noun names the part's items in messages ("pipes").
+	noun string
+	// inUse tells whether the watch asks for this part at all; a part not in
+	// use still reports its condition (True, nothing to read) but is left
+	// out of the sync metrics.
+	inUse func(watch *swv1.ServiceWatch) bool
+	// read calls the cloud. It never returns an error: a failure is part of
+	// the result, classified where it arose.
+	read func(ctx context.Context, cloud Cloud, in syncInput) partResult
+	// count is the number of items the status's summary reports.
+	count func(status *swv1.ServiceWatchStatus) int32
+	// list is the part's list in status, for truncation.
+	list statusList
+}
+
+// syncParts are the parts of a sync, in the order their failures are
+// reported in Ready and Stalled.
+func syncParts() []part {
+	return []part{pipesPart(), endpointsPart(), alertsPart()}
+}
+
+// syncInput is what every part reads with.
+type syncInput struct {
+	watch            *swv1.ServiceWatch
+	management       managementAccess
+	alerts           alertAccess
+	alertConcurrency int
+}
+
+// partResult is what one part read, ready to be applied to status.
+type partResult struct {
+	// failure is why the part failed, nil when it synced.
+	failure *failure
+	// apply writes what the part read into status. A part that failed as a
+	// whole has none, so status keeps its last good data.
+	apply func(status *swv1.ServiceWatchStatus)
+	// message is the part condition's message when the part synced.
+	message string
+}
+
+// readCloud runs the parts concurrently: they are independent, and a slow one
+// must not hold up the others. The results are in the order of parts.
+func readCloud(ctx context.Context, cloud Cloud, parts []part, in syncInput) []partResult {
+	results := make([]partResult, len(parts))
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		wg.Go(func() { results[i] = p.read(ctx, cloud, in) })
+	}
+	wg.Wait()
+	return results
+}
+
+func always(*swv1.ServiceWatch) bool { return true }
+
+func pipesPart() part {
+	return part{
+		name:      "pipes",
+		condition: swv1.ConditionPipesSynced,
+		noun:      "pipes",
+		inUse:     always,
+		read:      readPipes,
+		count:     func(s *swv1.ServiceWatchStatus) int32 { return s.Summary.Pipes },
+		list: statusList{
+			field:    "pipes",
+			keepRank: 2, // pipes are many: cut first
+			sizes:    func(s *swv1.ServiceWatchStatus) []int { return itemSizes(s.Pipes) },
+			keep:     func(s *swv1.ServiceWatchStatus, n int) { s.Pipes = s.Pipes[:n] },
+			length:   func(s *swv1.ServiceWatchStatus) int { return len(s.Pipes) },
+			total:    func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.Pipes) },
+		},
+	}
+}
+
+func readPipes(ctx context.Context, cloud Cloud, in syncInput) partResult {
+	if in.management.failure != nil {
+		return partResult{failure: in.management.failure}
+	}
+	list, err := cloud.ListPipes(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID)
+	if err != nil {
+		return partResult{failure: cloudFailure(err)}
+	}
+	for i := range list.Items {
+		redactPipe(&list.Items[i])
+	}
+	pipes, f := convertSortedByID(list.Items, list.RequestID, func(p swv1.Pipe) *string { return p.ID })
+	if f != nil {
+		return partResult{failure: f}
+	}
+	return partResult{
+		message: fmt.Sprintf("Listed %d pipes", len(pipes)),
+		apply: func(s *swv1.ServiceWatchStatus) {
+			s.Pipes = pipes
+			s.Summary.Pipes = int32(len(pipes))
+			s.Summary.PipesByState = countByState(pipes)
+		},
+	}
+}
+
+func countByState(pipes []swv1.Pipe) map[string]int32 {
+	if len(pipes) == 0 {
+		return nil
+	}
+	counts := map[string]int32{}
+	for _, p := range pipes {
+		counts[ptr.Deref(p.State, "Unknown")]++
+	}
+	return counts
+}
+
+func endpointsPart() part {
+	return part{
+		name:      "reverse_private_endpoints",
+		condition: swv1.ConditionReversePrivateEndpointsSynced,
+		noun:      "reverse private endpoints",
+		inUse:     always,
+		read:      readEndpoints,
+		count:     func(s *swv1.ServiceWatchStatus) int32 { return s.Summary.ReversePrivateEndpoints },
+		list: statusList{
+			field:    "reversePrivateEndpoints",
+			keepRank: 0, // endpoints are few and pipes reference them: kept first
+			sizes:    func(s *swv1.ServiceWatchStatus) []int { return itemSizes(s.ReversePrivateEndpoints) },
+			keep:     func(s *swv1.ServiceWatchStatus, n int) { s.ReversePrivateEndpoints = s.ReversePrivateEndpoints[:n] },
+			length:   func(s *swv1.ServiceWatchStatus) int { return len(s.ReversePrivateEndpoints) },
+			total:    func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.ReversePrivateEndpoints) },
+		},
+	}
+}
+
+func readEndpoints(ctx context.Context, cloud Cloud, in syncInput) partResult {
+	if in.management.failure != nil {
+		return partResult{failure: in.management.failure}
+	}
+	list, err := cloud.ListReversePrivateEndpoints(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID)
+	if err != nil {
+		return partResult{failure: cloudFailure(err)}
+	}
+	endpoints, f := convertSortedByID(list.Items, list.RequestID, func(e swv1.ReversePrivateEndpoint) *string { return e.ID })
+	if f != nil {
+		return partResult{failure: f}
+	}
+	return partResult{
+		message: fmt.Sprintf("Listed %d reverse private endpoints", len(endpoints)),
+		apply: func(s *swv1.ServiceWatchStatus) {
+			s.ReversePrivateEndpoints = endpoints
+			s.Summary.ReversePrivateEndpoints = int32(len(endpoints))
+		},
+	}
+}
+
+func alertsPart() part {
+	return part{
+		name:      "alerts",
+		condition: swv1.ConditionAlertsSynced,
+		noun:      "alerts",
+		inUse:     func(w *swv1.ServiceWatch) bool { return len(w.Spec.AlertIDs) > 0 },
+		read:      readAlerts,
+		count:     func(s *swv1.ServiceWatchStatus) int32 { return s.Summary.Alerts },
+		list: statusList{
+			field:    "alerts",
+			keepRank: 1, // one entry per alert ID the user named; small
+			sizes:    func(s *swv1.ServiceWatchStatus) []int { return itemSizes(s.Alerts) },
+			keep:     func(s *swv1.ServiceWatchStatus, n int) { s.Alerts = s.Alerts[:n] },
+			length:   func(s *swv1.ServiceWatchStatus) int { return len(s.Alerts) },
+			total:    func(w *swv1.ServiceWatch) int { return len(w.Spec.AlertIDs) },
+		},
+	}
+}
+
+// alertFetch is the outcome of fetching one alert.
+type alertFetch struct {
+	alert   swv1.AlertStatus
+	failure *failure
+}
+
+// readAlerts fetches every alert of the spec, a few at a time: a bounded
+// fan-out keeps one watch with 100 alerts from monopolising the manager.
+func readAlerts(ctx context.Context, cloud Cloud, in syncInput) partResult {
+	ids := in.watch.Spec.AlertIDs
+	if len(ids) == 0 {
+		return alertsResult(ids, nil, nil)
+	}
+	if in.alerts.failure != nil {
+		return alertsResult(ids, nil, in.alerts.failure)
+	}
+	fetches := make([]alertFetch, len(ids))
+	limit := make(chan struct{}, max(1, in.alertConcurrency))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			limit <- struct{}{}
+			defer func() { <-limit }()
+			fetches[i] = readAlert(ctx, cloud, in.alerts, id)
+		})
+	}
+	wg.Wait()
+	return alertsResult(ids, fetches, nil)
+}
+
+func readAlert(ctx context.Context, cloud Cloud, access alertAccess, id string) alertFetch {
+	got, err := cloud.GetAlert(ctx, access.url, access.token, id)
+	if err != nil {
+		return alertFetch{alert: swv1.AlertStatus{ID: id}, failure: cloudFailure(err)}
+	}
+	alert, err := convertJSON[swv1.AlertStatus](got.Alert)
+	if err != nil {
+		return alertFetch{alert: swv1.AlertStatus{ID: id}, failure: conversionFailure(err, got.RequestID)}
+	}
+	alert.ID = id // the entry is keyed by the ID the user asked for
+	return alertFetch{alert: alert}
+}
+
+// alertsResult turns the fetches of the spec's alert IDs (in spec order; nil
+// when none could start, and then whole says why) into the alerts part's
+// result. Unlike the lists, the alerts part applies even when some fetches
+// failed: each failed entry keeps its last successful fetch and says why.
+func alertsResult(ids []string, fetches []alertFetch, whole *failure) partResult {
+	failures := make([]*failure, len(ids))
+	for i := range ids {
+		failures[i] = whole
+		if whole == nil {
+			failures[i] = fetches[i].failure
+		}
+	}
+	res := partResult{
+		message: fmt.Sprintf("Fetched %d alerts", len(ids)),
+		failure: summarizeAlertFailures(ids, failures, whole),
+	}
+	res.apply = func(s *swv1.ServiceWatchStatus) {
+		previous := make(map[string]swv1.AlertStatus, len(s.Alerts))
+		for _, a := range s.Alerts {
+			previous[a.ID] = a
+		}
+		var alerts []swv1.AlertStatus
+		failed := 0
+		for i, id := range ids {
+			if failures[i] == nil {
+				alerts = append(alerts, fetches[i].alert)
+				continue
+			}
+			entry := previous[id] // the last successful fetch, if there was one
+			entry.ID, entry.Error = id, failures[i].Error()
+			alerts = append(alerts, entry)
+			failed++
+		}
+		s.Alerts = alerts
+		s.Summary.Alerts = int32(len(alerts) - failed)
+	}
+	return res
+}
+
+// summarizeAlertFailures is the failure AlertsSynced shows: the reason of the
+// first failing alert in spec order, and every failing ID with its reason.
+func summarizeAlertFailures(ids []string, failures []*failure, whole *failure) *failure {
+	if whole != nil {
+		return whole
+	}
+	var first *failure
+	var failed []string
+	for i, f := range failures {
+		if f == nil {
+			continue
+		}
+		if first == nil {
+			first = f
+		}
+		failed = append(failed, fmt.Sprintf("%s (%s)", ids[i], f.Error()))
+	}
+	if first == nil {
+		return nil
+	}
+	return &failure{
+		reason:     first.reason,
+		retryAfter: first.retryAfter,
+		message:    fmt.Sprintf("%d of %d alerts failed: %s", len(failed), len(ids), listWithin(failed, maxListMessageBytes)),
+	}
+}
+
+// redactedValue replaces a credential the cloud returned.
+const redactedValue = "<redacted>"
+
+// redactPipe replaces the object-storage connection string, a credential,
+// before the pipe goes anywhere else. An empty value stays empty: it reveals
+// nothing and says the cloud sent the field.
+func redactPipe(p *cloudapi.Pipe) {
+	if p.Source == nil || p.Source.ObjectStorage == nil || p.Source.ObjectStorage.ConnectionString == nil {
+		return
+	}
+	if *p.Source.ObjectStorage.ConnectionString != "" {
+		p.Source.ObjectStorage.ConnectionString = ptr.To(redactedValue)
+	}
+}
+
+// convertSortedByID converts the client's items into status items ordered by
+// id, so that an unchanged cloud yields an identical status whatever order it
+// answers in.
+func convertSortedByID[Out any](items any, requestID string, id func(Out) *string) ([]Out, *failure) {
+	out, err := convertJSON[[]Out](items)
+	if err != nil {
+		return nil, conversionFailure(err, requestID)
+	}
+	slices.SortStableFunc(out, func(a, b Out) int { return cmp.Compare(ptr.Deref(id(a), ""), ptr.Deref(id(b), "")) })
+	return out, nil
+}
+
+// convertJSON turns the client's types into the CRD's by a JSON round trip.
+func convertJSON[Out any](in any) (Out, error) {
+	var out Out
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return out, err
+	}
+	err = json.Unmarshal(raw, &out)
+	return out, err
+}
+
+func conversionFailure(err error, requestID string) *failure {
+	msg := fmt.Sprintf("the response could not be stored in status: %v", err)
+	if requestID != "" {
+		msg += fmt.Sprintf(" (requestId %s)", requestID)
+	}
+	return &failure{reason: swv1.ReasonInvalidResponse, message: msg}
+}

@@ -1,0 +1,174 @@
+package controller
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/conditions"
+)
+
+// Bounds on the strings the operator writes, so that whatever the cloud or a
+// tenant sends, the status stays writable (the API server refuses condition
+// messages over 32 KiB) and a condition stays readable in `kubectl get`.
+const (
+	// maxConditionMessageBytes bounds every condition message.
+	maxConditionMessageBytes = 4 << 10
+	// maxListMessageBytes bounds the list of failing items in a message, so
+	// that Ready, which joins the failing parts' messages, stays in bounds.
+	maxListMessageBytes = 1 << 10
+)
+
+// applyResults writes the outcome of one sync into the watch's status, part
+// by part in the order of parts, then truncates the lists to sizeLimit and
+// derives Ready and Stalled. A part that failed keeps its last good data;
+// only its condition changes.
+func applyResults(watch *swv1.ServiceWatch, parts []part, results []partResult, sizeLimit int) {
+	if watch.Status.Summary == nil {
+		watch.Status.Summary = &swv1.Summary{}
+	}
+	for i, p := range parts {
+		if results[i].apply != nil {
+			results[i].apply(&watch.Status)
+		}
+		setPartCondition(watch, p.condition, results[i])
+	}
+	truncate(watch, parts, sizeLimit)
+	setSummaryConditions(watch, parts)
+}
+
+// setPartCondition reports one part's result in its condition.
+func setPartCondition(watch *swv1.ServiceWatch, condType string, res partResult) {
+	c := metav1.Condition{Type: condType, Status: metav1.ConditionTrue, Reason: swv1.ReasonSynced, Message: res.message}
+	if res.failure != nil {
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, res.failure.reason, res.failure.message
+	}
+	setCondition(watch, c)
+}
+
+// setCondition sets a condition for the watch's generation, its message cut
+// to a size the API server always accepts.
+func setCondition(watch *swv1.ServiceWatch, c metav1.Condition) {
+	c.ObservedGeneration = watch.Generation
+	c.Message = cutString(c.Message, maxConditionMessageBytes)
+	conditions.Set(watch, c)
+}
+
+// setSummaryConditions derives Ready and Stalled from the part conditions,
+// and ends Reconciling: the work it announced is done.
+func setSummaryConditions(watch *swv1.ServiceWatch, parts []part) {
+	var failing []metav1.Condition
+	for _, p := range parts {
+		if c := conditions.Get(watch, p.condition); c != nil && c.Status != metav1.ConditionTrue {
+			failing = append(failing, *c)
+		}
+	}
+	conditions.Delete(watch, swv1.ConditionReconciling)
+	setStalledCondition(watch, failing)
+	setReadyCondition(watch, parts, failing)
+}
+
+// setStalledCondition is True, with the first stalled part's reason, while a
+// part fails in a way only the user can fix; absent otherwise.
+func setStalledCondition(watch *swv1.ServiceWatch, failing []metav1.Condition) {
+	for _, c := range failing {
+		if isStalledReason(c.Reason) {
+			setCondition(watch, metav1.Condition{Type: swv1.ConditionStalled, Status: metav1.ConditionTrue, Reason: c.Reason, Message: c.Message})
+			return
+		}
+	}
+	conditions.Delete(watch, swv1.ConditionStalled)
+}
+
+// setReadyCondition is True when every part synced; otherwise False with the
+// first failing part's reason and every failing part's message.
+func setReadyCondition(watch *swv1.ServiceWatch, parts []part, failing []metav1.Condition) {
+	if len(failing) == 0 {
+		counts := make([]string, len(parts))
+		for i, p := range parts {
+			counts[i] = fmt.Sprintf("%d %s", p.count(&watch.Status), p.noun)
+		}
+		setCondition(watch, metav1.Condition{Type: swv1.ConditionReady, Status: metav1.ConditionTrue, Reason: swv1.ReasonSynced,
+			Message: "Synced " + joinAnd(counts)})
+		return
+	}
+	msgs := make([]string, len(failing))
+	for i, c := range failing {
+		msgs[i] = fmt.Sprintf("%s: %s", c.Type, c.Message)
+	}
+	setCondition(watch, metav1.Condition{Type: swv1.ConditionReady, Status: metav1.ConditionFalse, Reason: failing[0].Reason,
+		Message: strings.Join(msgs, "; ")})
+}
+
+// markSuspended records that the watch is suspended: no data is touched.
+func markSuspended(watch *swv1.ServiceWatch) {
+	conditions.Delete(watch, swv1.ConditionReconciling)
+	conditions.Delete(watch, swv1.ConditionStalled)
+	setCondition(watch, metav1.Condition{Type: swv1.ConditionReady, Status: metav1.ConditionFalse, Reason: swv1.ReasonSuspended,
+		Message: "spec.suspend is true: no calls to the cloud; the status keeps its last data"})
+	watch.Status.ObservedGeneration = watch.Generation
+}
+
+// markReconciling announces that a new generation or a requested sync is
+// being worked on.
+func markReconciling(watch *swv1.ServiceWatch, message string) {
+	setCondition(watch, metav1.Condition{Type: swv1.ConditionReconciling, Status: metav1.ConditionTrue, Reason: swv1.ReasonProgressing, Message: message})
+}
+
+// joinAnd joins words as "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// listWithin joins items with "; " while they fit in maxBytes and says how
+// many more there are, so that a message about a hundred failing alerts with
+// long IDs stays short and still tells how many failed.
+func listWithin(items []string, maxBytes int) string {
+	var b strings.Builder
+	for i, item := range items {
+		sep := ""
+		if i > 0 {
+			sep = "; "
+		}
+		room := maxBytes
+		if rest := len(items) - i - 1; rest > 0 {
+			room -= len(andMore(rest))
+		}
+		if b.Len()+len(sep)+len(item) > room {
+			if i == 0 { // not even one fits whole: show a cut one
+				return cutString(item, room) + andMore(len(items)-1)
+			}
+			return b.String() + andMore(len(items)-i)
+		}
+		b.WriteString(sep)
+		b.WriteString(item)
+	}
+	return b.String()
+}
+
+func andMore(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; and %d more", n)
+}
+
+// cutString cuts s to at most maxBytes bytes on a rune boundary, marking the
+// cut with an ellipsis.
+func cutString(s string, maxBytes int) string {
+	if len(s) <= maxBytes {
+		return s
+	}
+	const ellipsis = "…"
+	cut := max(0, maxBytes-len(ellipsis))
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}

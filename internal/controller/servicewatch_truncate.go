@@ -1,0 +1,126 @@
+package controller
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/conditions"
+)
+
+// DefaultStatusSizeLimit bounds the JSON size of a status, well under etcd's
+// 1.5 MiB object limit, leaving room for metadata, spec and managed fields.
+const DefaultStatusSizeLimit = 800 << 10
+
+// statusList is how truncation sees one part's list in status.
+type statusList struct {
+	// field is the list's JSON name in status.
+	field string
+	// keepRank orders the lists for truncation: the lowest rank keeps its
+	// items first, the highest is cut first.
+	keepRank int
+	sizes    func(s *swv1.ServiceWatchStatus) []int
+	keep     func(s *swv1.ServiceWatchStatus, n int)
+	length   func(s *swv1.ServiceWatchStatus) int
+	// total is how many items the list would have untruncated.
+	total func(w *swv1.ServiceWatch) int
+}
+
+// truncate cuts the status lists, each from the end of its stable order,
+// until the status fits in limit bytes, and says so in the StatusTruncated
+// condition. The summary keeps the real counts. The same input always gives
+// the same output, so a large, unchanged service still yields a
+// byte-identical status.
+func truncate(watch *swv1.ServiceWatch, parts []part, limit int) {
+	status := &watch.Status
+	if limit > 0 && jsonSize(status) > limit {
+		lists := make([]statusList, len(parts))
+		for i, p := range parts {
+			lists[i] = p.list
+		}
+		slices.SortStableFunc(lists, func(a, b statusList) int { return a.keepRank - b.keepRank })
+
+		sizes := make([][]int, len(lists))
+		bare := *status
+		budget := limit
+		for i, l := range lists {
+			sizes[i] = l.sizes(status)
+			l.keep(&bare, 0)
+			budget -= len(`,"":[]`) + len(l.field)
+		}
+		budget -= jsonSize(&bare)
+		for i, l := range lists {
+			n := prefixFitting(sizes[i], budget)
+			budget -= sum(sizes[i][:n])
+			l.keep(status, n)
+		}
+	}
+	setTruncatedCondition(watch, parts, limit)
+}
+
+// setTruncatedCondition derives StatusTruncated from the lists and their
+// totals, so a part that failed keeps telling the truth about the data it
+// kept.
+func setTruncatedCondition(watch *swv1.ServiceWatch, parts []part, limit int) {
+	counts := make([]string, len(parts))
+	left := 0
+	for i, p := range parts {
+		kept, total := p.list.length(&watch.Status), p.list.total(watch)
+		left += max(0, total-kept)
+		counts[i] = fmt.Sprintf("%d of %d %s", kept, total, p.noun)
+	}
+	if left == 0 {
+		conditions.Delete(watch, swv1.ConditionStatusTruncated)
+		return
+	}
+	setCondition(watch, metav1.Condition{Type: swv1.ConditionStatusTruncated, Status: metav1.ConditionTrue, Reason: swv1.ReasonTooLarge,
+		Message: fmt.Sprintf("status lists %s (%d items left out) to stay under %d KiB; summary counts are complete",
+			joinAnd(counts), left, limit>>10)})
+}
+
+// itemSizes returns the JSON size of each item, plus one for the comma that
+// separates it from the next.
+func itemSizes[T any](items []T) []int {
+	sizes := make([]int, len(items))
+	for i := range items {
+		raw, err := json.Marshal(items[i])
+		if err != nil {
+			sizes[i] = math.MaxInt32 // cannot be written: never kept
+			continue
+		}
+		sizes[i] = len(raw) + 1
+	}
+	return sizes
+}
+
+// prefixFitting returns how many leading items fit in budget bytes.
+func prefixFitting(sizes []int, budget int) int {
+	used := 0
+	for i, size := range sizes {
+		if used+size > budget {
+			return i
+		}
+		used += size
+	}
+	return len(sizes)
+}
+
+func sum(values []int) int {
+	total := 0
+	for _, v := range values {
+		total += v
+	}
+	return total
+}
+
+func jsonSize(status *swv1.ServiceWatchStatus) int {
+	raw, err := json.Marshal(status)
+	if err != nil {
+		return 0
+	}
+	return len(raw)
+}
