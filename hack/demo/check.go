@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
@@ -103,7 +104,7 @@ func checkDemo(ctx context.Context, p *progress, cp *controlPlane, w *serviceWat
 		if err := cp.client.Get(ctx, client.ObjectKeyFromObject(w), &cur); err != nil {
 			return err
 		}
-		if cur.Status.LastHandledRequestedAt == requested && isReady(&cur) {
+		if cur.Status.LastHandledRequestedAt == requested && conditions.IsReady(&cur) {
 			p.say("the sync was handled: status.lastHandledRequestedAt=%s, still Ready", requested)
 			break
 		}

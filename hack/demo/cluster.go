@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
@@ -216,7 +217,7 @@ func (cp *controlPlane) awaitReady(ctx context.Context, p *progress, w *serviceW
 		if err := cp.client.Get(ctx, client.ObjectKeyFromObject(w), &cur); err != nil {
 			return nil, err
 		}
-		if isReady(&cur) {
+		if conditions.IsReady(&cur) {
 			return &cur, nil
 		}
 		state := waitingOn(&cur)
@@ -235,12 +236,6 @@ func (cp *controlPlane) awaitReady(ctx context.Context, p *progress, w *serviceW
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
-}
-
-func isReady(w *serviceWatch) bool {
-	c := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionReady)
-	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == w.Generation &&
-		w.Status.ObservedGeneration == w.Generation
 }
 
 // waitingOn says in one line what the watch's status shows so far.

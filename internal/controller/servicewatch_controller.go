@@ -55,6 +55,7 @@ type ServiceWatchReconciler struct {
 	Options   Options
 
 	schedules *scheduleBook
+	phases    *phaseBook
 	// now is the clock; tests replace it.
 	now func() time.Time
 	// jitter draws the random term of a periodic sync, at most max.
@@ -104,6 +105,9 @@ func (r *ServiceWatchReconciler) defaults() {
 	}
 	if r.schedules == nil {
 		r.schedules = newScheduleBook()
+	}
+	if r.phases == nil {
+		r.phases = newPhaseBook()
 	}
 	if r.now == nil {
 		r.now = time.Now
@@ -162,6 +166,7 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 
 func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 	r.schedules.forget(key)
+	r.phases.forget(key)
 	r.Metrics.forget(key)
 }
 
@@ -204,7 +209,7 @@ func (r *ServiceWatchReconciler) untilDue(key types.NamespacedName, watch *swv1.
 	if s, ok := r.schedules.get(key); ok {
 		known = &s
 	}
-	wait := untilDue(r.now(), watch, known, trigger)
+	wait := untilDue(r.now(), watch, known, trigger, r.phases.phaseOf(watch))
 	if known == nil && wait > 0 {
 		// Remember the slot, so a Secret touched meanwhile still triggers.
 		r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: r.now().Add(wait)})
@@ -276,7 +281,7 @@ func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger 
 		failures = prev.failures + 1
 	}
 	now := r.now()
-	next := nextSync(now, watch, failures, o, r.jitter(min(maxJitter, interval(watch)/100)))
+	next := nextSync(now, watch, failures, o, r.phases.phaseOf(watch), r.jitter(min(maxJitter, interval(watch)/100)))
 	r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: next, failures: failures})
 	return next.Sub(now)
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,7 +19,7 @@ const (
 	// with each consecutive failure and never passes the watch's interval.
 	backoffBase = 5 * time.Second
 	// maxJitter bounds the random term added to each periodic sync. Phases
-	// (see phaseOf) do the spreading; the jitter only smooths what is left.
+	// (see phaseBook) do the spreading; the jitter only smooths what is left.
 	maxJitter = time.Second
 
 	minInterval     = 30 * time.Second
@@ -69,7 +70,7 @@ func (b *scheduleBook) forget(key types.NamespacedName) {
 // untilDue returns how long until the watch's next sync, 0 when it is due.
 // known is the watch's schedule, if the reconciler has one; trigger is the
 // fingerprint of what the user may change now.
-func untilDue(now time.Time, watch *swv1.ServiceWatch, known *watchSchedule, trigger string) time.Duration {
+func untilDue(now time.Time, watch *swv1.ServiceWatch, known *watchSchedule, trigger string, phase time.Duration) time.Duration {
 	if requestedWork(watch) != "" {
 		return 0
 	}
@@ -85,7 +86,7 @@ func untilDue(now time.Time, watch *swv1.ServiceWatch, known *watchSchedule, tri
 	if watch.Status.LastSyncTime == nil || !conditions.IsReady(watch) {
 		return 0
 	}
-	return max(0, periodicSlot(watch.Status.LastSyncTime.Time, interval(watch), phaseOf(watch)).Sub(now))
+	return max(0, periodicSlot(watch.Status.LastSyncTime.Time, interval(watch), phase).Sub(now))
 }
 
 // requestedWork says why a sync is owed to the user right now, or "" when
@@ -134,9 +135,9 @@ func assess(results []partResult) syncOutcome {
 // stalled watch waits for the user's fix, which triggers a sync at once, not
 // a tight loop). Transient failures back off exponentially, never past the
 // interval. A 429 waits as long as the service asked, even past the interval.
-func nextSync(now time.Time, watch *swv1.ServiceWatch, failures int, o syncOutcome, jitter time.Duration) time.Time {
+func nextSync(now time.Time, watch *swv1.ServiceWatch, failures int, o syncOutcome, phase, jitter time.Duration) time.Time {
 	every := interval(watch)
-	next := periodicSlot(now, every, phaseOf(watch)).Add(jitter)
+	next := periodicSlot(now, every, phase).Add(jitter)
 	if o.transient {
 		next = now.Add(min(every, backoff(failures)))
 	}
@@ -162,16 +163,86 @@ func periodicSlot(last time.Time, every, phase time.Duration) time.Time {
 	return time.Unix(0, k*e+p)
 }
 
-// phaseOf is the watch's offset within its interval, derived from its UID (as
-// Prometheus offsets scrapes per target): stable for the watch's life, and
-// evenly spread over many watches whatever their creation pattern.
-func phaseOf(watch *swv1.ServiceWatch) time.Duration {
+// phaseBook spreads the periodic syncs of the watches of one interval evenly
+// over it: the watches are ranked by a hash of their UID, and the watch of
+// rank i of n syncs at offset i×interval/n. A random phase per watch (as
+// Prometheus offsets scrapes per target) leaves clusters of about √n: 200
+// watches of 30s would put twice the mean load in their busiest second; ranks
+// leave at most one sync more than the mean. A phase moves a little when
+// watches come and go, which only shifts one slot of each by a fraction of
+// the interval.
+type phaseBook struct {
+	mu     sync.Mutex
+	groups map[time.Duration]*phaseGroup
+	member map[types.NamespacedName]time.Duration
+}
+
+// phaseGroup is the watches of one interval, by the hash of their UID.
+type phaseGroup struct {
+	hashes []uint64 // sorted
+	of     map[types.NamespacedName]uint64
+}
+
+func newPhaseBook() *phaseBook {
+	return &phaseBook{groups: map[time.Duration]*phaseGroup{}, member: map[types.NamespacedName]time.Duration{}}
+}
+
+// phaseOf is the watch's offset within its interval.
+func (b *phaseBook) phaseOf(watch *swv1.ServiceWatch) time.Duration {
+	key := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Name}
+	every := interval(watch)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if prev, ok := b.member[key]; ok && prev != every {
+		b.removeLocked(key)
+	}
+	g := b.groups[every]
+	if g == nil {
+		g = &phaseGroup{of: map[types.NamespacedName]uint64{}}
+		b.groups[every] = g
+	}
+	h, ok := g.of[key]
+	if !ok {
+		h = uidHash(watch)
+		i, _ := slices.BinarySearch(g.hashes, h)
+		g.hashes = slices.Insert(g.hashes, i, h)
+		g.of[key] = h
+		b.member[key] = every
+	}
+	rank, _ := slices.BinarySearch(g.hashes, h)
+	return time.Duration(int64(every) / int64(len(g.hashes)) * int64(rank))
+}
+
+// forget removes a deleted watch.
+func (b *phaseBook) forget(key types.NamespacedName) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.removeLocked(key)
+}
+
+func (b *phaseBook) removeLocked(key types.NamespacedName) {
+	every, ok := b.member[key]
+	if !ok {
+		return
+	}
+	g := b.groups[every]
+	h := g.of[key]
+	if i, found := slices.BinarySearch(g.hashes, h); found {
+		g.hashes = slices.Delete(g.hashes, i, i+1)
+	}
+	delete(g.of, key)
+	delete(b.member, key)
+	if len(g.hashes) == 0 {
+		delete(b.groups, every)
+	}
+}
+
+// uidHash is stable for the watch's life.
+func uidHash(watch *swv1.ServiceWatch) uint64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(watch.UID))
-	if watch.UID == "" { // objects not from an API server, in tests
-		_, _ = h.Write([]byte(watch.Namespace + "/" + watch.Name))
-	}
-	return time.Duration(h.Sum64() % uint64(interval(watch)))
+	_, _ = h.Write([]byte(watch.Namespace + "/" + watch.Name))
+	return h.Sum64()
 }
 
 // backoff is backoffBase doubled for each consecutive failure after the first.

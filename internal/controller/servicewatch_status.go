@@ -23,8 +23,8 @@ const (
 )
 
 // applyResults writes the outcome of one sync into the watch's status, part
-// by part in the order of parts, then truncates the lists to sizeLimit and
-// derives Ready and Stalled. A part that failed keeps its last good data;
+// by part in the order of parts, derives Ready and Stalled, then truncates
+// the lists to sizeLimit. A part that failed keeps its last good data;
 // only its condition changes.
 func applyResults(watch *swv1.ServiceWatch, parts []part, results []partResult, sizeLimit int) {
 	if watch.Status.Summary == nil {
@@ -36,8 +36,8 @@ func applyResults(watch *swv1.ServiceWatch, parts []part, results []partResult, 
 		}
 		setPartCondition(watch, p.condition, results[i])
 	}
-	truncate(watch, parts, sizeLimit)
 	setSummaryConditions(watch, parts)
+	truncate(watch, parts, sizeLimit)
 }
 
 // setPartCondition reports one part's result in its condition.
@@ -130,19 +130,20 @@ func joinAnd(words []string) string {
 // many more there are, so that a message about a hundred failing alerts with
 // long IDs stays short and still tells how many failed.
 func listWithin(items []string, maxBytes int) string {
+	if whole := strings.Join(items, "; "); len(whole) <= maxBytes {
+		return whole
+	}
 	var b strings.Builder
 	for i, item := range items {
 		sep := ""
 		if i > 0 {
 			sep = "; "
 		}
-		room := maxBytes
-		if rest := len(items) - i - 1; rest > 0 {
-			room -= len(andMore(rest))
-		}
-		if b.Len()+len(sep)+len(item) > room {
-			if i == 0 { // not even one fits whole: show a cut one
-				return cutString(item, room) + andMore(len(items)-1)
+		// Item i fits if the rest can still be named after it.
+		if b.Len()+len(sep)+len(item)+len(andMore(len(items)-i-1)) > maxBytes {
+			if i == 0 { // not even the first fits whole: show it cut
+				more := andMore(len(items) - 1)
+				return cutString(item, maxBytes-len(more)) + more
 			}
 			return b.String() + andMore(len(items)-i)
 		}

@@ -16,6 +16,10 @@ import (
 // 1.5 MiB object limit, leaving room for metadata, spec and managed fields.
 const DefaultStatusSizeLimit = 800 << 10
 
+// truncatedConditionBytes is room kept for the StatusTruncated condition,
+// which is set after the lists are cut.
+const truncatedConditionBytes = 512
+
 // statusList is how truncation sees one part's list in status.
 type statusList struct {
 	// field is the list's JSON name in status.
@@ -46,7 +50,7 @@ func truncate(watch *swv1.ServiceWatch, parts []part, limit int) {
 
 		sizes := make([][]int, len(lists))
 		bare := *status
-		budget := limit
+		budget := limit - truncatedConditionBytes
 		for i, l := range lists {
 			sizes[i] = l.sizes(status)
 			l.keep(&bare, 0)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -15,7 +16,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,6 +25,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/testenv"
@@ -52,6 +53,11 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) (int, error) {
+	flag.Parse()
+	if testing.Short() {
+		// The rules have unit tests of their own; the envtest tests skip.
+		return m.Run(), nil
+	}
 	var err error
 	env, err = testenv.Start()
 	if err != nil {
@@ -149,6 +155,9 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a control plane (envtest); run without -short")
+	}
 	name := strings.ToLower(strings.NewReplacer("_", "-", "/", "-").Replace(t.Name()))
 	if len(name) > 50 {
 		name = name[:50]
@@ -252,15 +261,10 @@ func (f *fixture) waitFor(name string, timeout time.Duration, what string, check
 
 // conditionIs returns a check that the condition has the status and reason.
 func conditionIs(condType string, status metav1.ConditionStatus, reason string) func(*swv1.ServiceWatch) bool {
-	return func(w *swv1.ServiceWatch) bool {
-		c := meta.FindStatusCondition(w.Status.Conditions, condType)
-		return c != nil && c.Status == status && c.Reason == reason && c.ObservedGeneration == w.Generation
-	}
+	return func(w *swv1.ServiceWatch) bool { return conditions.Is(w, condType, status, reason) }
 }
 
-func isReady(w *swv1.ServiceWatch) bool {
-	return conditionIs(swv1.ConditionReady, metav1.ConditionTrue, swv1.ReasonSynced)(w)
-}
+func isReady(w *swv1.ServiceWatch) bool { return conditions.IsReady(w) }
 
 // requestSync sets the requested-at annotation, as `kubectl annotate` would.
 func (f *fixture) requestSync(name, value string) {

@@ -1,0 +1,43 @@
+package controller
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+)
+
+func TestCloudFailure(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		reason     string
+		stalled    bool
+		mention    string
+		retryAfter time.Duration
+	}{
+		{"401 stalls and says where the key is", &cloudapi.Error{Reason: cloudapi.ReasonUnauthorized, Operation: cloudapi.OperationListPipes}, swv1.ReasonUnauthorized, true, "check the key or token", 0},
+		{"403 stalls", &cloudapi.Error{Reason: cloudapi.ReasonForbidden, Operation: cloudapi.OperationListPipes}, swv1.ReasonForbidden, true, "lacks permission", 0},
+		{"404 of an alert names spec.alertIds", &cloudapi.Error{Reason: cloudapi.ReasonNotFound, Operation: cloudapi.OperationGetAlert}, swv1.ReasonNotFound, false, "spec.alertIds", 0},
+		{"404 of a list names the service", &cloudapi.Error{Reason: cloudapi.ReasonNotFound, Operation: cloudapi.OperationListPipes}, swv1.ReasonNotFound, false, "spec.serviceId", 0},
+		{"429 keeps its Retry-After", &cloudapi.Error{Reason: cloudapi.ReasonRateLimited, RetryAfter: time.Minute}, swv1.ReasonRateLimited, false, "", time.Minute},
+		{"5xx is retried", &cloudapi.Error{Reason: cloudapi.ReasonServerError}, swv1.ReasonServerError, false, "", 0},
+		{"a bad answer is retried", &cloudapi.Error{Reason: cloudapi.ReasonInvalidResponse}, swv1.ReasonInvalidResponse, false, "", 0},
+		{"a configuration error stalls", &cloudapi.Error{Reason: cloudapi.ReasonConfigurationError}, swv1.ReasonConfigurationError, true, "", 0},
+		{"an error the client did not classify is Unreachable", errors.New("dial tcp: refused"), swv1.ReasonUnreachable, false, "refused", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := cloudFailure(tt.err)
+			if f.reason != tt.reason || isStalledReason(f.reason) != tt.stalled || f.retryAfter != tt.retryAfter {
+				t.Errorf("cloudFailure = %+v (stalled %v), want reason %s, stalled %v, retryAfter %v", f, isStalledReason(f.reason), tt.reason, tt.stalled, tt.retryAfter)
+			}
+			if !strings.Contains(f.message, tt.mention) {
+				t.Errorf("message %q does not mention %q", f.message, tt.mention)
+			}
+		})
+	}
+}

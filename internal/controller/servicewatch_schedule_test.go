@@ -1,0 +1,200 @@
+package controller
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+)
+
+func TestNextSync(t *testing.T) {
+	w := testWatch() // interval 1m
+	every := interval(w)
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	const phase = 17 * time.Second
+	slot := periodicSlot(now, every, phase)
+	tests := []struct {
+		name     string
+		failures int
+		outcome  syncOutcome
+		jitter   time.Duration
+		want     time.Time
+	}{
+		{"success waits for the watch's next slot", 0, syncOutcome{}, 0, slot},
+		{"the jitter is added to the slot", 0, syncOutcome{}, 400 * time.Millisecond, slot.Add(400 * time.Millisecond)},
+		{"stalled waits for the slot, not a tight loop", 1, syncOutcome{failed: true}, 0, slot},
+		{"first transient failure", 1, syncOutcome{failed: true, transient: true}, 0, now.Add(5 * time.Second)},
+		{"third transient failure doubles twice", 3, syncOutcome{failed: true, transient: true}, 0, now.Add(20 * time.Second)},
+		{"backoff never passes the interval", 30, syncOutcome{failed: true, transient: true}, 0, now.Add(every)},
+		{"429 waits as asked", 1, syncOutcome{failed: true, transient: true, retryAfter: 40 * time.Second}, 0, now.Add(40 * time.Second)},
+		{"429 waits as asked even past the interval", 1, syncOutcome{failed: true, transient: true, retryAfter: time.Hour}, 0, now.Add(time.Hour)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := nextSync(now, w, tt.failures, tt.outcome, phase, tt.jitter); !got.Equal(tt.want) {
+				t.Errorf("nextSync = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// A slot is more than half an interval and at most one and a half intervals
+// after the last sync, at the watch's phase; from one slot, the next is
+// exactly one interval later.
+func TestPeriodicSlot(t *testing.T) {
+	every := 5 * time.Minute
+	for _, phase := range []time.Duration{0, time.Second, every / 2, every - time.Nanosecond} {
+		for _, last := range []time.Time{time.Unix(0, 0), time.Unix(1_800_000_000, 123), time.Unix(1_800_000_150, 0)} {
+			slot := periodicSlot(last, every, phase)
+			if gap := slot.Sub(last); gap <= every/2 || gap > every*3/2 {
+				t.Errorf("phase %v, last %v: slot %v is %v later", phase, last, slot, gap)
+			}
+			if off := time.Duration(slot.UnixNano() % int64(every)); off != phase {
+				t.Errorf("phase %v: slot at offset %v", phase, off)
+			}
+			if next := periodicSlot(slot, every, phase); next.Sub(slot) != every {
+				t.Errorf("phase %v: a synced-on-phase watch waits %v, not one interval", phase, next.Sub(slot))
+			}
+		}
+	}
+}
+
+// 200 watches created in the same second sync at their own phases from the
+// second sync on: the busiest second of an interval has at most 1.5 times
+// the mean load (the goal for cloud calls per second).
+func TestPhasesSpreadWatchesCreatedTogether(t *testing.T) {
+	const n = 200
+	every := 30 * time.Second
+	created := time.Unix(1_800_000_000, 0)
+	book := newPhaseBook()
+	watches := make([]*swv1.ServiceWatch, n)
+	for i := range watches {
+		w := testWatch()
+		w.Name = fmt.Sprintf("w-%d", i)
+		w.UID = types.UID(fmt.Sprintf("6f1c%04d-1111-4222-8333-%012d", i, i*7919))
+		w.Spec.Interval = metav1.Duration{Duration: every}
+		book.phaseOf(w) // every watch is seen before the first periodic slot
+		watches[i] = w
+	}
+	perSecond := make(map[int64]int)
+	for _, w := range watches {
+		slot := periodicSlot(created, every, book.phaseOf(w))
+		perSecond[slot.Unix()]++
+	}
+	peak := 0
+	for _, c := range perSecond {
+		peak = max(peak, c)
+	}
+	mean := float64(n) / float64(every/time.Second)
+	if ratio := float64(peak) / mean; ratio > 1.5 {
+		t.Errorf("busiest second has %d syncs, %.2f times the mean of %.1f", peak, ratio, mean)
+	}
+	if len(perSecond) < 30 {
+		t.Errorf("syncs fall into only %d seconds of an interval of 30", len(perSecond))
+	}
+}
+
+// Phases follow the watches: a deleted watch leaves its group, one whose
+// interval changed moves to the new group, and a phase is within the interval.
+func TestPhaseBookFollowsWatches(t *testing.T) {
+	book := newPhaseBook()
+	a, b := testWatch(), testWatch()
+	a.Name, b.Name = "a", "b"
+	a.UID, b.UID = "uid-a", "uid-b"
+	pa, pb := book.phaseOf(a), book.phaseOf(b)
+	if pa == pb || pa < 0 || pa >= time.Minute || pb < 0 || pb >= time.Minute {
+		t.Fatalf("phases %v and %v of two watches of 1m", pa, pb)
+	}
+	if again := book.phaseOf(a); again != pa {
+		t.Errorf("a phase moved without any change: %v then %v", pa, again)
+	}
+	book.forget(types.NamespacedName{Namespace: a.Namespace, Name: a.Name})
+	if got := book.phaseOf(b); got != 0 {
+		t.Errorf("alone in its group, b has phase %v, want 0", got)
+	}
+	b.Spec.Interval.Duration = 2 * time.Minute
+	book.phaseOf(b)
+	if len(book.groups) != 1 || book.groups[2*time.Minute] == nil {
+		t.Errorf("b did not move to the 2m group: %v", book.groups)
+	}
+}
+
+func TestUntilDue(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	synced := func(ago time.Duration, ready bool) *swv1.ServiceWatch {
+		w := testWatch()
+		w.Status.ObservedGeneration = w.Generation
+		w.Status.LastSyncTime = &metav1.Time{Time: now.Add(-ago)}
+		if ready {
+			applyResults(w, syncParts(), []partResult{pipesOK(), endpointsOK(0), alertsFetched(nil)}, DefaultStatusSizeLimit)
+		}
+		return w
+	}
+	annotated := synced(time.Second, true)
+	annotated.Annotations = map[string]string{swv1.RequestedAtAnnotation: "now"}
+	newGeneration := synced(time.Second, true)
+	newGeneration.Generation++
+	fresh := synced(time.Second, true)
+	const phase = 7 * time.Second
+	freshSlot := periodicSlot(fresh.Status.LastSyncTime.Time, interval(fresh), phase)
+
+	tests := []struct {
+		name  string
+		watch *swv1.ServiceWatch
+		known *watchSchedule
+		want  time.Duration
+	}{
+		{"a new generation is due at once", newGeneration, &watchSchedule{trigger: "t", nextSync: now.Add(time.Hour)}, 0},
+		{"a new requested-at value is due at once", annotated, &watchSchedule{trigger: "t", nextSync: now.Add(time.Hour)}, 0},
+		{"a changed Secret (trigger) is due at once", fresh, &watchSchedule{trigger: "old", nextSync: now.Add(time.Hour)}, 0},
+		{"a known schedule is followed", fresh, &watchSchedule{trigger: "t", nextSync: now.Add(time.Minute)}, time.Minute},
+		{"an overdue schedule is due", fresh, &watchSchedule{trigger: "t", nextSync: now.Add(-time.Minute)}, 0},
+		{"after a restart a Ready watch waits for its slot", fresh, nil, freshSlot.Sub(now)},
+		{"after a restart a watch that is not Ready syncs at once", synced(time.Second, false), nil, 0},
+		{"a never-synced watch syncs at once", testWatch(), nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := untilDue(now, tt.watch, tt.known, "t", phase); got != tt.want {
+				t.Errorf("untilDue = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAssess(t *testing.T) {
+	tests := []struct {
+		name    string
+		results []partResult
+		want    syncOutcome
+	}{
+		{"all synced", []partResult{{}, {}, {}}, syncOutcome{}},
+		{"a stalled failure is not transient", []partResult{failed(swv1.ReasonUnauthorized, ""), {}, {}}, syncOutcome{failed: true}},
+		{"any transient failure makes the sync transient", []partResult{failed(swv1.ReasonUnauthorized, ""), failed(swv1.ReasonServerError, ""), {}}, syncOutcome{failed: true, transient: true}},
+		{"the longest Retry-After wins", []partResult{
+			{failure: &failure{reason: swv1.ReasonRateLimited, retryAfter: time.Minute}},
+			{failure: &failure{reason: swv1.ReasonRateLimited, retryAfter: time.Hour}}, {},
+		}, syncOutcome{failed: true, transient: true, retryAfter: time.Hour}},
+	}
+	for _, tt := range tests {
+		if got := assess(tt.results); got != tt.want {
+			t.Errorf("%s: assess = %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestIntervalFloor(t *testing.T) {
+	for _, tt := range []struct{ spec, want time.Duration }{
+		{0, defaultInterval}, {time.Second, defaultInterval}, {30 * time.Second, 30 * time.Second}, {time.Hour, time.Hour},
+	} {
+		w := testWatch()
+		w.Spec.Interval.Duration = tt.spec
+		if got := interval(w); got != tt.want {
+			t.Errorf("interval(%v) = %v, want %v", tt.spec, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,296 @@
+package controller
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/conditions"
+)
+
+// Fixtures for the pure status rules: results built the way the parts build
+// them, applied to a watch without any API server.
+
+func testWatch(alertIDs ...string) *swv1.ServiceWatch {
+	return &swv1.ServiceWatch{
+		ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns", Generation: 3, UID: "0b1c2d3e-aaaa-4bbb-8ccc-000000000001"},
+		Spec: swv1.ServiceWatchSpec{
+			AlertIDs: alertIDs,
+			Interval: metav1.Duration{Duration: time.Minute},
+		},
+	}
+}
+
+func pipe(id, state string) swv1.Pipe { return swv1.Pipe{ID: ptr.To(id), State: ptr.To(state)} }
+
+func pipesOK(pipes ...swv1.Pipe) partResult {
+	return partResult{message: fmt.Sprintf("Listed %d pipes", len(pipes)), apply: func(s *swv1.ServiceWatchStatus) {
+		s.Pipes = pipes
+		s.Summary.Pipes = int32(len(pipes))
+		s.Summary.PipesByState = countByState(pipes)
+	}}
+}
+
+func endpointsOK(n int) partResult {
+	eps := make([]swv1.ReversePrivateEndpoint, n)
+	for i := range eps {
+		eps[i].ID = ptr.To(fmt.Sprintf("ep-%d", i))
+	}
+	return partResult{message: fmt.Sprintf("Listed %d reverse private endpoints", n), apply: func(s *swv1.ServiceWatchStatus) {
+		s.ReversePrivateEndpoints = eps
+		s.Summary.ReversePrivateEndpoints = int32(n)
+	}}
+}
+
+func failed(reason, message string) partResult {
+	return partResult{failure: &failure{reason: reason, message: message}}
+}
+
+func alertsFetched(ids []string, fs ...*failure) partResult {
+	fetches := make([]alertFetch, len(ids))
+	for i, id := range ids {
+		fetches[i] = alertFetch{alert: swv1.AlertStatus{ID: id, Name: ptr.To("name of " + id)}}
+		if i < len(fs) && fs[i] != nil {
+			fetches[i] = alertFetch{alert: swv1.AlertStatus{ID: id}, failure: fs[i]}
+		}
+	}
+	return alertsResult(ids, fetches, nil)
+}
+
+func condition(w *swv1.ServiceWatch, t string) string {
+	c := conditions.Get(w, t)
+	if c == nil {
+		return "absent"
+	}
+	return string(c.Status) + "/" + c.Reason
+}
+
+func TestApplyResults(t *testing.T) {
+	tests := []struct {
+		name string
+		// prior is applied first, as the previous sync.
+		prior, results []partResult
+		alertIDs       []string
+		wantPipes      int
+		wantEndpoints  int
+		wantAlerts     []swv1.AlertStatus
+		wantConditions map[string]string
+		wantReadyMsg   string
+	}{
+		{
+			name:          "everything synced",
+			results:       []partResult{pipesOK(pipe("b", "Running"), pipe("a", "Stopped")), endpointsOK(1), alertsFetched([]string{"x"})},
+			alertIDs:      []string{"x"},
+			wantPipes:     2,
+			wantEndpoints: 1,
+			wantAlerts:    []swv1.AlertStatus{{ID: "x", Name: ptr.To("name of x")}},
+			wantConditions: map[string]string{
+				swv1.ConditionPipesSynced: "True/Synced", swv1.ConditionReversePrivateEndpointsSynced: "True/Synced",
+				swv1.ConditionAlertsSynced: "True/Synced", swv1.ConditionReady: "True/Synced",
+				swv1.ConditionStalled: "absent", swv1.ConditionReconciling: "absent", swv1.ConditionStatusTruncated: "absent",
+			},
+			wantReadyMsg: "Synced 2 pipes, 1 reverse private endpoints and 1 alerts",
+		},
+		{
+			name:          "a failing part keeps its last good data; the others update",
+			prior:         []partResult{pipesOK(pipe("a", "Running")), endpointsOK(2), alertsFetched(nil)},
+			results:       []partResult{failed(swv1.ReasonServerError, "list pipes: 503"), endpointsOK(3), alertsFetched(nil)},
+			wantPipes:     1,
+			wantEndpoints: 3,
+			wantConditions: map[string]string{
+				swv1.ConditionPipesSynced: "False/ServerError", swv1.ConditionReversePrivateEndpointsSynced: "True/Synced",
+				swv1.ConditionReady: "False/ServerError", swv1.ConditionStalled: "absent",
+			},
+			wantReadyMsg: "PipesSynced: list pipes: 503",
+		},
+		{
+			name:    "only the user can fix a missing Secret: Stalled with the first stalled part's reason",
+			results: []partResult{failed(swv1.ReasonServerError, "503"), failed(swv1.ReasonSecretNotFound, "Secret ns/k not found"), alertsFetched(nil)},
+			wantConditions: map[string]string{
+				swv1.ConditionReady: "False/ServerError", swv1.ConditionStalled: "True/SecretNotFound",
+			},
+			wantReadyMsg: "PipesSynced: 503; ReversePrivateEndpointsSynced: Secret ns/k not found",
+		},
+		{
+			name:       "a failed alert keeps its last fetch and says why; AlertsSynced has the first failing alert's reason",
+			prior:      []partResult{pipesOK(), endpointsOK(0), alertsFetched([]string{"x", "y", "z"})},
+			results:    []partResult{pipesOK(), endpointsOK(0), alertsFetched([]string{"x", "y", "z"}, nil, &failure{reason: swv1.ReasonNotFound, message: "gone"}, &failure{reason: swv1.ReasonServerError, message: "503"})},
+			alertIDs:   []string{"x", "y", "z"},
+			wantAlerts: []swv1.AlertStatus{{ID: "x", Name: ptr.To("name of x")}, {ID: "y", Name: ptr.To("name of y"), Error: "NotFound: gone"}, {ID: "z", Name: ptr.To("name of z"), Error: "ServerError: 503"}},
+			wantConditions: map[string]string{
+				swv1.ConditionAlertsSynced: "False/NotFound", swv1.ConditionReady: "False/NotFound",
+			},
+			wantReadyMsg: "AlertsSynced: 2 of 3 alerts failed: y (NotFound: gone); z (ServerError: 503)",
+		},
+		{
+			name:       "an alert never fetched has just its id and error",
+			results:    []partResult{pipesOK(), endpointsOK(0), alertsResult([]string{"x"}, nil, &failure{reason: swv1.ReasonSecretKeyMissing, message: "no token"})},
+			alertIDs:   []string{"x"},
+			wantAlerts: []swv1.AlertStatus{{ID: "x", Error: "SecretKeyMissing: no token"}},
+			wantConditions: map[string]string{
+				swv1.ConditionAlertsSynced: "False/SecretKeyMissing", swv1.ConditionStalled: "True/SecretKeyMissing",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := testWatch(tt.alertIDs...)
+			parts := syncParts()
+			if tt.prior != nil {
+				applyResults(w, parts, tt.prior, DefaultStatusSizeLimit)
+			}
+			markReconciling(w, "syncing generation 3")
+			applyResults(w, parts, tt.results, DefaultStatusSizeLimit)
+
+			if len(w.Status.Pipes) != tt.wantPipes || len(w.Status.ReversePrivateEndpoints) != tt.wantEndpoints {
+				t.Errorf("status has %d pipes and %d endpoints, want %d and %d", len(w.Status.Pipes), len(w.Status.ReversePrivateEndpoints), tt.wantPipes, tt.wantEndpoints)
+			}
+			if tt.wantAlerts != nil && !equality.Semantic.DeepEqual(w.Status.Alerts, tt.wantAlerts) {
+				t.Errorf("alerts = %+v, want %+v", w.Status.Alerts, tt.wantAlerts)
+			}
+			for typ, want := range tt.wantConditions {
+				if got := condition(w, typ); got != want {
+					t.Errorf("%s = %s, want %s", typ, got, want)
+				}
+			}
+			if c := conditions.Get(w, swv1.ConditionReconciling); c != nil {
+				t.Errorf("Reconciling outlived the sync that ended it")
+			}
+			for _, c := range w.Status.Conditions {
+				if c.ObservedGeneration != w.Generation {
+					t.Errorf("%s has observedGeneration %d, want %d", c.Type, c.ObservedGeneration, w.Generation)
+				}
+			}
+			if tt.wantReadyMsg != "" {
+				if got := conditions.Get(w, swv1.ConditionReady).Message; got != tt.wantReadyMsg {
+					t.Errorf("Ready message = %q, want %q", got, tt.wantReadyMsg)
+				}
+			}
+		})
+	}
+}
+
+// Pipes are ordered by id by the client; the summary counts by state.
+func TestApplyResultsCountsPipesByState(t *testing.T) {
+	w := testWatch()
+	applyResults(w, syncParts(), []partResult{pipesOK(pipe("a", "Running"), pipe("b", "Running"), swv1.Pipe{ID: ptr.To("c")}), endpointsOK(0), alertsFetched(nil)}, DefaultStatusSizeLimit)
+	want := map[string]int32{"Running": 2, "Unknown": 1}
+	if fmt.Sprint(w.Status.Summary.PipesByState) != fmt.Sprint(want) {
+		t.Errorf("pipesByState = %v, want %v", w.Status.Summary.PipesByState, want)
+	}
+}
+
+// An unchanged result keeps lastTransitionTime: conditions are only touched
+// where something changed, which keeps a quiet sync quiet.
+func TestApplyResultsKeepsTransitionTimes(t *testing.T) {
+	w := testWatch()
+	parts := syncParts()
+	applyResults(w, parts, []partResult{pipesOK(), endpointsOK(0), alertsFetched(nil)}, DefaultStatusSizeLimit)
+	first := w.DeepCopy()
+	for i := range w.Status.Conditions {
+		w.Status.Conditions[i].LastTransitionTime = metav1.NewTime(time.Unix(1, 0))
+	}
+	applyResults(w, parts, []partResult{pipesOK(), endpointsOK(0), alertsFetched(nil)}, DefaultStatusSizeLimit)
+	for _, c := range w.Status.Conditions {
+		if c.LastTransitionTime.Unix() != 1 {
+			t.Errorf("%s moved its lastTransitionTime on an unchanged sync", c.Type)
+		}
+	}
+	if len(first.Status.Conditions) != len(w.Status.Conditions) {
+		t.Errorf("conditions changed on an unchanged sync")
+	}
+}
+
+// Whatever the cloud or a tenant sends, every condition message stays under
+// the API server's 32 KiB limit, and Ready still names what failed.
+func TestConditionMessagesAreBounded(t *testing.T) {
+	ids := make([]string, 100)
+	fs := make([]*failure, 100)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%03d-%s", i, strings.Repeat("x", 124))
+		fs[i] = &failure{reason: swv1.ReasonNotFound, message: strings.Repeat("m", 200)}
+	}
+	w := testWatch(ids...)
+	applyResults(w, syncParts(), []partResult{
+		failed(swv1.ReasonServerError, strings.Repeat("p", 40000)),
+		failed(swv1.ReasonServerError, strings.Repeat("e", 40000)),
+		alertsFetched(ids, fs...),
+	}, DefaultStatusSizeLimit)
+	for _, c := range w.Status.Conditions {
+		if len(c.Message) > maxConditionMessageBytes {
+			t.Errorf("%s message is %d bytes, over %d", c.Type, len(c.Message), maxConditionMessageBytes)
+		}
+	}
+	msg := conditions.Get(w, swv1.ConditionAlertsSynced).Message
+	if !strings.HasPrefix(msg, "100 of 100 alerts failed: 000-") || !strings.Contains(msg, "more") {
+		t.Errorf("AlertsSynced does not list the first failing IDs then how many more: %q", msg)
+	}
+}
+
+func TestListWithin(t *testing.T) {
+	tests := []struct {
+		items []string
+		max   int
+		want  string
+	}{
+		{nil, 100, ""},
+		{[]string{"a", "b", "c"}, 100, "a; b; c"},
+		{[]string{"aaaa", "bbbb", "cccc"}, 16, "aaaa; bbbb; cccc"},
+		{[]string{"aaaa", "bbbb", "cccc"}, 15, "…; and 2 more"},
+		{[]string{"aaaa", "bbbb", "cccc", "dddd"}, 18, "aaaa; and 3 more"},
+		{[]string{"aaaa", "bbbb"}, 10, "aaaa; bbbb"},
+		{[]string{strings.Repeat("a", 50), "b"}, 30, strings.Repeat("a", 15) + "…; and 1 more"},
+	}
+	for _, tt := range tests {
+		got := listWithin(tt.items, tt.max)
+		if got != tt.want {
+			t.Errorf("listWithin(%q, %d) = %q, want %q", tt.items, tt.max, got, tt.want)
+		}
+		if len(got) > tt.max {
+			t.Errorf("listWithin(%q, %d) is %d bytes", tt.items, tt.max, len(got))
+		}
+	}
+}
+
+func TestCutString(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"longer than ten", 10, "longer …"},
+		{"ééééé", 7, "éé…"}, // never splits a rune
+	}
+	for _, tt := range tests {
+		if got := cutString(tt.in, tt.max); got != tt.want || len(got) > tt.max {
+			t.Errorf("cutString(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		}
+	}
+}
+
+func TestMarkSuspendedKeepsData(t *testing.T) {
+	w := testWatch()
+	applyResults(w, syncParts(), []partResult{pipesOK(pipe("a", "Running")), failed(swv1.ReasonUnauthorized, "401"), alertsFetched(nil)}, DefaultStatusSizeLimit)
+	markReconciling(w, "syncing")
+	markSuspended(w)
+	if got := condition(w, swv1.ConditionReady); got != "False/Suspended" {
+		t.Errorf("Ready = %s", got)
+	}
+	if condition(w, swv1.ConditionStalled) != "absent" || condition(w, swv1.ConditionReconciling) != "absent" {
+		t.Errorf("a suspended watch is neither Stalled nor Reconciling: %v", w.Status.Conditions)
+	}
+	if len(w.Status.Pipes) != 1 {
+		t.Errorf("suspending dropped the data")
+	}
+	if w.Status.ObservedGeneration != w.Generation {
+		t.Errorf("observedGeneration = %d", w.Status.ObservedGeneration)
+	}
+}

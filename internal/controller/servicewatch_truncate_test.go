@@ -1,0 +1,99 @@
+package controller
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/utils/ptr"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/conditions"
+)
+
+func manyPipes(n int) []swv1.Pipe {
+	pipes := make([]swv1.Pipe, n)
+	for i := range pipes {
+		pipes[i] = swv1.Pipe{ID: ptr.To(fmt.Sprintf("pipe-%05d", i)), Name: ptr.To(strings.Repeat("n", 200)), State: ptr.To("Running")}
+	}
+	return pipes
+}
+
+func TestTruncate(t *testing.T) {
+	const limit = 20 << 10
+	bigAlert := func(ids []string) partResult {
+		res := alertsFetched(ids)
+		apply := res.apply
+		res.apply = func(s *swv1.ServiceWatchStatus) {
+			apply(s)
+			for i := range s.Alerts {
+				s.Alerts[i].Message = ptr.To(strings.Repeat("m", 4000))
+			}
+		}
+		return res
+	}
+	tests := []struct {
+		name                                    string
+		alertIDs                                []string
+		results                                 []partResult
+		wantTruncated                           bool
+		wantAllEndpoints, wantAllAlerts, fitsIn bool
+	}{
+		{"small status is untouched", nil, []partResult{pipesOK(manyPipes(3)...), endpointsOK(2), alertsFetched(nil)}, false, true, true, true},
+		{"pipes are cut first, endpoints kept", nil, []partResult{pipesOK(manyPipes(500)...), endpointsOK(5), alertsFetched(nil)}, true, true, true, true},
+		{"alerts are cut too: 10 alerts of 4 kB", []string{"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9"},
+			[]partResult{pipesOK(manyPipes(5)...), endpointsOK(1), bigAlert([]string{"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9"})}, true, true, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := testWatch(tt.alertIDs...)
+			parts := syncParts()
+			applyResults(w, parts, tt.results, limit)
+			raw, _ := json.Marshal(w.Status)
+			if tt.fitsIn && len(raw) > limit {
+				t.Errorf("status is %d bytes, over the limit of %d", len(raw), limit)
+			}
+			c := conditions.Get(w, swv1.ConditionStatusTruncated)
+			if (c != nil) != tt.wantTruncated {
+				t.Fatalf("StatusTruncated = %+v, want present %v", c, tt.wantTruncated)
+			}
+			if tt.wantAllEndpoints && int32(len(w.Status.ReversePrivateEndpoints)) != w.Status.Summary.ReversePrivateEndpoints {
+				t.Errorf("endpoints were cut before pipes")
+			}
+			if tt.wantAllAlerts && len(w.Status.Alerts) != len(tt.alertIDs) {
+				t.Errorf("alerts cut: %d of %d", len(w.Status.Alerts), len(tt.alertIDs))
+			}
+			if c != nil && !strings.Contains(c.Message, fmt.Sprintf("%d of %d pipes", len(w.Status.Pipes), w.Status.Summary.Pipes)) {
+				t.Errorf("StatusTruncated message %q does not say what was left out", c.Message)
+			}
+			// The same input gives the same output.
+			again := testWatch(tt.alertIDs...)
+			applyResults(again, parts, tt.results, limit)
+			if !equality.Semantic.DeepEqual(again.Status.Pipes, w.Status.Pipes) || !equality.Semantic.DeepEqual(again.Status.Alerts, w.Status.Alerts) {
+				t.Error("truncation is not deterministic")
+			}
+		})
+	}
+}
+
+func TestPrefixFitting(t *testing.T) {
+	tests := []struct {
+		sizes  []int
+		budget int
+		want   int
+	}{
+		{nil, 10, 0},
+		{[]int{3, 3, 3}, 10, 3},
+		{[]int{3, 3, 3}, 9, 3},
+		{[]int{3, 3, 3}, 8, 2},
+		{[]int{3, 3, 3}, 2, 0},
+		{[]int{3, 3, 3}, -5, 0},
+	}
+	for _, tt := range tests {
+		if got := prefixFitting(tt.sizes, tt.budget); got != tt.want {
+			t.Errorf("prefixFitting(%v, %d) = %d, want %d", tt.sizes, tt.budget, got, tt.want)
+		}
+	}
+}
