@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -26,6 +28,8 @@ import (
 type config struct {
 	metricsAddr, probeAddr string
 	leaderElect            bool
+	leaderElectionID       string
+	scope                  controller.Scope
 	reconciler             controller.Options
 	cloud                  cloudapi.Options
 	managementRate         rateFlag
@@ -54,9 +58,14 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
 	fs.StringVar(&cfg.probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
 	fs.BoolVar(&cfg.leaderElect, "leader-elect", false, "Elect a leader so that only one replica syncs at a time.")
+	fs.StringVar(&cfg.leaderElectionID, "leader-election-id", "servicewatch.cloud.servicewatch.io", "Name of the leader-election lease; each shard needs its own.")
+	fs.Func("watch-namespaces", "Comma-separated namespaces to watch (ServiceWatches, Secrets); empty means all.", namespaces(&cfg.scope.Namespaces))
+	fs.Func("watch-label-selector", "Label selector of the ServiceWatches this manager syncs (e.g. sharding.servicewatch.io/shard=shard1); empty means all. Run one manager per shard.", labelSelector(&cfg.scope.WatchSelector))
 	fs.Func("management-api-url", "Management API base URL for watches whose spec.managementApi.url is empty.", baseURL(&cfg.reconciler.ManagementAPIURL))
 	fs.Func("alert-api-url", "Alert API base URL for watches whose spec.alertApi.url is empty.", baseURL(&cfg.reconciler.AlertAPIURL))
-	fs.IntVar(&cfg.reconciler.MaxConcurrentReconciles, "max-concurrent-syncs", 4, "How many ServiceWatches sync at once.")
+	fs.IntVar(&cfg.reconciler.MaxConcurrentSyncs, "max-concurrent-syncs", controller.DefaultMaxConcurrentSyncs, "How many ServiceWatches may have cloud calls in flight at once.")
+	fs.IntVar(&cfg.reconciler.MaxSyncsPerHost, "max-syncs-per-host", controller.DefaultMaxConcurrentSyncs/2, "How many of those may call one API host, so that a host that hangs holds at most that many.")
+	fs.IntVar(&cfg.reconciler.MaxConcurrentReconciles, "reconcile-workers", 4, "How many reconcile workers run; they do only Kubernetes work (cloud calls run in the background).")
 	fs.IntVar(&cfg.reconciler.AlertConcurrency, "alert-concurrency", 4, "How many alerts of one ServiceWatch are fetched at once.")
 	fs.IntVar(&cfg.reconciler.StatusSizeLimit, "status-size-limit", controller.DefaultStatusSizeLimit, "Largest status in bytes; pipe and endpoint lists are truncated past it.")
 	fs.DurationVar(&cfg.reconciler.SyncTimeout, "sync-timeout", 2*time.Minute, "Longest one sync may take, rate-limiter waits included.")
@@ -76,6 +85,36 @@ func parseFlags(args []string) (config, error) {
 	return cfg, validate(cfg)
 }
 
+// namespaces accepts a comma-separated list of namespace names.
+func namespaces(dst *[]string) func(string) error {
+	return func(value string) error {
+		*dst = nil
+		for _, ns := range strings.Split(value, ",") {
+			ns = strings.TrimSpace(ns)
+			if ns == "" {
+				continue
+			}
+			if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+				return fmt.Errorf("%q is not a namespace name: %s", ns, errs[0])
+			}
+			*dst = append(*dst, ns)
+		}
+		return nil
+	}
+}
+
+// labelSelector accepts a label selector in kubectl's syntax.
+func labelSelector(dst *labels.Selector) func(string) error {
+	return func(value string) error {
+		sel, err := labels.Parse(value)
+		if err != nil {
+			return fmt.Errorf("%q is not a label selector: %w", value, err)
+		}
+		*dst = sel
+		return nil
+	}
+}
+
 // baseURL accepts an absolute http(s) URL, the only kind the cloud client can
 // call.
 func baseURL(dst *string) func(string) error {
@@ -91,7 +130,9 @@ func baseURL(dst *string) func(string) error {
 
 func validate(cfg config) error {
 	positive := map[string]int64{
-		"--max-concurrent-syncs":     int64(cfg.reconciler.MaxConcurrentReconciles),
+		"--max-concurrent-syncs":     int64(cfg.reconciler.MaxConcurrentSyncs),
+		"--max-syncs-per-host":       int64(cfg.reconciler.MaxSyncsPerHost),
+		"--reconcile-workers":        int64(cfg.reconciler.MaxConcurrentReconciles),
 		"--alert-concurrency":        int64(cfg.reconciler.AlertConcurrency),
 		"--status-size-limit":        int64(cfg.reconciler.StatusSizeLimit),
 		"--sync-timeout":             int64(cfg.reconciler.SyncTimeout),
@@ -113,13 +154,12 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme: scheme,
-		// Managed fields are never read, so the cache need not hold them.
-		Cache:                         cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Scheme:                        scheme,
+		Cache:                         controller.CacheOptions(cfg.scope),
 		Metrics:                       metricsserver.Options{BindAddress: cfg.metricsAddr},
 		HealthProbeBindAddress:        cfg.probeAddr,
 		LeaderElection:                cfg.leaderElect,
-		LeaderElectionID:              "servicewatch.cloud.servicewatch.io",
+		LeaderElectionID:              cfg.leaderElectionID,
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       ptr.To(30 * time.Second),
 	})
@@ -148,6 +188,7 @@ func run(ctx context.Context, cfg config) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	setupLog.Info("starting manager", "managementApiUrl", cfg.reconciler.ManagementAPIURL, "alertApiUrl", cfg.reconciler.AlertAPIURL)
+	setupLog.Info("starting manager", "managementApiUrl", cfg.reconciler.ManagementAPIURL, "alertApiUrl", cfg.reconciler.AlertAPIURL,
+		"watchNamespaces", cfg.scope.Namespaces, "watchLabelSelector", fmt.Sprint(cfg.scope.WatchSelector), "leaderElectionId", cfg.leaderElectionID)
 	return mgr.Start(ctx)
 }

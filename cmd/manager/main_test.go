@@ -10,20 +10,44 @@ func TestParseFlags(t *testing.T) {
 	if cfg.reconciler.ManagementAPIURL != "https://api.example.com/prefix/" || cfg.reconciler.AlertAPIURL != "http://127.0.0.1:8090" {
 		t.Errorf("URLs: %q, %q", cfg.reconciler.ManagementAPIURL, cfg.reconciler.AlertAPIURL)
 	}
-	if cfg.cloud.ManagementRate.Requests != 5 || cfg.reconciler.MaxConcurrentReconciles != 8 {
-		t.Errorf("management rate %+v, max concurrent syncs %d", cfg.cloud.ManagementRate, cfg.reconciler.MaxConcurrentReconciles)
+	if cfg.cloud.ManagementRate.Requests != 5 || cfg.reconciler.MaxConcurrentSyncs != 8 {
+		t.Errorf("management rate %+v, max concurrent syncs %d", cfg.cloud.ManagementRate, cfg.reconciler.MaxConcurrentSyncs)
 	}
 
 	for _, bad := range [][]string{
 		{"--management-api-url=api.example.com"},
 		{"--alert-api-url=ftp://alerts.example.com"},
 		{"--max-concurrent-syncs=0"},
+		{"--max-syncs-per-host=0"},
+		{"--reconcile-workers=-1"},
 		{"--cloud-timeout=0s"},
 		{"--status-size-limit=-1"},
 		{"--alert-rate-limit=many"},
+		{"--watch-namespaces=team-a,Team_B"},
+		{"--watch-label-selector=shard in (a"},
 	} {
 		if _, err := parseFlags(bad); err == nil {
 			t.Errorf("%v was accepted", bad)
 		}
+	}
+}
+
+func TestParseScopeFlags(t *testing.T) {
+	cfg, err := parseFlags([]string{"--watch-namespaces= team-a, team-b ,", "--watch-label-selector=sharding.servicewatch.io/shard=one", "--leader-election-id=servicewatch-one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.scope.Namespaces; len(got) != 2 || got[0] != "team-a" || got[1] != "team-b" {
+		t.Errorf("namespaces = %q", got)
+	}
+	if got := cfg.scope.WatchSelector.String(); got != "sharding.servicewatch.io/shard=one" {
+		t.Errorf("selector = %q", got)
+	}
+	if cfg.leaderElectionID != "servicewatch-one" {
+		t.Errorf("leader election ID = %q", cfg.leaderElectionID)
+	}
+	all, err := parseFlags(nil)
+	if err != nil || len(all.scope.Namespaces) != 0 || all.scope.WatchSelector != nil {
+		t.Errorf("by default the manager watches everything: %+v, %v", all.scope, err)
 	}
 }

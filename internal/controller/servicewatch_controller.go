@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 )
@@ -31,8 +33,14 @@ type Options struct {
 	ManagementAPIURL string
 	// AlertAPIURL is used when a watch's spec.alertApi.url is empty.
 	AlertAPIURL string
-	// MaxConcurrentReconciles is how many watches sync at once.
+	// MaxConcurrentReconciles is how many reconcile workers run. They do
+	// only Kubernetes work: cloud reads run in the background.
 	MaxConcurrentReconciles int
+	// MaxConcurrentSyncs bounds the syncs whose cloud reads are in flight.
+	MaxConcurrentSyncs int
+	// MaxSyncsPerHost bounds the syncs in flight that call one API host, so
+	// that a host that hangs holds at most that many of MaxConcurrentSyncs.
+	MaxSyncsPerHost int
 	// AlertConcurrency is how many alerts of one watch are fetched at once.
 	AlertConcurrency int
 	// StatusSizeLimit bounds the JSON size of a status; lists are truncated
@@ -56,11 +64,18 @@ type ServiceWatchReconciler struct {
 
 	schedules *scheduleBook
 	phases    *phaseBook
+	fetches   *fetches
+	// baseCtx is the manager's context: background reads live in it, not in
+	// the reconcile that started them.
+	baseCtx context.Context
 	// now is the clock; tests replace it.
 	now func() time.Time
 	// jitter draws the random term of a periodic sync, at most max.
 	jitter func(max time.Duration) time.Duration
 }
+
+// DefaultMaxConcurrentSyncs is the default bound on syncs in flight.
+const DefaultMaxConcurrentSyncs = 32
 
 // secretNamesIndex indexes ServiceWatches by the Secrets they reference, so a
 // change to a Secret finds its watches without listing them all.
@@ -74,6 +89,7 @@ const secretNamesIndex = ".spec.secretRefNames"
 // SetupWithManager registers the reconciler with mgr.
 func (r *ServiceWatchReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	r.defaults()
+	r.baseCtx = ctx
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &swv1.ServiceWatch{}, secretNamesIndex, referencedSecrets); err != nil {
 		return fmt.Errorf("indexing ServiceWatches by Secret: %w", err)
 	}
@@ -86,6 +102,8 @@ func (r *ServiceWatchReconciler) SetupWithManager(ctx context.Context, mgr ctrl.
 		// Metadata only: a Secret's data never sits in the manager's cache.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.watchesForSecret), builder.OnlyMetadata,
 			builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
+		// The end of a background read wakes its watch.
+		WatchesRawSource(source.Channel(r.fetches.wake, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Complete(r)
 }
@@ -99,6 +117,15 @@ func (r *ServiceWatchReconciler) defaults() {
 	}
 	if r.Options.MaxConcurrentReconciles == 0 {
 		r.Options.MaxConcurrentReconciles = 4
+	}
+	if r.Options.MaxConcurrentSyncs == 0 {
+		r.Options.MaxConcurrentSyncs = DefaultMaxConcurrentSyncs
+	}
+	if r.Options.MaxSyncsPerHost == 0 {
+		r.Options.MaxSyncsPerHost = max(1, r.Options.MaxConcurrentSyncs/2)
+	}
+	if r.fetches == nil {
+		r.fetches = newFetches(r.Options.MaxSyncsPerHost, r.Options.MaxConcurrentSyncs)
 	}
 	if r.Options.SyncTimeout == 0 {
 		r.Options.SyncTimeout = 2 * time.Minute
@@ -141,7 +168,8 @@ func (r *ServiceWatchReconciler) watchesForSecret(ctx context.Context, secret cl
 }
 
 // Reconcile syncs one ServiceWatch when a sync is due, and says when the next
-// one is.
+// one is. A sync runs in two reconciles: one starts the cloud reads in the
+// background, the next (woken by their end) writes what they read.
 func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var watch swv1.ServiceWatch
 	if err := r.Client.Get(ctx, req.NamespacedName, &watch); err != nil {
@@ -158,21 +186,36 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{}, r.suspend(ctx, &watch)
 	}
 	trigger := r.currentTrigger(ctx, &watch)
-	if wait := r.untilDue(req.NamespacedName, &watch, trigger); wait > 0 {
-		return ctrl.Result{RequeueAfter: wait}, nil
+	if read, ok := r.fetches.take(req.NamespacedName); ok && read.trigger == trigger {
+		return r.write(ctx, &watch, trigger, read), nil
 	}
-	return r.sync(ctx, &watch, trigger), nil
+	if r.fetches.busy(req.NamespacedName) {
+		return ctrl.Result{}, nil // the read's end wakes the watch
+	}
+	if wait := r.untilDue(req.NamespacedName, &watch, trigger); wait > 0 {
+		return periodic(wait), nil
+	}
+	r.start(ctx, &watch, trigger)
+	return ctrl.Result{}, nil
+}
+
+// periodic requeues a watch for a periodic sync, behind anything a user
+// asked for.
+func periodic(wait time.Duration) ctrl.Result {
+	return ctrl.Result{RequeueAfter: wait, Priority: ptr.To(handler.LowPriority)}
 }
 
 func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 	r.schedules.forget(key)
 	r.phases.forget(key)
+	r.fetches.forget(key)
 	r.Metrics.forget(key)
 }
 
 // suspend acknowledges a suspended watch: Ready turns False with reason
 // Suspended, a requested sync is echoed as handled, and no call is made.
 func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.ServiceWatch) error {
+	r.fetches.forget(client.ObjectKeyFromObject(watch)) // a read under way is not written
 	before := watch.DeepCopy()
 	markSuspended(watch)
 	watch.Status.LastHandledRequestedAt = requestedAt(watch)
@@ -217,28 +260,45 @@ func (r *ServiceWatchReconciler) untilDue(key types.NamespacedName, watch *swv1.
 	return wait
 }
 
-// sync reads the Secrets and the cloud, writes the result into status, and
-// says when to sync next. Its failures are the watch's, never the
-// workqueue's: they are in status and in the schedule.
-func (r *ServiceWatchReconciler) sync(ctx context.Context, watch *swv1.ServiceWatch, trigger string) ctrl.Result {
-	parts := syncParts()
-	if work := requestedWork(watch); work != "" && watch.Status.ObservedGeneration > 0 {
+// start begins a sync: it announces work the user asked for, reads the
+// Secrets, and starts the cloud reads in the background.
+func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceWatch, trigger string) {
+	work := requestedWork(watch)
+	if work != "" && watch.Status.ObservedGeneration > 0 {
 		// A new watch reads observedGeneration -1, which kstatus already
 		// shows as in progress: it costs no write of its own.
 		r.announce(ctx, watch, work)
 	}
+	in := r.readAccess(ctx, watch)
+	parts := syncParts()
+	r.fetches.start(r.baseCtx, r.Options.SyncTimeout, watch, trigger, apiHosts(in), r.urgent(watch, trigger), r.now,
+		func(ctx context.Context) ([]partResult, bool) {
+			return readCloud(ctx, r.Cloud, parts, in), in.reachedCloud(watch)
+		})
+}
 
-	syncCtx, cancel := context.WithTimeout(ctx, r.Options.SyncTimeout)
-	defer cancel()
-	in := r.readAccess(syncCtx, watch)
-	results := readCloud(syncCtx, r.Cloud, parts, in)
+// urgent tells work a user asked for (a new generation, a requested sync, a
+// changed Secret) from a periodic refresh; it is served first.
+func (r *ServiceWatchReconciler) urgent(watch *swv1.ServiceWatch, trigger string) bool {
+	known, ok := r.schedules.get(client.ObjectKeyFromObject(watch))
+	return requestedWork(watch) != "" || (ok && known.trigger != trigger)
+}
 
+// write ends a sync: it writes what the reads found into status, tells of
+// changes, and says when to sync next. Its failures are the watch's, never
+// the workqueue's: they are in status and in the schedule.
+func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceWatch, trigger string, read fetched) ctrl.Result {
+	parts := syncParts()
+	results := read.results
+	if len(results) != len(parts) {
+		results = interrupted(parts)
+	}
 	before := watch.DeepCopy()
 	applyResults(watch, parts, results, r.Options.StatusSizeLimit)
 	watch.Status.ObservedGeneration = watch.Generation
 	watch.Status.LastHandledRequestedAt = requestedAt(watch)
-	if in.reachedCloud(watch) {
-		watch.Status.LastSyncTime = &metav1.Time{Time: r.now().Truncate(time.Second)}
+	if read.reachedCloud {
+		watch.Status.LastSyncTime = &metav1.Time{Time: read.endedAt.Truncate(time.Second)}
 	}
 	outcome := assess(results)
 	if err := r.patchStatus(ctx, before, watch); err != nil {
@@ -251,7 +311,7 @@ func (r *ServiceWatchReconciler) sync(ctx context.Context, watch *swv1.ServiceWa
 		r.emit(ctx, watch, eventsFor(before, watch, parts))
 		r.Metrics.record(watch, parts)
 	}
-	return ctrl.Result{RequeueAfter: r.scheduleNext(watch, trigger, outcome)}
+	return periodic(r.scheduleNext(watch, trigger, outcome))
 }
 
 // readAccess reads what the parts need from the referenced Secrets, the two

@@ -83,6 +83,17 @@ func readCloud(ctx context.Context, cloud Cloud, parts []part, in syncInput) []p
 	return results
 }
 
+// interrupted are the results of a sync whose reads ended without an answer:
+// the manager stopped, the sync timed out waiting for a slot, or a read
+// panicked. Each part reads as failed, to be retried on the backoff.
+func interrupted(parts []part) []partResult {
+	results := make([]partResult, len(parts))
+	for i := range results {
+		results[i] = partResult{failure: newFailure(swv1.ReasonUnreachable, "the sync ended before the cloud answered (timeout or interruption); retrying")}
+	}
+	return results
+}
+
 func always(*swv1.ServiceWatch) bool { return true }
 
 func pipesPart() part {

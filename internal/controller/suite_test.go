@@ -37,6 +37,8 @@ import (
 var (
 	env        *testenv.Env
 	managerLog = &lockedBuffer{}
+	// managerCache reads the manager's cache, as the reconciler does.
+	managerCache client.Reader
 )
 
 // secretMarker starts every credential the tests create, so that a sweep of
@@ -73,6 +75,7 @@ func runSuite(m *testing.M) (int, error) {
 		Scheme:                 env.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		Cache:                  controller.CacheOptions(controller.Scope{}),
 	})
 	if err != nil {
 		return 0, err
@@ -99,6 +102,7 @@ func runSuite(m *testing.M) (int, error) {
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return 0, err
 	}
+	managerCache = mgr.GetCache()
 	mgrDone := make(chan error, 1)
 	go func() { mgrDone <- mgr.Start(ctx) }()
 
@@ -155,12 +159,19 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newNamedFixture(t, t.Name())
+}
+
+// newNamedFixture is a fixture whose namespace and credentials derive from
+// name, for tests that need several.
+func newNamedFixture(t *testing.T, name string) *fixture {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("needs a control plane (envtest); run without -short")
 	}
-	name := strings.ToLower(strings.NewReplacer("_", "-", "/", "-").Replace(t.Name()))
+	name = strings.ToLower(strings.NewReplacer("_", "-", "/", "-").Replace(name))
 	if len(name) > 50 {
-		name = name[:50]
+		name = name[len(name)-50:] // the end tells fixtures of one test apart
 	}
 	f := &fixture{
 		t: t, ctx: context.Background(), ns: strings.Trim(name, "-"),

@@ -1,0 +1,165 @@
+package controller_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/fakecloud"
+)
+
+// Tenants share the manager: watches whose API hangs must not hold the
+// workers that another namespace's new watch needs.
+func TestHangingNeighboursDoNotDelayANewWatch(t *testing.T) {
+	t.Parallel()
+	noisy := newFixture(t)
+	noisy.fake.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Hang: true})
+	noisy.fake.SetFault(fakecloud.OpListReversePrivateEndpoints, fakecloud.Fault{Hang: true})
+	noisy.createSecrets()
+	for i := range 8 {
+		noisy.create(noisy.newWatch(fmt.Sprintf("hangs-%d", i)))
+	}
+	// Wait until all eight are stuck in calls.
+	deadline := time.Now().Add(10 * time.Second)
+	for noisy.fake.Calls(fakecloud.OpListPipes) < 8 {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of 8 hanging calls started", noisy.fake.Calls(fakecloud.OpListPipes))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	victim := newNamedFixture(t, t.Name()+"-victim")
+	victim.createSecrets()
+	start := time.Now()
+	victim.create(victim.newWatch("new"))
+	victim.waitFor("new", 2*time.Second, "Ready within 2s beside 8 hanging watches", isReady)
+	t.Logf("the new watch was Ready after %v while 8 other watches hung", time.Since(start).Round(time.Millisecond))
+}
+
+// A status write that the API server refuses must not make the manager call
+// the cloud again at once: the write waits for the schedule's backoff.
+func TestRefusedStatusWritesDoNotLoopCloudCalls(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	refuseStatusWrites(t, f)
+	f.createSecrets()
+	f.create(f.newWatch("refused"))
+
+	time.Sleep(20 * time.Second)
+	calls := f.fake.Calls(fakecloud.OpListPipes)
+	t.Logf("%d list-pipes calls in 20s while every status write was refused", calls)
+	if calls == 0 {
+		t.Fatal("the watch never synced")
+	}
+	// Backoff 5s, 10s: syncs at about 0s, 5s and 15s.
+	if calls > 4 {
+		t.Errorf("%d calls in 20s: a refused status write retried the whole sync early", calls)
+	}
+	if w := f.get("refused"); len(w.Status.Conditions) != 0 {
+		t.Fatalf("the policy let a status write through: %+v", w.Status.Conditions)
+	}
+}
+
+// refuseStatusWrites installs a ValidatingAdmissionPolicy that refuses every
+// status update of ServiceWatches in the fixture's namespace, and waits until
+// the API server enforces it.
+func refuseStatusWrites(t *testing.T, f *fixture) {
+	t.Helper()
+	name := "refuse-status-" + f.ns
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptrTo(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Update},
+					Rule: admissionv1.Rule{APIGroups: []string{swv1.GroupVersion.Group}, APIVersions: []string{"*"},
+						Resources: []string{"servicewatches/status"}},
+				},
+			}}},
+			Validations: []admissionv1.Validation{{Expression: "false", Message: "status writes are refused in this namespace"}},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{corev1.LabelMetadataName: f.ns},
+			}},
+		},
+	}
+	f.create(policy)
+	f.create(binding)
+	t.Cleanup(func() {
+		_ = env.Client.Delete(f.ctx, binding)
+		_ = env.Client.Delete(f.ctx, policy)
+	})
+
+	// A probe watch (suspended, with no Secret: the manager writes its status
+	// only to say it is suspended) shows when the policy bites.
+	probe := f.newWatch("probe")
+	probe.Spec.Suspend = true
+	f.create(probe)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var cur swv1.ServiceWatch
+		if err := env.Client.Get(f.ctx, types.NamespacedName{Namespace: f.ns, Name: "probe"}, &cur); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(cur.DeepCopy())
+		cur.Status.LastHandledRequestedAt = time.Now().String()
+		err := env.Client.Status().Patch(f.ctx, &cur, patch)
+		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the admission policy is not enforced after 20s (last answer: %v)", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// A Secret's annotations may hold the whole Secret (kubectl apply's
+// last-applied-configuration); the manager's cache keeps none of them.
+func TestSecretCacheHoldsOnlyIdentity(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	secret := f.managementSecret()
+	secret.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": `{"stringData":{"keySecret":"` + f.keySecret + `"}}`}
+	secret.Labels = map[string]string{"team": "data"}
+	f.create(secret)
+	f.create(f.newWatch("cached")) // the manager now watches Secrets
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		meta := &metav1.PartialObjectMetadata{}
+		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+		err := managerCache.Get(f.ctx, client.ObjectKeyFromObject(secret), meta)
+		if err == nil {
+			if len(meta.Annotations) != 0 || len(meta.Labels) != 0 || len(meta.ManagedFields) != 0 {
+				t.Fatalf("the cache holds more of the Secret than its identity: annotations %v, labels %v, %d managed fields",
+					meta.Annotations, meta.Labels, len(meta.ManagedFields))
+			}
+			if meta.ResourceVersion == "" {
+				t.Fatal("the cache lost the Secret's resourceVersion, which triggers syncs on rotation")
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Secret never reached the cache: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,132 @@
+package controller
+
+import (
+	"context"
+	"net/url"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+)
+
+// fetches run the cloud reads of syncs in the background, off the reconcile
+// workers: a worker starts a read and moves on, and the read's end wakes the
+// watch again to write what was read. A cloud that is slow, hangs or asks to
+// wait therefore never holds a worker, and other tenants' watches are served
+// meanwhile. Reads are bounded per API host and in all (hostSlots), work a
+// user asked for first.
+type fetches struct {
+	slots *hostSlots
+	// wake tells the controller that a watch's read ended.
+	wake chan ctrlevent.GenericEvent
+
+	mu      sync.Mutex
+	running map[types.NamespacedName]bool
+	done    map[types.NamespacedName]fetched
+}
+
+// fetched is a read that ended and waits to be written to status.
+type fetched struct {
+	// trigger is the trigger the read started for; a read whose watch
+	// changed since is stale.
+	trigger      string
+	results      []partResult
+	reachedCloud bool
+	endedAt      time.Time
+}
+
+func newFetches(perHost, all int) *fetches {
+	return &fetches{
+		slots:   newHostSlots(perHost, all),
+		wake:    make(chan ctrlevent.GenericEvent, 1024),
+		running: map[types.NamespacedName]bool{},
+		done:    map[types.NamespacedName]fetched{},
+	}
+}
+
+// take returns the watch's ended read, if there is one, and forgets it.
+func (f *fetches) take(key types.NamespacedName) (fetched, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	res, ok := f.done[key]
+	delete(f.done, key)
+	return res, ok
+}
+
+// busy tells whether a read of the watch is under way.
+func (f *fetches) busy(key types.NamespacedName) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.running[key]
+}
+
+// forget drops what is known of a deleted watch; a read under way ends
+// unheard.
+func (f *fetches) forget(key types.NamespacedName) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.done, key)
+}
+
+// start runs read in the background for the watch, within ctx (the
+// manager's context, not a reconcile's) and timeout; urgent reads get slots
+// first. now stamps the end.
+func (f *fetches) start(ctx context.Context, timeout time.Duration, watch *swv1.ServiceWatch, trigger string, hosts []string, urgent bool,
+	now func() time.Time, read func(context.Context) ([]partResult, bool)) {
+	key := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Name}
+	f.mu.Lock()
+	f.running[key] = true
+	f.mu.Unlock()
+
+	go func() {
+		res := fetched{trigger: trigger}
+		readCtx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		defer func() {
+			if p := recover(); p != nil {
+				// A bug in a part must not take the manager down with it:
+				// the watch reads as failed and is retried on the backoff.
+				log.FromContext(ctx).Error(nil, "a cloud read panicked", "panic", p)
+				res.results = nil
+			}
+			res.endedAt = now()
+			f.finish(ctx, key, res)
+		}()
+		release, err := f.slots.acquire(readCtx, hosts, urgent)
+		if err != nil {
+			return // no results: the sync reads as interrupted
+		}
+		defer release()
+		res.results, res.reachedCloud = read(readCtx)
+	}()
+}
+
+// finish records an ended read and wakes the watch, unless the manager is
+// stopping.
+func (f *fetches) finish(ctx context.Context, key types.NamespacedName, res fetched) {
+	f.mu.Lock()
+	delete(f.running, key)
+	f.done[key] = res
+	f.mu.Unlock()
+	wake := ctrlevent.GenericEvent{Object: &swv1.ServiceWatch{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
+	select {
+	case f.wake <- wake:
+	case <-ctx.Done():
+	}
+}
+
+// apiHosts are the hosts a sync of the watch calls.
+func apiHosts(in syncInput) []string {
+	var hosts []string
+	for _, raw := range []string{in.management.url, in.alerts.url} {
+		if u, err := url.Parse(raw); err == nil && u.Host != "" {
+			hosts = append(hosts, u.Host)
+		}
+	}
+	return hosts
+}

@@ -1,0 +1,158 @@
+package controller
+
+import (
+	"context"
+	"slices"
+	"sync"
+)
+
+// slots is a counting semaphore whose waiters are served in two FIFO
+// classes: urgent ones (work a user asked for) before the others (periodic
+// refreshes). It bounds how many cloud reads run at once.
+type slots struct {
+	mu           sync.Mutex
+	free         int
+	urgent, rest []chan struct{}
+}
+
+func newSlots(n int) *slots { return &slots{free: max(1, n)} }
+
+// acquire takes a slot, waiting in the urgent or the other class, until ctx
+// ends.
+func (s *slots) acquire(ctx context.Context, urgent bool) error {
+	s.mu.Lock()
+	if s.free > 0 && len(s.urgent) == 0 && (urgent || len(s.rest) == 0) {
+		s.free--
+		s.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{})
+	if urgent {
+		s.urgent = append(s.urgent, ch)
+	} else {
+		s.rest = append(s.rest, ch)
+	}
+	s.mu.Unlock()
+
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		waiting := s.remove(ch)
+		s.mu.Unlock()
+		if !waiting { // granted meanwhile: hand the slot on
+			s.release()
+		}
+		return ctx.Err()
+	}
+}
+
+// release frees a slot, handing it to the first urgent waiter, else to the
+// first other one.
+func (s *slots) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case len(s.urgent) > 0:
+		close(s.urgent[0])
+		s.urgent = s.urgent[1:]
+	case len(s.rest) > 0:
+		close(s.rest[0])
+		s.rest = s.rest[1:]
+	default:
+		s.free++
+	}
+}
+
+// remove drops a waiter that gave up; false when it was not waiting any more.
+func (s *slots) remove(ch chan struct{}) bool {
+	for _, q := range []*[]chan struct{}{&s.urgent, &s.rest} {
+		if i := slices.Index(*q, ch); i >= 0 {
+			*q = slices.Delete(*q, i, i+1)
+			return true
+		}
+	}
+	return false
+}
+
+// hostSlots bounds the cloud reads in flight per API host and in all, so
+// that a host that hangs can hold at most its own share: reads of other hosts
+// still find slots.
+type hostSlots struct {
+	perHost int
+	all     *slots
+	mu      sync.Mutex
+	hosts   map[string]*hostEntry
+}
+
+type hostEntry struct {
+	slots *slots
+	users int // acquirers holding or waiting: the entry goes when none is left
+}
+
+func newHostSlots(perHost, all int) *hostSlots {
+	return &hostSlots{perHost: max(1, perHost), all: newSlots(all), hosts: map[string]*hostEntry{}}
+}
+
+// acquire takes a slot of each host (in a fixed order, so two reads of the
+// same hosts never wait on each other) and then one of the total. The
+// returned function releases them all.
+func (h *hostSlots) acquire(ctx context.Context, hosts []string, urgent bool) (func(), error) {
+	hosts = slices.Compact(slices.Sorted(slices.Values(hosts)))
+	var held []string
+	releaseHosts := func() {
+		for _, host := range held {
+			h.put(host)
+		}
+	}
+	for _, host := range hosts {
+		if err := h.get(host).acquire(ctx, urgent); err != nil {
+			h.drop(host)
+			releaseHosts()
+			return nil, err
+		}
+		held = append(held, host)
+	}
+	if err := h.all.acquire(ctx, urgent); err != nil {
+		releaseHosts()
+		return nil, err
+	}
+	return func() {
+		h.all.release()
+		releaseHosts()
+	}, nil
+}
+
+// get returns the host's slots, counting one more user.
+func (h *hostSlots) get(host string) *slots {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.hosts[host]
+	if e == nil {
+		e = &hostEntry{slots: newSlots(h.perHost)}
+		h.hosts[host] = e
+	}
+	e.users++
+	return e.slots
+}
+
+// put releases a held slot of the host.
+func (h *hostSlots) put(host string) {
+	h.mu.Lock()
+	e := h.hosts[host]
+	h.mu.Unlock()
+	e.slots.release()
+	h.drop(host)
+}
+
+// drop counts one user less, forgetting the host when it has none.
+func (h *hostSlots) drop(host string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if e := h.hosts[host]; e != nil {
+		if e.users--; e.users == 0 {
+			delete(h.hosts, host)
+		}
+	}
+}
