@@ -57,6 +57,10 @@ const (
 	ReasonInvalidResponse = "InvalidResponse"
 	// ReasonUnreachable: no answer (DNS, connection, TLS, timeout).
 	ReasonUnreachable = "Unreachable"
+	// ReasonServiceIdle: the service answered that it is idle (424 with
+	// "Current state: idle"); the last data is kept, the watch is not
+	// Stalled, and the next try waits for the interval.
+	ReasonServiceIdle = "ServiceIdle"
 	// ReasonUnexpectedStatus: any other HTTP status, such as a redirect.
 	ReasonUnexpectedStatus = "UnexpectedStatus"
 	// ReasonConfigurationError: the call cannot be made as configured (no

@@ -124,8 +124,17 @@ type ServiceWatchStatus struct {
 
 	// lastHandledRequestedAt echoes the value of the
 	// servicewatch.io/requested-at annotation that the operator last acted on.
+	// A value longer than 256 bytes is echoed as "sha256:" and the hex SHA-256
+	// of the value, so that any value is accepted and the status stays small.
 	// +optional
+	// +kubebuilder:validation:MaxLength=320
 	LastHandledRequestedAt string `json:"lastHandledRequestedAt,omitempty"`
+
+	// retryNotBefore is set while the cloud has asked to wait (a 429 with
+	// Retry-After): no sync of this watch calls the cloud before it, also
+	// after a restart of the operator or a change of leader.
+	// +optional
+	RetryNotBefore *metav1.Time `json:"retryNotBefore,omitempty"`
 
 	// summary counts what the cloud reported, for printer columns and
 	// dashboards. Counts are of everything the cloud returned, also when the

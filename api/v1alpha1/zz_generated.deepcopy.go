@@ -1006,6 +1006,10 @@ func (in *ServiceWatchStatus) DeepCopyInto(out *ServiceWatchStatus) {
 		in, out := &in.LastSyncTime, &out.LastSyncTime
 		*out = (*in).DeepCopy()
 	}
+	if in.RetryNotBefore != nil {
+		in, out := &in.RetryNotBefore, &out.RetryNotBefore
+		*out = (*in).DeepCopy()
+	}
 	if in.Summary != nil {
 		in, out := &in.Summary, &out.Summary
 		*out = new(Summary)

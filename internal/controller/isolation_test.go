@@ -1,7 +1,10 @@
 package controller_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
@@ -162,4 +166,56 @@ func TestSecretCacheHoldsOnlyIdentity(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// Whatever a tenant names or the cloud answers, the status stays writable:
+// every message and list is bounded, so the API server never refuses it.
+func TestOversizedInputsKeepStatusWritable(t *testing.T) {
+	t.Parallel()
+	t.Run("100 failing alerts with 128-character IDs", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t)
+		ids := make([]string, 100)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("%03d%s", i, strings.Repeat("a", 125))
+		}
+		f.createSecrets()
+		f.create(f.newWatch("many-missing", ids...))
+		w := f.waitFor("many-missing", 30*time.Second, "AlertsSynced NotFound", conditionIs(swv1.ConditionAlertsSynced, metav1.ConditionFalse, swv1.ReasonNotFound))
+		if len(w.Status.Alerts) != 100 || !strings.Contains(conditions.Get(w, swv1.ConditionAlertsSynced).Message, "100 of 100 alerts failed") {
+			t.Errorf("status does not tell of the 100 failing alerts: %d entries, %q", len(w.Status.Alerts), conditions.Get(w, swv1.ConditionAlertsSynced).Message)
+		}
+		if events := f.waitForEvent("many-missing", swv1.ReasonNotFound); len(events) == 0 {
+			t.Error("no Warning event for the failing alerts")
+		}
+	})
+	t.Run("50 alerts with 40 kB messages", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t)
+		ids := make([]string, 50)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("big-%02d", i)
+			f.fake.SetAlert(ids[i], map[string]any{"id": ids[i], "name": ids[i], "state": "active", "message": strings.Repeat("m", 40_000)})
+		}
+		f.createSecrets()
+		f.create(f.newWatch("big-alerts", ids...))
+		w := f.waitFor("big-alerts", 30*time.Second, "StatusTruncated", conditionIs(swv1.ConditionStatusTruncated, metav1.ConditionTrue, swv1.ReasonTooLarge))
+		if w.Status.Summary.Alerts != 50 || len(w.Status.Alerts) == 0 || len(w.Status.Alerts) >= 50 {
+			t.Errorf("summary.alerts %d, %d entries listed: want all 50 counted and the list cut", w.Status.Summary.Alerts, len(w.Status.Alerts))
+		}
+		if !isReady(w) {
+			t.Error("a truncated but successful sync is not Ready")
+		}
+	})
+	t.Run("a 40,000-character requested-at value", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t)
+		f.readyWatch("long-request")
+		value := strings.Repeat("r", 40_000)
+		f.requestSync("long-request", value)
+		sum := sha256.Sum256([]byte(value))
+		f.waitFor("long-request", 20*time.Second, "the request echoed as its hash", func(w *swv1.ServiceWatch) bool {
+			return w.Status.LastHandledRequestedAt == "sha256:"+hex.EncodeToString(sum[:]) && isReady(w)
+		})
+	})
 }

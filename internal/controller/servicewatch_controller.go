@@ -301,6 +301,10 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 		watch.Status.LastSyncTime = &metav1.Time{Time: read.endedAt.Truncate(time.Second)}
 	}
 	outcome := assess(results)
+	watch.Status.RetryNotBefore = nil
+	if outcome.retryAfter > 0 {
+		watch.Status.RetryNotBefore = &metav1.Time{Time: read.endedAt.Add(outcome.retryAfter + time.Second).Truncate(time.Second)}
+	}
 	if err := r.patchStatus(ctx, before, watch); err != nil {
 		// Retrying at once would call the cloud again for a status the API
 		// server may refuse again: the write waits for the schedule's backoff

@@ -36,6 +36,13 @@ func isStalledReason(reason string) bool {
 	return false
 }
 
+// isTransientReason tells the reasons that a retry soon may fix: they back
+// off. The others wait for the interval: stalled ones for the user, an idle
+// service for its owner to wake it.
+func isTransientReason(reason string) bool {
+	return !isStalledReason(reason) && reason != swv1.ReasonServiceIdle
+}
+
 // cloudFailure classifies an error of the cloud client. The message keeps the
 // client's words (never a credential: the client scrubs them) and adds what
 // the user can do about it.

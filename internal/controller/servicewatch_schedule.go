@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -71,6 +73,11 @@ func (b *scheduleBook) forget(key types.NamespacedName) {
 // known is the watch's schedule, if the reconciler has one; trigger is the
 // fingerprint of what the user may change now.
 func untilDue(now time.Time, watch *swv1.ServiceWatch, known *watchSchedule, trigger string, phase time.Duration) time.Duration {
+	if known == nil && watch.Status.RetryNotBefore != nil && watch.Status.RetryNotBefore.After(now) {
+		// First sight, after a restart or a change of leader: the wait the
+		// cloud asked for still holds, whatever else is owed.
+		return watch.Status.RetryNotBefore.Sub(now)
+	}
 	if requestedWork(watch) != "" {
 		return 0
 	}
@@ -101,8 +108,19 @@ func requestedWork(watch *swv1.ServiceWatch) string {
 	return ""
 }
 
+// maxRequestedAtEcho is the longest requested-at value echoed as it is.
+const maxRequestedAtEcho = 256
+
+// requestedAt is the requested-at annotation as status echoes it: the value
+// itself when short, else its SHA-256, so that any value a tenant sets is
+// acted on once and never makes the status unwritable.
 func requestedAt(watch *swv1.ServiceWatch) string {
-	return watch.Annotations[swv1.RequestedAtAnnotation]
+	v := watch.Annotations[swv1.RequestedAtAnnotation]
+	if len(v) <= maxRequestedAtEcho {
+		return v
+	}
+	sum := sha256.Sum256([]byte(v))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // syncOutcome is what the schedule needs to know of a sync's results.
@@ -121,7 +139,7 @@ func assess(results []partResult) syncOutcome {
 	for _, res := range results {
 		if f := res.failure; f != nil {
 			o.failed = true
-			o.transient = o.transient || !isStalledReason(f.reason)
+			o.transient = o.transient || isTransientReason(f.reason)
 			o.retryAfter = max(o.retryAfter, f.retryAfter)
 		}
 	}

@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"crypto/sha256"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,6 +158,8 @@ func TestUntilDue(t *testing.T) {
 		{"after a restart a Ready watch waits for its slot", fresh, nil, freshSlot.Sub(now)},
 		{"after a restart a watch that is not Ready syncs at once", synced(time.Second, false), nil, 0},
 		{"a never-synced watch syncs at once", testWatch(), nil, 0},
+		{"after a restart the cloud's Retry-After still holds, even for a new generation", withRetryNotBefore(newGeneration, now.Add(90*time.Second)), nil, 90 * time.Second},
+		{"a Retry-After that has passed is no longer waited for", withRetryNotBefore(newGeneration, now.Add(-time.Second)), nil, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,6 +167,40 @@ func TestUntilDue(t *testing.T) {
 				t.Errorf("untilDue = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func withRetryNotBefore(w *swv1.ServiceWatch, at time.Time) *swv1.ServiceWatch {
+	w = w.DeepCopy()
+	w.Status.RetryNotBefore = &metav1.Time{Time: at}
+	return w
+}
+
+func TestRequestedAtEcho(t *testing.T) {
+	long := strings.Repeat("x", 40000)
+	tests := []struct {
+		value, want string
+	}{
+		{"", ""},
+		{"2026-11-23T12:00:00Z", "2026-11-23T12:00:00Z"},
+		{strings.Repeat("y", maxRequestedAtEcho), strings.Repeat("y", maxRequestedAtEcho)},
+		{long, "sha256:" + fmt.Sprintf("%x", sha256.Sum256([]byte(long)))},
+	}
+	for _, tt := range tests {
+		w := testWatch()
+		w.Annotations = map[string]string{swv1.RequestedAtAnnotation: tt.value}
+		if got := requestedAt(w); got != tt.want {
+			t.Errorf("echo of a %d-byte value = %q, want %q", len(tt.value), got, tt.want)
+		}
+		// Once echoed, the same value is not owed again.
+		w.Status.ObservedGeneration = w.Generation
+		w.Status.LastHandledRequestedAt = requestedAt(w)
+		if work := requestedWork(w); work != "" {
+			t.Errorf("a %d-byte value already handled is owed again: %s", len(tt.value), work)
+		}
+		if len(requestedWork(testWatch())) > 200 {
+			t.Error("the Reconciling message echoes the value")
+		}
 	}
 }
 
@@ -174,6 +212,7 @@ func TestAssess(t *testing.T) {
 	}{
 		{"all synced", []partResult{{}, {}, {}}, syncOutcome{}},
 		{"a stalled failure is not transient", []partResult{failed(swv1.ReasonUnauthorized, ""), {}, {}}, syncOutcome{failed: true}},
+		{"an idle service waits for the interval", []partResult{failed(swv1.ReasonServiceIdle, ""), failed(swv1.ReasonServiceIdle, ""), {}}, syncOutcome{failed: true}},
 		{"any transient failure makes the sync transient", []partResult{failed(swv1.ReasonUnauthorized, ""), failed(swv1.ReasonServerError, ""), {}}, syncOutcome{failed: true, transient: true}},
 		{"the longest Retry-After wins", []partResult{
 			{failure: &failure{reason: swv1.ReasonRateLimited, retryAfter: time.Minute}},

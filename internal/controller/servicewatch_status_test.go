@@ -129,6 +129,16 @@ func TestApplyResults(t *testing.T) {
 			wantReadyMsg: "AlertsSynced: 2 of 3 alerts failed: y (NotFound: gone); z (ServerError: 503)",
 		},
 		{
+			name:          "an idle service keeps its data and is not Stalled",
+			prior:         []partResult{pipesOK(pipe("a", "Running")), endpointsOK(1), alertsFetched(nil)},
+			results:       []partResult{failed(swv1.ReasonServiceIdle, "424: Current state: idle"), failed(swv1.ReasonServiceIdle, "424: Current state: idle"), alertsFetched(nil)},
+			wantPipes:     1,
+			wantEndpoints: 1,
+			wantConditions: map[string]string{
+				swv1.ConditionPipesSynced: "False/ServiceIdle", swv1.ConditionReady: "False/ServiceIdle", swv1.ConditionStalled: "absent",
+			},
+		},
+		{
 			name:       "an alert never fetched has just its id and error",
 			results:    []partResult{pipesOK(), endpointsOK(0), alertsResult([]string{"x"}, nil, &failure{reason: swv1.ReasonSecretKeyMissing, message: "no token"})},
 			alertIDs:   []string{"x"},

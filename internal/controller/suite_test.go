@@ -169,7 +169,12 @@ func newNamedFixture(t *testing.T, name string) *fixture {
 	if testing.Short() {
 		t.Skip("needs a control plane (envtest); run without -short")
 	}
-	name = strings.ToLower(strings.NewReplacer("_", "-", "/", "-").Replace(name))
+	name = strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(name))
 	if len(name) > 50 {
 		name = name[len(name)-50:] // the end tells fixtures of one test apart
 	}
