@@ -22,6 +22,11 @@ const (
 	// ConditionStatusTruncated is present, True, when status lists were cut
 	// to keep the object under the API server's size limit.
 	ConditionStatusTruncated = "StatusTruncated"
+	// ConditionIntervalMet is present, False, while the watches sharing an
+	// API key or token ask for more calls than its rate budget allows, so
+	// that this watch syncs less often than spec.interval; the message gives
+	// the effective interval. The watch stays Ready.
+	ConditionIntervalMet = "IntervalMet"
 )
 
 // Condition reasons. The ones that only the user can fix (SecretNotFound,
@@ -73,4 +78,7 @@ const (
 	ReasonProgressing = "Progressing"
 	// ReasonTooLarge: status lists were truncated (StatusTruncated).
 	ReasonTooLarge = "TooLarge"
+	// ReasonBudgetExceeded: the rate budget of a key or token is shared by
+	// watches that ask for more than it allows (IntervalMet).
+	ReasonBudgetExceeded = "BudgetExceeded"
 )

@@ -1,0 +1,133 @@
+package controller
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/conditions"
+)
+
+// budgetBook knows, for each cloud budget (an API key or token at one API
+// host, named by a fingerprint), what the watches that use it ask of it. When
+// they ask for more calls than the budget allows, each one's interval is
+// stretched by the same factor, so that they share the budget in proportion
+// to what they asked, stay Ready, and the client never has to refuse a call.
+type budgetBook struct {
+	mu      sync.Mutex
+	budgets map[string]*budgetUse
+	of      map[types.NamespacedName][]string
+}
+
+// budgetUse is what the watches on one budget ask of it.
+type budgetUse struct {
+	// allowed is the calls per second the budget allows.
+	allowed float64
+	// asks is, per watch, the calls per second it asks at its own interval.
+	asks map[types.NamespacedName]float64
+}
+
+// budgetDemand is a watch's share of one budget.
+type budgetDemand struct {
+	// fingerprint names the budget, never the credential.
+	fingerprint string
+	// allowed is the calls per second the budget allows.
+	allowed float64
+	// callsPerSync is how many calls of this budget one sync makes.
+	callsPerSync int
+}
+
+func newBudgetBook() *budgetBook {
+	return &budgetBook{budgets: map[string]*budgetUse{}, of: map[types.NamespacedName][]string{}}
+}
+
+// note records what the watch asks of its budgets at interval every, and
+// returns the factor its interval must be stretched by to fit all of them
+// (1 when they all fit).
+func (b *budgetBook) note(key types.NamespacedName, every time.Duration, demands []budgetDemand) float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.removeLocked(key)
+	factor := 1.0
+	for _, d := range demands {
+		if d.callsPerSync == 0 || d.allowed <= 0 {
+			continue
+		}
+		use := b.budgets[d.fingerprint]
+		if use == nil {
+			use = &budgetUse{asks: map[types.NamespacedName]float64{}}
+			b.budgets[d.fingerprint] = use
+		}
+		use.allowed = d.allowed
+		use.asks[key] = float64(d.callsPerSync) / every.Seconds()
+		b.of[key] = append(b.of[key], d.fingerprint)
+		factor = max(factor, use.ratio())
+	}
+	return factor
+}
+
+// ratio is the calls per second asked divided by those allowed.
+func (u *budgetUse) ratio() float64 {
+	total := 0.0
+	for _, a := range u.asks {
+		total += a
+	}
+	return total / u.allowed
+}
+
+// ratios returns each budget's demand ratio, for the metrics.
+func (b *budgetBook) ratios() map[string]float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make(map[string]float64, len(b.budgets))
+	for fp, use := range b.budgets {
+		out[fp] = use.ratio()
+	}
+	return out
+}
+
+// forget removes a deleted watch from its budgets.
+func (b *budgetBook) forget(key types.NamespacedName) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.removeLocked(key)
+}
+
+func (b *budgetBook) removeLocked(key types.NamespacedName) {
+	for _, fp := range b.of[key] {
+		if use := b.budgets[fp]; use != nil {
+			delete(use.asks, key)
+			if len(use.asks) == 0 {
+				delete(b.budgets, fp)
+			}
+		}
+	}
+	delete(b.of, key)
+}
+
+// stretched is the interval that fits the budget: every times factor, rounded
+// up to a whole second so that small changes of demand do not change it.
+func stretched(every time.Duration, factor float64) time.Duration {
+	if factor <= 1 {
+		return every
+	}
+	return time.Duration(math.Ceil(every.Seconds()*factor)) * time.Second
+}
+
+// setIntervalMetCondition says, while the budget stretches the watch's
+// interval, by how much; absent when the interval is met.
+func setIntervalMetCondition(watch *swv1.ServiceWatch, effective time.Duration) {
+	every := interval(watch)
+	if effective <= every {
+		conditions.Delete(watch, swv1.ConditionIntervalMet)
+		return
+	}
+	setCondition(watch, metav1.Condition{Type: swv1.ConditionIntervalMet, Status: metav1.ConditionFalse, Reason: swv1.ReasonBudgetExceeded,
+		Message: fmt.Sprintf("syncing every %s instead of every %s: the watches sharing this API key or token ask for more calls than its rate budget allows; data is as fresh as the budget allows",
+			effective, every)})
+}
