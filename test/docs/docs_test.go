@@ -87,10 +87,10 @@ func TestReadmeTroubleshootingCoversEveryReason(t *testing.T) {
 
 func TestReadmeListsEveryMetric(t *testing.T) {
 	table := section(t, read(t, "README.md"), "Metrics")
-	code := read(t, "internal/controller/metrics.go")
+	code := read(t, "internal/controller/servicewatch_metrics.go")
 	names := regexp.MustCompile(`Name:\s+"(servicewatch_[a-z_]+)"`).FindAllStringSubmatch(code, -1)
 	if len(names) == 0 {
-		t.Fatal("no metric names found in internal/controller/metrics.go")
+		t.Fatal("no metric names found in internal/controller/servicewatch_metrics.go")
 	}
 	for _, m := range names {
 		if !strings.Contains(table, "| `"+m[1]+"` |") {
