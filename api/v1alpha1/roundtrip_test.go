@@ -104,9 +104,7 @@ func TestStatusRoundTripsEveryField(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !equality.Semantic.DeepEqual(got.Status, want) {
-		gotJSON, _ := json.MarshalIndent(got.Status, "", " ")
-		wantJSON, _ := json.MarshalIndent(want, "", " ")
-		t.Fatalf("status changed on the way through the API server\n got: %s\nwant: %s", gotJSON, wantJSON)
+		t.Fatalf("status changed on the way through the API server\n got: %s\nwant: %s", indentedJSON(got.Status), indentedJSON(want))
 	}
 	if got.Status.Pipes[0].Source.Postgres.TableMappings[0].ExcludedColumns == nil {
 		t.Error("an empty list came back as absent")
@@ -118,9 +116,8 @@ func TestStatusRoundTripsEveryField(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(w), raw); err != nil {
 		t.Fatal(err)
 	}
-	status := raw.Object["status"].(map[string]any)
-	memory := status["pipes"].([]any)[0].(map[string]any)["scaling"].(map[string]any)["replicaMemoryGb"]
-	threshold := status["alerts"].([]any)[0].(map[string]any)["threshold"]
+	memory := lookup(t, raw.Object, "status", "pipes", 0, "scaling", "replicaMemoryGb")
+	threshold := lookup(t, raw.Object, "status", "alerts", 0, "threshold")
 	if memory != 0.5 {
 		t.Errorf("replicaMemoryGb = %#v, want the number 0.5", memory)
 	}
@@ -149,7 +146,7 @@ func TestDecimalKeepsTheAPIServersForm(t *testing.T) {
 		}
 		out, err := json.Marshal(d)
 		if err != nil || string(out) != tt.want {
-			t.Errorf("%s: marshalled to %s (%v), want %s", tt.in, out, err, tt.want)
+			t.Errorf("%s: marshaled to %s (%v), want %s", tt.in, out, err, tt.want)
 		}
 	}
 	for _, bad := range []string{`"abc"`, `{}`, `true`} {

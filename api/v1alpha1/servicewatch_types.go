@@ -230,7 +230,3 @@ type ServiceWatchList struct {
 	// items are the ServiceWatch objects.
 	Items []ServiceWatch `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&ServiceWatch{}, &ServiceWatchList{})
-}

@@ -195,7 +195,7 @@ func TestUpdateRejectsIdentityChanges(t *testing.T) {
 }
 
 // The CRD must not let a watch point at Secrets elsewhere: a secretRef has no
-// namespace field, so a namespace in it is pruned, never honoured.
+// namespace field, so a namespace in it is pruned, never honored.
 func TestSecretRefHasNoNamespace(t *testing.T) {
 	obj := map[string]any{
 		"apiVersion": "cloud.servicewatch.io/v1alpha1",
@@ -216,7 +216,11 @@ func TestSecretRefHasNoNamespace(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "cross-namespace"}, raw); err != nil {
 		t.Fatal(err)
 	}
-	ref := raw.Object["spec"].(map[string]any)["managementApi"].(map[string]any)["secretRef"].(map[string]any)
+	field := lookup(t, raw.Object, "spec", "managementApi", "secretRef")
+	ref, ok := field.(map[string]any)
+	if !ok {
+		t.Fatalf("secretRef is %T, not an object", field)
+	}
 	if _, ok := ref["namespace"]; ok {
 		t.Errorf("secretRef kept a namespace: %v", ref)
 	}

@@ -115,12 +115,17 @@ func serve(ctx context.Context, c config, data fakecloud.Data, stdout io.Writer)
 	if c.admin {
 		mux.Handle(fakecloud.AdminPrefix, fake.AdminHandler())
 	}
-	ln, err := net.Listen("tcp", c.listen)
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", c.listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stdout, "http://%s\n", ln.Addr())
+	// The URL line is how the demo and tests learn the port: without it
+	// nobody can reach the server, so a failed write ends it.
+	if _, err := fmt.Fprintf(stdout, "http://%s\n", ln.Addr()); err != nil {
+		return errors.Join(fmt.Errorf("announcing the URL: %w", err), ln.Close())
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

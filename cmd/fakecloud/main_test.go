@@ -83,13 +83,20 @@ func TestServe(t *testing.T) {
 	if got := status(t, http.MethodGet, pipes, "", ""); got != 503 {
 		t.Errorf("faulted pipes: %d", got)
 	}
-	resp, err := http.Get(url + "/_fakecloud/calls")
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url+"/_fakecloud/calls", http.NoBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var calls struct{ Counts map[string]int }
-	_ = json.NewDecoder(resp.Body).Decode(&calls)
+	err = json.NewDecoder(resp.Body).Decode(&calls)
 	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("decoding the call counts: %v", err)
+	}
 	if calls.Counts["list_pipes"] != 2 {
 		t.Errorf("counts %v, want 2 list_pipes", calls.Counts)
 	}
@@ -107,7 +114,7 @@ func TestServe(t *testing.T) {
 
 func status(t *testing.T, method, url, auth, body string) int {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func checkDemo(ctx context.Context, p *progress, cp *controlPlane, w *serviceWat
 	if err := checkStatus(w, e); err != nil {
 		return err
 	}
-	p.say("status matches the fake cloud: %d pipes %v, %d reverse private endpoints, %d alerts",
+	p.sayf("status matches the fake cloud: %d pipes %v, %d reverse private endpoints, %d alerts",
 		e.pipes, formatCounts(e.pipesByState), e.endpoints, e.alerts)
 
 	// A requested sync, as the Argo CD action or `kubectl annotate` does it.
@@ -97,7 +97,7 @@ func checkDemo(ctx context.Context, p *progress, cp *controlPlane, w *serviceWat
 	if err := cp.client.Patch(ctx, w, patch); err != nil {
 		return fmt.Errorf("annotating %s: %w", requestedAtAnnotation, err)
 	}
-	p.say("requested a sync: %s=%s", requestedAtAnnotation, requested)
+	p.sayf("requested a sync: %s=%s", requestedAtAnnotation, requested)
 	deadline := time.Now().Add(time.Minute)
 	for {
 		var cur serviceWatch
@@ -105,7 +105,7 @@ func checkDemo(ctx context.Context, p *progress, cp *controlPlane, w *serviceWat
 			return err
 		}
 		if cur.Status.LastHandledRequestedAt == requested && conditions.IsReady(&cur) {
-			p.say("the sync was handled: status.lastHandledRequestedAt=%s, still Ready", requested)
+			p.sayf("the sync was handled: status.lastHandledRequestedAt=%s, still Ready", requested)
 			break
 		}
 		if time.Now().After(deadline) {
@@ -132,17 +132,16 @@ func checkDemo(ctx context.Context, p *progress, cp *controlPlane, w *serviceWat
 	if !strings.Contains(metrics, "servicewatch_cloud_requests_total{") {
 		return fmt.Errorf("metrics at %s lack servicewatch_cloud_requests_total", metricsURL)
 	}
-	p.say("metrics show the item counts and the cloud requests")
+	p.sayf("metrics show the item counts and the cloud requests")
 	return nil
 }
 
 func checkStatus(w *serviceWatch, e expectations) error {
 	var problems []string
 	s := w.Status.Summary
-	switch {
-	case s == nil:
+	if s == nil {
 		problems = append(problems, "status.summary is missing")
-	default:
+	} else {
 		if s.Pipes != e.pipes {
 			problems = append(problems, fmt.Sprintf("summary.pipes = %d, want %d", s.Pipes, e.pipes))
 		}
@@ -228,7 +227,7 @@ func formatCounts(m map[string]int32) string {
 }
 
 func fetch(ctx context.Context, url string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
 	if err != nil {
 		return "", err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -141,7 +142,7 @@ func (cp *controlPlane) createSamples(ctx context.Context, p paths, namespace st
 	if err != nil {
 		return nil, err
 	}
-	real := map[string]string{
+	values := map[string]string{
 		"keyId":     data.ManagementKey.KeyID,
 		"keySecret": data.ManagementKey.KeySecret,
 		"token":     data.AlertToken,
@@ -150,7 +151,7 @@ func (cp *controlPlane) createSamples(ctx context.Context, p paths, namespace st
 		s := &secrets[i]
 		s.Namespace = namespace
 		for k := range s.StringData {
-			v, ok := real[k]
+			v, ok := values[k]
 			if !ok {
 				return nil, fmt.Errorf("%s: Secret %s has key %q, which the demo has no value for", p.sampleSecrets, s.Name, k)
 			}
@@ -172,13 +173,12 @@ func (cp *controlPlane) createSamples(ctx context.Context, p paths, namespace st
 }
 
 func readSecrets(path string) ([]corev1.Secret, error) {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	var secrets []corev1.Secret
-	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
 	for {
 		var s corev1.Secret
 		if err := dec.Decode(&s); err != nil {
@@ -222,7 +222,7 @@ func (cp *controlPlane) awaitReady(ctx context.Context, p *progress, w *serviceW
 		}
 		state := waitingOn(&cur)
 		if state != last || time.Since(lastSaid) >= 10*time.Second {
-			p.say("  ... %s", state)
+			p.sayf("  ... %s", state)
 			last, lastSaid = state, time.Now()
 		}
 		if time.Now().After(deadline) {
@@ -232,7 +232,7 @@ func (cp *controlPlane) awaitReady(ctx context.Context, p *progress, w *serviceW
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-mgr.done:
-			return nil, fmt.Errorf("the manager exited: %v", mgr.err)
+			return nil, fmt.Errorf("the manager exited: %w", mgr.exitErr())
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
@@ -257,7 +257,7 @@ func awaitHTTP(ctx context.Context, url string, c *child, timeout time.Duration)
 	deadline := time.Now().Add(timeout)
 	hc := &http.Client{Timeout: 2 * time.Second}
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
 		if err != nil {
 			return err
 		}
@@ -274,7 +274,7 @@ func awaitHTTP(ctx context.Context, url string, c *child, timeout time.Duration)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-c.done:
-			return fmt.Errorf("exited: %v", c.err)
+			return fmt.Errorf("exited: %w", c.exitErr())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -41,7 +41,14 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 3*time.Minute, "how long to wait for the ServiceWatch to become Ready")
 	flag.StringVar(&o.namespace, "namespace", "demo", "namespace of the sample Secrets and ServiceWatch")
 	flag.Parse()
+	if err := demo(o); err != nil {
+		os.Exit(1)
+	}
+}
 
+// demo runs the demo and returns its error once it has been printed; main
+// exits on it after demo's deferred calls have run.
+func demo(o options) error {
 	// The signal is caught for the demo's whole life, also while it stops its
 	// children: a second Ctrl-C must not leave them orphaned.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -53,12 +60,12 @@ func main() {
 	err := run(ctx, p, o)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			p.say("interrupted")
+			p.sayf("interrupted")
 		} else {
 			fmt.Fprintf(os.Stderr, "demo: %v\n", err)
 		}
-		os.Exit(1)
 	}
+	return err
 }
 
 // progress prints numbered steps with the time since the start, so a slow
@@ -70,8 +77,10 @@ type progress struct {
 
 func newProgress(w io.Writer) *progress { return &progress{w: w, start: time.Now()} }
 
-func (p *progress) say(format string, args ...any) {
-	fmt.Fprintf(p.w, "[%5.1fs] %s\n", time.Since(p.start).Seconds(), fmt.Sprintf(format, args...))
+// sayf prints one step. A failed write is dropped: the terminal or pipe is
+// gone (see SIGPIPE in demo), and the demo must still stop its children.
+func (p *progress) sayf(format string, args ...any) {
+	_, _ = fmt.Fprintf(p.w, "[%5.1fs] %s\n", time.Since(p.start).Seconds(), fmt.Sprintf(format, args...))
 }
 
 func run(ctx context.Context, p *progress, o options) (err error) {
@@ -89,13 +98,13 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 
 	pids := pidFile{path: filepath.Join(paths.work, "pids"), bin: filepath.Join(root, "bin")}
 	if stopped := pids.reap(); len(stopped) > 0 {
-		p.say("stopped processes an earlier demo left behind when it was killed: %s", strings.Join(stopped, ", "))
+		p.sayf("stopped processes an earlier demo left behind when it was killed: %s", strings.Join(stopped, ", "))
 	}
 
 	var stops cleanup
 	stops.add(func() error { pids.remove(); return nil })
 	defer func() {
-		p.say("stopping everything the demo started")
+		p.sayf("stopping everything the demo started")
 		if cerr := stops.run(); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
@@ -103,11 +112,11 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 			err = errors.Join(err, fmt.Errorf("processes still running after the demo stopped them: %v", left))
 			return
 		}
-		p.say("stopped; no process the demo started is left running")
+		p.sayf("stopped; no process the demo started is left running")
 	}()
 
 	// 1. Control plane.
-	p.say("starting kube-apiserver and etcd on loopback (from %s)", rel(root, paths.k8s))
+	p.sayf("starting kube-apiserver and etcd on loopback (from %s)", rel(root, paths.k8s))
 	cp, err := startControlPlane(paths)
 	if err != nil {
 		return err
@@ -119,15 +128,15 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	p.say("control plane up at %s; CRD servicewatches.cloud.servicewatch.io installed", cp.cfg.Host)
-	p.say("kubeconfig written to %s", rel(root, paths.kubeconfig))
+	p.sayf("control plane up at %s; CRD servicewatches.cloud.servicewatch.io installed", cp.cfg.Host)
+	p.sayf("kubeconfig written to %s", rel(root, paths.kubeconfig))
 
 	// 2. Fake cloud.
 	data, expect, err := loadExpectations(paths.data, paths.sampleWatch)
 	if err != nil {
 		return err
 	}
-	p.say("starting the fake cloud with %s", rel(root, paths.data))
+	p.sayf("starting the fake cloud with %s", rel(root, paths.data))
 	fake, firstLine, err := startChild("fakecloud", paths.fakecloud,
 		[]string{"--listen", "127.0.0.1:0", "--data", paths.data}, nil, filepath.Join(paths.work, "fakecloud.log"))
 	if err != nil {
@@ -141,27 +150,27 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 	if err != nil {
 		return fmt.Errorf("fake cloud: %w (log: %s)", err, filepath.Join(paths.work, "fakecloud.log"))
 	}
-	p.say("fake cloud serving at %s", cloudURL)
+	p.sayf("fake cloud serving at %s", cloudURL)
 
 	// 3. Sample Secrets and ServiceWatch.
 	watch, err := cp.createSamples(ctx, paths, o.namespace, data)
 	if err != nil {
 		return err
 	}
-	p.say("created namespace %q, Secrets %s and ServiceWatch %q (from config/samples, with the fake cloud's credentials)",
+	p.sayf("created namespace %q, Secrets %s and ServiceWatch %q (from config/samples, with the fake cloud's credentials)",
 		o.namespace, strings.Join(expect.secretNames, ", "), watch.Name)
 
 	// 4. Manager, with only the RBAC of config/rbac/role.yaml.
-	metricsAddr, err := freeAddr()
+	metricsAddr, err := freeAddr(ctx)
 	if err != nil {
 		return err
 	}
-	probeAddr, err := freeAddr()
+	probeAddr, err := freeAddr(ctx)
 	if err != nil {
 		return err
 	}
 	managerLog := filepath.Join(paths.work, "manager.log")
-	p.say("starting the manager (logs: %s)", rel(root, managerLog))
+	p.sayf("starting the manager (logs: %s)", rel(root, managerLog))
 	mgr, _, err := startChild("manager", paths.manager, []string{
 		"--management-api-url", cloudURL,
 		"--alert-api-url", cloudURL,
@@ -180,24 +189,24 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 	if err := awaitHTTP(ctx, "http://"+probeAddr+"/readyz", mgr, time.Minute); err != nil {
 		return fmt.Errorf("manager not ready: %w (log: %s)", err, managerLog)
 	}
-	p.say("manager ready; metrics at http://%s/metrics", metricsAddr)
+	p.sayf("manager ready; metrics at http://%s/metrics", metricsAddr)
 
 	// 5. Ready.
-	p.say("waiting for ServiceWatch %s/%s to become Ready (timeout %s)", o.namespace, watch.Name, o.timeout)
+	p.sayf("waiting for ServiceWatch %s/%s to become Ready (timeout %s)", o.namespace, watch.Name, o.timeout)
 	ready, err := cp.awaitReady(ctx, p, watch, mgr, o.timeout)
 	if err != nil {
 		return fmt.Errorf("%w (manager log: %s)", err, managerLog)
 	}
-	p.say("ServiceWatch %s/%s is Ready", o.namespace, watch.Name)
+	p.sayf("ServiceWatch %s/%s is Ready", o.namespace, watch.Name)
 	fmt.Println()
-	showWatch(os.Stdout, paths.kubeconfig, o.namespace, ready)
+	showWatch(ctx, os.Stdout, paths.kubeconfig, o.namespace, ready)
 	fmt.Println()
 
 	if o.check {
 		if err := checkDemo(ctx, p, cp, ready, expect, "http://"+metricsAddr+"/metrics"); err != nil {
 			return err
 		}
-		p.say("demo-check passed")
+		p.sayf("demo-check passed")
 		return nil
 	}
 
@@ -217,7 +226,7 @@ Press Ctrl-C to stop everything.
 		fmt.Println()
 		return nil
 	case <-mgr.done:
-		return fmt.Errorf("the manager exited: %v (log: %s)", mgr.err, managerLog)
+		return fmt.Errorf("the manager exited: %w (log: %s)", mgr.exitErr(), managerLog)
 	}
 }
 
@@ -276,11 +285,11 @@ func awaitLine(ctx context.Context, lines <-chan string, c *child, timeout time.
 		line = strings.TrimSpace(line)
 		if line == "" {
 			<-c.done
-			return "", fmt.Errorf("exited before printing anything: %v", c.err)
+			return "", fmt.Errorf("exited before printing anything: %w", c.exitErr())
 		}
 		return line, nil
 	case <-c.done:
-		return "", fmt.Errorf("exited: %v", c.err)
+		return "", fmt.Errorf("exited: %w", c.exitErr())
 	case <-time.After(timeout):
 		return "", fmt.Errorf("printed nothing within %s", timeout)
 	case <-ctx.Done():
@@ -290,29 +299,33 @@ func awaitLine(ctx context.Context, lines <-chan string, c *child, timeout time.
 
 // freeAddr finds a free loopback port, so the demo never clashes with
 // whatever else listens on this machine (such as another demo).
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func freeAddr(ctx context.Context) (string, error) {
+	var lc net.ListenConfig
+	l, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		return "", err
+	}
+	return addr, nil
 }
 
 // showWatch prints `kubectl get sw -o wide` when kubectl is there, then the
-// status in short.
-func showWatch(w io.Writer, kubeconfig, namespace string, sw *serviceWatch) {
+// status in short. Failed writes are dropped, as in progress.sayf.
+func showWatch(ctx context.Context, w io.Writer, kubeconfig, namespace string, sw *serviceWatch) {
 	if kubectl, err := exec.LookPath("kubectl"); err == nil {
-		fmt.Fprintf(w, "$ kubectl get sw -n %s -o wide\n", namespace)
-		cmd := exec.Command(kubectl, "get", "sw", "-n", namespace, "-o", "wide")
+		_, _ = fmt.Fprintf(w, "$ kubectl get sw -n %s -o wide\n", namespace)
+		cmd := exec.CommandContext(ctx, kubectl, "get", "sw", "-n", namespace, "-o", "wide")
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 		cmd.Stdout, cmd.Stderr = w, w
 		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(w, "(kubectl failed: %v)\n", err)
+			_, _ = fmt.Fprintf(w, "(kubectl failed: %v)\n", err)
 		}
-		fmt.Fprintln(w)
+		_, _ = fmt.Fprintln(w)
 	} else {
-		fmt.Fprintln(w, "(kubectl not found on PATH: install it to look around)")
+		_, _ = fmt.Fprintln(w, "(kubectl not found on PATH: install it to look around)")
 	}
-	fmt.Fprint(w, describeStatus(sw))
+	_, _ = fmt.Fprint(w, describeStatus(sw))
 }

@@ -8,11 +8,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
+
+// procDir is where Linux shows the processes; the demo reads it to find its
+// children.
+const procDir = "/proc"
 
 // child is a process the demo started and must stop.
 type child struct {
@@ -33,7 +38,9 @@ func startChild(name, bin string, args, env []string, logPath string) (*child, <
 	if err != nil {
 		return nil, nil, err
 	}
-	cmd := exec.Command(bin, args...)
+	// Not exec.CommandContext: a child is stopped in order by child.stop,
+	// with a grace period, never killed outright when a context ends.
+	cmd := exec.Command(bin, args...) //nolint:noctx // see above
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid: true,
@@ -45,13 +52,11 @@ func startChild(name, bin string, args, env []string, logPath string) (*child, <
 	// (the fake cloud prints its URL); everything after goes to the log.
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		logFile.Close()
-		return nil, nil, err
+		return nil, nil, errors.Join(err, logFile.Close())
 	}
 	cmd.Stderr = logFile
 	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, nil, fmt.Errorf("starting %s: %w", name, err)
+		return nil, nil, errors.Join(fmt.Errorf("starting %s: %w", name, err), logFile.Close())
 	}
 	c := &child{name: name, cmd: cmd, log: logFile, done: make(chan struct{})}
 	first := make(chan string, 1)
@@ -69,6 +74,18 @@ func startChild(name, bin string, args, env []string, logPath string) (*child, <
 	return c, first, nil
 }
 
+// errExitedCleanly stands for Wait's nil error in messages about a child
+// that exited when it should have kept running.
+var errExitedCleanly = errors.New("exit status 0")
+
+// exitErr says why the child exited, once done is closed.
+func (c *child) exitErr() error {
+	if c.err == nil {
+		return errExitedCleanly
+	}
+	return c.err
+}
+
 // exited reports whether the child has already stopped.
 func (c *child) exited() bool {
 	select {
@@ -80,8 +97,9 @@ func (c *child) exited() bool {
 }
 
 // stop sends SIGTERM, waits up to grace, then kills the whole process group.
-func (c *child) stop(grace time.Duration) error {
-	defer c.log.Close()
+// It closes the child's log, and reports a failure to do so too.
+func (c *child) stop(grace time.Duration) (err error) {
+	defer func() { err = errors.Join(err, c.log.Close()) }()
 	if c.exited() {
 		return nil
 	}
@@ -106,8 +124,8 @@ func (c *cleanup) add(f func() error) { c.steps = append(c.steps, f) }
 
 func (c *cleanup) run() error {
 	var errs []error
-	for i := len(c.steps) - 1; i >= 0; i-- {
-		if err := c.steps[i](); err != nil {
+	for _, step := range slices.Backward(c.steps) {
+		if err := step(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -119,7 +137,7 @@ func (c *cleanup) run() error {
 // /proc (Linux), so the demo can prove it leaves nothing running; elsewhere
 // it finds none.
 func leftoverChildren() []string {
-	entries, err := os.ReadDir("/proc")
+	entries, err := os.ReadDir(procDir)
 	if err != nil {
 		return nil
 	}
@@ -130,7 +148,7 @@ func leftoverChildren() []string {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		b, err := os.ReadFile(filepath.Join(procDir, e.Name(), "stat"))
 		if err != nil {
 			continue
 		}
@@ -158,7 +176,7 @@ func leftoverChildren() []string {
 // kube-apiserver and etcd do not.
 type pidFile struct {
 	path string
-	bin  string // only processes whose executable is under this directory are ever signalled
+	bin  string // only processes whose executable is under this directory are ever signaled
 }
 
 // record writes the demo's current child processes.
@@ -172,7 +190,7 @@ func (f pidFile) record() error {
 
 // reap stops what an earlier, killed demo left running and returns what it
 // stopped. A pid reused by an unrelated process is left alone: only
-// executables under f.bin are signalled.
+// executables under f.bin are signaled.
 func (f pidFile) reap() []string {
 	b, err := os.ReadFile(f.path)
 	if err != nil {
@@ -180,12 +198,12 @@ func (f pidFile) reap() []string {
 	}
 	var stopped []int
 	var names []string
-	for _, field := range strings.Fields(string(b)) {
+	for field := range strings.FieldsSeq(string(b)) {
 		pid, err := strconv.Atoi(field)
 		if err != nil {
 			continue
 		}
-		exe, err := os.Readlink(filepath.Join("/proc", field, "exe"))
+		exe, err := os.Readlink(filepath.Join(procDir, field, "exe"))
 		if err != nil || !strings.HasPrefix(exe, f.bin+string(filepath.Separator)) {
 			continue
 		}

@@ -121,8 +121,7 @@ func fieldPaths(t reflect.Type, prefix string, out map[string]bool, seen map[ref
 	}
 	seen[t] = true
 	defer delete(seen, t)
-	for i := range t.NumField() {
-		f := t.Field(i)
+	for f := range t.Fields() {
 		p := prefix + "." + jsonName(f)
 		out[p] = true
 		fieldPaths(f.Type, p, out, seen)

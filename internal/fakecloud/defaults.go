@@ -92,6 +92,17 @@ func DefaultData() Data {
 	}
 }
 
+// scaling returns a pipe's scaling with the given memory per replica, an
+// exact decimal.
+func scaling(replicaMemoryGb string) map[string]any {
+	return map[string]any{
+		"replicas":             2,
+		"concurrency":          4,
+		"replicaCpuMillicores": 500,
+		"replicaMemoryGb":      json.Number(replicaMemoryGb),
+	}
+}
+
 // pipe returns the fields every default pipe has.
 func pipe(id, name, state string, source map[string]any) map[string]any {
 	return map[string]any{
@@ -99,13 +110,8 @@ func pipe(id, name, state string, source map[string]any) map[string]any {
 		"serviceId": DefaultServiceID,
 		"name":      name,
 		"state":     state,
-		"scaling": map[string]any{
-			"replicas":             2,
-			"concurrency":          4,
-			"replicaCpuMillicores": 500,
-			"replicaMemoryGb":      json.Number("0.5"),
-		},
-		"source": source,
+		"scaling":   scaling("0.5"),
+		"source":    source,
 		"destination": map[string]any{
 			"database":     "analytics",
 			"table":        name,
@@ -166,7 +172,7 @@ func kafkaPipe() map[string]any {
 		},
 	})
 	// A scaling with a second exact decimal, so not every pipe looks alike.
-	p["scaling"].(map[string]any)["replicaMemoryGb"] = json.Number("12.25")
+	p["scaling"] = scaling("12.25")
 	return p
 }
 

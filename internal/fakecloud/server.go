@@ -95,7 +95,8 @@ func New(data Data) *Server {
 // port; its URL is in s.URL. Call Close when done.
 func Start(data Data) *Server {
 	s := New(data)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	var lc net.ListenConfig
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(fmt.Sprintf("fakecloud: listen: %v", err))
 	}
@@ -275,6 +276,7 @@ type statusWriter struct {
 	status int
 }
 
+// WriteHeader records the first status code, then passes it on.
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
@@ -327,8 +329,8 @@ func (s *Server) getAlert(w http.ResponseWriter, r *http.Request) {
 		var body []byte
 		var err error
 		if ok {
-			// Marshalled under the lock: the map may be replaced, not changed,
-			// but marshalling here keeps that reasoning out of the way.
+			// Marshaled under the lock: the map may be replaced, not changed,
+			// but marshaling here keeps that reasoning out of the way.
 			body, err = json.Marshal(map[string]any{"data": alert})
 		}
 		s.mu.Unlock()
@@ -336,7 +338,7 @@ func (s *Server) getAlert(w http.ResponseWriter, r *http.Request) {
 		case !ok:
 			s.writeError(w, OpGetAlert, http.StatusNotFound, "alert not found")
 		case err != nil:
-			s.writeError(w, OpGetAlert, http.StatusInternalServerError, "fake data cannot be marshalled")
+			s.writeError(w, OpGetAlert, http.StatusInternalServerError, "fake data cannot be marshaled")
 		default:
 			writeJSON(w, http.StatusOK, body)
 		}
@@ -360,7 +362,7 @@ func (s *Server) answerList(w http.ResponseWriter, r *http.Request, op Operation
 	case !ok:
 		s.writeError(w, op, http.StatusNotFound, "organization or service not found")
 	case err != nil:
-		s.writeError(w, op, http.StatusInternalServerError, "fake data cannot be marshalled")
+		s.writeError(w, op, http.StatusInternalServerError, "fake data cannot be marshaled")
 	default:
 		writeJSON(w, http.StatusOK, body)
 	}
@@ -403,12 +405,26 @@ func isAlertAPI(op Operation) bool { return op == OpGetAlert }
 // errorBody is an API's error body: {"status":..,"requestId":..,"error":..}
 // for the management API, {"message":..} for the alert API.
 func errorBody(op Operation, status int, msg string) []byte {
-	var v any = map[string]any{"status": status, "requestId": uuid.NewString(), "error": msg}
 	if isAlertAPI(op) {
-		v = map[string]any{"message": msg}
+		b, _ := json.Marshal(alertError{Message: msg}) // cannot fail: strings only
+		return b
 	}
-	b, _ := json.Marshal(v) // cannot fail: strings and ints only
+	b, _ := json.Marshal(managementError{Error: msg, RequestID: uuid.NewString(), Status: status}) // cannot fail: strings and an int
 	return b
+}
+
+// managementError is the management API's error body. The fields are in
+// the order the keys of a map used to come out in, so the bytes served do
+// not change.
+type managementError struct {
+	Error     string `json:"error"`
+	RequestID string `json:"requestId"`
+	Status    int    `json:"status"`
+}
+
+// alertError is the alert API's error body.
+type alertError struct {
+	Message string `json:"message"`
 }
 
 func (s *Server) writeError(w http.ResponseWriter, op Operation, status int, msg string) {
@@ -426,8 +442,8 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	if w.Header().Get("Content-Type") == "" {
 		w.Header().Set("Content-Type", "application/json")
 	}
-	if w.Header().Get("X-Request-Id") == "" {
-		w.Header().Set("X-Request-Id", uuid.NewString())
+	if w.Header().Get("X-Request-ID") == "" {
+		w.Header().Set("X-Request-ID", uuid.NewString())
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

@@ -41,9 +41,9 @@ func repoFile(t *testing.T, parts ...string) string {
 }
 
 // condition is a status condition as the operator writes it.
-func condition(typ, status, reason, message string, generation int64) map[string]any {
+func condition(typ, conditionStatus, reason, message string, generation int64) map[string]any {
 	return map[string]any{
-		"type": typ, "status": status, "reason": reason, "message": message,
+		"type": typ, "status": conditionStatus, "reason": reason, "message": message,
 		"observedGeneration": generation, "lastTransitionTime": "2026-11-22T15:04:05Z",
 	}
 }
@@ -107,8 +107,10 @@ func states() []state {
 		// The CRD defaults status.observedGeneration to -1 until the operator
 		// writes status, so a brand-new watch is not Current before its first
 		// sync (api/v1alpha1 tests that the API server serves it so).
-		name:    "new, not yet seen by the operator",
-		obj:     func() *unstructured.Unstructured { return watch(1, false, map[string]any{"observedGeneration": int64(-1)}) },
+		name: "new, not yet seen by the operator",
+		obj: func() *unstructured.Unstructured {
+			return watch(1, false, map[string]any{"observedGeneration": int64(-1)})
+		},
 		kstatus: status.InProgressStatus, argo: "Progressing", argoMessage: "latest generation",
 	}, {
 		name: "new generation not yet observed",
@@ -279,23 +281,26 @@ func TestArgoCDSyncNowAction(t *testing.T) {
 // returns the table it returns as Go values.
 func runLua(t *testing.T, script string, obj *unstructured.Unstructured) map[string]any {
 	t.Helper()
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
-	defer L.Close()
+	ls := lua.NewState(lua.Options{SkipOpenLibs: true})
+	defer ls.Close()
 	for _, lib := range []struct {
 		name string
 		open lua.LGFunction
 	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString},
 		{lua.MathLibName, lua.OpenMath}, {lua.OsLibName, lua.OpenOs}} {
-		L.Push(L.NewFunction(lib.open))
-		L.Push(lua.LString(lib.name))
-		L.Call(1, 0)
+		ls.Push(ls.NewFunction(lib.open))
+		ls.Push(lua.LString(lib.name))
+		ls.Call(1, 0)
 	}
-	safeOs := L.NewTable()
-	osLib := L.GetGlobal(lua.OsLibName).(*lua.LTable)
+	safeOs := ls.NewTable()
+	osLib, ok := ls.GetGlobal(lua.OsLibName).(*lua.LTable)
+	if !ok {
+		t.Fatalf("the os library is %v, want a table", ls.GetGlobal(lua.OsLibName))
+	}
 	for _, name := range []string{"time", "date", "clock"} {
 		safeOs.RawSetString(name, osLib.RawGetString(name))
 	}
-	L.SetGlobal(lua.OsLibName, safeOs)
+	ls.SetGlobal(lua.OsLibName, safeOs)
 
 	// Argo CD hands the script the object decoded from JSON.
 	b, err := json.Marshal(obj.Object)
@@ -306,13 +311,13 @@ func runLua(t *testing.T, script string, obj *unstructured.Unstructured) map[str
 	if err := json.Unmarshal(b, &generic); err != nil {
 		t.Fatal(err)
 	}
-	L.SetGlobal("obj", toLua(L, generic))
-	if err := L.DoString(script); err != nil {
+	ls.SetGlobal("obj", toLua(ls, generic))
+	if err := ls.DoString(script); err != nil {
 		t.Fatalf("Lua error: %v", err)
 	}
-	ret, ok := L.Get(-1).(*lua.LTable)
+	ret, ok := ls.Get(-1).(*lua.LTable)
 	if !ok {
-		t.Fatalf("the script returned %v, want a table", L.Get(-1))
+		t.Fatalf("the script returned %v, want a table", ls.Get(-1))
 	}
 	out, _ := fromLua(ret).(map[string]any)
 	if out == nil {
@@ -321,7 +326,7 @@ func runLua(t *testing.T, script string, obj *unstructured.Unstructured) map[str
 	return out
 }
 
-func toLua(L *lua.LState, v any) lua.LValue {
+func toLua(ls *lua.LState, v any) lua.LValue {
 	switch v := v.(type) {
 	case nil:
 		return lua.LNil
@@ -332,15 +337,15 @@ func toLua(L *lua.LState, v any) lua.LValue {
 	case string:
 		return lua.LString(v)
 	case []any:
-		t := L.NewTable()
+		t := ls.NewTable()
 		for _, e := range v {
-			t.Append(toLua(L, e))
+			t.Append(toLua(ls, e))
 		}
 		return t
 	case map[string]any:
-		t := L.NewTable()
+		t := ls.NewTable()
 		for k, e := range v {
-			t.RawSetString(k, toLua(L, e))
+			t.RawSetString(k, toLua(ls, e))
 		}
 		return t
 	default:

@@ -89,7 +89,7 @@ func kubectl(t *testing.T, args ...string) []byte {
 		t.Fatal("kubectl is not on PATH; it is needed to render config/ with kustomize (the README lists it as a prerequisite)")
 	}
 	var stderr bytes.Buffer
-	cmd := exec.Command(path, args...)
+	cmd := exec.CommandContext(t.Context(), path, args...)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -223,43 +223,59 @@ func (s suite) dryRunRejectsBrokenManifests(t *testing.T) {
 	tests := []struct {
 		name    string
 		kind    string
-		breakIt func(u *unstructured.Unstructured)
+		breakIt func(t *testing.T, u *unstructured.Unstructured)
 		want    string
 	}{{
-		name: "misspelt Deployment field",
+		name: "misspelled Deployment field",
 		kind: "Deployment",
-		breakIt: func(u *unstructured.Unstructured) {
-			containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-			containers[0].(map[string]any)["imagePullPolice"] = "Always"
-			_ = unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers")
+		breakIt: func(t *testing.T, u *unstructured.Unstructured) {
+			setInFirstItem(t, u, "imagePullPolice", "Always", "spec", "template", "spec", "containers")
 		},
 		want: "imagePullPolice",
 	}, {
 		name: "Service port out of range",
 		kind: "Service",
-		breakIt: func(u *unstructured.Unstructured) {
-			ports, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
-			ports[0].(map[string]any)["port"] = int64(70000)
-			_ = unstructured.SetNestedSlice(u.Object, ports, "spec", "ports")
+		breakIt: func(t *testing.T, u *unstructured.Unstructured) {
+			setInFirstItem(t, u, "port", int64(70000), "spec", "ports")
 		},
 		want: "70000",
 	}, {
 		name: "ServiceWatch interval under 30s",
 		kind: "ServiceWatch",
-		breakIt: func(u *unstructured.Unstructured) {
-			_ = unstructured.SetNestedField(u.Object, "10s", "spec", "interval")
+		breakIt: func(t *testing.T, u *unstructured.Unstructured) {
+			if err := unstructured.SetNestedField(u.Object, "10s", "spec", "interval"); err != nil {
+				t.Fatal(err)
+			}
 		},
 		want: "interval must be at least 30s",
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			u := find(tt.kind)
-			tt.breakIt(u)
+			tt.breakIt(t, u)
 			err := s.dryRunApply(u)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("dry-run of a %s: error %v, want one mentioning %q", tt.name, err, tt.want)
 			}
 		})
+	}
+}
+
+// setInFirstItem sets field to value in the first object of the list at
+// path, failing the test when u has no such list.
+func setInFirstItem(t *testing.T, u *unstructured.Unstructured, field string, value any, path ...string) {
+	t.Helper()
+	items, found, err := unstructured.NestedSlice(u.Object, path...)
+	if err != nil || !found || len(items) == 0 {
+		t.Fatalf("%s has no list at %v (%v)", id(u), path, err)
+	}
+	item, ok := items[0].(map[string]any)
+	if !ok {
+		t.Fatalf("%s: the first item at %v is %T, not an object", id(u), path, items[0])
+	}
+	item[field] = value
+	if err := unstructured.SetNestedSlice(u.Object, items, path...); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -397,10 +413,13 @@ func (s suite) managerDeployment(t *testing.T) {
 			if _, ok := byID[roleID]; !ok {
 				t.Errorf("%s refers to %s, which config/default does not create", id(u), roleID)
 			}
-			for _, s := range subjects {
-				s := s.(map[string]any)
-				if s["kind"] != "ServiceAccount" || s["name"] != spec.ServiceAccountName || s["namespace"] != d.Namespace {
-					t.Errorf("%s binds %v, want the manager's ServiceAccount %s/%s", id(u), s, d.Namespace, spec.ServiceAccountName)
+			for _, item := range subjects {
+				subject, ok := item.(map[string]any)
+				if !ok {
+					t.Fatalf("%s has a subject %v that is not an object", id(u), item)
+				}
+				if subject["kind"] != "ServiceAccount" || subject["name"] != spec.ServiceAccountName || subject["namespace"] != d.Namespace {
+					t.Errorf("%s binds %v, want the manager's ServiceAccount %s/%s", id(u), subject, d.Namespace, spec.ServiceAccountName)
 				}
 			}
 		}
@@ -436,9 +455,9 @@ func (s suite) makeInstallAndDeploy(t *testing.T) {
 	kubeconfig := s.writeKubeconfig(t)
 	// -o manifests: the committed CRD and role are what is deployed; the
 	// test must not regenerate files under the feet of others.
-	make_ := func(t *testing.T, args ...string) {
+	runMake := func(t *testing.T, args ...string) {
 		t.Helper()
-		cmd := exec.Command("make", append([]string{"--no-print-directory", "-o", "manifests"}, args...)...)
+		cmd := exec.CommandContext(t.Context(), "make", append([]string{"--no-print-directory", "-o", "manifests"}, args...)...)
 		cmd.Dir = testenv.RepoRoot()
 		// As a user runs it: not as a sub-make of `make test`, whose flags
 		// and jobserver would otherwise be inherited.
@@ -450,7 +469,7 @@ func (s suite) makeInstallAndDeploy(t *testing.T) {
 			t.Fatalf("make %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	make_(t, "install")
+	runMake(t, "install")
 	tests := []struct {
 		img, want string
 	}{
@@ -460,7 +479,7 @@ func (s suite) makeInstallAndDeploy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.img, func(t *testing.T) {
-			make_(t, "deploy", "IMG="+tt.img)
+			runMake(t, "deploy", "IMG="+tt.img)
 			var d appsv1.Deployment
 			key := client.ObjectKey{Namespace: systemNamespace, Name: "servicewatch-controller-manager"}
 			if err := s.env.Client.Get(context.Background(), key, &d); err != nil {
@@ -495,7 +514,7 @@ func (s suite) kubectlExplainAndGet(t *testing.T) {
 	kubeconfig := s.writeKubeconfig(t)
 	run := func(args ...string) string {
 		t.Helper()
-		out, err := exec.Command("kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+		out, err := exec.CommandContext(t.Context(), "kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -512,7 +531,7 @@ func (s suite) kubectlExplainAndGet(t *testing.T) {
 	// CRD is established.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		out, err := exec.Command("kubectl", "--kubeconfig", kubeconfig, "explain", "servicewatch").CombinedOutput()
+		out, err := exec.CommandContext(t.Context(), "kubectl", "--kubeconfig", kubeconfig, "explain", "servicewatch").CombinedOutput()
 		if err == nil {
 			break
 		}
