@@ -60,7 +60,7 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&cfg.leaderElect, "leader-elect", false, "Elect a leader so that only one replica syncs at a time.")
 	fs.StringVar(&cfg.leaderElectionID, "leader-election-id", "servicewatch.cloud.servicewatch.io", "Name of the leader-election lease; each shard needs its own.")
 	fs.Func("watch-namespaces", "Comma-separated namespaces to watch (ServiceWatches, Secrets); empty means all.", namespaces(&cfg.scope.Namespaces))
-	fs.Func("watch-label-selector", "Label selector of the ServiceWatches this manager syncs (e.g. sharding.servicewatch.io/shard=shard1); empty means all. Run one manager per shard.", labelSelector(&cfg.scope.WatchSelector))
+	fs.Func("watch-label-selector", "Label selector of the ServiceWatches this manager syncs (e.g. sharding.servicewatch.io/shard=shard1); empty means all. Run one manager per shard.", labelSelector(&cfg.scope))
 	fs.Func("management-api-url", "Management API base URL for watches whose spec.managementApi.url is empty.", baseURL(&cfg.reconciler.ManagementAPIURL))
 	fs.Func("alert-api-url", "Alert API base URL for watches whose spec.alertApi.url is empty.", baseURL(&cfg.reconciler.AlertAPIURL))
 	fs.IntVar(&cfg.reconciler.MaxConcurrentSyncs, "max-concurrent-syncs", controller.DefaultMaxConcurrentSyncs, "How many ServiceWatches may have cloud calls in flight at once.")
@@ -89,7 +89,7 @@ func parseFlags(args []string) (config, error) {
 func namespaces(dst *[]string) func(string) error {
 	return func(value string) error {
 		*dst = nil
-		for _, ns := range strings.Split(value, ",") {
+		for ns := range strings.SplitSeq(value, ",") {
 			ns = strings.TrimSpace(ns)
 			if ns == "" {
 				continue
@@ -103,16 +103,24 @@ func namespaces(dst *[]string) func(string) error {
 	}
 }
 
-// labelSelector accepts a label selector in kubectl's syntax.
-func labelSelector(dst *labels.Selector) func(string) error {
+// labelSelector accepts a label selector in kubectl's syntax into the
+// scope's selector.
+func labelSelector(scope *controller.Scope) func(string) error {
 	return func(value string) error {
 		sel, err := labels.Parse(value)
 		if err != nil {
 			return fmt.Errorf("%q is not a label selector: %w", value, err)
 		}
-		*dst = sel
+		scope.WatchSelector = sel
 		return nil
 	}
+}
+
+func selectorString(sel labels.Selector) string {
+	if sel == nil {
+		return ""
+	}
+	return sel.String()
 }
 
 // baseURL accepts an absolute http(s) URL, the only kind the cloud client can
@@ -189,6 +197,6 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	setupLog.Info("starting manager", "managementApiUrl", cfg.reconciler.ManagementAPIURL, "alertApiUrl", cfg.reconciler.AlertAPIURL,
-		"watchNamespaces", cfg.scope.Namespaces, "watchLabelSelector", fmt.Sprint(cfg.scope.WatchSelector), "leaderElectionId", cfg.leaderElectionID)
+		"watchNamespaces", cfg.scope.Namespaces, "watchLabelSelector", selectorString(cfg.scope.WatchSelector), "leaderElectionId", cfg.leaderElectionID)
 	return mgr.Start(ctx)
 }

@@ -70,8 +70,8 @@ type ServiceWatchReconciler struct {
 	baseCtx context.Context
 	// now is the clock; tests replace it.
 	now func() time.Time
-	// jitter draws the random term of a periodic sync, at most max.
-	jitter func(max time.Duration) time.Duration
+	// jitter draws the random term of a periodic sync, at most limit.
+	jitter func(limit time.Duration) time.Duration
 }
 
 // DefaultMaxConcurrentSyncs is the default bound on syncs in flight.
@@ -145,7 +145,10 @@ func (r *ServiceWatchReconciler) defaults() {
 }
 
 func referencedSecrets(obj client.Object) []string {
-	watch := obj.(*swv1.ServiceWatch)
+	watch, ok := obj.(*swv1.ServiceWatch)
+	if !ok {
+		return nil
+	}
 	names := []string{watch.Spec.ManagementAPI.SecretRef.Name}
 	if watch.Spec.AlertAPI != nil && watch.Spec.AlertAPI.SecretRef.Name != names[0] {
 		names = append(names, watch.Spec.AlertAPI.SecretRef.Name)

@@ -37,25 +37,28 @@ func normalize(t *testing.T, v any) any {
 // expectedPipes is the fake's pipes as the status must show them: sorted by
 // id, the connection string redacted.
 func expectedPipes(t *testing.T, fake *fakecloud.Server) any {
-	pipes := normalize(t, fake.Data().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID].Pipes).([]any)
+	pipes := asList(t, normalize(t, fake.Data().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID].Pipes))
 	for _, p := range pipes {
-		source := p.(map[string]any)["source"].(map[string]any)
+		source := asObject(t, asObject(t, p)["source"])
 		if os, ok := source["objectStorage"].(map[string]any); ok && os["connectionString"] != nil {
 			os["connectionString"] = "<redacted>"
 		}
 	}
-	sort.Slice(pipes, func(i, j int) bool {
-		return pipes[i].(map[string]any)["id"].(string) < pipes[j].(map[string]any)["id"].(string)
-	})
+	idOf := func(p any) string {
+		id, ok := asObject(t, p)["id"].(string)
+		if !ok {
+			t.Fatalf("a pipe of the fake has no string id: %v", p)
+		}
+		return id
+	}
+	sort.Slice(pipes, func(i, j int) bool { return idOf(pipes[i]) < idOf(pipes[j]) })
 	return pipes
 }
 
 func diffJSON(t *testing.T, what string, got, want any) {
 	t.Helper()
 	if !reflect.DeepEqual(got, want) {
-		g, _ := json.MarshalIndent(got, "", "  ")
-		w, _ := json.MarshalIndent(want, "", "  ")
-		t.Errorf("%s differ\n got: %s\nwant: %s", what, g, w)
+		t.Errorf("%s differ\n got: %s\nwant: %s", what, indentedJSON(got), indentedJSON(want))
 	}
 }
 
@@ -585,7 +588,7 @@ func TestHugeServiceIsTruncated(t *testing.T) {
 	template := f.fake.Data().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID].Pipes[0]
 	pipes := make([]map[string]any, total)
 	for i := range pipes {
-		p := normalize(t, template).(map[string]any)
+		p := asObject(t, normalize(t, template))
 		p["id"] = fmt.Sprintf("00000000-0000-4000-8000-%012d", total-i) // served out of order
 		p["name"] = fmt.Sprintf("pipe-%d", i)
 		pipes[i] = p
@@ -638,7 +641,7 @@ func TestMessyCloudDataIsToleratedFaithfully(t *testing.T) {
 		"fieldMappings": []any{},
 		"source":        map[string]any{"kinesis": map[string]any{"useEnhancedFanOut": false, "timestamp": 0, "futureOption": "x"}},
 		"settings":      map[string]any{"warehouse_max_threads": 0, "brand_new_setting": 3},
-		"colour":        "blue", // a field the spec does not list
+		"color":         "blue", // a field the spec does not list
 	}})
 	f.readyWatch("messy")
 

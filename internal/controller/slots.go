@@ -151,7 +151,8 @@ func (h *hostSlots) drop(host string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if e := h.hosts[host]; e != nil {
-		if e.users--; e.users == 0 {
+		e.users--
+		if e.users == 0 {
 			delete(h.hosts, host)
 		}
 	}

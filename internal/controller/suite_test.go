@@ -55,7 +55,7 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) (int, error) {
-	flag.Parse()
+	flag.Parse() //nolint:revive // TestMain must parse the test flags before it can read -short
 	if testing.Short() {
 		// The rules have unit tests of their own; the envtest tests skip.
 		return m.Run(), nil
@@ -137,7 +137,7 @@ func (b *lockedBuffer) String() string {
 
 func linesWith(text, needle string) string {
 	var out []string
-	for _, line := range strings.Split(text, "\n") {
+	for line := range strings.SplitSeq(text, "\n") {
 		if strings.Contains(line, needle) {
 			out = append(out, line)
 		}
@@ -268,8 +268,7 @@ func (f *fixture) waitFor(name string, timeout time.Duration, what string, check
 			return w
 		}
 		if time.Now().After(deadline) {
-			status, _ := json.MarshalIndent(w.Status, "", "  ")
-			f.t.Fatalf("%s: not reached within %v; status:\n%s", what, timeout, status)
+			f.t.Fatalf("%s: not reached within %v; status:\n%s", what, timeout, indentedJSON(w.Status))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -350,4 +349,33 @@ func (f *fixture) rawStatus(name string) map[string]any {
 	}
 	status, _ := u.Object["status"].(map[string]any)
 	return status
+}
+
+// indentedJSON renders v for a failure message.
+func indentedJSON(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprintf("%#v (not JSON: %v)", v, err)
+	}
+	return string(b)
+}
+
+// asObject is v as a decoded JSON object, or the test fails.
+func asObject(t *testing.T, v any) map[string]any {
+	t.Helper()
+	m, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("%T is not a JSON object: %v", v, v)
+	}
+	return m
+}
+
+// asList is v as a decoded JSON array, or the test fails.
+func asList(t *testing.T, v any) []any {
+	t.Helper()
+	l, ok := v.([]any)
+	if !ok {
+		t.Fatalf("%T is not a JSON array: %v", v, v)
+	}
+	return l
 }

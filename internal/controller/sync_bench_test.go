@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -73,10 +74,7 @@ func benchWatch(url string) *swv1.ServiceWatch {
 func replicatePipes(pipes []map[string]any, n int) []map[string]any {
 	out := make([]map[string]any, n)
 	for i := range out {
-		p := make(map[string]any, len(pipes[i%len(pipes)]))
-		for k, v := range pipes[i%len(pipes)] {
-			p[k] = v
-		}
+		p := maps.Clone(pipes[i%len(pipes)])
 		p["id"] = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
 		out[i] = p
 	}
