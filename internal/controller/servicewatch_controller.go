@@ -255,7 +255,7 @@ func (r *ServiceWatchReconciler) untilDue(key types.NamespacedName, watch *swv1.
 	if s, ok := r.schedules.get(key); ok {
 		known = &s
 	}
-	wait := untilDue(r.now(), watch, known, trigger, r.phases.phaseOf(watch))
+	wait := untilDue(r.now(), watch, known, trigger, r.phaseOf(watch))
 	if known == nil && wait > 0 {
 		// Remember the slot, so a Secret touched meanwhile still triggers.
 		r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: r.now().Add(wait)})
@@ -348,9 +348,14 @@ func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger 
 		failures = prev.failures + 1
 	}
 	now := r.now()
-	next := nextSync(now, watch, failures, o, r.phases.phaseOf(watch), r.jitter(min(maxJitter, interval(watch)/100)))
+	next := nextSync(now, watch, failures, o, r.phaseOf(watch), r.jitter(min(maxJitter, interval(watch)/100)))
 	r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: next, failures: failures})
 	return next.Sub(now)
+}
+
+// phaseOf is the watch's offset within its interval.
+func (r *ServiceWatchReconciler) phaseOf(watch *swv1.ServiceWatch) time.Duration {
+	return r.phases.phaseOf(client.ObjectKeyFromObject(watch), readHash(watch, r.Options.ManagementAPIURL), interval(watch))
 }
 
 // announce marks the watch Reconciling before slow cloud calls, so that

@@ -182,53 +182,56 @@ func periodicSlot(last time.Time, every, phase time.Duration) time.Time {
 }
 
 // phaseBook spreads the periodic syncs of the watches of one interval evenly
-// over it: the watches are ranked by a hash of their UID, and the watch of
-// rank i of n syncs at offset i×interval/n. A random phase per watch (as
-// Prometheus offsets scrapes per target) leaves clusters of about √n: 200
-// watches of 30s would put twice the mean load in their busiest second; ranks
-// leave at most one sync more than the mean. A phase moves a little when
-// watches come and go, which only shifts one slot of each by a fraction of
-// the interval.
+// over it. Watches are grouped by what they read (the same service at the
+// same API), the groups are ranked by a hash of that, and the group of rank i
+// of n syncs at offset i×interval/n. Watches of one group sync together, so
+// the reads they share are made once (see sharedReads); different groups
+// spread out. A random phase per watch (as Prometheus offsets scrapes per
+// target) would leave clusters of about √n: 200 watches of 30s would put
+// twice the mean load in their busiest second; ranks leave at most one sync
+// more than the mean. A phase moves a little when groups come and go, which
+// only shifts one slot of each by a fraction of the interval.
 type phaseBook struct {
 	mu     sync.Mutex
 	groups map[time.Duration]*phaseGroup
 	member map[types.NamespacedName]time.Duration
 }
 
-// phaseGroup is the watches of one interval, by the hash of their UID.
+// phaseGroup is the watches of one interval.
 type phaseGroup struct {
-	hashes []uint64 // sorted
-	of     map[types.NamespacedName]uint64
+	ranks []uint64 // the distinct read hashes, sorted
+	count map[uint64]int
+	of    map[types.NamespacedName]uint64
 }
 
 func newPhaseBook() *phaseBook {
 	return &phaseBook{groups: map[time.Duration]*phaseGroup{}, member: map[types.NamespacedName]time.Duration{}}
 }
 
-// phaseOf is the watch's offset within its interval.
-func (b *phaseBook) phaseOf(watch *swv1.ServiceWatch) time.Duration {
-	key := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Name}
-	every := interval(watch)
+// phaseOf is the offset within every of the watch whose reads hash to
+// readHash.
+func (b *phaseBook) phaseOf(key types.NamespacedName, readHash uint64, every time.Duration) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if prev, ok := b.member[key]; ok && prev != every {
+	if prev, ok := b.member[key]; ok && (prev != every || b.groups[prev].of[key] != readHash) {
 		b.removeLocked(key)
 	}
 	g := b.groups[every]
 	if g == nil {
-		g = &phaseGroup{of: map[types.NamespacedName]uint64{}}
+		g = &phaseGroup{count: map[uint64]int{}, of: map[types.NamespacedName]uint64{}}
 		b.groups[every] = g
 	}
-	h, ok := g.of[key]
-	if !ok {
-		h = uidHash(watch)
-		i, _ := slices.BinarySearch(g.hashes, h)
-		g.hashes = slices.Insert(g.hashes, i, h)
-		g.of[key] = h
+	if _, ok := g.of[key]; !ok {
+		if g.count[readHash] == 0 {
+			i, _ := slices.BinarySearch(g.ranks, readHash)
+			g.ranks = slices.Insert(g.ranks, i, readHash)
+		}
+		g.count[readHash]++
+		g.of[key] = readHash
 		b.member[key] = every
 	}
-	rank, _ := slices.BinarySearch(g.hashes, h)
-	return time.Duration(int64(every) / int64(len(g.hashes)) * int64(rank))
+	rank, _ := slices.BinarySearch(g.ranks, readHash)
+	return time.Duration(int64(every) / int64(len(g.ranks)) * int64(rank))
 }
 
 // forget removes a deleted watch.
@@ -245,21 +248,28 @@ func (b *phaseBook) removeLocked(key types.NamespacedName) {
 	}
 	g := b.groups[every]
 	h := g.of[key]
-	if i, found := slices.BinarySearch(g.hashes, h); found {
-		g.hashes = slices.Delete(g.hashes, i, i+1)
+	if g.count[h]--; g.count[h] == 0 {
+		delete(g.count, h)
+		if i, found := slices.BinarySearch(g.ranks, h); found {
+			g.ranks = slices.Delete(g.ranks, i, i+1)
+		}
 	}
 	delete(g.of, key)
 	delete(b.member, key)
-	if len(g.hashes) == 0 {
+	if len(g.ranks) == 0 {
 		delete(b.groups, every)
 	}
 }
 
-// uidHash is stable for the watch's life.
-func uidHash(watch *swv1.ServiceWatch) uint64 {
+// readHash identifies what a watch reads: the service at the management API
+// (defaultURL when the spec names none). Watches with equal hashes share a
+// phase.
+func readHash(watch *swv1.ServiceWatch, defaultURL string) uint64 {
 	h := fnv.New64a()
-	_, _ = h.Write([]byte(watch.UID))
-	_, _ = h.Write([]byte(watch.Namespace + "/" + watch.Name))
+	for _, part := range []string{firstNonEmpty(watch.Spec.ManagementAPI.URL, defaultURL), watch.Spec.OrganizationID, watch.Spec.ServiceID} {
+		_, _ = h.Write([]byte(part))
+		_, _ = h.Write([]byte{0})
+	}
 	return h.Sum64()
 }
 

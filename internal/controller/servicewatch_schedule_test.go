@@ -73,18 +73,18 @@ func TestPhasesSpreadWatchesCreatedTogether(t *testing.T) {
 	every := 30 * time.Second
 	created := time.Unix(1_800_000_000, 0)
 	book := newPhaseBook()
-	watches := make([]*swv1.ServiceWatch, n)
-	for i := range watches {
+	phaseOf := func(i int) time.Duration {
 		w := testWatch()
 		w.Name = fmt.Sprintf("w-%d", i)
-		w.UID = types.UID(fmt.Sprintf("6f1c%04d-1111-4222-8333-%012d", i, i*7919))
-		w.Spec.Interval = metav1.Duration{Duration: every}
-		book.phaseOf(w) // every watch is seen before the first periodic slot
-		watches[i] = w
+		w.Spec.ServiceID = fmt.Sprintf("6f1c%04d-1111-4222-8333-%012d", i, i*7919)
+		return book.phaseOf(types.NamespacedName{Namespace: w.Namespace, Name: w.Name}, readHash(w, "https://api.example.com"), every)
+	}
+	for i := range n {
+		phaseOf(i) // every watch is seen before the first periodic slot
 	}
 	perSecond := make(map[int64]int)
-	for _, w := range watches {
-		slot := periodicSlot(created, every, book.phaseOf(w))
+	for i := range n {
+		slot := periodicSlot(created, every, phaseOf(i))
 		perSecond[slot.Unix()]++
 	}
 	peak := 0
@@ -100,28 +100,44 @@ func TestPhasesSpreadWatchesCreatedTogether(t *testing.T) {
 	}
 }
 
-// Phases follow the watches: a deleted watch leaves its group, one whose
-// interval changed moves to the new group, and a phase is within the interval.
+// Phases follow the watches: watches of one service share a phase, a deleted
+// watch leaves its group, one whose interval changed moves to the new group.
 func TestPhaseBookFollowsWatches(t *testing.T) {
 	book := newPhaseBook()
-	a, b := testWatch(), testWatch()
-	a.Name, b.Name = "a", "b"
-	a.UID, b.UID = "uid-a", "uid-b"
-	pa, pb := book.phaseOf(a), book.phaseOf(b)
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+	pa := book.phaseOf(key("a"), 1, time.Minute)
+	pb := book.phaseOf(key("b"), 2, time.Minute)
 	if pa == pb || pa < 0 || pa >= time.Minute || pb < 0 || pb >= time.Minute {
-		t.Fatalf("phases %v and %v of two watches of 1m", pa, pb)
+		t.Fatalf("phases %v and %v of two services at 1m", pa, pb)
 	}
-	if again := book.phaseOf(a); again != pa {
+	if same := book.phaseOf(key("a2"), 1, time.Minute); same != pa {
+		t.Errorf("two watches of one service have phases %v and %v", pa, same)
+	}
+	if again := book.phaseOf(key("a"), 1, time.Minute); again != pa {
 		t.Errorf("a phase moved without any change: %v then %v", pa, again)
 	}
-	book.forget(types.NamespacedName{Namespace: a.Namespace, Name: a.Name})
-	if got := book.phaseOf(b); got != 0 {
+	book.forget(key("a"))
+	book.forget(key("a2"))
+	if got := book.phaseOf(key("b"), 2, time.Minute); got != 0 {
 		t.Errorf("alone in its group, b has phase %v, want 0", got)
 	}
-	b.Spec.Interval.Duration = 2 * time.Minute
-	book.phaseOf(b)
+	book.phaseOf(key("b"), 2, 2*time.Minute)
 	if len(book.groups) != 1 || book.groups[2*time.Minute] == nil {
 		t.Errorf("b did not move to the 2m group: %v", book.groups)
+	}
+}
+
+func TestReadHash(t *testing.T) {
+	a, b := testWatch(), testWatch()
+	a.Spec.ServiceID, b.Spec.ServiceID = "s1", "s1"
+	b.Spec.AlertIDs = []string{"x"}
+	b.Name = "other"
+	if readHash(a, "https://api") != readHash(b, "https://api") {
+		t.Error("two watches of one service at one API hash apart")
+	}
+	b.Spec.ManagementAPI.URL = "https://other-api"
+	if readHash(a, "https://api") == readHash(b, "https://api") {
+		t.Error("the same service at two APIs hashes alike")
 	}
 }
 
