@@ -248,7 +248,8 @@ func (b *phaseBook) removeLocked(key types.NamespacedName) {
 	}
 	g := b.groups[every]
 	h := g.of[key]
-	if g.count[h]--; g.count[h] == 0 {
+	g.count[h]--
+	if g.count[h] == 0 {
 		delete(g.count, h)
 		if i, found := slices.BinarySearch(g.ranks, h); found {
 			g.ranks = slices.Delete(g.ranks, i, i+1)
