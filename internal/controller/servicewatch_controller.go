@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
 // Options tune the reconciler; the manager's flags set them.
@@ -51,7 +52,10 @@ type ServiceWatchReconciler struct {
 	Cloud     Cloud
 	Recorder  events.EventRecorder
 	Metrics   *Metrics
-	Options   Options
+	// StateMetrics shows each watch's status as metrics; default: a
+	// collector no registry reads.
+	StateMetrics *statemetrics.Collector
+	Options      Options
 
 	schedules *scheduleBook
 	now       func() time.Time
@@ -104,6 +108,9 @@ func (r *ServiceWatchReconciler) defaults() {
 	if r.now == nil {
 		r.now = time.Now
 	}
+	if r.StateMetrics == nil {
+		r.StateMetrics = statemetrics.NewCollector(true)
+	}
 }
 
 func referencedSecrets(obj client.Object) []string {
@@ -148,6 +155,9 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 	trigger := r.currentTrigger(ctx, &watch)
 	if wait := r.untilDue(req.NamespacedName, &watch, trigger); wait > 0 {
+		// A watch first seen after a restart may not be due for a while;
+		// its state metrics show its status until then.
+		r.StateMetrics.Set(stateMetricsOf(&watch))
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	return r.sync(ctx, &watch, trigger)
@@ -156,6 +166,7 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 	r.schedules.forget(key)
 	r.Metrics.forget(key)
+	r.StateMetrics.Delete(key.Namespace, key.Name)
 }
 
 // suspend acknowledges a suspended watch: Ready turns False with reason
@@ -335,6 +346,7 @@ func (r *ServiceWatchReconciler) finish(ctx context.Context, before, watch *swv1
 	if err := r.patchStatus(ctx, before, watch); err != nil {
 		return err
 	}
+	r.StateMetrics.Set(stateMetricsOf(watch))
 	r.emitEvents(ctx, before, watch)
 	return nil
 }
