@@ -157,6 +157,9 @@ func (s suite) defaultRendersWhatTheOperatorNeeds(t *testing.T) {
 		"RoleBinding/" + systemNamespace + "/servicewatch-leader-election-rolebinding",
 		"ClusterRole/servicewatch-editor-role",
 		"ClusterRole/servicewatch-viewer-role",
+		"ClusterRole/servicewatch-metrics-auth-role",
+		"ClusterRoleBinding/servicewatch-metrics-auth-rolebinding",
+		"ClusterRole/servicewatch-metrics-reader",
 		"Service/" + systemNamespace + "/servicewatch-controller-manager-metrics-service",
 		"Deployment/" + systemNamespace + "/servicewatch-controller-manager",
 	}
@@ -365,7 +368,8 @@ func (s suite) managerDeployment(t *testing.T) {
 		{"readiness probe on /readyz", c.ReadinessProbe != nil && c.ReadinessProbe.HTTPGet != nil && c.ReadinessProbe.HTTPGet.Path == "/readyz"},
 		{"probes on the port of --health-probe-bind-address", c.LivenessProbe != nil && portNumber(c, c.LivenessProbe.HTTPGet.Port.String()) == 8081 &&
 			slices.Contains(c.Args, "--health-probe-bind-address=:8081")},
-		{"metrics on the port of --metrics-bind-address", portNumber(c, "metrics") == 8080 && slices.Contains(c.Args, "--metrics-bind-address=:8080")},
+		{"metrics on the port of --metrics-bind-address", portNumber(c, "metrics") == 8443 && slices.Contains(c.Args, "--metrics-bind-address=:8443")},
+		{"metrics served securely (no --metrics-secure=false)", !slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--metrics-secure") })},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
