@@ -44,14 +44,19 @@ generate: ## Generate the DeepCopy methods of the API types.
 .PHONY: fmt
 fmt: ## Run go fmt.
 	$(GO) fmt ./...
+	cd test/monitoring && $(GO) fmt ./...
 
 .PHONY: vet
 vet: ## Run go vet.
 	$(GO) vet ./...
+	cd test/monitoring && $(GO) vet ./...
 
+# test/monitoring is a module of its own (it needs Prometheus's PromQL
+# parser, whose dependencies the manager should not build with).
 .PHONY: test
 test: manifests generate vet envtest ## Run every test against a real kube-apiserver and etcd.
 	$(GO) test $(GO_TEST_FLAGS) ./...
+	cd test/monitoring && $(GO) test $(GO_TEST_FLAGS) ./...
 
 .PHONY: envtest
 envtest: $(KUBE_APISERVER) $(ETCD) ## Build kube-apiserver and etcd for envtest into bin/k8s (once).
@@ -153,7 +158,9 @@ uninstall: manifests ## Remove the CRD, and with it every ServiceWatch, from the
 	$(KUBECTL) kustomize config/crd | $(KUBECTL) delete --ignore-not-found -f -
 
 # deploy renders config/default through an overlay under bin/ that sets the
-# image, so the committed kustomizations never change.
+# image, so the committed kustomizations never change. The path to
+# config/default is relative to where bin/ really is, which is elsewhere when
+# bin/ is a symlink (a git worktree sharing another checkout's bin/).
 .PHONY: deploy
 deploy: manifests ## Deploy the operator with image IMG to the cluster of the current kubeconfig.
 	@mkdir -p $(BIN)/deploy
@@ -166,7 +173,7 @@ deploy: manifests ## Deploy the operator with image IMG to the cluster of the cu
 	  echo "apiVersion: kustomize.config.k8s.io/v1beta1"; \
 	  echo "kind: Kustomization"; \
 	  echo "resources:"; \
-	  echo "- ../../config/default"; \
+	  echo "- $$(realpath --relative-to="$$(realpath $(BIN)/deploy)" $(CURDIR)/config/default)"; \
 	  echo "images:"; \
 	  echo "- name: servicewatch"; \
 	  echo "  newName: $$name"; \
