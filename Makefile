@@ -111,6 +111,48 @@ test-rules: $(PROMTOOL) ## Check the alerting rules and run their promtool unit 
 	$(PROMTOOL) check rules "$$tmp/rules.yaml"; \
 	cd "$$tmp" && $(PROMTOOL) test rules rules_test.yaml
 
+##@ Helm chart
+
+CHART := charts/servicewatch
+# What the chart ships from config/, as copies a test keeps equal (Helm
+# templates cannot read files outside the chart).
+CHART_FILES := \
+	config/crd/bases/cloud.servicewatch.io_servicewatches.yaml=crd.yaml \
+	config/rbac/role.yaml=rbac/role.yaml \
+	config/rbac/leader_election_role.yaml=rbac/leader_election_role.yaml \
+	config/rbac/metrics_auth_role.yaml=rbac/metrics_auth_role.yaml \
+	config/rbac/metrics_reader_role.yaml=rbac/metrics_reader_role.yaml \
+	config/rbac/servicewatch_editor_role.yaml=rbac/servicewatch_editor_role.yaml \
+	config/rbac/servicewatch_viewer_role.yaml=rbac/servicewatch_viewer_role.yaml \
+	config/prometheus/rules.yaml=rules.yaml \
+	config/grafana/servicewatch.json=servicewatch.json
+
+.PHONY: chart-sync
+chart-sync: manifests ## Copy the CRD, RBAC rules, alerting rules and dashboard of config/ into the chart's files/.
+	@for pair in $(CHART_FILES); do \
+		src="$${pair%%=*}"; dst="$(CHART)/files/$${pair#*=}"; \
+		mkdir -p "$$(dirname "$$dst")"; cp "$$src" "$$dst"; \
+	done
+
+# Value sets the chart is linted, rendered and tested with.
+CHART_VALUES := $(wildcard $(CHART)/ci/*-values.yaml)
+
+.PHONY: helm-lint
+helm-lint: $(HELM) ## Lint the chart and render it with each value set of charts/servicewatch/ci.
+	$(HELM) lint --strict $(CHART)
+	@for v in $(CHART_VALUES); do \
+		echo ">> helm lint and template with $$v"; \
+		$(HELM) lint --strict $(CHART) -f "$$v" >/dev/null; \
+		$(HELM) template servicewatch $(CHART) --namespace servicewatch-system -f "$$v" >/dev/null; \
+	done
+
+DEMO_KUBECONFIG ?= $(BIN)/demo.kubeconfig
+
+.PHONY: helm-install
+helm-install: $(HELM) ## Install or upgrade the chart into the cluster of bin/demo.kubeconfig (run `make demo` first), namespace servicewatch-system.
+	$(HELM) upgrade --install servicewatch $(CHART) --kubeconfig $(DEMO_KUBECONFIG) \
+		--namespace servicewatch-system --create-namespace $(HELM_INSTALL_FLAGS)
+
 ##@ Build
 
 .PHONY: build
