@@ -22,6 +22,16 @@ export KUBEBUILDER_ASSETS := $(ENVTEST_DIR)
 
 GO_TEST_FLAGS ?= -count=1 -timeout=20m
 
+# promtool and helm are built from Go modules into bin/, one file per
+# version, so a version bump here rebuilds them and nothing is downloaded as a
+# release binary. Each is the newest release whose go.mod needs Go <= 1.26.
+PROMETHEUS_VERSION ?= v0.316.0
+PROMTOOL := $(BIN)/promtool-$(PROMETHEUS_VERSION)
+HELM_VERSION ?= v4.3.1
+HELM := $(BIN)/helm-$(HELM_VERSION)
+# The chart tests (test/chart, test/monitoring) run this helm.
+export HELM
+
 .PHONY: all
 all: build
 
@@ -54,7 +64,7 @@ vet: ## Run go vet.
 # test/monitoring is a module of its own (it needs Prometheus's PromQL
 # parser, whose dependencies the manager should not build with).
 .PHONY: test
-test: manifests generate vet envtest ## Run every test against a real kube-apiserver and etcd.
+test: manifests generate vet envtest $(HELM) ## Run every test against a real kube-apiserver and etcd.
 	$(GO) test $(GO_TEST_FLAGS) ./...
 	cd test/monitoring && $(GO) test $(GO_TEST_FLAGS) ./...
 
@@ -72,14 +82,6 @@ $(ETCD): hack/envtest/go.mod hack/envtest/go.sum
 	cd hack/envtest && $(GO) build -trimpath -o $@ go.etcd.io/etcd/server/v3
 
 ##@ Monitoring
-
-# promtool and helm are built from Go modules into bin/, one file per
-# version, so a version bump here rebuilds them and nothing is downloaded as a
-# release binary. Each is the newest release whose go.mod needs Go <= 1.26.
-PROMETHEUS_VERSION ?= v0.316.0
-PROMTOOL := $(BIN)/promtool-$(PROMETHEUS_VERSION)
-HELM_VERSION ?= v4.3.1
-HELM := $(BIN)/helm-$(HELM_VERSION)
 
 # remove_all_sd leaves Prometheus's service discoveries out of promtool: rule
 # tests need none, and one of them depends on a module version the module
