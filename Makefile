@@ -150,10 +150,12 @@ helm-lint: $(HELM) ## Lint the chart and render it with each value set of charts
 
 DEMO_KUBECONFIG ?= $(BIN)/demo.kubeconfig
 
+# --take-ownership: the demo installed the CRD itself; the release adopts it,
+# as it would on a cluster where config/crd was applied before.
 .PHONY: helm-install
 helm-install: $(HELM) ## Install or upgrade the chart into the cluster of bin/demo.kubeconfig (run `make demo` first), namespace servicewatch-system.
 	$(HELM) upgrade --install servicewatch $(CHART) --kubeconfig $(DEMO_KUBECONFIG) \
-		--namespace servicewatch-system --create-namespace $(HELM_INSTALL_FLAGS)
+		--namespace servicewatch-system --create-namespace --take-ownership $(HELM_INSTALL_FLAGS)
 
 ##@ Build
 
