@@ -22,6 +22,16 @@ export KUBEBUILDER_ASSETS := $(ENVTEST_DIR)
 
 GO_TEST_FLAGS ?= -count=1 -timeout=20m
 
+# promtool and helm are built from Go modules into bin/, one file per
+# version, so a version bump here rebuilds them and nothing is downloaded as a
+# release binary. Each is the newest release whose go.mod needs Go <= 1.26.
+PROMETHEUS_VERSION ?= v0.316.0
+PROMTOOL := $(BIN)/promtool-$(PROMETHEUS_VERSION)
+HELM_VERSION ?= v4.3.1
+HELM := $(BIN)/helm-$(HELM_VERSION)
+# The chart tests (test/chart, test/monitoring) run this helm.
+export HELM
+
 .PHONY: all
 all: build
 
@@ -44,24 +54,32 @@ generate: ## Generate the DeepCopy methods of the API types.
 .PHONY: fmt
 fmt: ## Run go fmt.
 	$(GO) fmt ./...
+	cd test/monitoring && $(GO) fmt ./...
 
 .PHONY: vet
 vet: ## Run go vet.
 	$(GO) vet ./...
+	cd test/monitoring && $(GO) vet ./...
 
-# hack/envtest, the one other module, is a `//go:build tools` file of blank
-# imports: linting it would type-check all of Kubernetes to find nothing.
+# Linted: the main module and test/monitoring. hack/envtest, the other
+# module, is a `//go:build tools` file of blank imports: linting it would
+# type-check all of Kubernetes to find nothing.
 .PHONY: lint
 lint: golangci-lint ## Run golangci-lint (linters and formatters of .golangci.yml) over the whole module.
 	$(GOLANGCI_LINT) run ./...
+	cd test/monitoring && $(GOLANGCI_LINT) run --config ../../.golangci.yml ./...
 
 .PHONY: lint-fix
 lint-fix: golangci-lint ## Run golangci-lint and apply the fixes it knows (formatting, imports, misspellings).
 	$(GOLANGCI_LINT) run --fix ./...
+	cd test/monitoring && $(GOLANGCI_LINT) run --config ../../.golangci.yml --fix ./...
 
+# test/monitoring is a module of its own (it needs Prometheus's PromQL
+# parser, whose dependencies the manager should not build with).
 .PHONY: test
-test: manifests generate vet envtest ## Run every test against a real kube-apiserver and etcd.
+test: manifests generate vet envtest $(HELM) ## Run every test against a real kube-apiserver and etcd.
 	$(GO) test $(GO_TEST_FLAGS) ./...
+	cd test/monitoring && $(GO) test $(GO_TEST_FLAGS) ./...
 
 .PHONY: envtest
 envtest: $(KUBE_APISERVER) $(ETCD) ## Build kube-apiserver and etcd for envtest into bin/k8s (once).
@@ -100,6 +118,81 @@ $(GOLANGCI_LINT_PINNED):
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	GOBIN="$$tmp" GOTOOLCHAIN=local $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION); \
 	mv -f "$$tmp/golangci-lint" $@
+##@ Monitoring
+
+# remove_all_sd leaves Prometheus's service discoveries out of promtool: rule
+# tests need none, and one of them depends on a module version the module
+# proxy does not serve. go install runs in a scratch GOBIN and the binary is
+# moved into place, so a build that is cut short leaves nothing half-written.
+$(PROMTOOL):
+	@echo ">> building promtool $(PROMETHEUS_VERSION) from Go modules (first time: a few minutes)"
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	GOBIN="$$tmp" $(GO) install -tags remove_all_sd github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_VERSION); \
+	mkdir -p $(BIN); mv "$$tmp/promtool" $@
+
+$(HELM):
+	@echo ">> building helm $(HELM_VERSION) from Go modules (first time: a few minutes)"
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	GOBIN="$$tmp" $(GO) install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION); \
+	mkdir -p $(BIN); mv "$$tmp/helm" $@
+
+.PHONY: promtool
+promtool: $(PROMTOOL) ## Build promtool into bin/.
+
+.PHONY: helm
+helm: $(HELM) ## Build helm into bin/.
+
+.PHONY: test-rules
+test-rules: $(PROMTOOL) ## Check the alerting rules and run their promtool unit tests (config/prometheus/rules_test.yaml).
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(GO) run ./hack/promrules < config/prometheus/rules.yaml > "$$tmp/rules.yaml"; \
+	cp config/prometheus/rules_test.yaml "$$tmp/"; \
+	$(PROMTOOL) check rules "$$tmp/rules.yaml"; \
+	cd "$$tmp" && $(PROMTOOL) test rules rules_test.yaml
+
+##@ Helm chart
+
+CHART := charts/servicewatch
+# What the chart ships from config/, as copies a test keeps equal (Helm
+# templates cannot read files outside the chart).
+CHART_FILES := \
+	config/crd/bases/cloud.servicewatch.io_servicewatches.yaml=crd.yaml \
+	config/rbac/role.yaml=rbac/role.yaml \
+	config/rbac/leader_election_role.yaml=rbac/leader_election_role.yaml \
+	config/rbac/metrics_auth_role.yaml=rbac/metrics_auth_role.yaml \
+	config/rbac/metrics_reader_role.yaml=rbac/metrics_reader_role.yaml \
+	config/rbac/servicewatch_editor_role.yaml=rbac/servicewatch_editor_role.yaml \
+	config/rbac/servicewatch_viewer_role.yaml=rbac/servicewatch_viewer_role.yaml \
+	config/prometheus/rules.yaml=rules.yaml \
+	config/grafana/servicewatch.json=servicewatch.json
+
+.PHONY: chart-sync
+chart-sync: manifests ## Copy the CRD, RBAC rules, alerting rules and dashboard of config/ into the chart's files/.
+	@for pair in $(CHART_FILES); do \
+		src="$${pair%%=*}"; dst="$(CHART)/files/$${pair#*=}"; \
+		mkdir -p "$$(dirname "$$dst")"; cp "$$src" "$$dst"; \
+	done
+
+# Value sets the chart is linted, rendered and tested with.
+CHART_VALUES := $(wildcard $(CHART)/ci/*-values.yaml)
+
+.PHONY: helm-lint
+helm-lint: $(HELM) ## Lint the chart and render it with each value set of charts/servicewatch/ci.
+	$(HELM) lint --strict $(CHART)
+	@for v in $(CHART_VALUES); do \
+		echo ">> helm lint and template with $$v"; \
+		$(HELM) lint --strict $(CHART) -f "$$v" >/dev/null; \
+		$(HELM) template servicewatch $(CHART) --namespace servicewatch-system -f "$$v" >/dev/null; \
+	done
+
+DEMO_KUBECONFIG ?= $(BIN)/demo.kubeconfig
+
+# --take-ownership: the demo installed the CRD itself; the release adopts it,
+# as it would on a cluster where config/crd was applied before.
+.PHONY: helm-install
+helm-install: $(HELM) ## Install or upgrade the chart into the cluster of bin/demo.kubeconfig (run `make demo` first), namespace servicewatch-system.
+	$(HELM) upgrade --install servicewatch $(CHART) --kubeconfig $(DEMO_KUBECONFIG) \
+		--namespace servicewatch-system --create-namespace --take-ownership $(HELM_INSTALL_FLAGS)
 
 ##@ Build
 
@@ -148,7 +241,9 @@ uninstall: manifests ## Remove the CRD, and with it every ServiceWatch, from the
 	$(KUBECTL) kustomize config/crd | $(KUBECTL) delete --ignore-not-found -f -
 
 # deploy renders config/default through an overlay under bin/ that sets the
-# image, so the committed kustomizations never change.
+# image, so the committed kustomizations never change. The path to
+# config/default is relative to where bin/ really is, which is elsewhere when
+# bin/ is a symlink (a git worktree sharing another checkout's bin/).
 .PHONY: deploy
 deploy: manifests ## Deploy the operator with image IMG to the cluster of the current kubeconfig.
 	@mkdir -p $(BIN)/deploy
@@ -161,7 +256,7 @@ deploy: manifests ## Deploy the operator with image IMG to the cluster of the cu
 	  echo "apiVersion: kustomize.config.k8s.io/v1beta1"; \
 	  echo "kind: Kustomization"; \
 	  echo "resources:"; \
-	  echo "- ../../config/default"; \
+	  echo "- $$(realpath --relative-to="$$(realpath $(BIN)/deploy)" $(CURDIR)/config/default)"; \
 	  echo "images:"; \
 	  echo "- name: servicewatch"; \
 	  echo "  newName: $$name"; \

@@ -18,15 +18,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
+	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
 // config is everything the flags set.
 type config struct {
 	metricsAddr, probeAddr string
+	metrics                metricsConfig
 	leaderElect            bool
 	leaderElectionID       string
 	scope                  controller.Scope
@@ -55,7 +56,11 @@ func main() {
 func parseFlags(args []string) (config, error) {
 	var cfg config
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
-	fs.StringVar(&cfg.metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	fs.StringVar(&cfg.metricsAddr, "metrics-bind-address", ":8443", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	fs.BoolVar(&cfg.metrics.secure, "metrics-secure", true, "Serve metrics over HTTPS, only to clients the API server authenticates and authorizes for GET /metrics; false: plain HTTP, open to anyone who reaches the port.")
+	fs.StringVar(&cfg.metrics.certDir, "metrics-cert-dir", "", "Directory with tls.crt and tls.key for the metrics endpoint (reloaded when they change); empty or missing files: a self-signed certificate.")
+	fs.BoolVar(&cfg.metrics.enableHTTP2, "enable-http2", false, "Serve metrics over HTTP/2 as well; off by default against HTTP/2 Rapid Reset and Stream Cancellation attacks.")
+	fs.BoolVar(&cfg.metrics.itemMetrics, "item-metrics", true, "Export one series per pipe, reverse private endpoint and alert (servicewatch_pipe_info and the like); false keeps only the per-watch state metrics.")
 	fs.StringVar(&cfg.probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
 	fs.BoolVar(&cfg.leaderElect, "leader-elect", false, "Elect a leader so that only one replica syncs at a time.")
 	fs.StringVar(&cfg.leaderElectionID, "leader-election-id", "servicewatch.cloud.servicewatch.io", "Name of the leader-election lease; each shard needs its own.")
@@ -164,7 +169,7 @@ func run(ctx context.Context, cfg config) error {
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         controller.CacheOptions(cfg.scope),
-		Metrics:                       metricsserver.Options{BindAddress: cfg.metricsAddr},
+		Metrics:                       metricsServerOptions(cfg.metricsAddr, cfg.metrics),
 		HealthProbeBindAddress:        cfg.probeAddr,
 		LeaderElection:                cfg.leaderElect,
 		LeaderElectionID:              cfg.leaderElectionID,
@@ -179,13 +184,18 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
 	cfg.cloud.Observer = metrics
+	stateMetrics := statemetrics.NewCollector(cfg.metrics.itemMetrics)
+	if err := ctrlmetrics.Registry.Register(stateMetrics); err != nil {
+		return fmt.Errorf("registering state metrics: %w", err)
+	}
 	reconciler := &controller.ServiceWatchReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Cloud:     cloudapi.New(cfg.cloud),
-		Recorder:  mgr.GetEventRecorder("servicewatch-controller"),
-		Metrics:   metrics,
-		Options:   cfg.reconciler,
+		Client:       mgr.GetClient(),
+		APIReader:    mgr.GetAPIReader(),
+		Cloud:        cloudapi.New(cfg.cloud),
+		Recorder:     mgr.GetEventRecorder("servicewatch-controller"),
+		Metrics:      metrics,
+		StateMetrics: stateMetrics,
+		Options:      cfg.reconciler,
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the controller: %w", err)

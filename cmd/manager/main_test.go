@@ -51,3 +51,24 @@ func TestParseScopeFlags(t *testing.T) {
 		t.Errorf("by default the manager watches everything: %+v, %v", all.scope, err)
 	}
 }
+
+func TestMetricsFlags(t *testing.T) {
+	def, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.metricsAddr != ":8443" || !def.metrics.secure || !def.metrics.itemMetrics || def.metrics.enableHTTP2 {
+		t.Errorf("defaults: address %q, %+v; want :8443, secure, item metrics, no HTTP/2", def.metricsAddr, def.metrics)
+	}
+	opts := metricsServerOptions(def.metricsAddr, def.metrics)
+	if !opts.SecureServing || opts.FilterProvider == nil {
+		t.Error("by default metrics are not served over HTTPS with authentication and authorization")
+	}
+	dev, err := parseFlags([]string{"--metrics-secure=false", "--metrics-bind-address=:8080", "--item-metrics=false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts := metricsServerOptions(dev.metricsAddr, dev.metrics); opts.SecureServing || opts.FilterProvider != nil || dev.metrics.itemMetrics {
+		t.Errorf("--metrics-secure=false --item-metrics=false: %+v, item metrics %v", opts, dev.metrics.itemMetrics)
+	}
+}

@@ -32,6 +32,9 @@ type expectations struct {
 	service       string
 	sampleAlerts  []string
 	missingAlerts []string
+	// stateSeries are the per-item and condition series of the watch, by
+	// metric family.
+	stateSeries map[string][]labels
 }
 
 func loadExpectations(dataPath, watchPath string) (fakecloud.Data, expectations, error) {
@@ -75,6 +78,7 @@ func loadExpectations(dataPath, watchPath string) (fakecloud.Data, expectations,
 		// Such a watch could never be Ready; say so before starting anything.
 		return data, e, fmt.Errorf("%s has no alerts %v, which %s names", dataPath, e.missingAlerts, watchPath)
 	}
+	e.stateSeries = expectedStateSeries(svc, data, w.Spec.AlertIDs)
 	return data, e, nil
 }
 
@@ -133,6 +137,17 @@ func checkDemo(ctx context.Context, p *progress, cp *controlPlane, w *serviceWat
 		return fmt.Errorf("metrics at %s lack servicewatch_cloud_requests_total", metricsURL)
 	}
 	p.sayf("metrics show the item counts and the cloud requests")
+
+	if err := checkStateMetrics(ctx, metricsURL, w, e.stateSeries); err != nil {
+		return err
+	}
+	p.sayf("state metrics show each of the %d pipes with its state, the %d endpoints, the %d alerts and the %d conditions",
+		len(e.stateSeries["servicewatch_pipe_info"]), len(e.stateSeries["servicewatch_reverse_private_endpoint_info"]),
+		len(e.stateSeries["servicewatch_alert_info"]), len(e.stateSeries["servicewatch_condition"]))
+	if err := checkDeletedWatchLeavesNoSeries(ctx, cp, metricsURL, w); err != nil {
+		return err
+	}
+	p.sayf("deleted ServiceWatch %s/%s: no metric names it any more", w.Namespace, w.Name)
 	return nil
 }
 

@@ -175,6 +175,9 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 		"--management-api-url", cloudURL,
 		"--alert-api-url", cloudURL,
 		"--metrics-bind-address", metricsAddr,
+		// Plain HTTP, so that curl can read it: the demo's API server has
+		// no token for a scraper. A cluster gets HTTPS with authn/authz.
+		"--metrics-secure=false",
 		"--health-probe-bind-address", probeAddr,
 	}, []string{"KUBECONFIG=" + paths.managerKubeconfig}, managerLog)
 	if err != nil {
@@ -201,9 +204,14 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 	fmt.Println()
 	showWatch(ctx, os.Stdout, paths.kubeconfig, o.namespace, ready)
 	fmt.Println()
+	metricsURL := "http://" + metricsAddr + "/metrics"
+	if err := showStateMetrics(ctx, os.Stdout, metricsURL, ready); err != nil {
+		return err
+	}
+	fmt.Println()
 
 	if o.check {
-		if err := checkDemo(ctx, p, cp, ready, expect, "http://"+metricsAddr+"/metrics"); err != nil {
+		if err := checkDemo(ctx, p, cp, ready, expect, metricsURL); err != nil {
 			return err
 		}
 		p.sayf("demo-check passed")
@@ -216,11 +224,11 @@ func run(ctx context.Context, p *progress, o options) (err error) {
   kubectl get sw -A -o wide
   kubectl get sw -n %s %s -o yaml
   kubectl annotate sw -n %s %s --overwrite %s="$(date -u +%%FT%%TZ)"   # sync now
-  curl -s http://%s/metrics | grep ^servicewatch_
+  curl -s %s | grep ^servicewatch_
   tail -f %s
 
 Press Ctrl-C to stop everything.
-`, paths.kubeconfig, o.namespace, watch.Name, o.namespace, watch.Name, requestedAtAnnotation, metricsAddr, managerLog)
+`, paths.kubeconfig, o.namespace, watch.Name, o.namespace, watch.Name, requestedAtAnnotation, metricsURL, managerLog)
 	select {
 	case <-ctx.Done():
 		fmt.Println()

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
 // Options tune the reconciler; the manager's flags set them.
@@ -60,7 +61,10 @@ type ServiceWatchReconciler struct {
 	Cloud     Cloud
 	Recorder  events.EventRecorder
 	Metrics   *Metrics
-	Options   Options
+	// StateMetrics shows each watch's status as metrics; default: a
+	// collector no registry reads.
+	StateMetrics *statemetrics.Collector
+	Options      Options
 
 	schedules *scheduleBook
 	phases    *phaseBook
@@ -142,6 +146,9 @@ func (r *ServiceWatchReconciler) defaults() {
 	if r.jitter == nil {
 		r.jitter = func(limit time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(limit) + 1)) }
 	}
+	if r.StateMetrics == nil {
+		r.StateMetrics = statemetrics.NewCollector(true)
+	}
 }
 
 func referencedSecrets(obj client.Object) []string {
@@ -196,6 +203,9 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{}, nil // the read's end wakes the watch
 	}
 	if wait := r.untilDue(req.NamespacedName, &watch, trigger); wait > 0 {
+		// A watch first seen after a restart may not be due for a while;
+		// its state metrics show its status until then.
+		r.StateMetrics.SetIfAbsent(stateMetricsOf(&watch))
 		return periodic(wait), nil
 	}
 	r.start(ctx, &watch, trigger)
@@ -213,6 +223,7 @@ func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 	r.phases.forget(key)
 	r.fetches.forget(key)
 	r.Metrics.forget(key)
+	r.StateMetrics.Delete(key.Namespace, key.Name)
 }
 
 // suspend acknowledges a suspended watch: Ready turns False with reason
@@ -226,6 +237,7 @@ func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.Servic
 	if err := r.patchStatus(ctx, before, watch); err != nil {
 		return err
 	}
+	r.StateMetrics.Set(stateMetricsOf(watch))
 	r.emit(ctx, watch, eventsFor(before, watch, syncParts()))
 	return nil
 }
@@ -317,6 +329,7 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 	} else {
 		r.emit(ctx, watch, eventsFor(before, watch, parts))
 		r.Metrics.record(watch, parts)
+		r.StateMetrics.Set(stateMetricsOf(watch))
 	}
 	return periodic(r.scheduleNext(watch, trigger, outcome))
 }

@@ -18,6 +18,8 @@ type Metrics struct {
 	cloudLatency  *prometheus.HistogramVec
 	syncs         *prometheus.CounterVec
 	items         *prometheus.GaugeVec
+	deferrals     *prometheus.CounterVec
+	budgetDemand  *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -40,8 +42,16 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "servicewatch_items",
 			Help: "Items the cloud last reported for a ServiceWatch, by kind (pipes, reverse_private_endpoints, alerts).",
 		}, []string{"namespace", "name", "kind"}),
+		deferrals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "servicewatch_sync_deferrals_total",
+			Help: "Syncs put off because the client-side rate budget (reason budget) or a Retry-After hold of the cloud (reason retry_after) did not allow their calls yet, by API.",
+		}, []string{"api", "reason"}),
+		budgetDemand: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "servicewatch_budget_demand_ratio",
+			Help: "Calls per second that the watches sharing one client-side rate budget ask for, divided by what the budget allows; above 1 they cannot all sync on time. budget is a fingerprint of the credential, never the credential.",
+		}, []string{"api", "budget"}),
 	}
-	for _, c := range []prometheus.Collector{m.cloudRequests, m.cloudLatency, m.syncs, m.items} {
+	for _, c := range []prometheus.Collector{m.cloudRequests, m.cloudLatency, m.syncs, m.items, m.deferrals, m.budgetDemand} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -55,6 +65,26 @@ func (m *Metrics) ObserveRequest(api, operation, code string, duration time.Dura
 	if duration > 0 {
 		m.cloudLatency.WithLabelValues(api, operation).Observe(duration.Seconds())
 	}
+}
+
+// Deferral reasons of servicewatch_sync_deferrals_total.
+const (
+	// DeferralBudget: the client-side rate budget had no room for the calls.
+	DeferralBudget = "budget"
+	// DeferralRetryAfter: the cloud's Retry-After hold was not over yet.
+	DeferralRetryAfter = "retry_after"
+)
+
+// RecordDeferral counts a sync put off for reason (DeferralBudget or
+// DeferralRetryAfter) before calling api.
+func (m *Metrics) RecordDeferral(api, reason string) {
+	m.deferrals.WithLabelValues(api, reason).Inc()
+}
+
+// SetBudgetDemand sets the demand ratio of one rate budget of api. budget
+// must be a fingerprint: the label is public, the key behind it is not.
+func (m *Metrics) SetBudgetDemand(api, budget string, ratio float64) {
+	m.budgetDemand.WithLabelValues(api, budget).Set(ratio)
 }
 
 func (m *Metrics) recordSync(part, reason string) {

@@ -86,11 +86,18 @@ func TestReadmeTroubleshootingCoversEveryReason(t *testing.T) {
 }
 
 func TestReadmeListsEveryMetric(t *testing.T) {
-	table := section(t, read(t, "README.md"), "Metrics")
-	code := read(t, "internal/controller/servicewatch_metrics.go")
-	names := regexp.MustCompile(`Name:\s+"(servicewatch_[a-z_]+)"`).FindAllStringSubmatch(code, -1)
-	if len(names) == 0 {
-		t.Fatal("no metric names found in internal/controller/servicewatch_metrics.go")
+	table := section(t, read(t, "README.md"), "Monitoring")
+	sources := []struct{ file, pattern string }{
+		{"internal/controller/servicewatch_metrics.go", `Name:\s+"(servicewatch_[a-z_]+)"`},
+		{"internal/statemetrics/statemetrics.go", `prometheus\.NewDesc\("(servicewatch_[a-z_]+)"`},
+	}
+	var names [][]string
+	for _, src := range sources {
+		found := regexp.MustCompile(src.pattern).FindAllStringSubmatch(read(t, src.file), -1)
+		if len(found) == 0 {
+			t.Fatalf("no metric names found in %s", src.file)
+		}
+		names = append(names, found...)
 	}
 	for _, m := range names {
 		if !strings.Contains(table, "| `"+m[1]+"` |") {
@@ -119,14 +126,15 @@ func TestReadmeFlagsExist(t *testing.T) {
 	}
 }
 
-// isOtherToolFlag tells flags of kubectl and argocd that the README uses.
+// isOtherToolFlag tells flags of kubectl, argocd and helm that the README
+// uses.
 func isOtherToolFlag(name string) bool {
-	return slices.Contains([]string{"overwrite", "kind", "resource-name"}, name)
+	return slices.Contains([]string{"overwrite", "kind", "resource-name", "set"}, name)
 }
 
 func TestReadmeNamesTheCommands(t *testing.T) {
 	doc := read(t, "README.md")
-	for _, cmd := range []string{"make test", "make demo", "make demo-check", "make deploy IMG=", "make install", "make undeploy", "make docs"} {
+	for _, cmd := range []string{"make test", "make demo", "make demo-check", "make deploy IMG=", "make install", "make undeploy", "make docs", "make test-rules", "make helm-lint", "make helm-install", "helm install"} {
 		if !strings.Contains(doc, cmd) {
 			t.Errorf("README does not mention %q", cmd)
 		}

@@ -157,6 +157,9 @@ func (s suite) defaultRendersWhatTheOperatorNeeds(t *testing.T) {
 		"RoleBinding/" + systemNamespace + "/servicewatch-leader-election-rolebinding",
 		"ClusterRole/servicewatch-editor-role",
 		"ClusterRole/servicewatch-viewer-role",
+		"ClusterRole/servicewatch-metrics-auth-role",
+		"ClusterRoleBinding/servicewatch-metrics-auth-rolebinding",
+		"ClusterRole/servicewatch-metrics-reader",
 		"Service/" + systemNamespace + "/servicewatch-controller-manager-metrics-service",
 		"Deployment/" + systemNamespace + "/servicewatch-controller-manager",
 	}
@@ -381,7 +384,8 @@ func (s suite) managerDeployment(t *testing.T) {
 		{"readiness probe on /readyz", c.ReadinessProbe != nil && c.ReadinessProbe.HTTPGet != nil && c.ReadinessProbe.HTTPGet.Path == "/readyz"},
 		{"probes on the port of --health-probe-bind-address", c.LivenessProbe != nil && portNumber(c, c.LivenessProbe.HTTPGet.Port.String()) == 8081 &&
 			slices.Contains(c.Args, "--health-probe-bind-address=:8081")},
-		{"metrics on the port of --metrics-bind-address", portNumber(c, "metrics") == 8080 && slices.Contains(c.Args, "--metrics-bind-address=:8080")},
+		{"metrics on the port of --metrics-bind-address", portNumber(c, "metrics") == 8443 && slices.Contains(c.Args, "--metrics-bind-address=:8443")},
+		{"metrics served securely (no --metrics-secure=false)", !slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--metrics-secure") })},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -557,4 +561,60 @@ func (s suite) kubectlExplainAndGet(t *testing.T) {
 	if !slices.Equal(header, want) {
 		t.Errorf("kubectl get sw -o wide columns = %v, want %v", header, want)
 	}
+}
+
+// TestNamespacedAndShardVariants checks what the kustomize variants change
+// of config/default, without an API server.
+func TestNamespacedAndShardVariants(t *testing.T) {
+	namespaced := objectsByID(render(t, "namespaced"))
+	if namespaced["ClusterRoleBinding/servicewatch-manager-rolebinding"] != nil {
+		t.Error("config/namespaced keeps the cluster-wide binding of the manager's role (Secrets in every namespace)")
+	}
+	for _, ns := range []string{"team-a", "team-b"} {
+		rb := namespaced["RoleBinding/"+ns+"/servicewatch-manager-rolebinding"]
+		if rb == nil {
+			t.Errorf("config/namespaced binds nothing in %s", ns)
+			continue
+		}
+		if ref, _, _ := unstructured.NestedString(rb.Object, "roleRef", "name"); namespaced["ClusterRole/"+ref] == nil {
+			t.Errorf("%s binds %s, which config/namespaced does not create", id(rb), ref)
+		}
+	}
+	if args := managerArgs(t, namespaced["Deployment/"+systemNamespace+"/servicewatch-controller-manager"]); !slices.Contains(args, "--watch-namespaces=team-a,team-b") {
+		t.Errorf("config/namespaced manager args %v lack --watch-namespaces=team-a,team-b", args)
+	}
+
+	sharded := objectsByID(render(t, "sharded"))
+	d := sharded["Deployment/"+systemNamespace+"/servicewatch-controller-manager-shard-0"]
+	args := managerArgs(t, d)
+	for _, want := range []string{"--watch-label-selector=servicewatch.io/shard=shard-0", "--leader-election-id=shard-0.servicewatch.cloud.servicewatch.io"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("config/sharded manager args %v lack %s", args, want)
+		}
+	}
+	svc := sharded["Service/"+systemNamespace+"/servicewatch-controller-manager-metrics-service-shard-0"]
+	if selector, _, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector"); selector["servicewatch.io/shard"] != "shard-0" {
+		t.Errorf("config/sharded metrics Service selects %v, also other shards' pods", selector)
+	}
+}
+
+func objectsByID(objs []*unstructured.Unstructured) map[string]*unstructured.Unstructured {
+	m := map[string]*unstructured.Unstructured{}
+	for _, u := range objs {
+		m[id(u)] = u
+	}
+	return m
+}
+
+func managerArgs(t *testing.T, deployment *unstructured.Unstructured) []string {
+	t.Helper()
+	if deployment == nil {
+		t.Fatal("no manager Deployment rendered")
+	}
+	containers, _, _ := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "containers")
+	var args []string
+	for _, a := range containers[0].(map[string]any)["args"].([]any) {
+		args = append(args, a.(string))
+	}
+	return args
 }

@@ -1,0 +1,91 @@
+package controller
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/statemetrics"
+)
+
+func TestSourceKind(t *testing.T) {
+	tests := []struct {
+		name string
+		src  *swv1.PipeSource
+		want string
+	}{
+		{"no source", nil, ""},
+		{"empty source", &swv1.PipeSource{}, ""},
+		{"kafka", &swv1.PipeSource{Kafka: &swv1.KafkaSource{}}, "kafka"},
+		{"object storage", &swv1.PipeSource{ObjectStorage: &swv1.ObjectStorageSource{}}, "objectStorage"},
+		{"kinesis", &swv1.PipeSource{Kinesis: &swv1.KinesisSource{}}, "kinesis"},
+		{"postgres", &swv1.PipeSource{Postgres: &swv1.PostgresSource{}}, "postgres"},
+		{"several, in the API's order", &swv1.PipeSource{Postgres: &swv1.PostgresSource{}, Kafka: &swv1.KafkaSource{}}, "kafka,postgres"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := sourceKind(tt.src); got != tt.want {
+				t.Errorf("sourceKind = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStateMetricsOf(t *testing.T) {
+	synced := metav1.NewTime(time.Unix(1_800_000_000, 0))
+	conditions := []metav1.Condition{{Type: swv1.ConditionReady, Status: metav1.ConditionTrue, Reason: swv1.ReasonSynced}}
+	tests := []struct {
+		name  string
+		watch swv1.ServiceWatch
+		want  statemetrics.Watch
+	}{{
+		name: "never synced, interval defaulted",
+		watch: swv1.ServiceWatch{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "data", Name: "new"},
+		},
+		want: statemetrics.Watch{Namespace: "data", Name: "new", Interval: defaultInterval,
+			Pipes: []statemetrics.Pipe{}, Endpoints: []statemetrics.Endpoint{}, Alerts: []statemetrics.Alert{}},
+	}, {
+		name: "items with missing fields, and an alert whose fetch failed",
+		watch: swv1.ServiceWatch{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "data", Name: "prod"},
+			Spec:       swv1.ServiceWatchSpec{Interval: metav1.Duration{Duration: time.Minute}},
+			Status: swv1.ServiceWatchStatus{
+				LastSyncTime: &synced,
+				Conditions:   conditions,
+				Pipes: []swv1.Pipe{
+					{ID: ptr.To("p1"), Name: ptr.To("events"), State: ptr.To("Running"), Source: &swv1.PipeSource{Kafka: &swv1.KafkaSource{}}},
+					{Name: ptr.To("no id, no state, no source")},
+				},
+				ReversePrivateEndpoints: []swv1.ReversePrivateEndpoint{{ID: ptr.To("e1"), Type: ptr.To("VPC_ENDPOINT_SERVICE"), Status: ptr.To("Ready")}},
+				Alerts: []swv1.AlertStatus{
+					{ID: "a1", Name: ptr.To("lag"), State: ptr.To("active")},
+					{ID: "a2", Error: "the alert API answered 404"},
+				},
+			},
+		},
+		want: statemetrics.Watch{
+			Namespace: "data", Name: "prod", Interval: time.Minute, LastSyncTime: synced.Time, Conditions: conditions,
+			Pipes: []statemetrics.Pipe{
+				{ID: "p1", Name: "events", State: "Running", SourceKind: "kafka"},
+				{Name: "no id, no state, no source"},
+			},
+			Endpoints: []statemetrics.Endpoint{{ID: "e1", Type: "VPC_ENDPOINT_SERVICE", Status: "Ready"}},
+			Alerts: []statemetrics.Alert{
+				{ID: "a1", Name: "lag", State: "active"},
+				{ID: "a2", FetchFailed: true},
+			},
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := stateMetricsOf(&tt.watch); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("stateMetricsOf =\n  %+v\nwant\n  %+v", got, tt.want)
+			}
+		})
+	}
+}

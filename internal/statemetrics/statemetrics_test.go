@@ -1,0 +1,236 @@
+package statemetrics_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/servicewatch/servicewatch/internal/statemetrics"
+)
+
+var families = []string{
+	"servicewatch_pipe_info",
+	"servicewatch_reverse_private_endpoint_info",
+	"servicewatch_alert_info",
+	"servicewatch_alert_fetch_failed",
+	"servicewatch_condition",
+	"servicewatch_last_sync_timestamp_seconds",
+	"servicewatch_interval_seconds",
+}
+
+// sample is a watch like the demo's: two pipes, an endpoint, two alerts of
+// which one failed its latest fetch.
+func sample() statemetrics.Watch {
+	return statemetrics.Watch{
+		Namespace: "data", Name: "prod",
+		Conditions: []metav1.Condition{
+			{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Synced", Message: "not exported"},
+			{Type: "AlertsSynced", Status: metav1.ConditionFalse, Reason: "NotFound"},
+		},
+		LastSyncTime: time.Unix(1_800_000_000, 0),
+		Interval:     5 * time.Minute,
+		Pipes: []statemetrics.Pipe{
+			{ID: "p1", Name: "events", State: "Running", SourceKind: "kafka"},
+			{ID: "p2", Name: "files", State: "Stopped", SourceKind: "objectStorage"},
+		},
+		Endpoints: []statemetrics.Endpoint{{ID: "e1", Type: "VPC_ENDPOINT_SERVICE", Status: "Ready"}},
+		Alerts: []statemetrics.Alert{
+			{ID: "a1", Name: "lag", State: "active"},
+			{ID: "a2", Name: "errors", State: "disabled", FetchFailed: true},
+		},
+	}
+}
+
+const sampleHelp = `
+# HELP servicewatch_alert_fetch_failed 1 while the latest fetch of an alert of a ServiceWatch failed (its info then shows the last successful fetch); absent otherwise.
+# TYPE servicewatch_alert_fetch_failed gauge
+# HELP servicewatch_alert_info An alert of a ServiceWatch, with its state as the alert API last returned it. Always 1.
+# TYPE servicewatch_alert_info gauge
+# HELP servicewatch_condition A condition of a ServiceWatch's status, with its status and reason. Always 1.
+# TYPE servicewatch_condition gauge
+# HELP servicewatch_interval_seconds Sync interval of a ServiceWatch, in seconds.
+# TYPE servicewatch_interval_seconds gauge
+# HELP servicewatch_last_sync_timestamp_seconds Unix time of a ServiceWatch's last sync that reached the cloud; absent until the first.
+# TYPE servicewatch_last_sync_timestamp_seconds gauge
+# HELP servicewatch_pipe_info A pipe of a ServiceWatch, with its state and source kind (kafka, objectStorage, kinesis, postgres; several joined by a comma). Always 1.
+# TYPE servicewatch_pipe_info gauge
+# HELP servicewatch_reverse_private_endpoint_info A reverse private endpoint of a ServiceWatch, with its type and status. Always 1.
+# TYPE servicewatch_reverse_private_endpoint_info gauge
+`
+
+func TestCollector(t *testing.T) {
+	tests := []struct {
+		name        string
+		itemMetrics bool
+		apply       func(c *statemetrics.Collector)
+		want        string
+	}{{
+		name:        "every series of a watch",
+		itemMetrics: true,
+		apply:       func(c *statemetrics.Collector) { c.Set(sample()) },
+		want: `
+servicewatch_alert_fetch_failed{alert_id="a2",namespace="data",servicewatch="prod"} 1
+servicewatch_alert_info{alert_id="a1",alert_name="lag",namespace="data",servicewatch="prod",state="active"} 1
+servicewatch_alert_info{alert_id="a2",alert_name="errors",namespace="data",servicewatch="prod",state="disabled"} 1
+servicewatch_condition{namespace="data",reason="NotFound",servicewatch="prod",status="False",type="AlertsSynced"} 1
+servicewatch_condition{namespace="data",reason="Synced",servicewatch="prod",status="True",type="Ready"} 1
+servicewatch_interval_seconds{namespace="data",servicewatch="prod"} 300
+servicewatch_last_sync_timestamp_seconds{namespace="data",servicewatch="prod"} 1.8e+09
+servicewatch_pipe_info{namespace="data",pipe_id="p1",pipe_name="events",servicewatch="prod",source_kind="kafka",state="Running"} 1
+servicewatch_pipe_info{namespace="data",pipe_id="p2",pipe_name="files",servicewatch="prod",source_kind="objectStorage",state="Stopped"} 1
+servicewatch_reverse_private_endpoint_info{endpoint_id="e1",namespace="data",servicewatch="prod",status="Ready",type="VPC_ENDPOINT_SERVICE"} 1
+`,
+	}, {
+		name:        "a removed pipe, a changed state, a fixed alert and condition leave no stale series",
+		itemMetrics: true,
+		apply: func(c *statemetrics.Collector) {
+			c.Set(sample())
+			w := sample()
+			w.Pipes = []statemetrics.Pipe{{ID: "p1", Name: "events", State: "Failed", SourceKind: "kafka"}}
+			w.Endpoints = nil
+			w.Alerts[1].FetchFailed = false
+			w.Conditions[1] = metav1.Condition{Type: "AlertsSynced", Status: metav1.ConditionTrue, Reason: "Synced"}
+			w.LastSyncTime = time.Unix(1_800_000_300, 0)
+			w.Interval = time.Minute
+			c.Set(w)
+		},
+		want: `
+servicewatch_alert_info{alert_id="a1",alert_name="lag",namespace="data",servicewatch="prod",state="active"} 1
+servicewatch_alert_info{alert_id="a2",alert_name="errors",namespace="data",servicewatch="prod",state="disabled"} 1
+servicewatch_condition{namespace="data",reason="Synced",servicewatch="prod",status="True",type="AlertsSynced"} 1
+servicewatch_condition{namespace="data",reason="Synced",servicewatch="prod",status="True",type="Ready"} 1
+servicewatch_interval_seconds{namespace="data",servicewatch="prod"} 60
+servicewatch_last_sync_timestamp_seconds{namespace="data",servicewatch="prod"} 1.8000003e+09
+servicewatch_pipe_info{namespace="data",pipe_id="p1",pipe_name="events",servicewatch="prod",source_kind="kafka",state="Failed"} 1
+`,
+	}, {
+		name:        "a deleted watch leaves no series, others stay",
+		itemMetrics: true,
+		apply: func(c *statemetrics.Collector) {
+			c.Set(sample())
+			other := statemetrics.Watch{Namespace: "data", Name: "staging", Interval: time.Minute,
+				Pipes: []statemetrics.Pipe{{ID: "p9", Name: "cdc", State: "Running", SourceKind: "postgres"}}}
+			c.Set(other)
+			c.Delete("data", "prod")
+			c.Delete("data", "never-set")
+		},
+		want: `
+servicewatch_interval_seconds{namespace="data",servicewatch="staging"} 60
+servicewatch_pipe_info{namespace="data",pipe_id="p9",pipe_name="cdc",servicewatch="staging",source_kind="postgres",state="Running"} 1
+`,
+	}, {
+		name:        "a watch of the same name in another namespace is another watch",
+		itemMetrics: true,
+		apply: func(c *statemetrics.Collector) {
+			c.Set(statemetrics.Watch{Namespace: "a", Name: "w", Interval: time.Minute})
+			c.Set(statemetrics.Watch{Namespace: "b", Name: "w", Interval: 2 * time.Minute})
+			c.Delete("a", "w")
+		},
+		want: `
+servicewatch_interval_seconds{namespace="b",servicewatch="w"} 120
+`,
+	}, {
+		name:        "item metrics off: only conditions, last sync and interval",
+		itemMetrics: false,
+		apply:       func(c *statemetrics.Collector) { c.Set(sample()) },
+		want: `
+servicewatch_condition{namespace="data",reason="NotFound",servicewatch="prod",status="False",type="AlertsSynced"} 1
+servicewatch_condition{namespace="data",reason="Synced",servicewatch="prod",status="True",type="Ready"} 1
+servicewatch_interval_seconds{namespace="data",servicewatch="prod"} 300
+servicewatch_last_sync_timestamp_seconds{namespace="data",servicewatch="prod"} 1.8e+09
+`,
+	}, {
+		name:        "never synced: no last sync series",
+		itemMetrics: true,
+		apply: func(c *statemetrics.Collector) {
+			c.Set(statemetrics.Watch{Namespace: "data", Name: "new", Interval: 30 * time.Second})
+		},
+		want: `
+servicewatch_interval_seconds{namespace="data",servicewatch="new"} 30
+`,
+	}, {
+		name:        "messy cloud data: repeated items once, invalid UTF-8 replaced, empty labels kept",
+		itemMetrics: true,
+		apply: func(c *statemetrics.Collector) {
+			c.Set(statemetrics.Watch{Namespace: "data", Name: "messy", Interval: time.Minute,
+				Pipes: []statemetrics.Pipe{
+					{Name: "no-id"}, {Name: "no-id"},
+					{ID: "p1", Name: "bad\xffname", State: "Running", SourceKind: "kafka,postgres"},
+				},
+				Endpoints: []statemetrics.Endpoint{{ID: "e1"}, {ID: "e1"}},
+				Alerts:    []statemetrics.Alert{{ID: "a1", FetchFailed: true}, {ID: "a1", Name: "again"}},
+			})
+		},
+		want: `
+servicewatch_alert_fetch_failed{alert_id="a1",namespace="data",servicewatch="messy"} 1
+servicewatch_alert_info{alert_id="a1",alert_name="",namespace="data",servicewatch="messy",state=""} 1
+servicewatch_interval_seconds{namespace="data",servicewatch="messy"} 60
+servicewatch_pipe_info{namespace="data",pipe_id="",pipe_name="no-id",servicewatch="messy",source_kind="",state=""} 1
+servicewatch_pipe_info{namespace="data",pipe_id="p1",pipe_name="bad\uFFFDname",servicewatch="messy",source_kind="kafka,postgres",state="Running"} 1
+servicewatch_reverse_private_endpoint_info{endpoint_id="e1",namespace="data",servicewatch="messy",status="",type=""} 1
+`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := statemetrics.NewCollector(tt.itemMetrics)
+			tt.apply(c)
+			want := strings.ReplaceAll(sampleHelp+tt.want, `\uFFFD`, "\uFFFD")
+			if err := testutil.CollectAndCompare(c, strings.NewReader(want), families...); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestSetKeepsItsOwnCopy shows that a caller reusing its slices after Set
+// does not change what is exported.
+func TestSetKeepsItsOwnCopy(t *testing.T) {
+	c := statemetrics.NewCollector(true)
+	w := sample()
+	c.Set(w)
+	w.Pipes[0].State = "Changed"
+	w.Conditions[0].Reason = "Changed"
+	if n := testutil.CollectAndCount(c, "servicewatch_pipe_info"); n != 2 {
+		t.Fatalf("%d pipe series, want 2", n)
+	}
+	got, err := testutil.CollectAndFormat(c, expfmt.TypeTextPlain, "servicewatch_pipe_info", "servicewatch_condition")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(got), "Changed") {
+		t.Errorf("a change to the caller's slices after Set shows in the metrics:\n%s", got)
+	}
+}
+
+// TestDescribeMatchesCollect lets a registry check the collector: every
+// collected metric must be described, with matching labels.
+func TestDescribeMatchesCollect(t *testing.T) {
+	for _, items := range []bool{true, false} {
+		c := statemetrics.NewCollector(items)
+		c.Set(sample())
+		problems, err := testutil.CollectAndLint(c)
+		if err != nil {
+			t.Fatalf("item metrics %v: %v", items, err)
+		}
+		for _, p := range problems {
+			// Info metrics are gauges of 1 by the convention of
+			// kube-state-metrics; the linter wants no other advice here.
+			t.Errorf("item metrics %v: %s: %s", items, p.Metric, p.Text)
+		}
+	}
+}
+
+func TestSetIfAbsentKeepsAKnownSnapshot(t *testing.T) {
+	c := statemetrics.NewCollector(true)
+	full := statemetrics.Watch{Namespace: "ns", Name: "w", Pipes: []statemetrics.Pipe{{ID: "a", State: "Running"}, {ID: "b", State: "Running"}}}
+	cut := statemetrics.Watch{Namespace: "ns", Name: "w", Pipes: []statemetrics.Pipe{{ID: "a", State: "Running"}}}
+	c.SetIfAbsent(full)
+	c.SetIfAbsent(cut)
+	if n := testutil.CollectAndCount(c, "servicewatch_pipe_info"); n != 2 {
+		t.Errorf("%d pipe series after SetIfAbsent of a known watch, want the 2 of the first snapshot", n)
+	}
+}

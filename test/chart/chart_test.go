@@ -1,0 +1,334 @@
+// Package chart tests the Helm chart of charts/servicewatch: every object it
+// renders, with each value set of charts/servicewatch/ci, is accepted by a
+// real API server; its defaults install what config/default does; and the
+// files it copies from config/ are current.
+package chart
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/servicewatch/servicewatch/internal/testenv"
+)
+
+const (
+	release   = "servicewatch"
+	namespace = "servicewatch-system"
+	chartDir  = "charts/servicewatch"
+)
+
+// valueSets are the chart's defaults and every file of its ci/ folder.
+func valueSets(t *testing.T) map[string][]string {
+	t.Helper()
+	sets := map[string][]string{"defaults": nil}
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), chartDir, "ci", "*-values.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no value sets in %s/ci: %v", chartDir, err)
+	}
+	for _, f := range files {
+		sets[strings.TrimSuffix(filepath.Base(f), "-values.yaml")] = []string{"-f", f}
+	}
+	return sets
+}
+
+func TestChartObjectsPassServerSideDryRun(t *testing.T) {
+	e, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Stop() })
+	ctx := context.Background()
+	for name, args := range valueSets(t) {
+		t.Run(name, func(t *testing.T) {
+			objs := render(t, args...)
+			for _, ns := range namespacesOf(objs) {
+				createNamespace(ctx, t, e.Client, ns)
+			}
+			checked := 0
+			for _, u := range objs {
+				if u.GroupVersionKind().Group == "monitoring.coreos.com" {
+					// No Prometheus Operator CRDs here; test/monitoring
+					// decodes these strictly into the operator's types.
+					continue
+				}
+				err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()),
+					client.DryRunAll, client.FieldOwner("chart-test"), client.ForceOwnership)
+				if err != nil {
+					t.Errorf("%s: %v", id(u), err)
+				}
+				checked++
+			}
+			if checked < 10 {
+				t.Errorf("only %d objects rendered", checked)
+			}
+		})
+	}
+}
+
+// TestChartDefaultsEqualConfigDefault keeps the chart and config/default
+// from drifting apart: same objects, same RBAC rules and bindings, same
+// manager container and pod security.
+func TestChartDefaultsEqualConfigDefault(t *testing.T) {
+	chart := byID(render(t))
+	kustomize := byID(kustomizeBuild(t, "default"))
+	delete(kustomize, "Namespace/"+namespace) // Helm installs into an existing namespace.
+
+	if got, want := slices.Sorted(maps.Keys(chart)), slices.Sorted(maps.Keys(kustomize)); !slices.Equal(got, want) {
+		t.Fatalf("the chart renders\n  %s\nconfig/default\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	for key, k := range kustomize {
+		c := chart[key]
+		var fields [][]string
+		switch k.GetKind() {
+		case "ClusterRole", "Role":
+			fields = [][]string{{"rules"}}
+		case "ClusterRoleBinding", "RoleBinding":
+			fields = [][]string{{"roleRef"}, {"subjects"}}
+		case "Service":
+			fields = [][]string{{"spec", "ports"}}
+		case "CustomResourceDefinition":
+			fields = [][]string{{"spec"}}
+			if c.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+				t.Errorf("the chart's CRD lacks helm.sh/resource-policy: keep; an uninstall would delete every ServiceWatch")
+			}
+		case "Deployment":
+			fields = [][]string{
+				{"spec", "replicas"},
+				{"spec", "template", "spec", "securityContext"},
+				{"spec", "template", "spec", "terminationGracePeriodSeconds"},
+				{"spec", "template", "spec", "serviceAccountName"},
+			}
+			for _, f := range []string{"args", "command", "securityContext", "resources", "ports", "env", "livenessProbe", "readinessProbe"} {
+				if !reflect.DeepEqual(containerField(c, f), containerField(k, f)) {
+					t.Errorf("%s: container %s differ:\n  chart:     %v\n  kustomize: %v", key, f, containerField(c, f), containerField(k, f))
+				}
+			}
+		}
+		for _, f := range fields {
+			cv, _, _ := unstructured.NestedFieldNoCopy(c.Object, f...)
+			kv, _, _ := unstructured.NestedFieldNoCopy(k.Object, f...)
+			if !reflect.DeepEqual(cv, kv) {
+				t.Errorf("%s: .%s differs:\n  chart:     %v\n  kustomize: %v", key, strings.Join(f, "."), cv, kv)
+			}
+		}
+	}
+}
+
+// TestChartShipsConfigsRulesAndDashboard checks the optional objects carry
+// config/'s alerting rules and dashboard.
+func TestChartShipsConfigsRulesAndDashboard(t *testing.T) {
+	objs := byID(render(t, "--set", "prometheusRule.enabled=true,dashboard.enabled=true"))
+	rule := objs["PrometheusRule/"+namespace+"/servicewatch-rules"]
+	if rule == nil {
+		t.Fatal("no PrometheusRule rendered")
+	}
+	want := kustomizeBuild(t, "prometheus")
+	for _, u := range want {
+		if u.GetKind() == "PrometheusRule" && !reflect.DeepEqual(u.Object["spec"], rule.Object["spec"]) {
+			t.Errorf("the chart's PrometheusRule spec differs from config/prometheus/rules.yaml")
+		}
+	}
+	cm := objs["ConfigMap/"+namespace+"/servicewatch-grafana-dashboard"]
+	if cm == nil {
+		t.Fatal("no dashboard ConfigMap rendered")
+	}
+	json, _, _ := unstructured.NestedString(cm.Object, "data", "servicewatch.json")
+	if json != string(read(t, "config/grafana/servicewatch.json")) {
+		t.Error("the chart's dashboard differs from config/grafana/servicewatch.json")
+	}
+	if cm.GetLabels()["grafana_dashboard"] != "1" {
+		t.Errorf("dashboard ConfigMap labels %v, want grafana_dashboard=1", cm.GetLabels())
+	}
+}
+
+func TestChartNamespacedAndShardValues(t *testing.T) {
+	ns := byID(render(t, "--set", "watchNamespaces={team-a,team-b}"))
+	for _, id := range []string{"ClusterRole/servicewatch-manager-role", "ClusterRoleBinding/servicewatch-manager-rolebinding"} {
+		if ns[id] != nil {
+			t.Errorf("with watchNamespaces the chart still renders %s, a cluster-wide grant on Secrets", id)
+		}
+	}
+	for _, team := range []string{"team-a", "team-b"} {
+		for _, id := range []string{"Role/" + team + "/servicewatch-manager-role", "RoleBinding/" + team + "/servicewatch-manager-rolebinding"} {
+			if ns[id] == nil {
+				t.Errorf("with watchNamespaces the chart renders no %s", id)
+			}
+		}
+	}
+	if args := containerField(ns["Deployment/"+namespace+"/servicewatch-controller-manager"], "args"); !slices.Contains(args.([]any), any("--watch-namespaces=team-a,team-b")) {
+		t.Errorf("manager args %v lack --watch-namespaces=team-a,team-b", args)
+	}
+
+	shard := byID(render(t, "--set", "shard.name=a,shard.labelSelector=servicewatch.io/shard=a"))
+	args := containerField(shard["Deployment/"+namespace+"/servicewatch-controller-manager"], "args").([]any)
+	for _, want := range []string{"--watch-label-selector=servicewatch.io/shard=a", "--leader-election-id=a.servicewatch.cloud.servicewatch.io"} {
+		if !slices.Contains(args, any(want)) {
+			t.Errorf("shard manager args %v lack %s", args, want)
+		}
+	}
+	if _, err := helm("template", release, filepath.Join(testenv.RepoRoot(), chartDir), "--set", "shard.labelSelector=servicewatch.io/shard=a"); err == nil || !strings.Contains(err.Error(), "shard.name is required") {
+		t.Errorf("a shard without a name: error %v, want one saying shard.name is required", err)
+	}
+}
+
+// TestChartFilesAreCurrent: the chart's copies of config/ files, listed in
+// the Makefile's CHART_FILES, equal their sources.
+func TestChartFilesAreCurrent(t *testing.T) {
+	pairs := regexp.MustCompile(`(config/\S+)=(\S+)`).FindAllStringSubmatch(string(read(t, "Makefile")), -1)
+	if len(pairs) < 5 {
+		t.Fatalf("CHART_FILES of the Makefile lists %d files", len(pairs))
+	}
+	listed := map[string]bool{}
+	for _, p := range pairs {
+		dst := filepath.Join(chartDir, "files", p[2])
+		listed[dst] = true
+		if !bytes.Equal(read(t, p[1]), read(t, dst)) {
+			t.Errorf("%s differs from %s: run make chart-sync", dst, p[1])
+		}
+	}
+	err := filepath.WalkDir(filepath.Join(testenv.RepoRoot(), chartDir, "files"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(testenv.RepoRoot(), path)
+		if !listed[rel] {
+			t.Errorf("%s is not in the Makefile's CHART_FILES, so nothing keeps it current", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func containerField(u *unstructured.Unstructured, field string) any {
+	containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	if len(containers) == 0 {
+		return nil
+	}
+	return containers[0].(map[string]any)[field]
+}
+
+// render runs `helm template` on the chart as release servicewatch in
+// namespace servicewatch-system.
+func render(t *testing.T, args ...string) []*unstructured.Unstructured {
+	t.Helper()
+	out, err := helm(append([]string{"template", release, filepath.Join(testenv.RepoRoot(), chartDir), "--namespace", namespace}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decode(t, out)
+}
+
+func helm(args ...string) ([]byte, error) {
+	path := os.Getenv("HELM")
+	if path == "" {
+		found, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(), "bin", "helm-v*"))
+		if len(found) == 0 {
+			return nil, errors.New("no helm: run `make helm` (or `make test`), which builds it into bin/, or set HELM")
+		}
+		sort.Strings(found)
+		path = found[len(found)-1]
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(path, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, errors.New("helm " + strings.Join(args, " ") + ": " + err.Error() + "\n" + stderr.String())
+	}
+	return out, nil
+}
+
+func kustomizeBuild(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command("kubectl", "kustomize", filepath.Join(testenv.RepoRoot(), "config", dir))
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize config/%s: %v\n%s", dir, err, stderr.String())
+	}
+	return decode(t, out)
+}
+
+func decode(t *testing.T, b []byte) []*unstructured.Unstructured {
+	t.Helper()
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs
+			}
+			t.Fatal(err)
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+}
+
+func id(u *unstructured.Unstructured) string {
+	if u.GetNamespace() != "" {
+		return u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
+	}
+	return u.GetKind() + "/" + u.GetName()
+}
+
+func byID(objs []*unstructured.Unstructured) map[string]*unstructured.Unstructured {
+	m := map[string]*unstructured.Unstructured{}
+	for _, u := range objs {
+		m[id(u)] = u
+	}
+	return m
+}
+
+func namespacesOf(objs []*unstructured.Unstructured) []string {
+	seen := map[string]bool{}
+	for _, u := range objs {
+		if ns := u.GetNamespace(); ns != "" {
+			seen[ns] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// createNamespace creates a namespace for real: objects in a dry-run
+// namespace are rejected.
+func createNamespace(ctx context.Context, t *testing.T, c client.Client, name string) {
+	t.Helper()
+	ns := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": name, "labels": map[string]any{"pod-security.kubernetes.io/enforce": "restricted"}},
+	}}
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(ns), client.FieldOwner("chart-test"), client.ForceOwnership); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+}
+
+func read(t *testing.T, rel string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
