@@ -1,0 +1,195 @@
+package sharding
+
+import (
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/fakecloud"
+)
+
+// readyTimeout bounds the first sync of a batch of watches.
+const readyTimeout = 30 * time.Second
+
+func TestEachWatchIsSyncedByTheOneShardThatSelectsIt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "two-shards")
+	shards := map[string]*shardManager{
+		"one": w.startManager("shard-one", shardLabel+"=one", "servicewatch-one"),
+		"two": w.startManager("shard-two", shardLabel+"=two", "servicewatch-two"),
+	}
+	// The unlabelled watches come first: a shard that wrongly took them
+	// would meet them before its own.
+	unlabelled := w.createWatches("unlabelled", "", 2)
+	shardOf := map[string]string{}
+	for _, shard := range []string{"one", "two"} {
+		for _, name := range w.createWatches("of-"+shard, shard, 10) {
+			shardOf[name] = shard
+		}
+	}
+	w.waitUntil("Ready", readyTimeout, isReady, slices.Sorted(maps.Keys(shardOf))...)
+
+	// Each shard holds a lease of its own, so both lead at once.
+	for shard, m := range shards {
+		if !m.isLeader() {
+			t.Errorf("shard %s does not lead, though its watches are Ready", shard)
+		}
+	}
+	if one, two := w.lease("servicewatch-one").Spec.HolderIdentity, w.lease("servicewatch-two").Spec.HolderIdentity; one == nil || two == nil || *one == *two {
+		t.Errorf("lease holders: servicewatch-one %v, servicewatch-two %v; want two different managers", one, two)
+	}
+
+	calls := w.callsByWatch(time.Time{})
+	for name, shard := range shardOf {
+		got := calls[name]
+		// One first sync, by the shard's manager: the pipes and the
+		// endpoints listed once each, and nothing more.
+		if len(got) != 2 || countOf(got, fakecloud.OpListPipes) != 1 || countOf(got, fakecloud.OpListReversePrivateEndpoints) != 1 {
+			t.Errorf("watch %s of shard %s: calls %s; want its pipes and its endpoints listed once each", name, shard, callers(got))
+		}
+		for _, c := range got {
+			if !shards[shard].madeCall(c) {
+				t.Errorf("watch %s of shard %s was synced by %s", name, shard, callers([]fakecloud.Call{c}))
+			}
+		}
+	}
+	for _, name := range unlabelled {
+		if got := calls[name]; len(got) > 0 {
+			t.Errorf("unlabelled watch %s was synced: %s", name, callers(got))
+		}
+		if status := w.get(name).Status; status.ObservedGeneration != -1 || len(status.Conditions) > 0 {
+			t.Errorf("unlabelled watch %s: observedGeneration %d, %d conditions; want the CRD's default status (-1, none)",
+				name, status.ObservedGeneration, len(status.Conditions))
+		}
+	}
+	for name, got := range calls {
+		if _, ok := shardOf[name]; !ok && !slices.Contains(unlabelled, name) {
+			t.Errorf("calls for %s, which no watch reads: %s", name, callers(got))
+		}
+	}
+}
+
+// takeoverSlack is how long past the lease duration a standby may take to
+// lead: it notices the expiry at its next retry, and the machine is shared.
+const takeoverSlack = 3 * time.Second
+
+// observeAfterTakeover is how long the new leader must have led before the
+// test trusts that it would have called the cloud for the old watches if it
+// were going to: its first reconcile of each happens at once.
+const observeAfterTakeover = 2 * time.Second
+
+func TestStandbyTakesOverACrashedLeaderWithoutCallingTheCloudEarly(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "takeover")
+	const lease = "servicewatch-one"
+	selector := shardLabel + "=one"
+	leader := w.startManager("leader", selector, lease)
+	leader.waitElected(15 * time.Second)
+	standby := w.startManager("standby", selector, lease)
+
+	fresh := w.createWatches("fresh", "one", 5)
+	w.waitUntil("Ready", readyTimeout, isReady, fresh...)
+	// One watch the cloud throttled: its pipes answered 429 with a
+	// Retry-After, which status.retryNotBefore carries over to the standby.
+	w.fake.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Status: 429, RetryAfter: "10", Times: 1})
+	w.createWatch("throttled", "one")
+	w.waitUntil("status.retryNotBefore set", readyTimeout, func(sw *swv1.ServiceWatch) bool { return sw.Status.RetryNotBefore != nil }, "throttled")
+	retryNotBefore := w.get("throttled").Status.RetryNotBefore.Time
+
+	if standby.isLeader() {
+		t.Fatal("the standby leads while the leader is alive")
+	}
+	for name, calls := range w.callsByWatch(time.Time{}) {
+		for _, c := range calls {
+			if !leader.madeCall(c) {
+				t.Errorf("before the crash, watch %s was synced by %s; only the leader may sync", name, callers([]fakecloud.Call{c}))
+			}
+		}
+	}
+	lastSync := map[string]time.Time{}
+	for _, name := range fresh {
+		lastSync[name] = w.get(name).Status.LastSyncTime.Time
+	}
+	before := w.lease(lease).Spec
+
+	leader.crash()
+	crashed := time.Now()
+	if held := w.lease(lease).Spec.HolderIdentity; held == nil || *held != *before.HolderIdentity {
+		t.Fatalf("after the crash the lease is held by %v, want still by the crashed leader %s: the crash released it", held, *before.HolderIdentity)
+	}
+	w.createWatch("created-after-crash", "one")
+
+	standby.waitElected(leaseDuration + 30*time.Second)
+	took := time.Since(crashed)
+	electedAt := time.Now()
+	t.Logf("the standby led %v after the leader crashed (lease duration %v)", took.Round(time.Millisecond), leaseDuration)
+	if took > leaseDuration+takeoverSlack {
+		t.Errorf("the standby took over %v after the crash; want within the lease duration %v (+%v)", took, leaseDuration, takeoverSlack)
+	}
+	after := w.lease(lease).Spec
+	if after.HolderIdentity == nil || *after.HolderIdentity == *before.HolderIdentity || ptrValue(after.LeaseTransitions) != ptrValue(before.LeaseTransitions)+1 {
+		t.Errorf("lease after the takeover: holder %v, %d transitions; want a new holder and one transition more than %d",
+			after.HolderIdentity, ptrValue(after.LeaseTransitions), ptrValue(before.LeaseTransitions))
+	}
+
+	// The new leader proves it leads by syncing a watch created after the
+	// crash...
+	w.waitUntil("Ready", readyTimeout, isReady, "created-after-crash")
+	assertSyncedOnceBy(t, standby, "created-after-crash", w.callsByWatch(crashed)["created-after-crash"])
+
+	// ...honours the wait the cloud asked of the old leader...
+	w.waitUntil("Ready after status.retryNotBefore", time.Until(retryNotBefore)+readyTimeout, isReady, "throttled")
+	throttled := w.callsByWatch(crashed)["throttled"]
+	assertSyncedOnceBy(t, standby, "throttled", throttled)
+	for _, c := range throttled {
+		if c.Time.Before(retryNotBefore) {
+			t.Errorf("watch throttled was called at %s, before its status.retryNotBefore %s", c.Time.Format(time.StampMilli), retryNotBefore.Format(time.StampMilli))
+		}
+	}
+
+	// ...and leaves alone the watches the old leader synced less than an
+	// interval ago: their next periodic slot is minutes away.
+	time.Sleep(time.Until(electedAt.Add(observeAfterTakeover)))
+	calls := w.callsByWatch(crashed)
+	for _, name := range fresh {
+		if got := calls[name]; len(got) > 0 {
+			t.Errorf("watch %s, synced by the old leader at %s, was synced again after the takeover: %s", name, lastSync[name].Format(time.TimeOnly), callers(got))
+		}
+		if now := w.get(name).Status.LastSyncTime.Time; !now.Equal(lastSync[name]) {
+			t.Errorf("watch %s: lastSyncTime moved from %s to %s after the takeover", name, lastSync[name].Format(time.TimeOnly), now.Format(time.TimeOnly))
+		}
+	}
+}
+
+// assertSyncedOnceBy checks that calls are one sync of the named watch by m:
+// its pipes and endpoints listed once each.
+func assertSyncedOnceBy(t *testing.T, m *shardManager, name string, calls []fakecloud.Call) {
+	t.Helper()
+	if len(calls) != 2 || countOf(calls, fakecloud.OpListPipes) != 1 || countOf(calls, fakecloud.OpListReversePrivateEndpoints) != 1 {
+		t.Errorf("watch %s: calls %s; want its pipes and its endpoints listed once each", name, callers(calls))
+	}
+	for _, c := range calls {
+		if !m.madeCall(c) {
+			t.Errorf("watch %s was synced by %s, want by %s", name, callers([]fakecloud.Call{c}), m.name)
+		}
+	}
+}
+
+func countOf(calls []fakecloud.Call, op fakecloud.Operation) int {
+	n := 0
+	for _, c := range calls {
+		if c.Operation == op {
+			n++
+		}
+	}
+	return n
+}
+
+func ptrValue(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
