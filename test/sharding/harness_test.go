@@ -102,7 +102,7 @@ func (w *world) create(obj client.Object) {
 	}
 }
 
-// createWatch creates a watch of a new service of the fake cloud, labelled
+// createWatch creates a watch of a new service of the fake cloud, labeled
 // for shard (no label when shard is "").
 func (w *world) createWatch(name, shard string) {
 	w.t.Helper()

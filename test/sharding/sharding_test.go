@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/utils/ptr"
+
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
@@ -20,9 +23,9 @@ func TestEachWatchIsSyncedByTheOneShardThatSelectsIt(t *testing.T) {
 		"one": w.startManager("shard-one", shardLabel+"=one", "servicewatch-one"),
 		"two": w.startManager("shard-two", shardLabel+"=two", "servicewatch-two"),
 	}
-	// The unlabelled watches come first: a shard that wrongly took them
+	// The unlabeled watches come first: a shard that wrongly took them
 	// would meet them before its own.
-	unlabelled := w.createWatches("unlabelled", "", 2)
+	unlabeled := w.createWatches("unlabeled", "", 2)
 	shardOf := map[string]string{}
 	for _, shard := range []string{"one", "two"} {
 		for _, name := range w.createWatches("of-"+shard, shard, 10) {
@@ -37,8 +40,9 @@ func TestEachWatchIsSyncedByTheOneShardThatSelectsIt(t *testing.T) {
 			t.Errorf("shard %s does not lead, though its watches are Ready", shard)
 		}
 	}
-	if one, two := w.lease("servicewatch-one").Spec.HolderIdentity, w.lease("servicewatch-two").Spec.HolderIdentity; one == nil || two == nil || *one == *two {
-		t.Errorf("lease holders: servicewatch-one %v, servicewatch-two %v; want two different managers", one, two)
+	one, two := holder(w.lease("servicewatch-one").Spec), holder(w.lease("servicewatch-two").Spec)
+	if one == "" || two == "" || one == two {
+		t.Errorf("lease holders: servicewatch-one %q, servicewatch-two %q; want two different managers", one, two)
 	}
 
 	calls := w.callsByWatch(time.Time{})
@@ -55,17 +59,17 @@ func TestEachWatchIsSyncedByTheOneShardThatSelectsIt(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range unlabelled {
+	for _, name := range unlabeled {
 		if got := calls[name]; len(got) > 0 {
-			t.Errorf("unlabelled watch %s was synced: %s", name, callers(got))
+			t.Errorf("unlabeled watch %s was synced: %s", name, callers(got))
 		}
 		if status := w.get(name).Status; status.ObservedGeneration != -1 || len(status.Conditions) > 0 {
-			t.Errorf("unlabelled watch %s: observedGeneration %d, %d conditions; want the CRD's default status (-1, none)",
+			t.Errorf("unlabeled watch %s: observedGeneration %d, %d conditions; want the CRD's default status (-1, none)",
 				name, status.ObservedGeneration, len(status.Conditions))
 		}
 	}
 	for name, got := range calls {
-		if _, ok := shardOf[name]; !ok && !slices.Contains(unlabelled, name) {
+		if _, ok := shardOf[name]; !ok && !slices.Contains(unlabeled, name) {
 			t.Errorf("calls for %s, which no watch reads: %s", name, callers(got))
 		}
 	}
@@ -116,8 +120,8 @@ func TestStandbyTakesOverACrashedLeaderWithoutCallingTheCloudEarly(t *testing.T)
 
 	leader.crash()
 	crashed := time.Now()
-	if held := w.lease(lease).Spec.HolderIdentity; held == nil || *held != *before.HolderIdentity {
-		t.Fatalf("after the crash the lease is held by %v, want still by the crashed leader %s: the crash released it", held, *before.HolderIdentity)
+	if held := holder(w.lease(lease).Spec); held != holder(before) {
+		t.Fatalf("after the crash the lease is held by %q, want still by the crashed leader %q: the crash released it", held, holder(before))
 	}
 	w.createWatch("created-after-crash", "one")
 
@@ -129,9 +133,9 @@ func TestStandbyTakesOverACrashedLeaderWithoutCallingTheCloudEarly(t *testing.T)
 		t.Errorf("the standby took over %v after the crash; want within the lease duration %v (+%v)", took, leaseDuration, takeoverSlack)
 	}
 	after := w.lease(lease).Spec
-	if after.HolderIdentity == nil || *after.HolderIdentity == *before.HolderIdentity || ptrValue(after.LeaseTransitions) != ptrValue(before.LeaseTransitions)+1 {
-		t.Errorf("lease after the takeover: holder %v, %d transitions; want a new holder and one transition more than %d",
-			after.HolderIdentity, ptrValue(after.LeaseTransitions), ptrValue(before.LeaseTransitions))
+	if holder(after) == "" || holder(after) == holder(before) || transitions(after) != transitions(before)+1 {
+		t.Errorf("lease after the takeover: holder %q, %d transitions; want a holder other than %q and one transition more than %d",
+			holder(after), transitions(after), holder(before), transitions(before))
 	}
 
 	// The new leader proves it leads by syncing a watch created after the
@@ -139,7 +143,7 @@ func TestStandbyTakesOverACrashedLeaderWithoutCallingTheCloudEarly(t *testing.T)
 	w.waitUntil("Ready", readyTimeout, isReady, "created-after-crash")
 	assertSyncedOnceBy(t, standby, "created-after-crash", w.callsByWatch(crashed)["created-after-crash"])
 
-	// ...honours the wait the cloud asked of the old leader...
+	// ...honors the wait the cloud asked of the old leader...
 	w.waitUntil("Ready after status.retryNotBefore", time.Until(retryNotBefore)+readyTimeout, isReady, "throttled")
 	throttled := w.callsByWatch(crashed)["throttled"]
 	assertSyncedOnceBy(t, standby, "throttled", throttled)
@@ -187,9 +191,6 @@ func countOf(calls []fakecloud.Call, op fakecloud.Operation) int {
 	return n
 }
 
-func ptrValue(p *int32) int32 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
+func holder(spec coordinationv1.LeaseSpec) string { return ptr.Deref(spec.HolderIdentity, "") }
+
+func transitions(spec coordinationv1.LeaseSpec) int32 { return ptr.Deref(spec.LeaseTransitions, 0) }
