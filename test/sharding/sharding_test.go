@@ -47,17 +47,8 @@ func TestEachWatchIsSyncedByTheOneShardThatSelectsIt(t *testing.T) {
 
 	calls := w.callsByWatch(time.Time{})
 	for name, shard := range shardOf {
-		got := calls[name]
-		// One first sync, by the shard's manager: the pipes and the
-		// endpoints listed once each, and nothing more.
-		if len(got) != 2 || countOf(got, fakecloud.OpListPipes) != 1 || countOf(got, fakecloud.OpListReversePrivateEndpoints) != 1 {
-			t.Errorf("watch %s of shard %s: calls %s; want its pipes and its endpoints listed once each", name, shard, callers(got))
-		}
-		for _, c := range got {
-			if !shards[shard].madeCall(c) {
-				t.Errorf("watch %s of shard %s was synced by %s", name, shard, callers([]fakecloud.Call{c}))
-			}
-		}
+		// One first sync, by the shard's manager alone.
+		assertSyncedOnceBy(t, shards[shard], name, calls[name])
 	}
 	for _, name := range unlabeled {
 		if got := calls[name]; len(got) > 0 {
@@ -95,31 +86,16 @@ func TestStandbyTakesOverACrashedLeaderWithoutCallingTheCloudEarly(t *testing.T)
 
 	fresh := w.createWatches("fresh", "one", 5)
 	w.waitUntil("Ready", readyTimeout, isReady, fresh...)
-	// One watch the cloud throttled: its pipes answered 429 with a
-	// Retry-After, which status.retryNotBefore carries over to the standby.
-	w.fake.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Status: 429, RetryAfter: "10", Times: 1})
-	w.createWatch("throttled", "one")
-	w.waitUntil("status.retryNotBefore set", readyTimeout, func(sw *swv1.ServiceWatch) bool { return sw.Status.RetryNotBefore != nil }, "throttled")
-	retryNotBefore := w.get("throttled").Status.RetryNotBefore.Time
-
+	retryNotBefore := w.createThrottledWatch("throttled", "one")
 	if standby.isLeader() {
 		t.Fatal("the standby leads while the leader is alive")
 	}
-	for name, calls := range w.callsByWatch(time.Time{}) {
-		for _, c := range calls {
-			if !leader.madeCall(c) {
-				t.Errorf("before the crash, watch %s was synced by %s; only the leader may sync", name, callers([]fakecloud.Call{c}))
-			}
-		}
-	}
-	lastSync := map[string]time.Time{}
-	for _, name := range fresh {
-		lastSync[name] = w.get(name).Status.LastSyncTime.Time
-	}
+	assertAllCallsBy(t, leader, w.callsByWatch(time.Time{}))
+	lastSync := w.lastSyncTimes(fresh)
 	before := w.lease(lease).Spec
 
-	leader.crash()
 	crashed := time.Now()
+	leader.crash()
 	if held := holder(w.lease(lease).Spec); held != holder(before) {
 		t.Fatalf("after the crash the lease is held by %q, want still by the crashed leader %q: the crash released it", held, holder(before))
 	}
@@ -161,8 +137,45 @@ func TestStandbyTakesOverACrashedLeaderWithoutCallingTheCloudEarly(t *testing.T)
 		if got := calls[name]; len(got) > 0 {
 			t.Errorf("watch %s, synced by the old leader at %s, was synced again after the takeover: %s", name, lastSync[name].Format(time.TimeOnly), callers(got))
 		}
-		if now := w.get(name).Status.LastSyncTime.Time; !now.Equal(lastSync[name]) {
+	}
+	for name, now := range w.lastSyncTimes(fresh) {
+		if !now.Equal(lastSync[name]) {
 			t.Errorf("watch %s: lastSyncTime moved from %s to %s after the takeover", name, lastSync[name].Format(time.TimeOnly), now.Format(time.TimeOnly))
+		}
+	}
+}
+
+// createThrottledWatch creates a watch whose first sync the cloud throttles:
+// its pipes answer 429 with a Retry-After of 10s. It waits until status
+// carries the wait, and returns status.retryNotBefore.
+func (w *world) createThrottledWatch(name, shard string) time.Time {
+	w.t.Helper()
+	w.fake.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Status: 429, RetryAfter: "10", Times: 1})
+	w.createWatch(name, shard)
+	w.waitUntil("status.retryNotBefore set", readyTimeout, func(sw *swv1.ServiceWatch) bool { return sw.Status.RetryNotBefore != nil }, name)
+	return w.get(name).Status.RetryNotBefore.Time
+}
+
+// lastSyncTimes is the status.lastSyncTime of each named watch.
+func (w *world) lastSyncTimes(names []string) map[string]time.Time {
+	w.t.Helper()
+	out := make(map[string]time.Time, len(names))
+	for _, name := range names {
+		if last := w.get(name).Status.LastSyncTime; last != nil {
+			out[name] = last.Time
+		}
+	}
+	return out
+}
+
+// assertAllCallsBy checks that m made every call.
+func assertAllCallsBy(t *testing.T, m *shardManager, calls map[string][]fakecloud.Call) {
+	t.Helper()
+	for name, byWatch := range calls {
+		for _, c := range byWatch {
+			if !m.madeCall(c) {
+				t.Errorf("watch %s was synced by %s; only %s may sync", name, callers([]fakecloud.Call{c}), m.name)
+			}
 		}
 	}
 }
