@@ -175,14 +175,14 @@ func TestChartNamespacedAndShardValues(t *testing.T) {
 		t.Errorf("manager args %v lack --watch-namespaces=team-a,team-b", args)
 	}
 
-	shard := byID(render(t, "--set", "shard.name=a,shard.labelSelector=servicewatch.io/shard=a"))
+	shard := byID(render(t, "--set", "shard.name=a,shard.labelSelector=sharding.servicewatch.io/shard=a"))
 	args := containerField(shard["Deployment/"+namespace+"/servicewatch-controller-manager"], "args").([]any)
-	for _, want := range []string{"--watch-label-selector=servicewatch.io/shard=a", "--leader-election-id=a.servicewatch.cloud.servicewatch.io"} {
+	for _, want := range []string{"--watch-label-selector=sharding.servicewatch.io/shard=a", "--leader-election-id=a.servicewatch.cloud.servicewatch.io"} {
 		if !slices.Contains(args, any(want)) {
 			t.Errorf("shard manager args %v lack %s", args, want)
 		}
 	}
-	if _, err := helm("template", release, filepath.Join(testenv.RepoRoot(), chartDir), "--set", "shard.labelSelector=servicewatch.io/shard=a"); err == nil || !strings.Contains(err.Error(), "shard.name is required") {
+	if _, err := helm("template", release, filepath.Join(testenv.RepoRoot(), chartDir), "--set", "shard.labelSelector=sharding.servicewatch.io/shard=a"); err == nil || !strings.Contains(err.Error(), "shard.name is required") {
 		t.Errorf("a shard without a name: error %v, want one saying shard.name is required", err)
 	}
 }

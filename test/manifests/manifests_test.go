@@ -587,13 +587,13 @@ func TestNamespacedAndShardVariants(t *testing.T) {
 	sharded := objectsByID(render(t, "sharded"))
 	d := sharded["Deployment/"+systemNamespace+"/servicewatch-controller-manager-shard-0"]
 	args := managerArgs(t, d)
-	for _, want := range []string{"--watch-label-selector=servicewatch.io/shard=shard-0", "--leader-election-id=shard-0.servicewatch.cloud.servicewatch.io"} {
+	for _, want := range []string{"--watch-label-selector=sharding.servicewatch.io/shard=shard-0", "--leader-election-id=shard-0.servicewatch.cloud.servicewatch.io"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("config/sharded manager args %v lack %s", args, want)
 		}
 	}
 	svc := sharded["Service/"+systemNamespace+"/servicewatch-controller-manager-metrics-service-shard-0"]
-	if selector, _, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector"); selector["servicewatch.io/shard"] != "shard-0" {
+	if selector, _, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector"); selector["sharding.servicewatch.io/shard"] != "shard-0" {
 		t.Errorf("config/sharded metrics Service selects %v, also other shards' pods", selector)
 	}
 }
