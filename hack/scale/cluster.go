@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -104,6 +105,17 @@ func (cp *controlPlane) createTenant(ctx context.Context, t tenant) error {
 		if err := cp.client.Create(ctx, o); err != nil {
 			return fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
 		}
+	}
+	return nil
+}
+
+// touchSecret changes a Secret's metadata only, as rotating tools and
+// GitOps re-applies do: every watch that uses it sees a new version.
+func (cp *controlPlane) touchSecret(ctx context.Context, namespace, name string) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"scale.servicewatch.io/touched":%q}}}`, time.Now().Format(time.RFC3339Nano))
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if err := cp.client.Patch(ctx, s, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		return fmt.Errorf("touching Secret %s/%s: %w", namespace, name, err)
 	}
 	return nil
 }
