@@ -128,7 +128,7 @@ func run(ctx context.Context, o options, out, progress io.Writer) (err error) {
 		for i, b := range binaries {
 			say("%s: %s (%s); load average %s", s.name, b.column, b.path, loadAverage())
 			dir := filepath.Join(p.work, s.name, b.column)
-			cells[i], err = runOne(ctx, s, p, b.path, dir, o.rssCap, say, pids)
+			cells[i], err = runOne(ctx, s, p, b.path, dir, o.rssCap, pids)
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -145,11 +145,11 @@ func run(ctx context.Context, o options, out, progress io.Writer) (err error) {
 
 // runOne runs one scenario against one manager binary with a fresh
 // environment, and stops everything it started whatever happens.
-func runOne(ctx context.Context, s scenario, p paths, manager, dir string, rssCap int64, say func(string, ...any), pids childproc.PIDFile) (cell string, err error) {
+func runOne(ctx context.Context, s scenario, p paths, manager, dir string, rssCap int64, pids childproc.PIDFile) (cell string, err error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return "", err
 	}
-	e, err := newRun(ctx, p, manager, dir, rssCap, say)
+	e, err := newRun(ctx, p, manager, dir, rssCap)
 	if err != nil {
 		return "", err
 	}

@@ -22,7 +22,6 @@ type runEnv struct {
 	manager    string // the manager binary under test
 	dir        string // logs and files of this run
 	rssCap     int64
-	log        func(format string, args ...any)
 	cp         *controlPlane
 	track      *readiness
 	kubeconfig string
@@ -33,11 +32,11 @@ type runEnv struct {
 }
 
 // newRun starts the control plane and follows the ServiceWatches in it.
-func newRun(ctx context.Context, p paths, manager, dir string, rssCap int64, log func(string, ...any)) (_ *runEnv, err error) {
+func newRun(ctx context.Context, p paths, manager, dir string, rssCap int64) (_ *runEnv, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	e := &runEnv{paths: p, manager: manager, dir: dir, rssCap: rssCap, log: log}
+	e := &runEnv{paths: p, manager: manager, dir: dir, rssCap: rssCap}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, e.close())

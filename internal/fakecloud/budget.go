@@ -13,9 +13,12 @@ import (
 // their boundaries need not line up with the moment a client starts. The
 // zero Budget enforces nothing.
 type Budget struct {
-	Requests int           `json:"requests"`
-	Window   time.Duration `json:"window"`
-	Phase    time.Duration `json:"phase"`
+	// Requests is how many calls a credential may make in one window.
+	Requests int `json:"requests"`
+	// Window is the length of a window.
+	Window time.Duration `json:"window"`
+	// Phase offsets the windows' boundaries from the Unix epoch.
+	Phase time.Duration `json:"phase"`
 }
 
 func (b Budget) enabled() bool { return b.Requests > 0 && b.Window > 0 }
