@@ -89,7 +89,11 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 	}
 
 	pids := childproc.PIDFile{Path: filepath.Join(paths.work, "pids"), Bin: filepath.Join(root, "bin")}
-	if stopped := pids.Reap(); len(stopped) > 0 {
+	stopped, err := pids.Reap()
+	if err != nil {
+		return err
+	}
+	if len(stopped) > 0 {
 		p.say("stopped processes an earlier demo left behind when it was killed: %s", strings.Join(stopped, ", "))
 	}
 

@@ -110,7 +110,9 @@ func run(ctx context.Context, o options, out, progress io.Writer) (err error) {
 	// A harness killed with SIGKILL leaves kube-apiserver and etcd behind;
 	// the next run stops them.
 	pids := childproc.PIDFile{Path: filepath.Join(p.work, "pids"), Bin: filepath.Join(root, "bin")}
-	pids.Reap()
+	if _, err := pids.Reap(); err != nil {
+		return err
+	}
 	defer pids.Remove()
 	defer func() {
 		if left := childproc.Leftover(); len(left) > 0 {

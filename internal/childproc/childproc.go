@@ -244,22 +244,35 @@ type PIDFile struct {
 	Bin string
 }
 
-// Record writes the driver's current child processes.
+// Record writes the driver itself, then its current child processes.
 func (f PIDFile) Record() error {
-	var lines []string
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	lines := []string{fmt.Sprintf("%s %d %s", driverMark, os.Getpid(), self)}
 	for _, c := range Leftover() {
 		lines = append(lines, strings.Fields(c)[0])
 	}
 	return os.WriteFile(f.Path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
 
+// driverMark starts the line of a pid file that names the driver.
+const driverMark = "driver"
+
 // Reap stops what an earlier, killed driver left running and returns what
 // it stopped. A pid reused by an unrelated process is left alone: only
-// executables under f.Bin are signalled.
-func (f PIDFile) Reap() []string {
+// executables under f.Bin are signalled. When the driver that wrote the file
+// still runs (bin/ may be shared by several checkouts), nothing is touched
+// and an error says so.
+func (f PIDFile) Reap() ([]string, error) {
 	b, err := os.ReadFile(f.Path)
 	if err != nil {
-		return nil
+		return nil, nil
+	}
+	lines := strings.Split(string(b), "\n")
+	if pid, ok := runningDriver(lines[0]); ok {
+		return nil, fmt.Errorf("another run (pid %d) is using %s: wait for it or stop it", pid, f.Path)
 	}
 	// /proc shows executables with symbolic links resolved; bin/ may be one.
 	bin := f.Bin
@@ -268,7 +281,7 @@ func (f PIDFile) Reap() []string {
 	}
 	var stopped []int
 	var names []string
-	for _, field := range strings.Fields(string(b)) {
+	for _, field := range strings.Fields(strings.Join(lines[1:], " ")) {
 		pid, err := strconv.Atoi(field)
 		if err != nil {
 			continue
@@ -292,7 +305,22 @@ func (f PIDFile) Reap() []string {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	_ = os.Remove(f.Path)
-	return names
+	return names, nil
+}
+
+// runningDriver reads a pid file's driver line and reports whether that
+// process still runs the same executable (not a reuse of its pid).
+func runningDriver(line string) (int, bool) {
+	fields := strings.SplitN(line, " ", 3)
+	if len(fields) != 3 || fields[0] != driverMark {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(fields[1])
+	if err != nil || pid == os.Getpid() {
+		return 0, false
+	}
+	exe, err := os.Readlink(filepath.Join("/proc", fields[1], "exe"))
+	return pid, err == nil && exe == fields[2]
 }
 
 // Remove deletes the pid file.
