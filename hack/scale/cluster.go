@@ -40,6 +40,8 @@ func startControlPlane(p paths) (*controlPlane, error) {
 		CRDDirectoryPaths:     []string{p.crds},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme,
+		// A loaded machine can take longer than envtest's default 20 s.
+		ControlPlaneStartTimeout: 2 * time.Minute,
 	}
 	cfg, err := env.Start()
 	if err != nil {
