@@ -227,6 +227,20 @@ demo: demo-build ## Run the operator against a local control plane and the fake 
 demo-check: demo-build ## Run the demo non-interactively: exit 0 only if the sample becomes Ready with the expected counts.
 	@$(BIN)/demo --check
 
+##@ Benchmarks
+
+# bench-scale measures bin/manager from this tree as a black box; set
+# MANAGER_BEFORE to a second manager binary to measure both, scenario by
+# scenario, in one run (the "before" and "after" columns of
+# docs/benchmarks.md). SCENARIO picks scenarios (comma-separated).
+MANAGER_BEFORE ?=
+SCENARIO ?=
+
+.PHONY: bench-scale
+bench-scale: demo-build ## Run the black-box scale benchmark (about 15 minutes; twice that with MANAGER_BEFORE).
+	@$(GO) build -o $(BIN)/scale ./hack/scale
+	@$(BIN)/scale $(if $(MANAGER_BEFORE),--before $(MANAGER_BEFORE)) $(if $(SCENARIO),--scenario $(SCENARIO))
+
 ##@ Deployment
 
 # KUBECTL is any kubectl with kustomize built in (v1.14+).

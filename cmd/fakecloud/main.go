@@ -6,6 +6,11 @@
 //	fakecloud --listen 127.0.0.1:8090 --data hack/fakecloud/data.yaml
 //
 // It prints its URL on the first line of standard output.
+//
+// For benchmarks it can enforce the real APIs' request budgets and add
+// latency to every call:
+//
+//	fakecloud --admin --management-budget 10/10s --alert-budget 100/60s --latency 50ms
 package main
 
 import (
@@ -35,6 +40,11 @@ type config struct {
 	listen, dataFile             string
 	keyID, keySecret, alertToken string
 	admin, printDefault          bool
+	managementBudget             budgetFlag
+	alertBudget                  budgetFlag
+	budgetPhase                  time.Duration
+	budgetPhaseGiven             bool
+	latency                      time.Duration
 }
 
 // dataFileHeader starts the printed default data, which is committed as
@@ -54,6 +64,17 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.alertToken, "alert-token", "", "alert API token (overrides the data file)")
 	fs.BoolVar(&c.admin, "admin", false, "serve the unauthenticated admin API under "+fakecloud.AdminPrefix+" (faults, call counts, data)")
 	fs.BoolVar(&c.printDefault, "print-default-data", false, "print the default data as YAML and exit")
+	fs.Var(&c.managementBudget, "management-budget", "enforce a budget per management key, as REQUESTS/WINDOW (e.g. 10/10s), answering 429 with Retry-After past it; 0 enforces none")
+	fs.Var(&c.alertBudget, "alert-budget", "enforce a budget per alert token, as REQUESTS/WINDOW (e.g. 100/60s); 0 enforces none")
+	fs.Func("budget-phase", "offset of the budget windows' boundaries from the Unix epoch (default: random within the window)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("want a duration of zero or more, got %q", v)
+		}
+		c.budgetPhase, c.budgetPhaseGiven = d, true
+		return nil
+	})
+	fs.DurationVar(&c.latency, "latency", 0, "delay every answer of every operation by this much")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -105,11 +126,23 @@ func loadData(c config) (fakecloud.Data, error) {
 	return data, nil
 }
 
+// configure applies the budgets and latency of the flags.
+func configure(fake *fakecloud.Server, c config) {
+	fake.SetManagementBudget(c.managementBudget.budget(c.budgetPhase, c.budgetPhaseGiven))
+	fake.SetAlertBudget(c.alertBudget.budget(c.budgetPhase, c.budgetPhaseGiven))
+	if c.latency > 0 {
+		for _, op := range []fakecloud.Operation{fakecloud.OpListPipes, fakecloud.OpListReversePrivateEndpoints, fakecloud.OpGetAlert} {
+			fake.SetFault(op, fakecloud.Fault{Latency: c.latency})
+		}
+	}
+}
+
 // serve serves until ctx ends, then shuts down, cutting hanging requests
 // after a grace period.
 func serve(ctx context.Context, c config, data fakecloud.Data, stdout io.Writer) error {
 	fake := fakecloud.New(data)
 	defer fake.Close()
+	configure(fake, c)
 	mux := http.NewServeMux()
 	mux.Handle("/", fake.Handler())
 	if c.admin {

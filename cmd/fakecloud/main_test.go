@@ -128,3 +128,85 @@ func status(t *testing.T, method, url, auth, body string) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+func TestBudgetFlag(t *testing.T) {
+	tests := []struct {
+		value   string
+		want    fakecloud.Budget
+		wantErr bool
+	}{
+		{"10/10s", fakecloud.Budget{Requests: 10, Window: 10 * time.Second}, false},
+		{"100/1m", fakecloud.Budget{Requests: 100, Window: time.Minute}, false},
+		{"0", fakecloud.Budget{}, false},
+		{"10", fakecloud.Budget{}, true},
+		{"-1/10s", fakecloud.Budget{}, true},
+		{"10/0s", fakecloud.Budget{}, true},
+		{"10/soon", fakecloud.Budget{}, true},
+	}
+	for _, tt := range tests {
+		var f budgetFlag
+		err := f.Set(tt.value)
+		if (err != nil) != tt.wantErr || (err == nil && fakecloud.Budget(f) != tt.want) {
+			t.Errorf("Set(%q) = %+v, %v; want %+v, error %v", tt.value, f, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestBudgetPhase(t *testing.T) {
+	c, err := parseFlags([]string{"--management-budget", "10/10s", "--budget-phase", "2.5s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := c.managementBudget.budget(c.budgetPhase, c.budgetPhaseGiven); b.Phase != 2500*time.Millisecond {
+		t.Errorf("phase %v, want the given 2.5s", b.Phase)
+	}
+	if b := c.alertBudget.budget(c.budgetPhase, c.budgetPhaseGiven); b != (fakecloud.Budget{}) {
+		t.Errorf("alert budget %+v, want none", b)
+	}
+	for range 20 {
+		if b := c.managementBudget.budget(0, false); b.Phase < 0 || b.Phase >= 10*time.Second {
+			t.Fatalf("random phase %v outside the window", b.Phase)
+		}
+	}
+	if _, err := parseFlags([]string{"--budget-phase", "-1s"}); err == nil {
+		t.Error("negative phase accepted")
+	}
+}
+
+func TestServeEnforcesBudgetAndLatency(t *testing.T) {
+	// Windows start half an hour from now, so all calls fall into one.
+	phase := time.Duration(time.Now().UnixNano()%int64(time.Hour)) + 30*time.Minute
+	c, err := parseFlags([]string{"--listen", "127.0.0.1:0", "--management-budget", "2/1h", "--budget-phase", phase.String(), "--latency", "50ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := loadData(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, c, data, pw) }()
+	url, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipes := strings.TrimSpace(url) + "/v1/organizations/" + fakecloud.DefaultOrganizationID + "/services/" + fakecloud.DefaultServiceID + "/pipes"
+	begin := time.Now()
+	var got []int
+	for range 3 {
+		got = append(got, status(t, http.MethodGet, pipes, "Basic ZmFrZS1rZXktaWQ6ZmFrZS1rZXktc2VjcmV0", ""))
+	}
+	if got[0] != 200 || got[1] != 200 || got[2] != 429 {
+		t.Errorf("statuses %v, want 200 200 429 under a budget of 2 per hour", got)
+	}
+	if elapsed := time.Since(begin); elapsed < 100*time.Millisecond {
+		t.Errorf("two answered calls took %v, want at least 2 × 50ms of latency", elapsed)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -24,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/childproc"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
@@ -208,7 +208,7 @@ func readWatch(path string) (*serviceWatch, error) {
 
 // awaitReady polls the watch until Ready is True for its current generation,
 // printing a line whenever what it waits on changes, and every 10 seconds.
-func (cp *controlPlane) awaitReady(ctx context.Context, p *progress, w *serviceWatch, mgr *child, timeout time.Duration) (*serviceWatch, error) {
+func (cp *controlPlane) awaitReady(ctx context.Context, p *progress, w *serviceWatch, mgr *childproc.Child, timeout time.Duration) (*serviceWatch, error) {
 	deadline := time.Now().Add(timeout)
 	var last string
 	lastSaid := time.Now()
@@ -231,8 +231,8 @@ func (cp *controlPlane) awaitReady(ctx context.Context, p *progress, w *serviceW
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-mgr.done:
-			return nil, fmt.Errorf("the manager exited: %w", mgr.exitErr())
+		case <-mgr.Done():
+			return nil, fmt.Errorf("the manager exited: %v", mgr.Err())
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
@@ -250,32 +250,4 @@ func waitingOn(w *serviceWatch) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// awaitHTTP waits until url answers 200, such as the manager's /readyz.
-func awaitHTTP(ctx context.Context, url string, c *child, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	hc := &http.Client{Timeout: 2 * time.Second}
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
-		if err != nil {
-			return err
-		}
-		if resp, err := hc.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not answer 200 within %s", url, timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-c.done:
-			return fmt.Errorf("exited: %w", c.exitErr())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }

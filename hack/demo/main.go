@@ -17,7 +17,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -25,6 +24,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/servicewatch/servicewatch/internal/childproc"
 )
 
 type options struct {
@@ -96,19 +97,23 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 		return err
 	}
 
-	pids := pidFile{path: filepath.Join(paths.work, "pids"), bin: filepath.Join(root, "bin")}
-	if stopped := pids.reap(); len(stopped) > 0 {
+	pids := childproc.PIDFile{Path: filepath.Join(paths.work, "pids"), Bin: filepath.Join(root, "bin")}
+	stopped, err := pids.Reap()
+	if err != nil {
+		return err
+	}
+	if len(stopped) > 0 {
 		p.sayf("stopped processes an earlier demo left behind when it was killed: %s", strings.Join(stopped, ", "))
 	}
 
-	var stops cleanup
-	stops.add(func() error { pids.remove(); return nil })
+	var stops childproc.Cleanup
+	stops.Add(func() error { pids.Remove(); return nil })
 	defer func() {
 		p.sayf("stopping everything the demo started")
-		if cerr := stops.run(); cerr != nil {
+		if cerr := stops.Run(); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
-		if left := leftoverChildren(); len(left) > 0 {
+		if left := childproc.Leftover(); len(left) > 0 {
 			err = errors.Join(err, fmt.Errorf("processes still running after the demo stopped them: %v", left))
 			return
 		}
@@ -121,8 +126,8 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 	if err != nil {
 		return err
 	}
-	stops.add(cp.stop)
-	if err := pids.record(); err != nil {
+	stops.Add(cp.stop)
+	if err := pids.Record(); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -137,16 +142,16 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 		return err
 	}
 	p.sayf("starting the fake cloud with %s", rel(root, paths.data))
-	fake, firstLine, err := startChild("fakecloud", paths.fakecloud,
+	fake, err := childproc.Start("fakecloud", paths.fakecloud,
 		[]string{"--listen", "127.0.0.1:0", "--data", paths.data}, nil, filepath.Join(paths.work, "fakecloud.log"))
 	if err != nil {
 		return err
 	}
-	stops.add(func() error { return fake.stop(10 * time.Second) })
-	if err := pids.record(); err != nil {
+	stops.Add(func() error { return fake.Stop(10 * time.Second) })
+	if err := pids.Record(); err != nil {
 		return err
 	}
-	cloudURL, err := awaitLine(ctx, firstLine, fake, 30*time.Second)
+	cloudURL, err := fake.FirstLine(ctx, 30*time.Second)
 	if err != nil {
 		return fmt.Errorf("fake cloud: %w (log: %s)", err, filepath.Join(paths.work, "fakecloud.log"))
 	}
@@ -161,17 +166,17 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 		o.namespace, strings.Join(expect.secretNames, ", "), watch.Name)
 
 	// 4. Manager, with only the RBAC of config/rbac/role.yaml.
-	metricsAddr, err := freeAddr(ctx)
+	metricsAddr, err := childproc.FreeAddr()
 	if err != nil {
 		return err
 	}
-	probeAddr, err := freeAddr(ctx)
+	probeAddr, err := childproc.FreeAddr()
 	if err != nil {
 		return err
 	}
 	managerLog := filepath.Join(paths.work, "manager.log")
 	p.sayf("starting the manager (logs: %s)", rel(root, managerLog))
-	mgr, _, err := startChild("manager", paths.manager, []string{
+	mgr, err := childproc.Start("manager", paths.manager, []string{
 		"--management-api-url", cloudURL,
 		"--alert-api-url", cloudURL,
 		"--metrics-bind-address", metricsAddr,
@@ -185,11 +190,11 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 	}
 	// The manager stops before the API server (cleanup runs in reverse), so
 	// it can release what it holds and its log ends cleanly.
-	stops.add(func() error { return mgr.stop(40 * time.Second) })
-	if err := pids.record(); err != nil {
+	stops.Add(func() error { return mgr.Stop(40 * time.Second) })
+	if err := pids.Record(); err != nil {
 		return err
 	}
-	if err := awaitHTTP(ctx, "http://"+probeAddr+"/readyz", mgr, time.Minute); err != nil {
+	if err := mgr.AwaitHTTP(ctx, "http://"+probeAddr+"/readyz", time.Minute); err != nil {
 		return fmt.Errorf("manager not ready: %w (log: %s)", err, managerLog)
 	}
 	p.sayf("manager ready; metrics at http://%s/metrics", metricsAddr)
@@ -233,8 +238,8 @@ Press Ctrl-C to stop everything.
 	case <-ctx.Done():
 		fmt.Println()
 		return nil
-	case <-mgr.done:
-		return fmt.Errorf("the manager exited: %w (log: %s)", mgr.exitErr(), managerLog)
+	case <-mgr.Done():
+		return fmt.Errorf("the manager exited: %v (log: %s)", mgr.Err(), managerLog)
 	}
 }
 
@@ -284,40 +289,6 @@ func rel(root, path string) string {
 		return r
 	}
 	return path
-}
-
-// awaitLine waits for the first output line of c, such as the fake cloud's URL.
-func awaitLine(ctx context.Context, lines <-chan string, c *child, timeout time.Duration) (string, error) {
-	select {
-	case line := <-lines:
-		line = strings.TrimSpace(line)
-		if line == "" {
-			<-c.done
-			return "", fmt.Errorf("exited before printing anything: %w", c.exitErr())
-		}
-		return line, nil
-	case <-c.done:
-		return "", fmt.Errorf("exited: %w", c.exitErr())
-	case <-time.After(timeout):
-		return "", fmt.Errorf("printed nothing within %s", timeout)
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
-}
-
-// freeAddr finds a free loopback port, so the demo never clashes with
-// whatever else listens on this machine (such as another demo).
-func freeAddr(ctx context.Context) (string, error) {
-	var lc net.ListenConfig
-	l, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		return "", err
-	}
-	return addr, nil
 }
 
 // showWatch prints `kubectl get sw -o wide` when kubectl is there, then the

@@ -9,13 +9,16 @@ import (
 // AdminPrefix is where AdminHandler expects to be mounted.
 const AdminPrefix = "/_fakecloud/"
 
+// maxAdminBody bounds the body of an admin request.
+const maxAdminBody = 64 << 20
+
 // AdminHandler returns an HTTP handler that lets a test or a demo drive a fake
 // running as a separate program. Mount it at AdminPrefix; it is not
 // authenticated, so serve it on loopback only.
 //
 //	GET    /_fakecloud/calls          {"counts": {op: n}, "log": [Call...]}
 //	DELETE /_fakecloud/calls          forget the calls
-//	PUT    /_fakecloud/faults/{op}    body: a Fault as JSON ("latency": "250ms")
+//	PUT    /_fakecloud/faults/{op}    body: a Fault as JSON ("latency": "250ms"), up to 64 MiB
 //	DELETE /_fakecloud/faults         clear every fault
 //	PUT    /_fakecloud/data           body: Data as YAML or JSON
 func (s *Server) AdminHandler() http.Handler {
@@ -38,7 +41,9 @@ func (s *Server) AdminHandler() http.Handler {
 			return
 		}
 		var f Fault
-		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&f); err != nil {
+		// A fault's Body may be a large answer, such as a list of millions
+		// of items for a memory benchmark.
+		if err := json.NewDecoder(io.LimitReader(r.Body, maxAdminBody)).Decode(&f); err != nil {
 			writeAdmin(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 			return
 		}
@@ -50,7 +55,7 @@ func (s *Server) AdminHandler() http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("PUT "+AdminPrefix+"data", func(w http.ResponseWriter, r *http.Request) {
-		b, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+		b, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody))
 		if err == nil {
 			var d Data
 			if d, err = ParseData(b); err == nil {

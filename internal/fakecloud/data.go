@@ -15,10 +15,15 @@ import (
 // Resources are raw JSON objects rather than typed structs, so that tests can
 // serve nulls, unknown fields and values of the wrong type.
 type Data struct {
-	// ManagementKey is the only key the management API accepts.
+	// ManagementKey is the key the management API accepts.
 	ManagementKey ManagementKey `json:"managementKey"`
-	// AlertToken is the only token the alert API accepts.
+	// MoreManagementKeys are further keys the management API accepts, so
+	// that tenants with keys of their own can share one fake.
+	MoreManagementKeys []ManagementKey `json:"moreManagementKeys,omitempty"`
+	// AlertToken is the token the alert API accepts.
 	AlertToken string `json:"alertToken"`
+	// MoreAlertTokens are further tokens the alert API accepts.
+	MoreAlertTokens []string `json:"moreAlertTokens,omitempty"`
 	// Organizations maps organization ID → service ID → service.
 	Organizations map[string]map[string]Service `json:"organizations,omitempty"`
 	// Alerts maps alert ID → alert object, served as {"data": <object>}.
@@ -79,7 +84,12 @@ func (d Data) MarshalYAML() ([]byte, error) {
 // clone returns a deep copy of d, so that a caller's later changes to the
 // maps it passed in cannot race with requests being served.
 func (d Data) clone() Data {
-	out := Data{ManagementKey: d.ManagementKey, AlertToken: d.AlertToken}
+	out := Data{
+		ManagementKey:      d.ManagementKey,
+		MoreManagementKeys: append([]ManagementKey(nil), d.MoreManagementKeys...),
+		AlertToken:         d.AlertToken,
+		MoreAlertTokens:    append([]string(nil), d.MoreAlertTokens...),
+	}
 	if d.Organizations != nil {
 		out.Organizations = make(map[string]map[string]Service, len(d.Organizations))
 		for org, svcs := range d.Organizations {

@@ -42,6 +42,10 @@ type Fault struct {
 	Times int `json:"times,omitempty"`
 	// AlertID limits a fault on OpGetAlert to one alert.
 	AlertID string `json:"alertId,omitempty"`
+	// KeyID limits a fault on a management operation to calls whose Basic
+	// credentials carry this key ID, so that one tenant's calls can fail
+	// while another's succeed.
+	KeyID string `json:"keyId,omitempty"`
 }
 
 // Sample non-JSON error bodies, as a gateway or CDN sends them.
@@ -58,13 +62,14 @@ const (
 )
 
 // SetFault sets a fault on op, replacing any earlier fault on op for the same
-// AlertID. A fault with an AlertID takes precedence over one without.
+// AlertID and KeyID. A fault limited to an alert or a key takes precedence
+// over one that is not.
 func (s *Server) SetFault(op Operation, f Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.faults[op][:0:0]
 	for _, old := range s.faults[op] {
-		if old.AlertID != f.AlertID {
+		if old.AlertID != f.AlertID || old.KeyID != f.KeyID {
 			list = append(list, old)
 		}
 	}
@@ -85,18 +90,16 @@ func (s *Server) ClearFaults() {
 	s.faults = map[Operation][]*Fault{}
 }
 
-// takeFault returns the fault that applies to a call, counting it down.
-func (s *Server) takeFault(op Operation, alertID string) (Fault, bool) {
+// takeFault returns the fault that applies to a call, counting it down: of
+// the faults whose selectors match, the most specific one, the earliest set
+// among equals.
+func (s *Server) takeFault(op Operation, alertID, keyID string) (Fault, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	idx := -1
+	idx, best := -1, -1
 	for i, f := range s.faults[op] {
-		if f.AlertID != "" && f.AlertID == alertID {
-			idx = i
-			break
-		}
-		if f.AlertID == "" && idx < 0 {
-			idx = i
+		if n, ok := f.matches(alertID, keyID); ok && n > best {
+			idx, best = i, n
 		}
 	}
 	if idx < 0 {
@@ -110,6 +113,21 @@ func (s *Server) takeFault(op Operation, alertID string) (Fault, bool) {
 		}
 	}
 	return *f, true
+}
+
+// matches reports whether a fault applies to a call for alertID made with
+// keyID, and how many of its selectors it took to say so.
+func (f *Fault) matches(alertID, keyID string) (specificity int, ok bool) {
+	for _, sel := range [][2]string{{f.AlertID, alertID}, {f.KeyID, keyID}} {
+		switch {
+		case sel[0] == "":
+		case sel[0] == sel[1]:
+			specificity++
+		default:
+			return 0, false
+		}
+	}
+	return specificity, true
 }
 
 // applyFault delays or answers a call as f says. It reports whether the

@@ -2,8 +2,9 @@
 // tests, the demo and benchmarks. It implements the three read operations of
 // the cloud API spec exactly (paths, methods, authentication, the management
 // envelope with status and a fresh UUID v4 requestId, 404 for unknown
-// resources, JSON content type), and adds fault switches and call counts so
-// that tests can drive and observe a client.
+// resources, JSON content type), and adds fault switches, request budgets
+// per credential and a call log so that tests and benchmarks can drive and
+// observe a client.
 //
 // Both APIs are served from one listener: management under /v1/..., alerts
 // under /api/v2/..., so the same URL is the management and the alert base
@@ -21,6 +22,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +50,9 @@ type Call struct {
 	ServiceID      string // for management operations
 	AlertID        string // for OpGetAlert
 	UserAgent      string
+	// KeyFingerprint identifies the credential sent (see
+	// ManagementKey.Fingerprint and TokenFingerprint); "" when none was.
+	KeyFingerprint string
 	Time           time.Time
 	Status         int // the status the fake answered with; 0 if it hung until the client gave up
 }
@@ -58,10 +64,13 @@ type Server struct {
 	// started with Start; empty otherwise.
 	URL string
 
-	mu     sync.Mutex
-	data   Data
-	faults map[Operation][]*Fault
-	calls  []Call
+	mu          sync.Mutex
+	data        Data
+	faults      map[Operation][]*Fault
+	calls       []Call
+	now         func() time.Time
+	mgmtBudget  budgetCounter
+	alertBudget budgetCounter
 
 	mux      *http.ServeMux
 	done     chan struct{}
@@ -75,6 +84,7 @@ func New(data Data) *Server {
 	s := &Server{
 		data:   data.clone(),
 		faults: map[Operation][]*Fault{},
+		now:    time.Now,
 		done:   make(chan struct{}),
 	}
 	s.mux = http.NewServeMux()
@@ -140,14 +150,42 @@ func (s *Server) SetData(d Data) {
 	s.data = d
 }
 
-// SetManagementKey sets the only key the management API accepts.
+// SetClock replaces the clock that stamps calls and places them in budget
+// windows, so that tests need not sleep.
+func (s *Server) SetClock(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = now
+}
+
+// SetManagementBudget enforces b on the management API, per key: a call past
+// the budget is answered 429 with a Retry-After of the seconds left in the
+// window, before faults and credentials are looked at, as a rate limiter in
+// front of the service would. The zero Budget turns enforcement off.
+func (s *Server) SetManagementBudget(b Budget) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mgmtBudget = budgetCounter{budget: b}
+}
+
+// SetAlertBudget enforces b on the alert API, per token, as
+// SetManagementBudget does on the management API.
+func (s *Server) SetAlertBudget(b Budget) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.alertBudget = budgetCounter{budget: b}
+}
+
+// SetManagementKey sets the key the management API accepts; the keys of
+// Data.MoreManagementKeys stay accepted.
 func (s *Server) SetManagementKey(keyID, keySecret string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.data.ManagementKey = ManagementKey{KeyID: keyID, KeySecret: keySecret}
 }
 
-// SetAlertToken sets the only token the alert API accepts.
+// SetAlertToken sets the token the alert API accepts; the tokens of
+// Data.MoreAlertTokens stay accepted.
 func (s *Server) SetAlertToken(token string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -257,7 +295,8 @@ func (s *Server) record(op Operation, r *http.Request) int {
 		ServiceID:      r.PathValue("svc"),
 		AlertID:        r.PathValue("id"),
 		UserAgent:      r.UserAgent(),
-		Time:           time.Now(),
+		KeyFingerprint: fingerprint(r.Header.Get("Authorization")),
+		Time:           s.now(),
 	})
 	return len(s.calls) - 1
 }
@@ -291,13 +330,19 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// serve runs one operation: record, faults, authentication, then answer.
+// serve runs one operation: record, budget, faults, authentication, then
+// answer.
 func (s *Server) serve(op Operation, w http.ResponseWriter, r *http.Request, answer func(w http.ResponseWriter, r *http.Request)) {
 	i := s.record(op, r)
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() { s.setStatus(i, sw.status) }()
 
-	f, ok := s.takeFault(op, r.PathValue("id"))
+	if wait, ok := s.admit(op, r); !ok {
+		sw.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
+		s.writeError(sw, op, http.StatusTooManyRequests, "request budget of this credential exhausted")
+		return
+	}
+	f, ok := s.takeFault(op, r.PathValue("id"), basicKeyID(r))
 	if ok {
 		if !s.applyFault(sw, r, op, f) {
 			return
@@ -379,22 +424,47 @@ func (s *Server) notFound(w http.ResponseWriter, _ *http.Request) {
 	s.writeError(w, OpListPipes, http.StatusNotFound, "no such endpoint")
 }
 
-// authorized checks the Authorization header: exactly HTTP Basic with the
-// management key for management operations, and exactly Bearer with the
-// alert token for the alert operation. The other scheme is refused.
+// admit counts a call against its API's budget for the credential it
+// carries, and says how long to wait when it does not fit.
+func (s *Server) admit(op Operation, r *http.Request) (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	budget := &s.mgmtBudget
+	if isAlertAPI(op) {
+		budget = &s.alertBudget
+	}
+	return budget.admit(fingerprint(r.Header.Get("Authorization")), s.now())
+}
+
+// authorized checks the Authorization header: exactly HTTP Basic with an
+// accepted management key for management operations, and exactly Bearer
+// with an accepted alert token for the alert operation. The other scheme is
+// refused.
 func (s *Server) authorized(op Operation, r *http.Request) bool {
 	s.mu.Lock()
-	key, token := s.data.ManagementKey, s.data.AlertToken
+	keys := append([]ManagementKey{s.data.ManagementKey}, s.data.MoreManagementKeys...)
+	tokens := append([]string{s.data.AlertToken}, s.data.MoreAlertTokens...)
 	s.mu.Unlock()
 	scheme, value, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	if op == OpGetAlert {
-		return token != "" && scheme == "Bearer" && equal(value, token)
+		return scheme == "Bearer" && slices.ContainsFunc(tokens, func(t string) bool { return t != "" && equal(value, t) })
 	}
-	if key.KeyID == "" || scheme != "Basic" {
+	if scheme != "Basic" {
 		return false
 	}
-	want := base64.StdEncoding.EncodeToString([]byte(key.KeyID + ":" + key.KeySecret))
-	return equal(value, want)
+	return slices.ContainsFunc(keys, func(k ManagementKey) bool {
+		return k.KeyID != "" && equal(value, base64.StdEncoding.EncodeToString([]byte(k.KeyID+":"+k.KeySecret)))
+	})
+}
+
+// basicKeyID is the key ID of a call's Basic credentials, "" when it has
+// none; faults may be limited to one key.
+func basicKeyID(r *http.Request) string {
+	keyID, _, ok := r.BasicAuth()
+	if !ok {
+		return ""
+	}
+	return keyID
 }
 
 func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }

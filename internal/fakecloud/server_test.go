@@ -2,6 +2,7 @@ package fakecloud_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -463,4 +464,156 @@ func TestConcurrentUse(t *testing.T) {
 	if n := s.Calls(fakecloud.OpListPipes); n != 20 {
 		t.Errorf("Calls = %d, want 20", n)
 	}
+}
+
+// clock is a settable clock for the fake.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func TestBudgetsPerCredential(t *testing.T) {
+	s := fakecloud.Start(withTenant(fakecloud.DefaultData()))
+	t.Cleanup(s.Close)
+	clk := &clock{t: time.Unix(1_699_999_980, 0)} // a multiple of a minute: a window boundary with phase 0
+	s.SetClock(clk.now)
+	s.SetManagementBudget(fakecloud.Budget{Requests: 3, Window: 10 * time.Second, Phase: 4 * time.Second})
+	s.SetAlertBudget(fakecloud.Budget{Requests: 1, Window: time.Minute})
+
+	clk.advance(5 * time.Second) // 1 s into a window that ends at +14 s
+	var got []int
+	for _, path := range []string{pipesPath, endpointsPath, pipesPath, endpointsPath} {
+		got = append(got, get(t, s, path, basicAuth).status)
+	}
+	if want := []int{200, 200, 200, 429}; !equalInts(got, want) {
+		t.Fatalf("statuses %v, want %v: both management operations share the key's budget", got, want)
+	}
+	r := get(t, s, pipesPath, basicAuth)
+	if e := decode(t, r); r.status != 429 || r.header.Get("Retry-After") != "9" || e.Status != 429 || e.RequestID == "" {
+		t.Errorf("over budget: %d, Retry-After %q, body %s; want 429, 9 and the management error envelope",
+			r.status, r.header.Get("Retry-After"), r.body)
+	}
+	if r := get(t, s, pipesPath, tenantBasicAuth); r.status != 200 {
+		t.Errorf("another key: %d, want 200 from its own budget", r.status)
+	}
+	if r := get(t, s, alertPath, bearerAuth); r.status != 200 {
+		t.Errorf("alert API: %d, want 200 from its own budget", r.status)
+	}
+	r = get(t, s, alertPath, bearerAuth)
+	if e := decode(t, r); r.status != 429 || r.header.Get("Retry-After") != "55" || e.Message == "" {
+		t.Errorf("second alert call: %d, Retry-After %q, body %s; want 429, 55 and the alert error style",
+			r.status, r.header.Get("Retry-After"), r.body)
+	}
+	if r := get(t, s, pipesPath, "Basic "+base64.StdEncoding.EncodeToString([]byte("fake-key-id:wrong"))); r.status != 401 {
+		t.Errorf("a wrong secret: %d, want 401 (a credential of its own, within its budget)", r.status)
+	}
+
+	clk.advance(9 * time.Second) // the next window
+	if r := get(t, s, pipesPath, basicAuth); r.status != 200 {
+		t.Errorf("next window: %d, want 200", r.status)
+	}
+
+	s.SetManagementBudget(fakecloud.Budget{})
+	for range 5 {
+		if r := get(t, s, pipesPath, basicAuth); r.status != 200 {
+			t.Fatalf("budget off: %d, want 200", r.status)
+		}
+	}
+}
+
+func TestCallLogFingerprintsCredentials(t *testing.T) {
+	s := fakecloud.Start(withTenant(fakecloud.DefaultData()))
+	t.Cleanup(s.Close)
+	clk := &clock{t: time.Unix(1_700_000_000, 0)}
+	s.SetClock(clk.now)
+	get(t, s, pipesPath, basicAuth)
+	get(t, s, pipesPath, tenantBasicAuth)
+	get(t, s, alertPath, bearerAuth)
+	get(t, s, alertPath, "")
+
+	defaultKey := fakecloud.ManagementKey{KeyID: fakecloud.DefaultKeyID, KeySecret: fakecloud.DefaultKeySecret}
+	want := []string{defaultKey.Fingerprint(), tenantKey.Fingerprint(), fakecloud.TokenFingerprint(fakecloud.DefaultAlertToken), ""}
+	log := s.CallLog()
+	if len(log) != len(want) {
+		t.Fatalf("%d calls logged, want %d", len(log), len(want))
+	}
+	for i, c := range log {
+		if c.KeyFingerprint != want[i] || !c.Time.Equal(clk.now()) {
+			t.Errorf("call %d: fingerprint %q at %v, want %q at the fake's clock", i, c.KeyFingerprint, c.Time, want[i])
+		}
+		if strings.Contains(c.KeyFingerprint, fakecloud.DefaultKeySecret) || len(c.KeyFingerprint) > 12 {
+			t.Errorf("call %d: fingerprint %q is not a short digest", i, c.KeyFingerprint)
+		}
+	}
+	if want[0] == want[1] {
+		t.Error("two keys share a fingerprint")
+	}
+}
+
+func TestFaultLimitedToOneKey(t *testing.T) {
+	s := fakecloud.Start(withTenant(fakecloud.DefaultData()))
+	t.Cleanup(s.Close)
+	s.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Status: 500})
+	s.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Status: 503, KeyID: tenantKey.KeyID})
+	if r := get(t, s, pipesPath, tenantBasicAuth); r.status != 503 {
+		t.Errorf("the key's calls: %d, want 503 (the specific fault wins)", r.status)
+	}
+	if r := get(t, s, pipesPath, basicAuth); r.status != 500 {
+		t.Errorf("other key: %d, want 500 from the general fault", r.status)
+	}
+	s.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Status: 502, KeyID: tenantKey.KeyID})
+	if r := get(t, s, pipesPath, tenantBasicAuth); r.status != 502 {
+		t.Errorf("after replacing the key's fault: %d, want 502", r.status)
+	}
+	s.ClearFault(fakecloud.OpListPipes)
+	s.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Status: 503, KeyID: tenantKey.KeyID})
+	if r := get(t, s, pipesPath, basicAuth); r.status != 200 {
+		t.Errorf("other key with only a key-limited fault: %d, want 200", r.status)
+	}
+}
+
+func TestMoreCredentials(t *testing.T) {
+	s := fakecloud.Start(withTenant(fakecloud.DefaultData()))
+	t.Cleanup(s.Close)
+	if r := get(t, s, pipesPath, tenantBasicAuth); r.status != 200 {
+		t.Errorf("a further key: %d, want 200", r.status)
+	}
+	if r := get(t, s, alertPath, "Bearer "+tenantToken); r.status != 200 {
+		t.Errorf("a further token: %d, want 200", r.status)
+	}
+	if r := get(t, s, alertPath, "Bearer "); r.status != 401 {
+		t.Errorf("an empty token: %d, want 401", r.status)
+	}
+	s.SetManagementKey("new-id", "new-secret")
+	if r := get(t, s, pipesPath, basicAuth); r.status != 401 {
+		t.Errorf("the replaced key: %d, want 401", r.status)
+	}
+	if r := get(t, s, pipesPath, tenantBasicAuth); r.status != 200 {
+		t.Errorf("a further key after SetManagementKey: %d, want 200", r.status)
+	}
+}
+
+var tenantKey = fakecloud.ManagementKey{KeyID: "tenant-key-id", KeySecret: "tenant-key-secret"}
+
+const tenantToken = "tenant-alert-token"
+
+var tenantBasicAuth = "Basic " + base64.StdEncoding.EncodeToString([]byte(tenantKey.KeyID+":"+tenantKey.KeySecret))
+
+// withTenant adds a second key and token to d.
+func withTenant(d fakecloud.Data) fakecloud.Data {
+	d.MoreManagementKeys = append(d.MoreManagementKeys, tenantKey)
+	d.MoreAlertTokens = append(d.MoreAlertTokens, tenantToken)
+	return d
 }

@@ -1,0 +1,624 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/fakecloud"
+)
+
+// scenario is one measurement; run returns its table cell.
+type scenario struct {
+	name string
+	what string // what is measured, for the table
+	goal string
+	run  func(ctx context.Context, e *runEnv) (string, error)
+}
+
+// scenarios lists every scenario in the order they run.
+func scenarios() []scenario {
+	return []scenario{
+		{"ready-1000", "1,000 new watches, 4 keys, no client limits, cloud latency 50 ms, --max-concurrent-syncs=4: first cloud call to all Ready, vs the bound N × latency / syncs = 12.5 s",
+			"≤ 1.5× bound (proposed)", readyScenario(4)},
+		{"ready-1000-c32", "as ready-1000 with --max-concurrent-syncs=32: bound 1.6 s",
+			"≤ 2× bound (proposed)", readyScenario(32)},
+		{"spread-200", "200 watches created together, interval 30 s, no limits: cloud calls per 1 s bin over the 75 s after the first interval: peak ÷ mean, seconds with any call",
+			"peak ÷ mean ≤ 3, calls in ≥ 90% of seconds (proposed)", spreadScenario},
+		{"budget-fits", "30 watches on one key, interval 5 m, cloud enforces 10 calls/10 s per key: 429s from creation until all Ready (≤ 2 min), time to all Ready (floor 50 s), events",
+			"0 × 429, all Ready ≤ 70 s, 30 events (proposed)", budgetFitsScenario},
+		{"budget-over", "30 watches on one key, interval 30 s (needs 2× the budget), budget enforced, 2 min from creation: 429s, Ready at the end, Ready flaps, events",
+			"0 × 429, 30/30 Ready, 0 flaps (proposed)", budgetOverScenario},
+		{"shared-10", "10 watches of one service, one key, the same 2 alerts and token, interval 30 s: cloud calls per interval once Ready",
+			"4 (2 + 2 distinct alerts)", sharedScenario},
+		{"priority", "1,000 watches (interval 30 s, no limits, latency 50 ms): time to Ready of a new watch created when the first of them is due again, and of one created 1 s after touching their Secrets made all 1,000 due at once",
+			"< 2 s", priorityScenario},
+		{"memory-pipes", "one watch whose pipes answer is 16 MiB of [{},{},…], no client limits: manager peak RSS (VmHWM) vs a manager with one normal watch",
+			"< 128 MiB", memoryScenario(bigPipes)},
+		{"memory-alerts", "one watch with 100 alerts, each answered with 4 MiB, no client limits: manager peak RSS vs a manager with one normal watch",
+			"< 128 MiB", memoryScenario(bigAlerts)},
+		{"noisy-neighbour", "8 watches whose management API hangs, 24 on one throttled key (10/10 s enforced), then a new watch in a new namespace with its own key: its time to Ready",
+			"< 2 s", noisyNeighbourScenario},
+		{"status-reject", "an admission policy rejects every status update of one watch (interval 30 s): its cloud syncs (list-pipes calls) in 60 s",
+			"≈ 2 (its schedule)", statusRejectScenario},
+	}
+}
+
+const (
+	cloudLatency = 50 * time.Millisecond
+	// The real APIs' budgets.
+	managementBudget = "10/10s"
+	alertBudget      = "100/60s"
+)
+
+// noClientLimits turns the manager's own rate limits off, for scenarios that
+// measure scheduling, not budgeting.
+var noClientLimits = []string{"--management-rate-limit=0", "--alert-rate-limit=0"}
+
+// makeTenants returns n tenants named prefix-0 … prefix-(n-1), each with its
+// own key and token.
+func makeTenants(prefix string, n int) []tenant {
+	ts := make([]tenant, n)
+	for i := range ts {
+		name := fmt.Sprintf("%s-%d", prefix, i)
+		ts[i] = tenant{namespace: name, key: keyPair{id: name + "-key", secret: name + "-secret"}, token: name + "-token"}
+	}
+	return ts
+}
+
+// spreadWatches returns n watches named w-0000 …, dealt round-robin to the
+// tenants.
+func spreadWatches(ts []tenant, n int, s watchSpec) []*swv1.ServiceWatch {
+	out := make([]*swv1.ServiceWatch, n)
+	for i := range out {
+		out[i] = newWatch(ts[i%len(ts)], fmt.Sprintf("w-%04d", i), s)
+	}
+	return out
+}
+
+// setUp starts the fake cloud for the tenants and creates their namespaces
+// and Secrets.
+func setUp(ctx context.Context, e *runEnv, ts []tenant, cloudArgs ...string) error {
+	if err := e.startCloud(ctx, cloudData(ts), cloudArgs...); err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if err := e.cp.createTenant(ctx, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitAllReady waits until every watch of namespace ("" for all) has been
+// Ready and returns when the last one first was.
+func waitAllReady(ctx context.Context, e *runEnv, namespace string, want int, timeout time.Duration) (time.Time, error) {
+	var last time.Time
+	ok := waitUntil(ctx, timeout, func() bool {
+		var total int
+		total, _, last, _ = e.track.summary(namespace)
+		return total >= want && !last.IsZero()
+	})
+	if !ok {
+		total, ready, _, _ := e.track.summary(namespace)
+		return time.Time{}, fmt.Errorf("not all Ready within %s: %d of %d seen Ready now", timeout, ready, total)
+	}
+	return last, nil
+}
+
+// readyScenario creates 1,000 watches before the manager starts, so that all
+// are due at once, and times the manager working through them.
+func readyScenario(concurrency int) func(context.Context, *runEnv) (string, error) {
+	return func(ctx context.Context, e *runEnv) (string, error) {
+		const n = 1000
+		ts := makeTenants("ready", 4)
+		if err := setUp(ctx, e, ts, "--latency", cloudLatency.String()); err != nil {
+			return "", err
+		}
+		if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService})); err != nil {
+			return "", err
+		}
+		m, err := e.startManager(ctx, append(noClientLimits, fmt.Sprintf("--max-concurrent-syncs=%d", concurrency))...)
+		if err != nil {
+			return "", err
+		}
+		last, err := waitAllReady(ctx, e, "", n, 10*time.Minute)
+		if err != nil {
+			return "", err
+		}
+		calls, err := e.cloud.calls(ctx)
+		if err != nil {
+			return "", err
+		}
+		peak, _ := m.peakRSS()
+		took := last.Sub(earliest(calls))
+		bound := n * cloudLatency / time.Duration(concurrency)
+		return fmt.Sprintf("%s = %s bound; %d calls; peak RSS %s", seconds(took), times(took.Seconds()/bound.Seconds()), len(calls), mebibytes(peak)), nil
+	}
+}
+
+// spreadScenario looks at how the syncs of watches created together fall on
+// the seconds of later intervals.
+func spreadScenario(ctx context.Context, e *runEnv) (string, error) {
+	const (
+		n        = 200
+		interval = 30 * time.Second
+		span     = 5 * interval / 2
+	)
+	ts := makeTenants("spread", 4)
+	if err := setUp(ctx, e, ts); err != nil {
+		return "", err
+	}
+	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService, interval: interval})); err != nil {
+		return "", err
+	}
+	if _, err := e.startManager(ctx, noClientLimits...); err != nil {
+		return "", err
+	}
+	var first time.Time
+	if !waitUntil(ctx, time.Minute, func() bool { first = firstCall(ctx, e); return !first.IsZero() }) {
+		return "", errors.New("no cloud call within a minute")
+	}
+	from := first.Add(interval)
+	if err := sleepUntil(ctx, from.Add(span+time.Second)); err != nil {
+		return "", err
+	}
+	calls, err := e.cloud.calls(ctx)
+	if err != nil {
+		return "", err
+	}
+	s := spreadOf(perSecond(timesOf(calls), from, span))
+	return fmt.Sprintf("peak ÷ mean %.1f (peak %d/s, mean %.1f/s); calls in %d of %d s", s.peakToMean(), s.peak, s.mean(), s.busy, s.seconds), nil
+}
+
+// firstCall returns the time of the fake's first call; zero if none yet.
+func firstCall(ctx context.Context, e *runEnv) time.Time {
+	calls, err := e.cloud.calls(ctx)
+	if err != nil {
+		return time.Time{}
+	}
+	return earliest(calls)
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Until(t)):
+		return nil
+	}
+}
+
+// budgetFitsScenario: 60 calls fit the budget within a minute; any 429 is
+// the client's doing.
+func budgetFitsScenario(ctx context.Context, e *runEnv) (string, error) {
+	const n = 30
+	ts := makeTenants("fits", 1)
+	if err := setUp(ctx, e, ts, "--management-budget", managementBudget, "--alert-budget", alertBudget); err != nil {
+		return "", err
+	}
+	if _, err := e.startManager(ctx); err != nil {
+		return "", err
+	}
+	created := time.Now()
+	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService, interval: 5 * time.Minute})); err != nil {
+		return "", err
+	}
+	var last time.Time
+	allReady := waitUntil(ctx, 2*time.Minute, func() bool {
+		_, _, last, _ = e.track.summary(ts[0].namespace)
+		return !last.IsZero()
+	})
+	// Calls still under way (retries of rejected ones) show up a little later.
+	if err := sleepUntil(ctx, time.Now().Add(5*time.Second)); err != nil {
+		return "", err
+	}
+	calls, err := e.cloud.calls(ctx)
+	if err != nil {
+		return "", err
+	}
+	rejected := len(selectCalls(calls, withStatus(429)))
+	events, occurrences, err := countEvents(ctx, e.cp.client, ts[0].namespace)
+	if err != nil {
+		return "", err
+	}
+	ready := "not all Ready within 2 min"
+	if allReady {
+		ready = "all Ready after " + seconds(last.Sub(created))
+	}
+	return fmt.Sprintf("%d × 429 of %d calls; %s; %d events (%d occurrences)", rejected, len(calls), ready, events, occurrences), nil
+}
+
+// budgetOverScenario: the watches want twice the budget; a good client
+// spreads them out and keeps every watch Ready.
+func budgetOverScenario(ctx context.Context, e *runEnv) (string, error) {
+	const n = 30
+	ts := makeTenants("over", 1)
+	if err := setUp(ctx, e, ts, "--management-budget", managementBudget, "--alert-budget", alertBudget); err != nil {
+		return "", err
+	}
+	if _, err := e.startManager(ctx); err != nil {
+		return "", err
+	}
+	created := time.Now()
+	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService, interval: 30 * time.Second})); err != nil {
+		return "", err
+	}
+	if err := sleepUntil(ctx, created.Add(2*time.Minute)); err != nil {
+		return "", err
+	}
+	calls, err := e.cloud.calls(ctx)
+	if err != nil {
+		return "", err
+	}
+	rejected := len(selectCalls(calls, withStatus(429)))
+	syncs := len(selectCalls(calls, withOperation(fakecloud.OpListPipes)))
+	total, ready, _, flaps := e.track.summary(ts[0].namespace)
+	events, occurrences, err := countEvents(ctx, e.cp.client, ts[0].namespace)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d × 429 of %d calls (%d syncs); %d/%d Ready at 2 min; %d flaps; %d events (%d occurrences)",
+		rejected, len(calls), syncs, ready, total, flaps, events, occurrences), nil
+}
+
+// sharedScenario: ten watches read the same service and alerts with the same
+// credentials; the cloud only needs to be asked once per interval.
+func sharedScenario(ctx context.Context, e *runEnv) (string, error) {
+	const (
+		n        = 10
+		interval = 30 * time.Second
+		window   = 2 * interval
+	)
+	ts := makeTenants("shared", 1)
+	if err := setUp(ctx, e, ts); err != nil {
+		return "", err
+	}
+	if _, err := e.startManager(ctx); err != nil {
+		return "", err
+	}
+	alerts := []string{fakecloud.DefaultAlertID, fakecloud.SecondAlertID}
+	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService, alertIDs: alerts, interval: interval})); err != nil {
+		return "", err
+	}
+	last, err := waitAllReady(ctx, e, ts[0].namespace, n, 2*time.Minute)
+	if err != nil {
+		return "", err
+	}
+	// The watches were created together, so their syncs come in rounds
+	// about an interval apart; a window that starts half-way between two
+	// rounds holds two whole rounds.
+	from := last.Add(interval / 2)
+	if err := sleepUntil(ctx, from.Add(window)); err != nil {
+		return "", err
+	}
+	calls, err := e.cloud.calls(ctx)
+	if err != nil {
+		return "", err
+	}
+	got := len(selectCalls(calls, since(from), before(from.Add(window))))
+	perInterval := float64(got) * interval.Seconds() / window.Seconds()
+	ideal := 2 + len(alerts)
+	return fmt.Sprintf("%.1f calls per interval = %s ideal %d", perInterval, times(perInterval/float64(ideal)), ideal), nil
+}
+
+// priorityScenario: a watch a user just created should not wait behind a
+// backlog of routine syncs. It is timed twice against 1,000 watches of
+// interval 30 s, created before the manager starts:
+//
+//   - in the wave: when the first of them is due again (its interval and
+//     the most jitter after the first cloud call), so that the new watch
+//     meets the wave of resyncs whatever the manager's speed, and with a slow
+//     manager the rest of the first syncs too;
+//   - at once: once all are Ready, the four Secrets they use are touched
+//     (as a key rotation does), which makes all 1,000 due at the same moment;
+//     a second new watch comes a second later.
+func priorityScenario(ctx context.Context, e *runEnv) (string, error) {
+	const (
+		n        = 1000
+		interval = 30 * time.Second
+		jitter   = interval / 10
+	)
+	ts := makeTenants("backlog", 4)
+	fresh := makeTenants("priority-new", 1)[0]
+	if err := setUp(ctx, e, append(ts, fresh), "--latency", cloudLatency.String()); err != nil {
+		return "", err
+	}
+	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService, interval: interval})); err != nil {
+		return "", err
+	}
+	if _, err := e.startManager(ctx, noClientLimits...); err != nil {
+		return "", err
+	}
+	var first time.Time
+	if !waitUntil(ctx, time.Minute, func() bool { first = firstCall(ctx, e); return !first.IsZero() }) {
+		return "", errors.New("no cloud call within a minute")
+	}
+	if err := sleepUntil(ctx, first.Add(interval+jitter+time.Second)); err != nil {
+		return "", err
+	}
+	_, readyBefore, _, _ := e.track.summary("")
+	wave, err := timeToReady(ctx, e, fresh, "in-wave", fmt.Sprintf("%d of %d Ready", readyBefore, n))
+	if err != nil {
+		return "", err
+	}
+	if _, err := waitAllReady(ctx, e, "", n+1, 5*time.Minute); err != nil {
+		return "", err
+	}
+	for _, t := range ts {
+		if err := e.cp.touchSecret(ctx, t.namespace, mgmtSecretName); err != nil {
+			return "", err
+		}
+	}
+	if err := sleepUntil(ctx, time.Now().Add(time.Second)); err != nil {
+		return "", err
+	}
+	atOnce, err := timeToReady(ctx, e, fresh, "at-once", "1,000 due at once")
+	if err != nil {
+		return "", err
+	}
+	return "in the wave: " + wave + "; " + atOnce, nil
+}
+
+// timeToReady creates a watch for tenant t and times it to Ready.
+func timeToReady(ctx context.Context, e *runEnv, t tenant, name, note string) (string, error) {
+	w := newWatch(t, name, watchSpec{serviceID: defaultService})
+	created := time.Now()
+	if err := e.cp.client.Create(ctx, w); err != nil {
+		return "", err
+	}
+	key := types.NamespacedName{Namespace: w.Namespace, Name: w.Name}
+	const timeout = 3 * time.Minute
+	if !waitUntil(ctx, timeout, func() bool { return !e.track.firstReady(key).IsZero() }) {
+		return fmt.Sprintf("not Ready within %s (%s)", timeout, note), nil
+	}
+	return fmt.Sprintf("Ready after %s (%s)", seconds(e.track.firstReady(key).Sub(created)), note), nil
+}
+
+// bigAnswer is a fault that makes one watch's sync read a lot.
+type bigAnswer struct {
+	op        fakecloud.Operation
+	fault     func() fakecloud.Fault
+	spec      watchSpec
+	condition string // the condition that shows the sync is done
+}
+
+var bigPipes = bigAnswer{
+	op:        fakecloud.OpListPipes,
+	fault:     func() fakecloud.Fault { return fakecloud.Fault{Body: emptyItemsEnvelope(16 << 20)} },
+	spec:      watchSpec{serviceID: defaultService},
+	condition: swv1.ConditionPipesSynced,
+}
+
+var bigAlerts = bigAnswer{
+	op:        fakecloud.OpGetAlert,
+	fault:     func() fakecloud.Fault { return fakecloud.Fault{OversizedBytes: 4 << 20} },
+	spec:      watchSpec{serviceID: defaultService, alertIDs: alertIDs(100)},
+	condition: swv1.ConditionAlertsSynced,
+}
+
+// emptyItemsEnvelope is a management answer of exactly size bytes whose
+// result is a list of empty objects: cheap to send, as many items as fit.
+func emptyItemsEnvelope(size int) string {
+	const head, tail = `{"status":200,"requestId":"00000000-0000-4000-8000-000000000000","result":[{}`, `]}`
+	var b strings.Builder
+	b.Grow(size)
+	b.WriteString(head)
+	for b.Len()+len(",{}")+len(tail) <= size {
+		b.WriteString(",{}")
+	}
+	b.WriteString(tail)
+	for b.Len() < size { // pad with whitespace JSON allows
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+func alertIDs(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("bench-alert-%03d", i)
+	}
+	return ids
+}
+
+// memoryScenario measures the manager's peak memory for one big watch
+// against that of a manager that synced one normal watch.
+func memoryScenario(big bigAnswer) func(context.Context, *runEnv) (string, error) {
+	return func(ctx context.Context, e *runEnv) (string, error) {
+		ts := makeTenants("memory", 1)
+		if err := setUp(ctx, e, ts); err != nil {
+			return "", err
+		}
+		normal := watchSpec{serviceID: defaultService, alertIDs: []string{fakecloud.DefaultAlertID, fakecloud.SecondAlertID}}
+		baseline, err := syncedPeak(ctx, e, ts[0], "baseline", normal, swv1.ConditionReady)
+		if err != nil {
+			return "", fmt.Errorf("baseline: %w", err)
+		}
+		if err := e.cloud.setFault(ctx, big.op, big.fault()); err != nil {
+			return "", err
+		}
+		got, err := syncedPeak(ctx, e, ts[0], "big", big.spec, big.condition)
+		if err != nil {
+			return "", err
+		}
+		peak := mebibytes(got.peak)
+		if got.killed {
+			peak = "> " + mebibytes(e.rssCap) + " (killed at the cap)"
+		}
+		return fmt.Sprintf("peak RSS %s = %s baseline %s; %s",
+			peak, times(float64(got.peak)/float64(baseline.peak)), mebibytes(baseline.peak), got.outcome), nil
+	}
+}
+
+// memoryPeak is what syncedPeak saw.
+type memoryPeak struct {
+	peak    int64
+	killed  bool   // for passing the RSS cap
+	outcome string // the condition that ended the wait, or why there was none
+}
+
+// syncedPeak starts a manager, creates one watch, waits until the watch's
+// condition shows the sync is done, and returns the manager's peak memory.
+// The watch is deleted and the manager stopped afterwards. Client limits are
+// off: they would only spread the big answers out in time, and the worst
+// case is what is measured.
+func syncedPeak(ctx context.Context, e *runEnv, t tenant, name string, s watchSpec, condition string) (memoryPeak, error) {
+	m, err := e.startManager(ctx, noClientLimits...)
+	if err != nil {
+		return memoryPeak{}, err
+	}
+	w := newWatch(t, name, s)
+	if err := e.cp.client.Create(ctx, w); err != nil {
+		return memoryPeak{}, err
+	}
+	key := client.ObjectKeyFromObject(w)
+	var cond metav1.Condition
+	const timeout = 3 * time.Minute
+	done := waitUntil(ctx, timeout, func() bool {
+		var ok bool
+		cond, ok = e.track.condition(key, condition)
+		return (ok && cond.Status != metav1.ConditionUnknown) || m.exited()
+	})
+	// Memory freed after the sync is not what is measured: the peak is.
+	if err := sleepUntil(ctx, time.Now().Add(2*time.Second)); err != nil {
+		return memoryPeak{}, err
+	}
+	var got memoryPeak
+	got.peak, got.killed = m.peakRSS()
+	if _, err := m.stop(); err != nil && !got.killed {
+		return memoryPeak{}, err
+	}
+	if err := e.cp.client.Delete(ctx, w); err != nil {
+		return memoryPeak{}, err
+	}
+	switch {
+	case got.killed:
+		got.outcome = "manager killed"
+	case !done || m.exited() && cond.Type == "":
+		got.outcome = fmt.Sprintf("no %s within %s", condition, timeout)
+	default:
+		got.outcome = fmt.Sprintf("%s=%s %s", condition, cond.Status, cond.Reason)
+	}
+	return got, nil
+}
+
+// noisyNeighbourScenario: one tenant's hanging API and another's exhausted
+// budget must not keep a third tenant waiting.
+func noisyNeighbourScenario(ctx context.Context, e *runEnv) (string, error) {
+	hang, throttled, fresh := makeTenants("hanging", 1)[0], makeTenants("throttled", 1)[0], makeTenants("fresh", 1)[0]
+	if err := setUp(ctx, e, []tenant{hang, throttled, fresh}, "--management-budget", managementBudget, "--alert-budget", alertBudget); err != nil {
+		return "", err
+	}
+	for _, op := range []fakecloud.Operation{fakecloud.OpListPipes, fakecloud.OpListReversePrivateEndpoints} {
+		if err := e.cloud.setFault(ctx, op, fakecloud.Fault{Hang: true, KeyID: hang.key.id}); err != nil {
+			return "", err
+		}
+	}
+	if _, err := e.startManager(ctx); err != nil {
+		return "", err
+	}
+	s := watchSpec{serviceID: defaultService, interval: 30 * time.Second}
+	noisy := append(spreadWatches([]tenant{hang}, 8, s), spreadWatches([]tenant{throttled}, 24, s)...)
+	if err := e.cp.createWatches(ctx, noisy); err != nil {
+		return "", err
+	}
+	// Let the hanging calls and the throttled key take hold.
+	if err := sleepUntil(ctx, time.Now().Add(5*time.Second)); err != nil {
+		return "", err
+	}
+	return timeToReady(ctx, e, fresh, "new", "8 hanging, 24 throttled")
+}
+
+// statusRejectScenario: when status cannot be written, the watch must still
+// keep to its schedule rather than call the cloud on every retry.
+func statusRejectScenario(ctx context.Context, e *runEnv) (string, error) {
+	const window = time.Minute
+	t := makeTenants("reject", 1)[0]
+	if err := setUp(ctx, e, []tenant{t}); err != nil {
+		return "", err
+	}
+	if _, err := e.startManager(ctx); err != nil {
+		return "", err
+	}
+	w := newWatch(t, "rejected", watchSpec{serviceID: defaultService, interval: 30 * time.Second, labels: map[string]string{rejectLabel: "true"}})
+	if err := e.cp.client.Create(ctx, w); err != nil {
+		return "", err
+	}
+	key := client.ObjectKeyFromObject(w)
+	if !waitUntil(ctx, time.Minute, func() bool { return !e.track.firstReady(key).IsZero() }) {
+		return "", errors.New("the watch did not become Ready before the policy")
+	}
+	if err := rejectStatusUpdates(ctx, e.cp.client, w); err != nil {
+		return "", err
+	}
+	from := time.Now()
+	if err := sleepUntil(ctx, from.Add(window)); err != nil {
+		return "", err
+	}
+	calls, err := e.cloud.calls(ctx)
+	if err != nil {
+		return "", err
+	}
+	inWindow := selectCalls(calls, withKey(t.key), since(from), before(from.Add(window)))
+	syncs := len(selectCalls(inWindow, withOperation(fakecloud.OpListPipes)))
+	return fmt.Sprintf("%d syncs (%d calls) in 60 s", syncs, len(inWindow)), nil
+}
+
+const rejectLabel = "scale.servicewatch.io/reject-status"
+
+// rejectStatusUpdates installs a ValidatingAdmissionPolicy that denies every
+// update of the status of watches labelled rejectLabel, and returns once the
+// API server enforces it (policies take effect a moment after creation).
+func rejectStatusUpdates(ctx context.Context, c client.Client, w *swv1.ServiceWatch) error {
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "reject-status"},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{
+				ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{rejectLabel: "true"}},
+				ResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Update},
+					Rule: admissionv1.Rule{
+						APIGroups:   []string{swv1.GroupVersion.Group},
+						APIVersions: []string{"*"},
+						Resources:   []string{"servicewatches/status"},
+					},
+				}}},
+			},
+			Validations: []admissionv1.Validation{{Expression: "false", Message: "status updates of this watch are rejected by the scale benchmark"}},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "reject-status"},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        policy.Name,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+		},
+	}
+	for _, o := range []client.Object{policy, binding} {
+		if err := c.Create(ctx, o); err != nil {
+			return fmt.Errorf("creating %T: %w", o, err)
+		}
+	}
+	// A dry-run status patch goes through admission without changing
+	// anything: once it is denied, so are the manager's patches.
+	probe := client.RawPatch(types.MergePatchType, []byte(`{"status":{"lastHandledRequestedAt":"scale-probe"}}`))
+	var lastErr error
+	if waitUntil(ctx, time.Minute, func() bool {
+		lastErr = c.Status().Patch(ctx, w.DeepCopy(), probe, client.DryRunAll)
+		return lastErr != nil && strings.Contains(lastErr.Error(), "rejected by the scale benchmark")
+	}) {
+		return nil
+	}
+	return fmt.Errorf("the admission policy was not enforced within a minute (last probe: %v)", lastErr)
+}
