@@ -172,7 +172,7 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 	}
 	resp, err := c.do(ctx, call{
 		api: APIAlert, op: op, url: u, auth: token.authorization(), secrets: token.secrets(),
-		state: c.alerts.get(token.key(), c.opts.AlertRate, c.now()),
+		state: c.alerts.get(credentialKey(APIAlert, token), c.opts.AlertRate, c.now()),
 	})
 	if err != nil {
 		return AlertResult{}, err
@@ -199,7 +199,7 @@ func (c *Client) management(ctx context.Context, op, baseURL string, creds Basic
 	}
 	return c.do(ctx, call{
 		api: APIManagement, op: op, url: u, auth: creds.authorization(), secrets: creds.secrets(),
-		state: c.mgmtState.get(creds.key(), c.opts.ManagementRate, c.now()),
+		state: c.mgmtState.get(credentialKey(APIManagement, creds), c.opts.ManagementRate, c.now()),
 	})
 }
 

@@ -203,7 +203,7 @@ func TestErrorNeverContainsCredentials(t *testing.T) {
 	for name, call := range map[string]callFunc{"management": listPipes, "alert": getAlert} {
 		err := call(context.Background(), c, echo.URL)
 		msg := err.Error() + fmt.Sprintf(" %+v %#v", err, err)
-		for _, secret := range []string{testCreds.KeySecret, string(testToken), "ZmFrZS1rZXktaWQ6ZmFrZS1rZXktc2VjcmV0"} {
+		for _, secret := range []string{testKeySecret, testTokenValue, "ZmFrZS1rZXktaWQ6ZmFrZS1rZXktc2VjcmV0"} {
 			if strings.Contains(msg, secret) {
 				t.Errorf("%s: error %q contains a credential", name, msg)
 			}
@@ -298,15 +298,18 @@ func TestConfigurationErrorsSendNothing(t *testing.T) {
 		{"empty organization", func() error { _, err := c.ListPipes(ctx, srv.URL, testCreds, "", svcID); return err }},
 		{"empty service", func() error { _, err := c.ListReversePrivateEndpoints(ctx, srv.URL, testCreds, orgID, ""); return err }},
 		{"empty key secret", func() error {
-			_, err := c.ListPipes(ctx, srv.URL, cloudapi.BasicCredentials{KeyID: "id"}, orgID, svcID)
+			_, err := c.ListPipes(ctx, srv.URL, cloudapi.NewBasicCredentials("id", ""), orgID, svcID)
 			return err
 		}},
 		{"colon in key ID", func() error {
-			_, err := c.ListPipes(ctx, srv.URL, cloudapi.BasicCredentials{KeyID: "a:b", KeySecret: "s"}, orgID, svcID)
+			_, err := c.ListPipes(ctx, srv.URL, cloudapi.NewBasicCredentials("a:b", "s"), orgID, svcID)
 			return err
 		}},
-		{"newline in token", func() error { _, err := c.GetAlert(ctx, srv.URL, "tok\nX-Evil: 1", "a"); return err }},
-		{"empty token", func() error { _, err := c.GetAlert(ctx, srv.URL, "", "a"); return err }},
+		{"newline in token", func() error {
+			_, err := c.GetAlert(ctx, srv.URL, cloudapi.NewBearerToken("tok\nX-Evil: 1"), "a")
+			return err
+		}},
+		{"empty token", func() error { _, err := c.GetAlert(ctx, srv.URL, cloudapi.BearerToken{}, "a"); return err }},
 		{"empty alert ID", func() error { _, err := c.GetAlert(ctx, srv.URL, testToken, ""); return err }},
 	}
 	for _, tt := range tests {

@@ -52,13 +52,13 @@ func TestIdleCredentialsAreEvicted(t *testing.T) {
 	var s credStore
 	now := time.Unix(1_700_000_000, 0)
 	limit := DefaultManagementRate()
-	old := BasicCredentials{KeyID: "old", KeySecret: "rotated-away"}.key()
-	blocked := BasicCredentials{KeyID: "blocked", KeySecret: "s"}.key()
+	old := credentialKey(APIManagement, NewBasicCredentials("old", "rotated-away"))
+	blocked := credentialKey(APIManagement, NewBasicCredentials("blocked", "s"))
 	s.get(old, limit, now).limiter.reserve(now, -1)
 	s.get(blocked, limit, now).blockedUntil = now.Add(3 * time.Hour)
 
 	later := now.Add(idleTTL + sweepEvery)
-	s.get(BasicCredentials{KeyID: "new", KeySecret: "s"}.key(), limit, later)
+	s.get(credentialKey(APIManagement, NewBasicCredentials("new", "s")), limit, later)
 	if _, ok := s.states[old]; ok {
 		t.Error("idle credential kept")
 	}

@@ -66,11 +66,11 @@ func TestRateLimiterFailsFastWhenTheDeadlineIsTooShort(t *testing.T) {
 		t.Errorf("observed %v", got)
 	}
 	// Another key has its own limiter, and the alert API its own.
-	other := cloudapi.BasicCredentials{KeyID: "other", KeySecret: "other"}
+	other := cloudapi.NewBasicCredentials("other", "other")
 	if _, err := c.ListPipes(ctx, fake.URL, other, orgID, svcID); cloudapi.ReasonOf(err) != cloudapi.ReasonUnauthorized {
 		t.Errorf("other key: %v, want the fake's Unauthorized", err)
 	}
-	if _, err := c.GetAlert(ctx, fake.URL, fakecloud.DefaultAlertToken, fakecloud.DefaultAlertID); err != nil {
+	if _, err := c.GetAlert(ctx, fake.URL, cloudapi.NewBearerToken(fakecloud.DefaultAlertToken), fakecloud.DefaultAlertID); err != nil {
 		t.Errorf("alert API: %v", err)
 	}
 }
@@ -117,7 +117,7 @@ func TestRateLimitedCredentialIsHeldBack(t *testing.T) {
 	if err := getAlert(context.Background(), c, fake.URL); err != nil {
 		t.Errorf("alert call: %v, want it sent", err)
 	}
-	other := cloudapi.BasicCredentials{KeyID: "other", KeySecret: "x"}
+	other := cloudapi.NewBasicCredentials("other", "x")
 	if _, err := c.ListPipes(context.Background(), fake.URL, other, orgID, svcID); cloudapi.ReasonOf(err) != cloudapi.ReasonUnauthorized {
 		t.Errorf("other key: %v, want it sent", err)
 	}

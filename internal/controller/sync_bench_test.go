@@ -30,8 +30,8 @@ func BenchmarkSync(b *testing.B) {
 			r := &ServiceWatchReconciler{Cloud: cloudapi.New(cloudapi.Options{ManagementRate: cloudapi.RateLimit{Requests: -1}, AlertRate: cloudapi.RateLimit{Requests: -1}})}
 			r.defaults()
 			watch := benchWatch(fake.URL)
-			mgmt := managementAccess{url: fake.URL, creds: cloudapi.BasicCredentials{KeyID: fakecloud.DefaultKeyID, KeySecret: fakecloud.DefaultKeySecret}}
-			alerts := alertAccess{url: fake.URL, token: fakecloud.DefaultAlertToken}
+			mgmt := managementAccess{url: fake.URL, creds: cloudapi.NewBasicCredentials(fakecloud.DefaultKeyID, fakecloud.DefaultKeySecret)}
+			alerts := alertAccess{url: fake.URL, token: cloudapi.NewBearerToken(fakecloud.DefaultAlertToken)}
 			ctx := context.Background()
 
 			b.ReportAllocs()
