@@ -171,8 +171,7 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 		return AlertResult{}, configError(op, err)
 	}
 	resp, err := c.do(ctx, call{
-		api: APIAlert, op: op, url: u, auth: token.authorization(), secrets: token.secrets(),
-		state: c.alerts.get(credentialKey(APIAlert, token), c.opts.AlertRate, c.now()),
+		api: APIAlert, op: op, url: u, cred: token,
 	})
 	if err != nil {
 		return AlertResult{}, err
@@ -198,13 +197,12 @@ func (c *Client) management(ctx context.Context, op, baseURL string, creds Basic
 		return nil, configError(op, err)
 	}
 	return c.do(ctx, call{
-		api: APIManagement, op: op, url: u, auth: creds.authorization(), secrets: creds.secrets(),
-		state: c.mgmtState.get(credentialKey(APIManagement, creds), c.opts.ManagementRate, c.now()),
+		api: APIManagement, op: op, url: u, cred: creds,
 	})
 }
 
 func configError(op string, err error) *Error {
-	return &Error{Reason: ReasonConfigurationError, Operation: op, Err: err}
+	return &Error{Reason: ReasonConfigurationError, Operation: op, Err: cause(&scrubber{}, err)}
 }
 
 // buildURL appends segments to base's path, each escaped as exactly one path
@@ -246,9 +244,17 @@ func escapeSegment(s string) string {
 type call struct {
 	api, op string
 	url     *url.URL
-	auth    string
-	secrets []string
-	state   *credState
+	cred    interface {
+		Credential
+		authorization() string
+	}
+}
+
+// prepared is a call with what the client derives from its credential.
+type prepared struct {
+	call
+	scrub *scrubber
+	state *credState
 }
 
 // response is a success response, read whole.
@@ -256,17 +262,52 @@ type response struct {
 	status int
 	header http.Header
 	body   []byte
+	scrub  *scrubber
 }
 
 // invalid returns the InvalidResponse error for a response that could not be
 // decoded.
 func (r *response) invalid(op, requestID string, err error) *Error {
-	return &Error{Reason: ReasonInvalidResponse, StatusCode: r.status, RequestID: requestID, Operation: op, Err: err}
+	return &Error{Reason: ReasonInvalidResponse, StatusCode: r.status, RequestID: r.scrub.clean(requestID),
+		Operation: op, Err: cause(r.scrub, err)}
+}
+
+// cleanedError is an error whose text is cleaned like a message (credentials
+// redacted, URLs shortened, bounded), while errors.Is and errors.As still
+// reach the original.
+type cleanedError struct {
+	text string
+	err  error
+}
+
+func (e *cleanedError) Error() string { return e.text }
+func (e *cleanedError) Unwrap() error { return e.err }
+
+// cause wraps err for Error.Err.
+func cause(s *scrubber, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &cleanedError{text: s.clean(err.Error()), err: err}
+}
+
+// prepare derives what a call needs from its credential.
+func (c *Client) prepare(cl call) prepared {
+	store, limit := &c.mgmtState, c.opts.ManagementRate
+	if cl.api == APIAlert {
+		store, limit = &c.alerts, c.opts.AlertRate
+	}
+	return prepared{
+		call:  cl,
+		scrub: newScrubber(cl.cred.secrets()),
+		state: store.get(credentialKey(cl.api, cl.cred), limit, c.now()),
+	}
 }
 
 // do waits for the credential's turn, sends the request and returns the
 // response of a 2xx whose content type may be JSON, or an *Error.
-func (c *Client) do(ctx context.Context, cl call) (*response, error) {
+func (c *Client) do(ctx context.Context, unprepared call) (*response, error) {
+	cl := c.prepare(unprepared)
 	if err := c.waitTurn(ctx, cl); err != nil {
 		code := "rate_limited_locally"
 		if err.Reason != ReasonRateLimited {
@@ -281,7 +322,7 @@ func (c *Client) do(ctx context.Context, cl call) (*response, error) {
 	if err != nil {
 		return nil, configError(cl.op, err)
 	}
-	req.Header.Set("Authorization", cl.auth)
+	req.Header.Set("Authorization", cl.cred.authorization())
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.opts.UserAgent)
 
@@ -289,7 +330,7 @@ func (c *Client) do(ctx context.Context, cl call) (*response, error) {
 	resp, err := c.http.Do(req)
 	if err != nil {
 		c.observe(cl, noResponseCode(ctx, err), c.now().Sub(start))
-		return nil, &Error{Reason: ReasonUnreachable, Operation: cl.op, Err: err}
+		return nil, &Error{Reason: ReasonUnreachable, Operation: cl.op, Err: cause(cl.scrub, err)}
 	}
 	defer resp.Body.Close()
 	r, err := c.readResponse(ctx, cl, resp)
@@ -305,44 +346,45 @@ func (c *Client) do(ctx context.Context, cl call) (*response, error) {
 }
 
 // readResponse turns an HTTP response into a response or an *Error.
-func (c *Client) readResponse(ctx context.Context, cl call, resp *http.Response) (*response, error) {
+func (c *Client) readResponse(ctx context.Context, cl prepared, resp *http.Response) (*response, error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, c.statusError(cl, resp)
 	}
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
-		return nil, &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, Operation: cl.op, Err: err}
+		return nil, &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, Operation: cl.op, Err: cause(cl.scrub, err)}
 	}
 	body, err := readCapped(resp, c.opts.MaxResponseBytes)
 	if err != nil {
 		if errors.Is(err, errTooLarge) {
-			return nil, &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, Operation: cl.op, Err: err}
+			return nil, &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, Operation: cl.op, Err: cause(cl.scrub, err)}
 		}
 		return nil, &Error{Reason: ReasonUnreachable, StatusCode: resp.StatusCode, Operation: cl.op,
-			Err: fmt.Errorf("read response body: %w", err)}
+			Err: cause(cl.scrub, fmt.Errorf("read response body: %w", err))}
 	}
-	return &response{status: resp.StatusCode, header: resp.Header, body: body}, nil
+	return &response{status: resp.StatusCode, header: resp.Header, body: body, scrub: cl.scrub}, nil
 }
 
 // statusError builds the error for a non-2xx response. The status decides the
 // reason; the body adds the service's words and request ID.
-func (c *Client) statusError(cl call, resp *http.Response) *Error {
-	// A short read is fine: only a short message is kept from an error body.
+func (c *Client) statusError(cl prepared, resp *http.Response) *Error {
+	// A short read is fine: only a short message is kept from an error body,
+	// and the cleaning scrubs the start of a secret the cap may have cut.
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
-	d := parseErrorBody(body, resp.Header.Get("Content-Type"), cl.secrets)
+	d := parseErrorBody(body, resp.Header.Get("Content-Type"))
+	if d.RequestID == "" {
+		d.RequestID = resp.Header.Get("X-Request-Id")
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 && strings.TrimSpace(d.Message) == "" {
+		if loc := resp.Header.Get("Location"); loc != "" {
+			d.Message = "redirect to " + loc + " not followed"
+		}
+	}
 	e := &Error{
 		Reason:     reasonForStatus(resp.StatusCode),
 		StatusCode: resp.StatusCode,
-		RequestID:  d.RequestID,
-		Message:    d.Message,
+		RequestID:  cl.scrub.clean(d.RequestID),
+		Message:    cl.scrub.clean(d.Message),
 		Operation:  cl.op,
-	}
-	if e.RequestID == "" {
-		e.RequestID = cleanMessage(resp.Header.Get("X-Request-Id"), cl.secrets)
-	}
-	if resp.StatusCode >= 300 && resp.StatusCode <= 399 && e.Message == "" {
-		if loc := resp.Header.Get("Location"); loc != "" {
-			e.Message = cleanMessage("redirect to "+loc+" not followed", cl.secrets)
-		}
 	}
 	if e.Reason == ReasonRateLimited {
 		e.RetryAfter = retryAfter(resp.Header, c.now())
@@ -371,7 +413,7 @@ func readCapped(resp *http.Response, limit int64) ([]byte, error) {
 // waitTurn holds the call until the credential may be used: it fails at once
 // while an earlier 429's wait is not over, and otherwise waits for the
 // limiter, failing at once if ctx's deadline would pass first.
-func (c *Client) waitTurn(ctx context.Context, cl call) *Error {
+func (c *Client) waitTurn(ctx context.Context, cl prepared) *Error {
 	st := cl.state
 	st.mu.Lock()
 	now := c.now()
@@ -427,7 +469,7 @@ func (c *Client) block(st *credState, d time.Duration) {
 	}
 }
 
-func (c *Client) observe(cl call, code string, d time.Duration) {
+func (c *Client) observe(cl prepared, code string, d time.Duration) {
 	if c.opts.Observer != nil {
 		c.opts.Observer.ObserveRequest(cl.api, cl.op, code, d)
 	}
