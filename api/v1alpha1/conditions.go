@@ -57,6 +57,11 @@ const (
 	ReasonInvalidResponse = "InvalidResponse"
 	// ReasonUnreachable: no answer (DNS, connection, TLS, timeout).
 	ReasonUnreachable = "Unreachable"
+	// ReasonServiceIdle: the cloud answered that the service is idle (a 424
+	// saying so). The data already in status is kept; this is not Stalled,
+	// since the service may run again by itself: the part is retried at the
+	// interval.
+	ReasonServiceIdle = "ServiceIdle"
 	// ReasonUnexpectedStatus: any other HTTP status, such as a redirect.
 	ReasonUnexpectedStatus = "UnexpectedStatus"
 	// ReasonConfigurationError: the call cannot be made as configured (no

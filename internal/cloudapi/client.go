@@ -380,7 +380,7 @@ func (c *Client) statusError(cl prepared, resp *http.Response) *Error {
 		}
 	}
 	e := &Error{
-		Reason:     reasonForStatus(resp.StatusCode),
+		Reason:     reasonForResponse(resp.StatusCode, d.Message),
 		StatusCode: resp.StatusCode,
 		RequestID:  cl.scrub.clean(d.RequestID),
 		Message:    cl.scrub.clean(d.Message),

@@ -2,6 +2,7 @@ package cloudapi
 
 import (
 	"errors"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -12,7 +13,7 @@ import (
 type Reason string
 
 // The reasons a call can fail for. The HTTP status code decides the reason;
-// the response body never changes it.
+// the response body only tells an idle service's 424 from other 424s.
 const (
 	// ReasonUnauthorized is a 401: the credential is wrong or missing.
 	ReasonUnauthorized Reason = "Unauthorized"
@@ -31,6 +32,10 @@ const (
 	// ReasonUnreachable is a failure with no usable response: DNS,
 	// connection, TLS, timeout, or the caller's context ending.
 	ReasonUnreachable Reason = "Unreachable"
+	// ReasonServiceIdle is a 424 whose body says the service is idle (the
+	// cloud answers so while a service is paused): nothing is wrong with the
+	// request, the data cannot be read until the service runs again.
+	ReasonServiceIdle Reason = "ServiceIdle"
 	// ReasonUnexpectedStatus is any other status (3xx, other 4xx); see
 	// Error.StatusCode.
 	ReasonUnexpectedStatus Reason = "UnexpectedStatus"
@@ -134,10 +139,16 @@ func RetryAfterOf(err error) time.Duration {
 	return 0
 }
 
-// reasonForStatus maps an HTTP status code that is not a success to its
-// reason.
-func reasonForStatus(code int) Reason {
+// idleRE finds the word "idle" in a 424's message, such as "FAILED_DEPENDENCY:
+// Service is not running. Current state: idle".
+var idleRE = regexp.MustCompile(`(?i)\bidle\b`)
+
+// reasonForResponse maps an HTTP status code that is not a success, and the
+// service's words, to a reason.
+func reasonForResponse(code int, message string) Reason {
 	switch {
+	case code == 424 && idleRE.MatchString(message):
+		return ReasonServiceIdle
 	case code == 401:
 		return ReasonUnauthorized
 	case code == 403:
