@@ -20,13 +20,14 @@ const (
 )
 
 // DefaultManagementRate returns the default limit per management key, 10
-// calls per 10 seconds: management APIs of this kind publish limits like that.
+// calls per 10 seconds as the management API allows, in bursts of 2: the
+// two calls of one sync.
 func DefaultManagementRate() RateLimit {
-	return RateLimit{Requests: 10, Per: 10 * time.Second, Burst: 10}
+	return RateLimit{Requests: 10, Per: 10 * time.Second, Burst: 2}
 }
 
 // DefaultAlertRate returns the default limit per alert token, 100 calls per
-// minute with bursts of 10: alert APIs of this kind publish limits like that.
+// minute (about what the alert API allows) with bursts of 10.
 func DefaultAlertRate() RateLimit {
 	return RateLimit{Requests: 100, Per: time.Minute, Burst: 10}
 }
@@ -38,18 +39,18 @@ const maxErrorBodyBytes = 64 << 10
 // Options configure a Client. The zero value gives the defaults.
 type Options struct {
 	// Timeout bounds each call's HTTP exchange, body included; default 30s.
-	// Time spent waiting for the client-side rate limiter is not counted:
-	// that wait is bounded by the caller's context.
 	Timeout time.Duration
 	// MaxResponseBytes caps a response body; default 16 MiB.
 	MaxResponseBytes int64
 	// UserAgent is sent on every request; default "servicewatch/<version>".
 	UserAgent string
-	// ManagementRate limits calls per management key; the zero value means
-	// DefaultManagementRate(). Set Requests < 0 to disable the limit.
+	// ManagementRate is the budget Admit grants per management key and API
+	// host; the zero value means DefaultManagementRate(). Set Requests < 0
+	// to disable the limit (a 429's hold still applies).
 	ManagementRate RateLimit
-	// AlertRate limits calls per alert token; the zero value means
-	// DefaultAlertRate(). Set Requests < 0 to disable the limit.
+	// AlertRate is the budget Admit grants per alert token and API host; the
+	// zero value means DefaultAlertRate(). Set Requests < 0 to disable the
+	// limit.
 	AlertRate RateLimit
 	// Transport sends the requests; default: one clone of
 	// http.DefaultTransport (proxy from the environment, keep-alive).
@@ -73,11 +74,10 @@ type Observer interface {
 // Client calls the cloud APIs. It is safe for concurrent use; one per
 // process is enough.
 type Client struct {
-	http      *http.Client
-	opts      Options
-	mgmtState credStore
-	alerts    credStore
-	now       func() time.Time
+	http    *http.Client
+	opts    Options
+	budgets budgetStore
+	now     func() time.Time
 }
 
 // New returns a Client with opts, filling in defaults.
@@ -254,7 +254,7 @@ type call struct {
 type prepared struct {
 	call
 	scrub *scrubber
-	state *credState
+	key   credKey // of the call's budget
 }
 
 // response is a success response, read whole.
@@ -293,27 +293,24 @@ func cause(s *scrubber, err error) error {
 
 // prepare derives what a call needs from its credential.
 func (c *Client) prepare(cl call) prepared {
-	store, limit := &c.mgmtState, c.opts.ManagementRate
-	if cl.api == APIAlert {
-		store, limit = &c.alerts, c.opts.AlertRate
-	}
 	return prepared{
 		call:  cl,
 		scrub: newScrubber(cl.cred.secrets()),
-		state: store.get(credentialKey(cl.api, cl.cred), limit, c.now()),
+		key:   budgetKey(cl.api, cl.url.Host, cl.url.Scheme, cl.cred),
 	}
 }
 
-// do waits for the credential's turn, sends the request and returns the
-// response of a 2xx whose content type may be JSON, or an *Error.
+// do sends the request, unless the call's budget is held after a 429 or ctx
+// has ended, and returns the response of a 2xx whose content type may be
+// JSON, or an *Error. It never waits: pacing is the caller's, through Admit.
 func (c *Client) do(ctx context.Context, unprepared call) (*response, error) {
 	cl := c.prepare(unprepared)
-	if err := c.waitTurn(ctx, cl); err != nil {
-		code := "rate_limited_locally"
-		if err.Reason != ReasonRateLimited {
-			code = noResponseCode(ctx, err.Err)
-		}
-		c.observe(cl, code, 0)
+	if err := c.heldBack(cl); err != nil {
+		c.observe(cl, "rate_limited_locally", 0)
+		return nil, err
+	}
+	if err := ctxError(ctx, cl.op); err != nil {
+		c.observe(cl, noResponseCode(ctx, err.Err), 0)
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
@@ -387,8 +384,11 @@ func (c *Client) statusError(cl prepared, resp *http.Response) *Error {
 		Operation:  cl.op,
 	}
 	if e.Reason == ReasonRateLimited {
-		e.RetryAfter = retryAfter(resp.Header, c.now())
-		c.block(cl.state, e.RetryAfter)
+		now := c.now()
+		if e.RetryAfter = retryAfter(resp.Header, now); e.RetryAfter > 0 {
+			e.RetryAt = now.Add(e.RetryAfter)
+			c.budgets.hold(cl.key, c.limitOf(cl.api), now, e.RetryAt)
+		}
 	}
 	return e
 }
@@ -410,43 +410,16 @@ func readCapped(resp *http.Response, limit int64) ([]byte, error) {
 	return body, nil
 }
 
-// waitTurn holds the call until the credential may be used: it fails at once
-// while an earlier 429's wait is not over, and otherwise waits for the
-// limiter, failing at once if ctx's deadline would pass first.
-func (c *Client) waitTurn(ctx context.Context, cl prepared) *Error {
-	st := cl.state
-	st.mu.Lock()
+// heldBack returns a RateLimited *Error while the call's budget is held
+// after a 429: nothing is sent until the wait the service asked for is over.
+func (c *Client) heldBack(cl prepared) *Error {
 	now := c.now()
-	if wait := st.blockedUntil.Sub(now); wait > 0 {
-		st.mu.Unlock()
-		return &Error{Reason: ReasonRateLimited, RetryAfter: wait, Operation: cl.op,
-			Err: errors.New("held back by the client: the service asked to wait after a 429")}
-	}
-	var delay time.Duration
-	if st.limiter != nil {
-		maxWait := time.Duration(-1)
-		if dl, ok := ctx.Deadline(); ok {
-			maxWait = max(0, dl.Sub(now))
-		}
-		var ok bool
-		if delay, ok = st.limiter.reserve(now, maxWait); !ok {
-			st.mu.Unlock()
-			return &Error{Reason: ReasonRateLimited, RetryAfter: delay, Operation: cl.op,
-				Err: errors.New("held back by the client-side rate limiter: the context ends before the call's turn")}
-		}
-	}
-	st.mu.Unlock()
-	if delay <= 0 {
-		return ctxError(ctx, cl.op)
-	}
-	t := time.NewTimer(delay)
-	defer t.Stop()
-	select {
-	case <-t.C:
+	until := c.budgets.heldUntil(cl.key, now)
+	if until.IsZero() {
 		return nil
-	case <-ctx.Done():
-		return ctxError(ctx, cl.op)
 	}
+	return &Error{Reason: ReasonRateLimited, RetryAfter: until.Sub(now), RetryAt: until, Operation: cl.op,
+		Err: errors.New("held back by the client: the service asked to wait after a 429")}
 }
 
 // ctxError returns an Unreachable *Error if ctx has ended.
@@ -455,18 +428,6 @@ func ctxError(ctx context.Context, op string) *Error {
 		return &Error{Reason: ReasonUnreachable, Operation: op, Err: err}
 	}
 	return nil
-}
-
-// block remembers that the credential may not be used for d.
-func (c *Client) block(st *credState, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if until := c.now().Add(d); until.After(st.blockedUntil) {
-		st.blockedUntil = until
-	}
 }
 
 func (c *Client) observe(cl prepared, code string, d time.Duration) {

@@ -131,12 +131,6 @@ func (t BearerToken) secrets() []string { return []string{t.token.reveal()} }
 
 func (t BearerToken) parts() []string { return []string{"bearer", t.token.reveal()} }
 
-// credentialKey identifies cred's state on api; the credential itself is never
-// kept.
-func credentialKey(api string, cred Credential) credKey {
-	return digest(append([]string{api}, cred.parts()...)...)
-}
-
 // credKey is a SHA-256 digest of a credential and what it is used for.
 type credKey [sha256.Size]byte
 

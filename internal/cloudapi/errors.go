@@ -22,7 +22,7 @@ const (
 	// ReasonNotFound is a 404: unknown organization, service or alert.
 	ReasonNotFound Reason = "NotFound"
 	// ReasonRateLimited is a 429, or a call held back by the client because
-	// of an earlier 429 or its own limiter; see Error.RetryAfter.
+	// of an earlier 429 on its budget; see Error.RetryAfter and RetryAt.
 	ReasonRateLimited Reason = "RateLimited"
 	// ReasonServerError is any 5xx.
 	ReasonServerError Reason = "ServerError"
@@ -72,6 +72,10 @@ type Error struct {
 	Message string
 	// RetryAfter is how long to wait before calling again, for RateLimited.
 	RetryAfter time.Duration
+	// RetryAt is when calling again is allowed, for RateLimited: the
+	// client's clock at the answer plus RetryAfter, to persist and give back
+	// to Client.Hold after a restart. Zero when the service gave no wait.
+	RetryAt time.Time
 	// Operation is one of the Operation* constants.
 	Operation string
 	// Err is the underlying cause, if any (a transport error, a decoding
@@ -129,8 +133,8 @@ func ReasonOf(err error) Reason {
 	return ReasonUnreachable
 }
 
-// RetryAfterOf returns the wait the service asked for (or the client's
-// limiter needs) when err is a RateLimited *Error, and 0 otherwise.
+// RetryAfterOf returns the wait the service asked for when err is a
+// RateLimited *Error, and 0 otherwise.
 func RetryAfterOf(err error) time.Duration {
 	var e *Error
 	if errors.As(err, &e) && e.Reason == ReasonRateLimited {
