@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"k8s.io/utils/ptr"
 
@@ -20,6 +21,9 @@ type Cloud interface {
 	ListPipes(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string) (cloudapi.PipeList, error)
 	ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string) (cloudapi.ReversePrivateEndpointList, error)
 	GetAlert(ctx context.Context, baseURL string, token cloudapi.BearerToken, alertID string) (cloudapi.AlertResult, error)
+	// Admit reserves n calls of a budget before they are made, or says how
+	// long to wait; see cloudapi.Client.Admit.
+	Admit(api, baseURL string, cred cloudapi.Credential, n int) time.Duration
 }
 
 // The parts of a sync, as named in metrics.
@@ -99,9 +103,9 @@ func (r *ServiceWatchReconciler) readEndpoints(ctx context.Context, watch *swv1.
 	return endpointsResult{items: items, failure: f}
 }
 
-// readAlerts fetches every alert of the spec, a few at a time: the client's
-// per-token limiter paces them, and a bounded fan-out keeps one watch with
-// 100 alerts from monopolising the manager.
+// readAlerts fetches every alert of the spec, a few at a time: the sync's
+// admission reserved them all of the token's budget, and a bounded fan-out
+// keeps one watch with 100 alerts from monopolising the manager.
 func (r *ServiceWatchReconciler) readAlerts(ctx context.Context, watch *swv1.ServiceWatch, access alertAccess) ([]alertResult, *failure) {
 	ids := watch.Spec.AlertIDs
 	if len(ids) == 0 {

@@ -263,8 +263,8 @@ func (r *ServiceWatchReconciler) sync(ctx context.Context, watch *swv1.ServiceWa
 
 	ctx, cancel := context.WithTimeout(ctx, r.Options.SyncTimeout)
 	defer cancel()
-	mgmt := r.managementAccess(ctx, watch)
-	alerts := r.alertAccess(ctx, watch)
+	mgmt := r.admitManagement(r.managementAccess(ctx, watch))
+	alerts := r.admitAlerts(watch, r.alertAccess(ctx, watch))
 	results := r.readCloud(ctx, watch, mgmt, alerts)
 
 	applyResults(&watch.Status, watch, results, r.Options.StatusSizeLimit)
