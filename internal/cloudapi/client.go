@@ -244,10 +244,7 @@ func escapeSegment(s string) string {
 type call struct {
 	api, op string
 	url     *url.URL
-	cred    interface {
-		Credential
-		authorization() string
-	}
+	cred    Credential
 }
 
 // prepared is a call with what the client derives from its credential.

@@ -18,6 +18,8 @@ type Credential interface {
 	// secrets returns the strings that must never appear in an error
 	// message; the scrubber derives their encodings.
 	secrets() []string
+	// authorization returns the value of the Authorization header.
+	authorization() string
 }
 
 // hidden keeps a secret where fmt's reflection cannot reach it. fmt prints a
@@ -62,7 +64,6 @@ func (c BasicCredentials) GoString() string { return c.String() }
 // redacted form, so that no format string can leak the secret.
 func (c BasicCredentials) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(c.String())) }
 
-// authorization returns the value of the Authorization header.
 func (c BasicCredentials) authorization() string {
 	return "Basic " + c.encoded()
 }

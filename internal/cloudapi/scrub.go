@@ -50,9 +50,11 @@ func newScrubber(secrets []string) *scrubber {
 		}
 	}
 	for _, secret := range secrets {
-		for _, form := range []string{secret, normalizeText(secret)} {
-			add(pattern{text: form})
-		}
+		add(pattern{text: secret})
+		// Messages are normalized before they are scrubbed: a secret with
+		// runs of spaces, or spaces at its ends, shows in its normalized
+		// form, however short (a message's own spaces may complete it).
+		add(pattern{text: normalizeText(secret)})
 		for _, core := range base64Cores(secret) {
 			add(pattern{text: core, base64: true})
 		}
