@@ -233,6 +233,7 @@ func TestErrorMessagesShortenLongURLs(t *testing.T) {
 	err := listPipes(context.Background(), newClient(cloudapi.Options{}), base)
 	e := asError(t, err)
 	msg := err.Error()
+	t.Logf("message: %s", msg)
 	if e.Reason != cloudapi.ReasonUnreachable || !strings.Contains(msg, "connection refused") {
 		t.Errorf("got %q, want Unreachable saying the connection was refused", msg)
 	}
