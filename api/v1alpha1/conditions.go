@@ -62,9 +62,10 @@ const (
 	ReasonInvalidResponse = "InvalidResponse"
 	// ReasonUnreachable: no answer (DNS, connection, TLS, timeout).
 	ReasonUnreachable = "Unreachable"
-	// ReasonServiceIdle: the service answered that it is idle (424 with
-	// "Current state: idle"); the last data is kept, the watch is not
-	// Stalled, and the next try waits for the interval.
+	// ReasonServiceIdle: the cloud answered that the service is idle (a 424
+	// saying so). The data already in status is kept; this is not Stalled,
+	// since the service may run again by itself: the part is retried at the
+	// interval.
 	ReasonServiceIdle = "ServiceIdle"
 	// ReasonUnexpectedStatus: any other HTTP status, such as a redirect.
 	ReasonUnexpectedStatus = "UnexpectedStatus"

@@ -73,13 +73,13 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.reconciler.MaxConcurrentReconciles, "reconcile-workers", 4, "How many reconcile workers run; they do only Kubernetes work (cloud calls run in the background).")
 	fs.IntVar(&cfg.reconciler.AlertConcurrency, "alert-concurrency", 4, "How many alerts of one ServiceWatch are fetched at once.")
 	fs.IntVar(&cfg.reconciler.StatusSizeLimit, "status-size-limit", controller.DefaultStatusSizeLimit, "Largest status in bytes; pipe and endpoint lists are truncated past it.")
-	fs.DurationVar(&cfg.reconciler.SyncTimeout, "sync-timeout", 2*time.Minute, "Longest one sync may take, rate-limiter waits included.")
+	fs.DurationVar(&cfg.reconciler.SyncTimeout, "sync-timeout", 2*time.Minute, "Longest one sync may take.")
 	fs.DurationVar(&cfg.cloud.Timeout, "cloud-timeout", cloudapi.DefaultTimeout, "Timeout of one cloud API call.")
 	fs.Int64Var(&cfg.cloud.MaxResponseBytes, "cloud-max-response-bytes", cloudapi.DefaultMaxResponseBytes, "Largest cloud API response body accepted.")
 	cfg.managementRate = rateFlag(cloudapi.DefaultManagementRate())
 	cfg.alertRate = rateFlag(cloudapi.DefaultAlertRate())
-	fs.Var(&cfg.managementRate, "management-rate-limit", "Client-side limit per management key, as REQUESTS/PERIOD[/BURST] (e.g. 10/10s); 0 disables.")
-	fs.Var(&cfg.alertRate, "alert-rate-limit", "Client-side limit per alert token, as REQUESTS/PERIOD[/BURST] (e.g. 100/1m/10); 0 disables.")
+	fs.Var(&cfg.managementRate, "management-rate-limit", "Client-side budget per management key and API host, as REQUESTS/PERIOD[/BURST] (BURST defaults to REQUESTS); kept over PERIOD × 1.1; 0 disables.")
+	fs.Var(&cfg.alertRate, "alert-rate-limit", "Client-side budget per alert token and API host, as REQUESTS/PERIOD[/BURST] (BURST defaults to REQUESTS); kept over PERIOD × 1.1; 0 disables.")
 	cfg.zap.Development = false
 	cfg.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {

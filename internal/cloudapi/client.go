@@ -20,13 +20,14 @@ const (
 )
 
 // DefaultManagementRate returns the default limit per management key, 10
-// calls per 10 seconds: management APIs of this kind publish limits like that.
+// calls per 10 seconds as the management API allows, in bursts of 2: the
+// two calls of one sync.
 func DefaultManagementRate() RateLimit {
-	return RateLimit{Requests: 10, Per: 10 * time.Second, Burst: 10}
+	return RateLimit{Requests: 10, Per: 10 * time.Second, Burst: 2}
 }
 
 // DefaultAlertRate returns the default limit per alert token, 100 calls per
-// minute with bursts of 10: alert APIs of this kind publish limits like that.
+// minute (about what the alert API allows) with bursts of 10.
 func DefaultAlertRate() RateLimit {
 	return RateLimit{Requests: 100, Per: time.Minute, Burst: 10}
 }
@@ -38,18 +39,18 @@ const maxErrorBodyBytes = 64 << 10
 // Options configure a Client. The zero value gives the defaults.
 type Options struct {
 	// Timeout bounds each call's HTTP exchange, body included; default 30s.
-	// Time spent waiting for the client-side rate limiter is not counted:
-	// that wait is bounded by the caller's context.
 	Timeout time.Duration
 	// MaxResponseBytes caps a response body; default 16 MiB.
 	MaxResponseBytes int64
 	// UserAgent is sent on every request; default "servicewatch/<version>".
 	UserAgent string
-	// ManagementRate limits calls per management key; the zero value means
-	// DefaultManagementRate(). Set Requests < 0 to disable the limit.
+	// ManagementRate is the budget Admit grants per management key and API
+	// host; the zero value means DefaultManagementRate(). Set Requests < 0
+	// to disable the limit (a 429's hold still applies).
 	ManagementRate RateLimit
-	// AlertRate limits calls per alert token; the zero value means
-	// DefaultAlertRate(). Set Requests < 0 to disable the limit.
+	// AlertRate is the budget Admit grants per alert token and API host; the
+	// zero value means DefaultAlertRate(). Set Requests < 0 to disable the
+	// limit.
 	AlertRate RateLimit
 	// Transport sends the requests; default: one clone of
 	// http.DefaultTransport (proxy from the environment, keep-alive).
@@ -73,11 +74,10 @@ type Observer interface {
 // Client calls the cloud APIs. It is safe for concurrent use; one per
 // process is enough.
 type Client struct {
-	http      *http.Client
-	opts      Options
-	mgmtState credStore
-	alerts    credStore
-	now       func() time.Time
+	http    *http.Client
+	opts    Options
+	budgets budgetStore
+	now     func() time.Time
 }
 
 // New returns a Client with opts, filling in defaults.
@@ -171,8 +171,7 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 		return AlertResult{}, configError(op, err)
 	}
 	resp, err := c.do(ctx, call{
-		api: APIAlert, op: op, url: u, auth: token.authorization(), secrets: token.secrets(),
-		state: c.alerts.get(token.key(), c.opts.AlertRate, c.now()),
+		api: APIAlert, op: op, url: u, cred: token,
 	})
 	if err != nil {
 		return AlertResult{}, err
@@ -198,13 +197,12 @@ func (c *Client) management(ctx context.Context, op, baseURL string, creds Basic
 		return nil, configError(op, err)
 	}
 	return c.do(ctx, call{
-		api: APIManagement, op: op, url: u, auth: creds.authorization(), secrets: creds.secrets(),
-		state: c.mgmtState.get(creds.key(), c.opts.ManagementRate, c.now()),
+		api: APIManagement, op: op, url: u, cred: creds,
 	})
 }
 
 func configError(op string, err error) *Error {
-	return &Error{Reason: ReasonConfigurationError, Operation: op, Err: err}
+	return &Error{Reason: ReasonConfigurationError, Operation: op, Err: cause(&scrubber{}, err)}
 }
 
 // buildURL appends segments to base's path, each escaped as exactly one path
@@ -246,9 +244,14 @@ func escapeSegment(s string) string {
 type call struct {
 	api, op string
 	url     *url.URL
-	auth    string
-	secrets []string
-	state   *credState
+	cred    Credential
+}
+
+// prepared is a call with what the client derives from its credential.
+type prepared struct {
+	call
+	scrub *scrubber
+	key   credKey // of the call's budget
 }
 
 // response is a success response, read whole.
@@ -256,23 +259,55 @@ type response struct {
 	status int
 	header http.Header
 	body   []byte
+	scrub  *scrubber
 }
 
 // invalid returns the InvalidResponse error for a response that could not be
 // decoded.
 func (r *response) invalid(op, requestID string, err error) *Error {
-	return &Error{Reason: ReasonInvalidResponse, StatusCode: r.status, RequestID: requestID, Operation: op, Err: err}
+	return &Error{Reason: ReasonInvalidResponse, StatusCode: r.status, RequestID: r.scrub.clean(requestID),
+		Operation: op, Err: cause(r.scrub, err)}
 }
 
-// do waits for the credential's turn, sends the request and returns the
-// response of a 2xx whose content type may be JSON, or an *Error.
-func (c *Client) do(ctx context.Context, cl call) (*response, error) {
-	if err := c.waitTurn(ctx, cl); err != nil {
-		code := "rate_limited_locally"
-		if err.Reason != ReasonRateLimited {
-			code = noResponseCode(ctx, err.Err)
-		}
-		c.observe(cl, code, 0)
+// cleanedError is an error whose text is cleaned like a message (credentials
+// redacted, URLs shortened, bounded), while errors.Is and errors.As still
+// reach the original.
+type cleanedError struct {
+	text string
+	err  error
+}
+
+func (e *cleanedError) Error() string { return e.text }
+func (e *cleanedError) Unwrap() error { return e.err }
+
+// cause wraps err for Error.Err.
+func cause(s *scrubber, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &cleanedError{text: s.clean(err.Error()), err: err}
+}
+
+// prepare derives what a call needs from its credential.
+func (c *Client) prepare(cl call) prepared {
+	return prepared{
+		call:  cl,
+		scrub: newScrubber(cl.cred.secrets()),
+		key:   budgetKey(cl.api, cl.url.Host, cl.url.Scheme, cl.cred),
+	}
+}
+
+// do sends the request, unless the call's budget is held after a 429 or ctx
+// has ended, and returns the response of a 2xx whose content type may be
+// JSON, or an *Error. It never waits: pacing is the caller's, through Admit.
+func (c *Client) do(ctx context.Context, unprepared call) (*response, error) {
+	cl := c.prepare(unprepared)
+	if err := c.heldBack(cl); err != nil {
+		c.observe(cl, "rate_limited_locally", 0)
+		return nil, err
+	}
+	if err := ctxError(ctx, cl.op); err != nil {
+		c.observe(cl, noResponseCode(ctx, err.Err), 0)
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
@@ -281,7 +316,7 @@ func (c *Client) do(ctx context.Context, cl call) (*response, error) {
 	if err != nil {
 		return nil, configError(cl.op, err)
 	}
-	req.Header.Set("Authorization", cl.auth)
+	req.Header.Set("Authorization", cl.cred.authorization())
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.opts.UserAgent)
 
@@ -289,7 +324,7 @@ func (c *Client) do(ctx context.Context, cl call) (*response, error) {
 	resp, err := c.http.Do(req)
 	if err != nil {
 		c.observe(cl, noResponseCode(ctx, err), c.now().Sub(start))
-		return nil, &Error{Reason: ReasonUnreachable, Operation: cl.op, Err: err}
+		return nil, &Error{Reason: ReasonUnreachable, Operation: cl.op, Err: cause(cl.scrub, err)}
 	}
 	defer resp.Body.Close()
 	r, err := c.readResponse(ctx, cl, resp)
@@ -305,48 +340,52 @@ func (c *Client) do(ctx context.Context, cl call) (*response, error) {
 }
 
 // readResponse turns an HTTP response into a response or an *Error.
-func (c *Client) readResponse(ctx context.Context, cl call, resp *http.Response) (*response, error) {
+func (c *Client) readResponse(ctx context.Context, cl prepared, resp *http.Response) (*response, error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, c.statusError(cl, resp)
 	}
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
-		return nil, &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, Operation: cl.op, Err: err}
+		return nil, &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, Operation: cl.op, Err: cause(cl.scrub, err)}
 	}
 	body, err := readCapped(resp, c.opts.MaxResponseBytes)
 	if err != nil {
 		if errors.Is(err, errTooLarge) {
-			return nil, &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, Operation: cl.op, Err: err}
+			return nil, &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, Operation: cl.op, Err: cause(cl.scrub, err)}
 		}
 		return nil, &Error{Reason: ReasonUnreachable, StatusCode: resp.StatusCode, Operation: cl.op,
-			Err: fmt.Errorf("read response body: %w", err)}
+			Err: cause(cl.scrub, fmt.Errorf("read response body: %w", err))}
 	}
-	return &response{status: resp.StatusCode, header: resp.Header, body: body}, nil
+	return &response{status: resp.StatusCode, header: resp.Header, body: body, scrub: cl.scrub}, nil
 }
 
 // statusError builds the error for a non-2xx response. The status decides the
 // reason; the body adds the service's words and request ID.
-func (c *Client) statusError(cl call, resp *http.Response) *Error {
-	// A short read is fine: only a short message is kept from an error body.
+func (c *Client) statusError(cl prepared, resp *http.Response) *Error {
+	// A short read is fine: only a short message is kept from an error body,
+	// and the cleaning scrubs the start of a secret the cap may have cut.
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
-	d := parseErrorBody(body, resp.Header.Get("Content-Type"), cl.secrets)
-	e := &Error{
-		Reason:     reasonForStatus(resp.StatusCode),
-		StatusCode: resp.StatusCode,
-		RequestID:  d.RequestID,
-		Message:    d.Message,
-		Operation:  cl.op,
+	d := parseErrorBody(body, resp.Header.Get("Content-Type"))
+	if d.RequestID == "" {
+		d.RequestID = resp.Header.Get("X-Request-Id")
 	}
-	if e.RequestID == "" {
-		e.RequestID = cleanMessage(resp.Header.Get("X-Request-Id"), cl.secrets)
-	}
-	if resp.StatusCode >= 300 && resp.StatusCode <= 399 && e.Message == "" {
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 && strings.TrimSpace(d.Message) == "" {
 		if loc := resp.Header.Get("Location"); loc != "" {
-			e.Message = cleanMessage("redirect to "+loc+" not followed", cl.secrets)
+			d.Message = "redirect to " + loc + " not followed"
 		}
 	}
+	e := &Error{
+		Reason:     reasonForResponse(resp.StatusCode, d.Message),
+		StatusCode: resp.StatusCode,
+		RequestID:  cl.scrub.clean(d.RequestID),
+		Message:    cl.scrub.clean(d.Message),
+		Operation:  cl.op,
+	}
 	if e.Reason == ReasonRateLimited {
-		e.RetryAfter = retryAfter(resp.Header, c.now())
-		c.block(cl.state, e.RetryAfter)
+		now := c.now()
+		if e.RetryAfter = retryAfter(resp.Header, now); e.RetryAfter > 0 {
+			e.RetryAt = now.Add(e.RetryAfter)
+			c.budgets.hold(cl.key, c.limitOf(cl.api), now, e.RetryAt)
+		}
 	}
 	return e
 }
@@ -368,43 +407,16 @@ func readCapped(resp *http.Response, limit int64) ([]byte, error) {
 	return body, nil
 }
 
-// waitTurn holds the call until the credential may be used: it fails at once
-// while an earlier 429's wait is not over, and otherwise waits for the
-// limiter, failing at once if ctx's deadline would pass first.
-func (c *Client) waitTurn(ctx context.Context, cl call) *Error {
-	st := cl.state
-	st.mu.Lock()
+// heldBack returns a RateLimited *Error while the call's budget is held
+// after a 429: nothing is sent until the wait the service asked for is over.
+func (c *Client) heldBack(cl prepared) *Error {
 	now := c.now()
-	if wait := st.blockedUntil.Sub(now); wait > 0 {
-		st.mu.Unlock()
-		return &Error{Reason: ReasonRateLimited, RetryAfter: wait, Operation: cl.op,
-			Err: errors.New("held back by the client: the service asked to wait after a 429")}
-	}
-	var delay time.Duration
-	if st.limiter != nil {
-		maxWait := time.Duration(-1)
-		if dl, ok := ctx.Deadline(); ok {
-			maxWait = max(0, dl.Sub(now))
-		}
-		var ok bool
-		if delay, ok = st.limiter.reserve(now, maxWait); !ok {
-			st.mu.Unlock()
-			return &Error{Reason: ReasonRateLimited, RetryAfter: delay, Operation: cl.op,
-				Err: errors.New("held back by the client-side rate limiter: the context ends before the call's turn")}
-		}
-	}
-	st.mu.Unlock()
-	if delay <= 0 {
-		return ctxError(ctx, cl.op)
-	}
-	t := time.NewTimer(delay)
-	defer t.Stop()
-	select {
-	case <-t.C:
+	until := c.budgets.heldUntil(cl.key, now)
+	if until.IsZero() {
 		return nil
-	case <-ctx.Done():
-		return ctxError(ctx, cl.op)
 	}
+	return &Error{Reason: ReasonRateLimited, RetryAfter: until.Sub(now), RetryAt: until, Operation: cl.op,
+		Err: errors.New("held back by the client: the service asked to wait after a 429")}
 }
 
 // ctxError returns an Unreachable *Error if ctx has ended.
@@ -415,19 +427,7 @@ func ctxError(ctx context.Context, op string) *Error {
 	return nil
 }
 
-// block remembers that the credential may not be used for d.
-func (c *Client) block(st *credState, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if until := c.now().Add(d); until.After(st.blockedUntil) {
-		st.blockedUntil = until
-	}
-}
-
-func (c *Client) observe(cl call, code string, d time.Duration) {
+func (c *Client) observe(cl prepared, code string, d time.Duration) {
 	if c.opts.Observer != nil {
 		c.opts.Observer.ObserveRequest(cl.api, cl.op, code, d)
 	}

@@ -46,7 +46,7 @@ func TestFakeCloudAcceptsClientCredentials(t *testing.T) {
 	defer fake.Close()
 	c := newClient(cloudapi.Options{})
 	ctx := context.Background()
-	good := cloudapi.BasicCredentials{KeyID: fakecloud.DefaultKeyID, KeySecret: fakecloud.DefaultKeySecret}
+	good := cloudapi.NewBasicCredentials(fakecloud.DefaultKeyID, fakecloud.DefaultKeySecret)
 	pipes, err := c.ListPipes(ctx, fake.URL, good, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID)
 	if err != nil || len(pipes.Items) != 4 {
 		t.Fatalf("ListPipes = %d pipes, %v; want 4", len(pipes.Items), err)
@@ -55,17 +55,17 @@ func TestFakeCloudAcceptsClientCredentials(t *testing.T) {
 	if err != nil || len(eps.Items) != 1 {
 		t.Fatalf("ListReversePrivateEndpoints = %d, %v; want 1", len(eps.Items), err)
 	}
-	alert, err := c.GetAlert(ctx, fake.URL, fakecloud.DefaultAlertToken, fakecloud.DefaultAlertID)
+	alert, err := c.GetAlert(ctx, fake.URL, cloudapi.NewBearerToken(fakecloud.DefaultAlertToken), fakecloud.DefaultAlertID)
 	if err != nil || *alert.Alert.ID != fakecloud.DefaultAlertID {
 		t.Fatalf("GetAlert = %+v, %v", alert, err)
 	}
 
-	bad := cloudapi.BasicCredentials{KeyID: fakecloud.DefaultKeyID, KeySecret: "wrong"}
+	bad := cloudapi.NewBasicCredentials(fakecloud.DefaultKeyID, "wrong")
 	_, err = c.ListPipes(ctx, fake.URL, bad, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID)
 	if cloudapi.ReasonOf(err) != cloudapi.ReasonUnauthorized {
 		t.Errorf("wrong secret: %v, want Unauthorized", err)
 	}
-	_, err = c.GetAlert(ctx, fake.URL, "wrong", fakecloud.DefaultAlertID)
+	_, err = c.GetAlert(ctx, fake.URL, cloudapi.NewBearerToken("wrong"), fakecloud.DefaultAlertID)
 	if cloudapi.ReasonOf(err) != cloudapi.ReasonUnauthorized {
 		t.Errorf("wrong token: %v, want Unauthorized", err)
 	}
@@ -162,8 +162,8 @@ func TestObserver(t *testing.T) {
 }
 
 func TestCredentialsNeverPrinted(t *testing.T) {
-	creds := cloudapi.BasicCredentials{KeyID: "key-id-1", KeySecret: "s3cr3t-value"}
-	var tok cloudapi.BearerToken = "t0ken-value"
+	creds := cloudapi.NewBasicCredentials("key-id-1", "s3cr3t-value")
+	tok := cloudapi.NewBearerToken("t0ken-value")
 	type holder struct {
 		C cloudapi.BasicCredentials
 		T cloudapi.BearerToken
@@ -206,7 +206,7 @@ func TestNoRetries(t *testing.T) {
 }
 
 func defaultCreds() cloudapi.BasicCredentials {
-	return cloudapi.BasicCredentials{KeyID: fakecloud.DefaultKeyID, KeySecret: fakecloud.DefaultKeySecret}
+	return cloudapi.NewBasicCredentials(fakecloud.DefaultKeyID, fakecloud.DefaultKeySecret)
 }
 
 func TestConcurrentUse(t *testing.T) {
@@ -224,7 +224,7 @@ func TestConcurrentUse(t *testing.T) {
 			case 1:
 				_, err = c.ListReversePrivateEndpoints(context.Background(), fake.URL, defaultCreds(), fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID)
 			default:
-				_, err = c.GetAlert(context.Background(), fake.URL, fakecloud.DefaultAlertToken, fakecloud.SecondAlertID)
+				_, err = c.GetAlert(context.Background(), fake.URL, cloudapi.NewBearerToken(fakecloud.DefaultAlertToken), fakecloud.SecondAlertID)
 			}
 			errs <- err
 		})

@@ -38,28 +38,37 @@
 //
 // # Rate limiting
 //
-// Each credential (a management key, an alert token) has its own client-side
-// limiter, so that all the watches that share a key together stay under the
-// service's published limit: at most Requests calls in any window of Per, and
-// at most Burst calls back to back. A call waits for its turn (honouring its
-// context); when the context's deadline would pass first, it fails at once
-// with ReasonRateLimited and the wait needed in RetryAfter.
+// Calls never wait. Pacing is admission, asked for before a sync:
+// [Client.Admit] reserves n calls of a budget, identified by the API, the
+// API host and the credential (a management key, an alert token), or says
+// how long to wait. A budget keeps to its RateLimit over a window stretched
+// by a margin (Per × 1.1: the service's windows have a phase we do not know,
+// and latency varies), and spaces admissions evenly, window/Requests apart,
+// with small bursts, so that all the watches sharing a key stay under the
+// service's limit together and a backlog is spread out rather than fired at
+// once.
 //
-// When the service answers 429, the client remembers for that credential and
-// API how long the service asked it to wait. Until then every call with that
-// credential fails at once with ReasonRateLimited and the remaining wait,
-// and nothing is sent over the wire.
+// When the service answers 429, the client holds that budget for as long as
+// the service asked (Error.RetryAfter, Error.RetryAt). Until then every call
+// of that budget fails at once with ReasonRateLimited and the remaining wait,
+// nothing is sent over the wire, and Admit says the wait too. [Client.Hold]
+// restores such a hold, e.g. after a restart.
 //
-// Per-credential state is keyed by a SHA-256 digest of the credential, never
-// by the credential itself, and entries that have been idle for a while are
-// evicted so that rotated credentials do not accumulate.
+// Budgets are keyed by a SHA-256 digest, never by the credential itself;
+// [Fingerprint] gives a short form for metrics labels. Budgets that are as
+// good as new (no hold, nothing left in their window) are forgotten, so that
+// rotated credentials do not accumulate.
 //
 // # Errors
 //
 // Every error returned by the client is an *Error. The HTTP status code
 // decides its Reason; the response body only adds the service's own words
-// (Message) and request ID. Messages are short, stripped of HTML, and scrubbed
-// of the credentials used for the call.
+// (Message) and request ID; a 424 saying the service is idle is
+// ReasonServiceIdle. Messages are short, stripped of HTML and of control,
+// format and bidi characters, with long URLs shortened, and scrubbed of the
+// credentials used for the call in any encoding a service may echo them in
+// (JSON and Go escapes, URL encoding, base64, also cut short at the end of a
+// text). The text of Error.Err is cleaned the same way.
 //
 // # Decoding
 //

@@ -2,6 +2,7 @@ package cloudapi
 
 import (
 	"errors"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -12,7 +13,7 @@ import (
 type Reason string
 
 // The reasons a call can fail for. The HTTP status code decides the reason;
-// the response body never changes it.
+// the response body only tells an idle service's 424 from other 424s.
 const (
 	// ReasonUnauthorized is a 401: the credential is wrong or missing.
 	ReasonUnauthorized Reason = "Unauthorized"
@@ -21,7 +22,7 @@ const (
 	// ReasonNotFound is a 404: unknown organization, service or alert.
 	ReasonNotFound Reason = "NotFound"
 	// ReasonRateLimited is a 429, or a call held back by the client because
-	// of an earlier 429 or its own limiter; see Error.RetryAfter.
+	// of an earlier 429 on its budget; see Error.RetryAfter and RetryAt.
 	ReasonRateLimited Reason = "RateLimited"
 	// ReasonServerError is any 5xx.
 	ReasonServerError Reason = "ServerError"
@@ -31,6 +32,10 @@ const (
 	// ReasonUnreachable is a failure with no usable response: DNS,
 	// connection, TLS, timeout, or the caller's context ending.
 	ReasonUnreachable Reason = "Unreachable"
+	// ReasonServiceIdle is a 424 whose body says the service is idle (the
+	// cloud answers so while a service is paused): nothing is wrong with the
+	// request, the data cannot be read until the service runs again.
+	ReasonServiceIdle Reason = "ServiceIdle"
 	// ReasonUnexpectedStatus is any other status (3xx, other 4xx); see
 	// Error.StatusCode.
 	ReasonUnexpectedStatus Reason = "UnexpectedStatus"
@@ -67,6 +72,10 @@ type Error struct {
 	Message string
 	// RetryAfter is how long to wait before calling again, for RateLimited.
 	RetryAfter time.Duration
+	// RetryAt is when calling again is allowed, for RateLimited: the
+	// client's clock at the answer plus RetryAfter, to persist and give back
+	// to Client.Hold after a restart. Zero when the service gave no wait.
+	RetryAt time.Time
 	// Operation is one of the Operation* constants.
 	Operation string
 	// Err is the underlying cause, if any (a transport error, a decoding
@@ -124,8 +133,8 @@ func ReasonOf(err error) Reason {
 	return ReasonUnreachable
 }
 
-// RetryAfterOf returns the wait the service asked for (or the client's
-// limiter needs) when err is a RateLimited *Error, and 0 otherwise.
+// RetryAfterOf returns the wait the service asked for when err is a
+// RateLimited *Error, and 0 otherwise.
 func RetryAfterOf(err error) time.Duration {
 	var e *Error
 	if errors.As(err, &e) && e.Reason == ReasonRateLimited {
@@ -134,10 +143,16 @@ func RetryAfterOf(err error) time.Duration {
 	return 0
 }
 
-// reasonForStatus maps an HTTP status code that is not a success to its
-// reason.
-func reasonForStatus(code int) Reason {
+// idleRE finds the word "idle" in a 424's message, such as "FAILED_DEPENDENCY:
+// Service is not running. Current state: idle".
+var idleRE = regexp.MustCompile(`(?i)\bidle\b`)
+
+// reasonForResponse maps an HTTP status code that is not a success, and the
+// service's words, to a reason.
+func reasonForResponse(code int, message string) Reason {
 	switch {
+	case code == 424 && idleRE.MatchString(message):
+		return ReasonServiceIdle
 	case code == 401:
 		return ReasonUnauthorized
 	case code == 403:

@@ -203,7 +203,7 @@ func TestErrorNeverContainsCredentials(t *testing.T) {
 	for name, call := range map[string]callFunc{"management": listPipes, "alert": getAlert} {
 		err := call(context.Background(), c, echo.URL)
 		msg := err.Error() + fmt.Sprintf(" %+v %#v", err, err)
-		for _, secret := range []string{testCreds.KeySecret, string(testToken), "ZmFrZS1rZXktaWQ6ZmFrZS1rZXktc2VjcmV0"} {
+		for _, secret := range []string{testKeySecret, testTokenValue, "ZmFrZS1rZXktaWQ6ZmFrZS1rZXktc2VjcmV0"} {
 			if strings.Contains(msg, secret) {
 				t.Errorf("%s: error %q contains a credential", name, msg)
 			}
@@ -298,15 +298,18 @@ func TestConfigurationErrorsSendNothing(t *testing.T) {
 		{"empty organization", func() error { _, err := c.ListPipes(ctx, srv.URL, testCreds, "", svcID); return err }},
 		{"empty service", func() error { _, err := c.ListReversePrivateEndpoints(ctx, srv.URL, testCreds, orgID, ""); return err }},
 		{"empty key secret", func() error {
-			_, err := c.ListPipes(ctx, srv.URL, cloudapi.BasicCredentials{KeyID: "id"}, orgID, svcID)
+			_, err := c.ListPipes(ctx, srv.URL, cloudapi.NewBasicCredentials("id", ""), orgID, svcID)
 			return err
 		}},
 		{"colon in key ID", func() error {
-			_, err := c.ListPipes(ctx, srv.URL, cloudapi.BasicCredentials{KeyID: "a:b", KeySecret: "s"}, orgID, svcID)
+			_, err := c.ListPipes(ctx, srv.URL, cloudapi.NewBasicCredentials("a:b", "s"), orgID, svcID)
 			return err
 		}},
-		{"newline in token", func() error { _, err := c.GetAlert(ctx, srv.URL, "tok\nX-Evil: 1", "a"); return err }},
-		{"empty token", func() error { _, err := c.GetAlert(ctx, srv.URL, "", "a"); return err }},
+		{"newline in token", func() error {
+			_, err := c.GetAlert(ctx, srv.URL, cloudapi.NewBearerToken("tok\nX-Evil: 1"), "a")
+			return err
+		}},
+		{"empty token", func() error { _, err := c.GetAlert(ctx, srv.URL, cloudapi.BearerToken{}, "a"); return err }},
 		{"empty alert ID", func() error { _, err := c.GetAlert(ctx, srv.URL, testToken, ""); return err }},
 	}
 	for _, tt := range tests {
@@ -341,5 +344,40 @@ func TestReasonOfAndRetryAfterOf(t *testing.T) {
 		if got := cloudapi.RetryAfterOf(tt.err); got != tt.retryAfter {
 			t.Errorf("RetryAfterOf(%v) = %v, want %v", tt.err, got, tt.retryAfter)
 		}
+	}
+}
+
+// A paused service answers 424 saying it is idle: that is not an unexpected
+// status but a state the user should recognise. Any other 424 stays
+// UnexpectedStatus, and "idle" under another status changes nothing.
+func TestIdleServiceIsReportedAsServiceIdle(t *testing.T) {
+	const realBody = `{"status":424,"requestId":"5f0c8e2a-3b1d-4c6e-9a7f-2d4b6c8e0a1f","error":"FAILED_DEPENDENCY: Service is not running. Current state: idle"}`
+	tests := []struct {
+		name   string
+		reply  reply
+		reason cloudapi.Reason
+	}{
+		{"the cloud's 424 for an idle service", reply{status: 424, contentType: "application/json", body: realBody}, cloudapi.ReasonServiceIdle},
+		{"plain text, upper case", reply{status: 424, contentType: "text/plain", body: "Service is IDLE"}, cloudapi.ReasonServiceIdle},
+		{"alert API message", reply{status: 424, contentType: "application/json", body: `{"message":"Service idle; resume it first"}`}, cloudapi.ReasonServiceIdle},
+		{"other 424", reply{status: 424, contentType: "application/json", body: `{"status":424,"error":"FAILED_DEPENDENCY: Service is stopping"}`}, cloudapi.ReasonUnexpectedStatus},
+		{"424 without a body", reply{status: 424}, cloudapi.ReasonUnexpectedStatus},
+		{"idle within another word", reply{status: 424, contentType: "text/plain", body: "idleness timeout"}, cloudapi.ReasonUnexpectedStatus},
+		{"idle under a 503", reply{status: 503, contentType: "text/plain", body: "Service is idle"}, cloudapi.ReasonServerError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, _ := serve(t, tt.reply)
+			err := listPipes(context.Background(), newClient(cloudapi.Options{}), srv.URL)
+			if e := asError(t, err); e.Reason != tt.reason || e.StatusCode != tt.reply.status {
+				t.Errorf("got %v, want %s with status %d", err, tt.reason, tt.reply.status)
+			}
+		})
+	}
+	srv, _ := serve(t, reply{status: 424, contentType: "application/json", body: realBody})
+	err := listPipes(context.Background(), newClient(cloudapi.Options{}), srv.URL)
+	want := "list pipes: 424 ServiceIdle: FAILED_DEPENDENCY: Service is not running. Current state: idle (requestId 5f0c8e2a-3b1d-4c6e-9a7f-2d4b6c8e0a1f)"
+	if err.Error() != want {
+		t.Errorf("Error() = %q, want %q", err.Error(), want)
 	}
 }

@@ -22,9 +22,16 @@ const (
 	svcID = "4e2c6a1b-9d8f-4c3b-a2e1-0f9e8d7c6b5a"
 )
 
-var testCreds = cloudapi.BasicCredentials{KeyID: "fake-key-id", KeySecret: "fake-key-secret"}
+// The credentials of most tests, and their secret parts in clear.
+const (
+	testKeySecret  = "fake-key-secret"
+	testTokenValue = "fake-alert-token"
+)
 
-const testToken cloudapi.BearerToken = "fake-alert-token"
+var (
+	testCreds = cloudapi.NewBasicCredentials("fake-key-id", testKeySecret)
+	testToken = cloudapi.NewBearerToken(testTokenValue)
+)
 
 // newClient returns a client with the rate limits off, so tests only wait
 // when they test the limiter.

@@ -2,6 +2,8 @@ package cloudapi_test
 
 import (
 	"context"
+	"encoding/hex"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,79 +18,143 @@ func startFake(t *testing.T) *fakecloud.Server {
 	return fake
 }
 
-func TestRateLimiterWaitsForItsTurn(t *testing.T) {
-	fake := startFake(t)
-	const per = 300 * time.Millisecond
-	c := cloudapi.New(cloudapi.Options{ManagementRate: cloudapi.RateLimit{Requests: 2, Per: per, Burst: 2}})
-	for range 5 {
-		if err := listPipes(context.Background(), c, fake.URL); err != nil {
-			t.Fatal(err)
-		}
-	}
-	log := fake.CallLog()
-	if len(log) != 5 {
-		t.Fatalf("%d calls, want 5", len(log))
-	}
-	// At most 2 calls in any window of 300ms (less a little for clock slop
-	// between sending and the fake recording).
-	for i := 2; i < len(log); i++ {
-		if gap := log[i].Time.Sub(log[i-2].Time); gap < per-20*time.Millisecond {
-			t.Errorf("calls %d and %d are %v apart, want at least %v", i-2, i, gap, per)
-		}
-	}
-}
-
-func TestRateLimiterFailsFastWhenTheDeadlineIsTooShort(t *testing.T) {
+// Admission is the caller's business: a call never sleeps on the client-side
+// limit, even when the budget is spent, so reconcile workers never block in
+// the client.
+func TestCallsNeverWaitForTheLimiter(t *testing.T) {
 	fake := startFake(t)
 	obs := &observer{}
 	c := cloudapi.New(cloudapi.Options{ManagementRate: cloudapi.RateLimit{Requests: 1, Per: time.Hour}, Observer: obs})
-	if err := listPipes(context.Background(), c, fake.URL); err != nil {
-		t.Fatal(err)
+	creds := defaultCreds()
+	if wait := c.Admit(cloudapi.APIManagement, fake.URL, creds, 1); wait != 0 {
+		t.Fatalf("first admission: wait %v, want 0", wait)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
+	if wait := c.Admit(cloudapi.APIManagement, fake.URL, creds, 1); wait < time.Hour {
+		t.Fatalf("second admission: wait %v, want the rest of the stretched hour", wait)
+	}
 	start := time.Now()
-	err := listEndpoints(ctx, c, fake.URL) // same key, other operation: same limiter
-	e := asError(t, err)
-	if e.Reason != cloudapi.ReasonRateLimited || e.StatusCode != 0 {
-		t.Errorf("got %v, want a local RateLimited", err)
+	for range 5 {
+		if _, err := c.ListPipes(context.Background(), fake.URL, creds, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if e.RetryAfter < 59*time.Minute || e.RetryAfter > time.Hour {
-		t.Errorf("RetryAfter = %v, want about 1h", e.RetryAfter)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("5 calls took %v: they waited", d)
 	}
-	if time.Since(start) > 100*time.Millisecond {
-		t.Errorf("took %v, want an immediate failure", time.Since(start))
+	if n := fake.Calls(fakecloud.OpListPipes); n != 5 {
+		t.Errorf("%d calls reached the fake, want 5", n)
 	}
-	if n := fake.Calls(fakecloud.OpListReversePrivateEndpoints); n != 0 {
-		t.Errorf("%d calls reached the fake, want 0", n)
-	}
-	if got := obs.codes(); len(got) != 2 || got[1] != "management/list_reverse_private_endpoints/rate_limited_locally" {
-		t.Errorf("observed %v", got)
-	}
-	// Another key has its own limiter, and the alert API its own.
-	other := cloudapi.BasicCredentials{KeyID: "other", KeySecret: "other"}
-	if _, err := c.ListPipes(ctx, fake.URL, other, orgID, svcID); cloudapi.ReasonOf(err) != cloudapi.ReasonUnauthorized {
-		t.Errorf("other key: %v, want the fake's Unauthorized", err)
-	}
-	if _, err := c.GetAlert(ctx, fake.URL, fakecloud.DefaultAlertToken, fakecloud.DefaultAlertID); err != nil {
-		t.Errorf("alert API: %v", err)
+	for _, code := range obs.codes() {
+		if code != "management/list_pipes/200" {
+			t.Errorf("observed %s, want only 200s", code)
+		}
 	}
 }
 
-func TestRateLimiterWaitEndsWithTheContext(t *testing.T) {
-	fake := startFake(t)
-	c := cloudapi.New(cloudapi.Options{AlertRate: cloudapi.RateLimit{Requests: 1, Per: time.Hour}})
-	if err := getAlert(context.Background(), c, fake.URL); err != nil {
-		t.Fatalf("first call: %v", err)
+// Holds and budgets belong to a credential at an API host: a key used with
+// two base URLs is two budgets, so a 429 from one host holds nothing at the
+// other.
+func TestRetryAfterHoldIsKeyedByHostAndCredential(t *testing.T) {
+	limited, limitedRec := serve(t, reply{status: 429, header: map[string]string{"Retry-After": "86400"}})
+	open, openRec := serve(t, reply{status: 200, contentType: "application/json", body: `{"status":200,"result":[]}`})
+	c := newClient(cloudapi.Options{})
+	before := time.Now()
+	err := listPipes(context.Background(), c, limited.URL)
+	e := asError(t, err)
+	if e.StatusCode != 429 || e.RetryAfter != 24*time.Hour {
+		t.Fatalf("first call: %v, want 429 with RetryAfter 24h", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(50*time.Millisecond, cancel)
-	err := getAlert(ctx, c, fake.URL)
-	if cloudapi.ReasonOf(err) != cloudapi.ReasonUnreachable {
-		t.Errorf("got %v, want Unreachable after cancel", err)
+	if e.RetryAt.Before(before.Add(24*time.Hour)) || e.RetryAt.After(time.Now().Add(24*time.Hour)) {
+		t.Errorf("RetryAt = %v, want 24h after the answer", e.RetryAt)
 	}
-	if n := fake.Calls(fakecloud.OpGetAlert); n != 1 {
-		t.Errorf("%d calls, want 1", n)
+
+	// The same key at the other host: sent, and admitted.
+	for _, call := range []callFunc{listPipes, listEndpoints} {
+		if err := call(context.Background(), c, open.URL); err != nil {
+			t.Errorf("call to the other host: %v, want it sent", err)
+		}
+	}
+	if wait := c.Admit(cloudapi.APIManagement, open.URL, testCreds, 2); wait != 0 {
+		t.Errorf("Admit at the other host: wait %v, want 0", wait)
+	}
+	// The limited host: held back, without a request.
+	err = listEndpoints(context.Background(), c, limited.URL+"/")
+	if e := asError(t, err); e.Reason != cloudapi.ReasonRateLimited || e.StatusCode != 0 || e.RetryAfter < 23*time.Hour {
+		t.Errorf("call to the limited host: %v, want held back for about 24h", err)
+	}
+	if wait := c.Admit(cloudapi.APIManagement, limited.URL, testCreds, 1); wait < 23*time.Hour {
+		t.Errorf("Admit at the limited host: wait %v, want about 24h", wait)
+	}
+	if n, m := len(limitedRec.all()), len(openRec.all()); n != 1 || m != 2 {
+		t.Errorf("requests: %d to the limited host (want 1), %d to the other (want 2)", n, m)
+	}
+}
+
+// A hold the controller persisted before a restart is given back with Hold
+// and then acts as the 429 it came from did.
+func TestHoldRestoresAPersistedRetryAfter(t *testing.T) {
+	srv, rec := serve(t, reply{status: 200, contentType: "application/json", body: `{"data":{}}`})
+	c := newClient(cloudapi.Options{})
+	until := time.Now().Add(time.Hour).Truncate(time.Second)
+	c.Hold(cloudapi.APIAlert, srv.URL, testToken, until)
+
+	err := getAlert(context.Background(), c, srv.URL)
+	e := asError(t, err)
+	if e.Reason != cloudapi.ReasonRateLimited || !e.RetryAt.Equal(until) || cloudapi.RetryAfterOf(err) <= 59*time.Minute {
+		t.Errorf("held call: %v (RetryAt %v), want RateLimited until %v", err, e.RetryAt, until)
+	}
+	if wait := c.Admit(cloudapi.APIAlert, srv.URL, testToken, 1); wait <= 59*time.Minute || wait > time.Hour {
+		t.Errorf("Admit: wait %v, want the rest of the hour", wait)
+	}
+	// The management API with the same host is another budget.
+	if wait := c.Admit(cloudapi.APIManagement, srv.URL, testCreds, 1); wait != 0 {
+		t.Errorf("management Admit: wait %v, want 0", wait)
+	}
+	// A hold never shortens an earlier one, and one far away is capped.
+	c.Hold(cloudapi.APIAlert, srv.URL, testToken, time.Now())
+	c.Hold(cloudapi.APIAlert, srv.URL, cloudapi.NewBearerToken("other"), time.Now().Add(1000*time.Hour))
+	if wait := c.Admit(cloudapi.APIAlert, srv.URL, testToken, 1); wait <= 59*time.Minute {
+		t.Errorf("after a shorter Hold: wait %v, want the hour kept", wait)
+	}
+	if wait := c.Admit(cloudapi.APIAlert, srv.URL, cloudapi.NewBearerToken("other"), 1); wait > 24*time.Hour {
+		t.Errorf("Hold of 1000h: wait %v, want at most 24h", wait)
+	}
+	if n := len(rec.all()); n != 0 {
+		t.Errorf("%d requests sent while held, want 0", n)
+	}
+}
+
+func TestFingerprintIdentifiesABudgetWithoutTheCredential(t *testing.T) {
+	const base = "https://api.example.com/v1"
+	fp := cloudapi.Fingerprint(cloudapi.APIManagement, base, testCreds)
+	if len(fp) != 12 || strings.Trim(fp, "0123456789abcdef") != "" {
+		t.Errorf("Fingerprint = %q, want 12 hex digits", fp)
+	}
+	same := []string{
+		cloudapi.Fingerprint(cloudapi.APIManagement, base, cloudapi.NewBasicCredentials("fake-key-id", testKeySecret)),
+		cloudapi.Fingerprint(cloudapi.APIManagement, "https://API.example.com:443/other/prefix", testCreds),
+	}
+	for _, s := range same {
+		if s != fp {
+			t.Errorf("Fingerprint of the same budget = %q, want %q", s, fp)
+		}
+	}
+	different := map[string]string{
+		"other API":    cloudapi.Fingerprint(cloudapi.APIAlert, base, testCreds),
+		"other host":   cloudapi.Fingerprint(cloudapi.APIManagement, "https://eu.api.example.com/v1", testCreds),
+		"other port":   cloudapi.Fingerprint(cloudapi.APIManagement, "https://api.example.com:8443/v1", testCreds),
+		"other secret": cloudapi.Fingerprint(cloudapi.APIManagement, base, cloudapi.NewBasicCredentials("fake-key-id", "rotated")),
+		"token":        cloudapi.Fingerprint(cloudapi.APIManagement, base, testToken),
+	}
+	for name, s := range different {
+		if s == fp {
+			t.Errorf("%s: same fingerprint %q", name, s)
+		}
+	}
+	for _, s := range []string{testKeySecret, "fake-key-id", hex.EncodeToString([]byte(testKeySecret))[:12]} {
+		if strings.Contains(fp, s) {
+			t.Errorf("Fingerprint %q shows the credential", fp)
+		}
 	}
 }
 
@@ -100,8 +166,8 @@ func TestRateLimitedCredentialIsHeldBack(t *testing.T) {
 	fake.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Status: 429, RetryAfter: "2", Times: 1})
 
 	err := listPipes(context.Background(), c, fake.URL)
-	if e := asError(t, err); e.StatusCode != 429 || e.RetryAfter != 2*time.Second {
-		t.Fatalf("first call: %v, want 429 with RetryAfter 2s", err)
+	if e := asError(t, err); e.StatusCode != 429 || e.RetryAfter != 2*time.Second || e.RetryAt.IsZero() {
+		t.Fatalf("first call: %v, want 429 with RetryAfter 2s and RetryAt", err)
 	}
 	for _, call := range []callFunc{listPipes, listEndpoints} {
 		err = call(context.Background(), c, fake.URL)
@@ -117,7 +183,7 @@ func TestRateLimitedCredentialIsHeldBack(t *testing.T) {
 	if err := getAlert(context.Background(), c, fake.URL); err != nil {
 		t.Errorf("alert call: %v, want it sent", err)
 	}
-	other := cloudapi.BasicCredentials{KeyID: "other", KeySecret: "x"}
+	other := cloudapi.NewBasicCredentials("other", "x")
 	if _, err := c.ListPipes(context.Background(), fake.URL, other, orgID, svcID); cloudapi.ReasonOf(err) != cloudapi.ReasonUnauthorized {
 		t.Errorf("other key: %v, want it sent", err)
 	}

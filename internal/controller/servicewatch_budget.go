@@ -34,6 +34,8 @@ type budgetUse struct {
 
 // budgetDemand is a watch's share of one budget.
 type budgetDemand struct {
+	// api is the API the budget is of, for the metrics.
+	api string
 	// fingerprint names the budget, never the credential.
 	fingerprint string
 	// allowed is the calls per second the budget allows.
@@ -78,6 +80,16 @@ func (u *budgetUse) ratio() float64 {
 		total += a
 	}
 	return total / u.allowed
+}
+
+// ratio returns one budget's demand ratio (0 for an unknown budget).
+func (b *budgetBook) ratio(fingerprint string) float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if use := b.budgets[fingerprint]; use != nil {
+		return use.ratio()
+	}
+	return 0
 }
 
 // ratios returns each budget's demand ratio, for the metrics.

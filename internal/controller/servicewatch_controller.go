@@ -69,6 +69,7 @@ type ServiceWatchReconciler struct {
 	schedules *scheduleBook
 	phases    *phaseBook
 	fetches   *fetches
+	budgets   *budgetBook
 	// baseCtx is the manager's context: background reads live in it, not in
 	// the reconcile that started them.
 	baseCtx context.Context
@@ -127,6 +128,9 @@ func (r *ServiceWatchReconciler) defaults() {
 	}
 	if r.Options.MaxSyncsPerHost == 0 {
 		r.Options.MaxSyncsPerHost = max(1, r.Options.MaxConcurrentSyncs/2)
+	}
+	if r.budgets == nil {
+		r.budgets = newBudgetBook()
 	}
 	if r.fetches == nil {
 		r.fetches = newFetches(r.Options.MaxSyncsPerHost, r.Options.MaxConcurrentSyncs)
@@ -208,8 +212,7 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		r.StateMetrics.SetIfAbsent(stateMetricsOf(&watch))
 		return periodic(wait), nil
 	}
-	r.start(ctx, &watch, trigger)
-	return ctrl.Result{}, nil
+	return r.start(ctx, &watch, trigger), nil
 }
 
 // periodic requeues a watch for a periodic sync, behind anything a user
@@ -222,6 +225,7 @@ func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 	r.schedules.forget(key)
 	r.phases.forget(key)
 	r.fetches.forget(key)
+	r.budgets.forget(key)
 	r.Metrics.forget(key)
 	r.StateMetrics.Delete(key.Namespace, key.Name)
 }
@@ -275,21 +279,30 @@ func (r *ServiceWatchReconciler) untilDue(key types.NamespacedName, watch *swv1.
 	return wait
 }
 
-// start begins a sync: it announces work the user asked for, reads the
-// Secrets, and starts the cloud reads in the background.
-func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceWatch, trigger string) {
-	work := requestedWork(watch)
-	if work != "" && watch.Status.ObservedGeneration > 0 {
+// start begins a sync: it reads the Secrets, asks the client-side budgets
+// for the calls, announces work the user asked for, and starts the cloud
+// reads in the background. When the budgets have no room yet, it sends and
+// writes nothing and comes back when they will.
+func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceWatch, trigger string) ctrl.Result {
+	key := client.ObjectKeyFromObject(watch)
+	in := r.readAccess(ctx, watch)
+	every := r.noteDemand(key, watch, in)
+	admitted := r.admit(in)
+	if admitted.wait > 0 {
+		return ctrl.Result{RequeueAfter: admitted.wait}
+	}
+	in.alertsDeferred = admitted.alertsDeferred
+	if work := requestedWork(watch); work != "" && watch.Status.ObservedGeneration > 0 {
 		// A new watch reads observedGeneration -1, which kstatus already
 		// shows as in progress: it costs no write of its own.
 		r.announce(ctx, watch, work)
 	}
-	in := r.readAccess(ctx, watch)
 	parts := syncParts()
-	r.fetches.start(r.baseCtx, r.Options.SyncTimeout, watch, trigger, apiHosts(in), r.urgent(watch, trigger), r.now,
+	r.fetches.start(r.baseCtx, r.Options.SyncTimeout, watch, trigger, every, apiHosts(in), r.urgent(watch, trigger), r.now,
 		func(ctx context.Context) ([]partResult, bool) {
 			return readCloud(ctx, r.Cloud, parts, in), in.reachedCloud(watch)
 		})
+	return ctrl.Result{}
 }
 
 // urgent tells work a user asked for (a new generation, a requested sync, a
@@ -315,6 +328,7 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 	if read.reachedCloud {
 		watch.Status.LastSyncTime = &metav1.Time{Time: read.endedAt.Truncate(time.Second)}
 	}
+	setIntervalMetCondition(watch, read.every)
 	outcome := assess(results)
 	watch.Status.RetryNotBefore = nil
 	if outcome.retryAfter > 0 {
@@ -331,7 +345,7 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 		r.Metrics.record(watch, parts)
 		r.StateMetrics.Set(stateMetricsOf(watch))
 	}
-	return periodic(r.scheduleNext(watch, trigger, outcome))
+	return periodic(r.scheduleNext(watch, trigger, read.every, outcome))
 }
 
 // readAccess reads what the parts need from the referenced Secrets, the two
@@ -353,7 +367,8 @@ func (in syncInput) reachedCloud(watch *swv1.ServiceWatch) bool {
 
 // scheduleNext remembers when the watch is next due after a sync with this
 // outcome, and returns the wait.
-func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger string, o syncOutcome) time.Duration {
+// every is the watch's interval as its budgets allow it.
+func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger string, every time.Duration, o syncOutcome) time.Duration {
 	key := client.ObjectKeyFromObject(watch)
 	failures := 0
 	if o.failed {
@@ -361,7 +376,10 @@ func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger 
 		failures = prev.failures + 1
 	}
 	now := r.now()
-	next := nextSync(now, watch, failures, o, r.phaseOf(watch), r.jitter(min(maxJitter, interval(watch)/100)))
+	// The phase is a share of the interval, so a stretched interval keeps
+	// the watches spread.
+	phase := time.Duration(float64(r.phaseOf(watch)) * float64(every) / float64(interval(watch)))
+	next := nextSync(now, every, failures, o, phase, r.jitter(min(maxJitter, every/100)))
 	r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: next, failures: failures})
 	return next.Sub(now)
 }

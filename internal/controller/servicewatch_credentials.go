@@ -44,7 +44,7 @@ func (r *ServiceWatchReconciler) managementAccess(ctx context.Context, watch *sw
 	}
 	return managementAccess{
 		url:     url,
-		creds:   cloudapi.BasicCredentials{KeyID: data[keyIDKey], KeySecret: data[keySecretKey]},
+		creds:   cloudapi.NewBasicCredentials(data[keyIDKey], data[keySecretKey]),
 		failure: f,
 	}
 }
@@ -62,7 +62,7 @@ func (r *ServiceWatchReconciler) alertAccess(ctx context.Context, watch *swv1.Se
 	if f == nil && url == "" {
 		f = newFailure(swv1.ReasonConfigurationError, "no alert API URL: set spec.alertApi.url or the manager's --alert-api-url")
 	}
-	return alertAccess{url: url, token: cloudapi.BearerToken(data[tokenKey]), failure: f}
+	return alertAccess{url: url, token: cloudapi.NewBearerToken(data[tokenKey]), failure: f}
 }
 
 // readSecret reads the named keys of a Secret in the watch's own namespace,

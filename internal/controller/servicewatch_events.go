@@ -39,6 +39,7 @@ func eventsFor(before, after *swv1.ServiceWatch, parts []part) []event {
 			events = append(events, newEvent(corev1.EventTypeNormal, p.condition, p.condition+" recovered: "+cur.Message))
 		}
 	}
+	events = append(events, intervalEvents(conditions.Get(before, swv1.ConditionIntervalMet), conditions.Get(after, swv1.ConditionIntervalMet))...)
 	old, cur := conditions.Get(before, swv1.ConditionReady), conditions.Get(after, swv1.ConditionReady)
 	if changed(old, cur) {
 		switch {
@@ -49,6 +50,18 @@ func eventsFor(before, after *swv1.ServiceWatch, parts []part) []event {
 		}
 	}
 	return events
+}
+
+// intervalEvents tell when the budget starts or stops stretching the
+// interval, not on every sync while it does.
+func intervalEvents(old, cur *metav1.Condition) []event {
+	switch {
+	case old == nil && cur != nil:
+		return []event{newEvent(corev1.EventTypeWarning, cur.Reason, cur.Message)}
+	case old != nil && cur == nil:
+		return []event{newEvent(corev1.EventTypeNormal, swv1.ConditionIntervalMet, "the rate budget allows spec.interval again")}
+	}
+	return nil
 }
 
 // changed tells whether a condition appeared or changed its status or reason.

@@ -29,6 +29,7 @@ func TestEventsFor(t *testing.T) {
 		{"a failure with a new reason is told", [][]partResult{synced(), pipesDown(swv1.ReasonServerError)}, pipesDown(swv1.ReasonRateLimited), false, []string{"Warning/RateLimited"}},
 		{"recovery: the part and Ready", [][]partResult{synced(), pipesDown(swv1.ReasonServerError)}, synced(), false, []string{"Normal/PipesSynced", "Normal/Ready"}},
 		{"suspended", [][]partResult{synced()}, nil, true, []string{"Normal/Suspended"}},
+		{"the budget starts stretching the interval", [][]partResult{synced()}, nil, false, []string{"Warning/BudgetExceeded"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -38,9 +39,12 @@ func TestEventsFor(t *testing.T) {
 				applyResults(w, parts, results, DefaultStatusSizeLimit)
 			}
 			before := w.DeepCopy()
-			if tt.suspend {
+			switch {
+			case tt.suspend:
 				markSuspended(w)
-			} else {
+			case tt.after == nil:
+				setIntervalMetCondition(w, 2*interval(w))
+			default:
 				applyResults(w, parts, tt.after, DefaultStatusSizeLimit)
 			}
 			var got []string

@@ -85,6 +85,8 @@ func conditionReason(r cloudapi.Reason) string {
 		return swv1.ReasonInvalidResponse
 	case cloudapi.ReasonConfigurationError:
 		return swv1.ReasonConfigurationError
+	case cloudapi.ReasonServiceIdle:
+		return swv1.ReasonServiceIdle
 	case cloudapi.ReasonUnexpectedStatus:
 		return swv1.ReasonUnexpectedStatus
 	default:

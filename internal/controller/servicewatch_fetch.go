@@ -34,7 +34,9 @@ type fetches struct {
 type fetched struct {
 	// trigger is the trigger the read started for; a read whose watch
 	// changed since is stale.
-	trigger      string
+	trigger string
+	// every is the interval the watch's budgets allowed when the read began.
+	every        time.Duration
 	results      []partResult
 	reachedCloud bool
 	endedAt      time.Time
@@ -76,7 +78,7 @@ func (f *fetches) forget(key types.NamespacedName) {
 // start runs read in the background for the watch, within ctx (the
 // manager's context, not a reconcile's) and timeout; urgent reads get slots
 // first. now stamps the end.
-func (f *fetches) start(ctx context.Context, timeout time.Duration, watch *swv1.ServiceWatch, trigger string, hosts []string, urgent bool,
+func (f *fetches) start(ctx context.Context, timeout time.Duration, watch *swv1.ServiceWatch, trigger string, every time.Duration, hosts []string, urgent bool,
 	now func() time.Time, read func(context.Context) ([]partResult, bool)) {
 	key := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Name}
 	f.mu.Lock()
@@ -84,7 +86,7 @@ func (f *fetches) start(ctx context.Context, timeout time.Duration, watch *swv1.
 	f.mu.Unlock()
 
 	go func() {
-		res := fetched{trigger: trigger}
+		res := fetched{trigger: trigger, every: every}
 		readCtx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		defer func() {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"k8s.io/utils/ptr"
 
@@ -20,6 +21,12 @@ type Cloud interface {
 	ListPipes(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string) (cloudapi.PipeList, error)
 	ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string) (cloudapi.ReversePrivateEndpointList, error)
 	GetAlert(ctx context.Context, baseURL string, token cloudapi.BearerToken, alertID string) (cloudapi.AlertResult, error)
+	// Admit reserves n calls of a budget before they are made, or says how
+	// long to wait; see cloudapi.Client.Admit.
+	Admit(api, baseURL string, cred cloudapi.Credential, n int) time.Duration
+	// Allowance is the calls per second one budget of api admits; 0 means
+	// unlimited.
+	Allowance(api string) float64
 }
 
 // part is one independent piece of a sync. Everything that differs between
@@ -58,6 +65,8 @@ type syncInput struct {
 	management       managementAccess
 	alerts           alertAccess
 	alertConcurrency int
+	// alertsDeferred: the alert calls wait for the next sync (see admit).
+	alertsDeferred bool
 }
 
 // partResult is what one part read, ready to be applied to status.
@@ -69,6 +78,9 @@ type partResult struct {
 	apply func(status *swv1.ServiceWatchStatus)
 	// message is the part condition's message when the part synced.
 	message string
+	// deferred: the part did not run this time; its data and condition stay
+	// as they are (or, when it never ran, its condition says why).
+	deferred *failure
 }
 
 // readCloud runs the parts concurrently: they are independent, and a slow one
@@ -222,6 +234,9 @@ func readAlerts(ctx context.Context, cloud Cloud, in syncInput) partResult {
 	ids := in.watch.Spec.AlertIDs
 	if len(ids) == 0 {
 		return alertsResult(ids, nil, nil)
+	}
+	if in.alertsDeferred {
+		return partResult{deferred: newFailure(swv1.ReasonRateLimited, "waiting for room in the alert API token's rate budget")}
 	}
 	if in.alerts.failure != nil {
 		return alertsResult(ids, nil, in.alerts.failure)

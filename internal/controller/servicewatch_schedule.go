@@ -146,15 +146,15 @@ func assess(results []partResult) syncOutcome {
 	return o
 }
 
-// nextSync says when a watch syncs again after a sync that ended at now, its
-// failures-th consecutive failed one (0 after a success).
+// nextSync says when a watch syncs again, every its interval (as its budgets
+// allow it), after a sync that ended at now, its failures-th consecutive
+// failed one (0 after a success).
 //
 // Success and stalled failures wait for the watch's next periodic slot (a
 // stalled watch waits for the user's fix, which triggers a sync at once, not
 // a tight loop). Transient failures back off exponentially, never past the
 // interval. A 429 waits as long as the service asked, even past the interval.
-func nextSync(now time.Time, watch *swv1.ServiceWatch, failures int, o syncOutcome, phase, jitter time.Duration) time.Time {
-	every := interval(watch)
+func nextSync(now time.Time, every time.Duration, failures int, o syncOutcome, phase, jitter time.Duration) time.Time {
 	next := periodicSlot(now, every, phase).Add(jitter)
 	if o.transient {
 		next = now.Add(min(every, backoff(failures)))

@@ -37,7 +37,7 @@ func TestNextSync(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := nextSync(now, w, tt.failures, tt.outcome, phase, tt.jitter); !got.Equal(tt.want) {
+			if got := nextSync(now, every, tt.failures, tt.outcome, phase, tt.jitter); !got.Equal(tt.want) {
 				t.Errorf("nextSync = %v, want %v", got, tt.want)
 			}
 		})

@@ -40,8 +40,15 @@ func applyResults(watch *swv1.ServiceWatch, parts []part, results []partResult, 
 	truncate(watch, parts, sizeLimit)
 }
 
-// setPartCondition reports one part's result in its condition.
+// setPartCondition reports one part's result in its condition. A deferred
+// part keeps the condition it has, if any.
 func setPartCondition(watch *swv1.ServiceWatch, condType string, res partResult) {
+	if res.deferred != nil {
+		if conditions.Get(watch, condType) == nil {
+			setCondition(watch, metav1.Condition{Type: condType, Status: metav1.ConditionFalse, Reason: res.deferred.reason, Message: res.deferred.message})
+		}
+		return
+	}
 	c := metav1.Condition{Type: condType, Status: metav1.ConditionTrue, Reason: swv1.ReasonSynced, Message: res.message}
 	if res.failure != nil {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, res.failure.reason, res.failure.message

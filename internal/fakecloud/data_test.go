@@ -74,7 +74,7 @@ func TestDefaultDataCoversEverySpecField(t *testing.T) {
 	s := start(t)
 	c := cloudapi.New(cloudapi.Options{})
 	ctx := context.Background()
-	creds := cloudapi.BasicCredentials{KeyID: fakecloud.DefaultKeyID, KeySecret: fakecloud.DefaultKeySecret}
+	creds := cloudapi.NewBasicCredentials(fakecloud.DefaultKeyID, fakecloud.DefaultKeySecret)
 	pipes, err := c.ListPipes(ctx, s.URL, creds, org, svc)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func TestDefaultDataCoversEverySpecField(t *testing.T) {
 	}
 	var alerts []cloudapi.Alert
 	for _, id := range []string{fakecloud.DefaultAlertID, fakecloud.SecondAlertID} {
-		a, err := c.GetAlert(ctx, s.URL, fakecloud.DefaultAlertToken, id)
+		a, err := c.GetAlert(ctx, s.URL, cloudapi.NewBearerToken(fakecloud.DefaultAlertToken), id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,7 @@ func Example() {
 	defer fake.Close()
 
 	client := cloudapi.New(cloudapi.Options{})
-	creds := cloudapi.BasicCredentials{KeyID: fakecloud.DefaultKeyID, KeySecret: fakecloud.DefaultKeySecret}
+	creds := cloudapi.NewBasicCredentials(fakecloud.DefaultKeyID, fakecloud.DefaultKeySecret)
 	ctx := context.Background()
 
 	pipes, err := client.ListPipes(ctx, fake.URL, creds, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID)
@@ -28,7 +28,7 @@ func Example() {
 
 	// Alerts are served from the same URL.
 	fake.DeleteAlert(fakecloud.SecondAlertID)
-	_, err = client.GetAlert(ctx, fake.URL, fakecloud.DefaultAlertToken, fakecloud.SecondAlertID)
+	_, err = client.GetAlert(ctx, fake.URL, cloudapi.NewBearerToken(fakecloud.DefaultAlertToken), fakecloud.SecondAlertID)
 	fmt.Println(cloudapi.ReasonOf(err))
 
 	fmt.Println(fake.Calls(fakecloud.OpListPipes), fake.Calls(fakecloud.OpListReversePrivateEndpoints), fake.Calls(fakecloud.OpGetAlert))

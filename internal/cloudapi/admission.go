@@ -1,0 +1,79 @@
+package cloudapi
+
+import (
+	"encoding/hex"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Admit reserves n calls of api (APIManagement or APIAlert) with cred at baseURL
+// when the client-side budget and any Retry-After hold allow all n now, and
+// returns 0. Otherwise it reserves nothing and returns how long to wait before
+// asking again (never 0).
+//
+// The budget is the RateLimit of api (Options.ManagementRate or AlertRate),
+// shared by every caller that uses the same credential at the same API host.
+// Calls themselves never wait: a caller that sends without admission is not
+// paced, only held back after a 429. n larger than the limit's Requests is
+// never admitted (the wait is one window): split such a batch.
+func (c *Client) Admit(api, baseURL string, cred Credential, n int) time.Duration {
+	return c.budgets.admit(budgetKeyOf(api, baseURL, cred), c.limitOf(api), c.now(), n)
+}
+
+// Hold records that no call of api with cred at baseURL may go out before
+// until, as if the service had answered 429 with that Retry-After. The
+// controller uses it to restore a hold it persisted before a restart.
+//
+// A hold never shortens an earlier one, and is capped at 24 hours from now,
+// like a Retry-After, so that a clock gone wrong cannot block a credential
+// for good.
+func (c *Client) Hold(api, baseURL string, cred Credential, until time.Time) {
+	now := c.now()
+	if latest := now.Add(maxRetryAfter); until.After(latest) {
+		until = latest
+	}
+	c.budgets.hold(budgetKeyOf(api, baseURL, cred), c.limitOf(api), now, until)
+}
+
+// Fingerprint returns a short, stable, non-reversible identifier of the budget
+// (api, baseURL host, credential) for metrics labels; never the credential.
+//
+// It is 12 hex digits (48 bits) of a SHA-256 digest: enough to tell a
+// manager's budgets apart, and the same across restarts.
+func Fingerprint(api, baseURL string, cred Credential) string {
+	key := budgetKeyOf(api, baseURL, cred)
+	return hex.EncodeToString(key[:6])
+}
+
+// limitOf returns the RateLimit of api.
+func (c *Client) limitOf(api string) RateLimit {
+	if api == APIAlert {
+		return c.opts.AlertRate
+	}
+	return c.opts.ManagementRate
+}
+
+// budgetKeyOf returns the key of the budget of cred at baseURL on api. A base
+// URL that does not parse keys by its text: calls to it fail anyway.
+func budgetKeyOf(api, baseURL string, cred Credential) credKey {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return budgetKey(api, baseURL, "", cred)
+	}
+	return budgetKey(api, u.Host, u.Scheme, cred)
+}
+
+// budgetKey identifies a budget: the API, its host (lower case, without the
+// scheme's default port, as the service sees it) and the credential. It is a
+// digest: the credential itself is never kept.
+func budgetKey(api, host, scheme string, cred Credential) credKey {
+	host = strings.ToLower(host)
+	switch strings.ToLower(scheme) {
+	case "https":
+		host = strings.TrimSuffix(host, ":443")
+	case "http":
+		host = strings.TrimSuffix(host, ":80")
+	}
+	return digest(append([]string{"budget", api, host}, cred.parts()...)...)
+}

@@ -1,0 +1,269 @@
+package cloudapi
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+var epoch = time.Unix(1_700_000_000, 0)
+
+// fakeClock is the client's clock in tests: it moves only when told.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// clientAt returns a client whose clock is clock, with the given limits.
+func clientAt(clock *fakeClock, mgmt, alert RateLimit) *Client {
+	c := New(Options{ManagementRate: mgmt, AlertRate: alert})
+	c.now = clock.Now
+	return c
+}
+
+// admitStep is an Admit at a time since the start, and the wait it must say.
+type admitStep struct {
+	at   time.Duration
+	n    int
+	wait time.Duration
+}
+
+func TestAdmissionPacesEvenlyWithABurst(t *testing.T) {
+	mgmt := DefaultManagementRate() // 10 per 10 s, bursts of 2: window 11 s, spacing 1.1 s
+	tests := []struct {
+		name  string
+		steps []admitStep
+	}{
+		{name: "a sync's two calls go together, the next pair 2.2 s later", steps: []admitStep{
+			{0, 2, 0},
+			{0, 1, 1100 * time.Millisecond},
+			{time.Second, 2, 1200 * time.Millisecond},
+			{2200 * time.Millisecond, 2, 0},
+		}},
+		{name: "a cold start's backlog is spread out, not burst", steps: []admitStep{
+			{0, 1, 0},
+			{0, 1, 0}, // the burst of 2
+			{0, 1, 1100 * time.Millisecond},
+			{1100 * time.Millisecond, 1, 0},
+			{1100 * time.Millisecond, 1, 1100 * time.Millisecond},
+			{2200 * time.Millisecond, 1, 0},
+		}},
+		{name: "a rested budget takes its burst again", steps: []admitStep{
+			{0, 2, 0},
+			{time.Hour, 2, 0},
+		}},
+		{name: "more than the burst waits until the budget is rested", steps: []admitStep{
+			{0, 1, 0},
+			{0, 5, 1100 * time.Millisecond},
+			{1100 * time.Millisecond, 5, 0},
+			{1100 * time.Millisecond, 1, 4400 * time.Millisecond},
+		}},
+		{name: "more than Requests never goes", steps: []admitStep{
+			{time.Hour, 11, 11 * time.Second},
+			{time.Hour, 10, 0},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := &fakeClock{now: epoch}
+			c := clientAt(clock, mgmt, RateLimit{Requests: -1})
+			for i, s := range tt.steps {
+				clock.now = epoch.Add(s.at)
+				if got := c.Admit(APIManagement, "https://api.example.com", testKey, s.n); got != s.wait {
+					t.Fatalf("step %d: Admit(%d) at +%v = %v, want %v", i, s.n, s.at, got, s.wait)
+				}
+			}
+		})
+	}
+}
+
+var testKey = NewBasicCredentials("key", "secret")
+
+// The margin: the service's 10 per 10 s is kept over 11 s, so that an unknown
+// phase and a second of latency jitter cannot push 11 calls into one of its
+// windows.
+func TestAdmissionKeepsToTheLimitOverAStretchedWindow(t *testing.T) {
+	limit := RateLimit{Requests: 10, Per: 10 * time.Second, Burst: 10}
+	clock := &fakeClock{now: epoch}
+	c := clientAt(clock, limit, RateLimit{Requests: -1})
+	if wait := c.Admit(APIManagement, "https://h", testKey, 10); wait != 0 {
+		t.Fatalf("first 10: wait %v", wait)
+	}
+	clock.Advance(10 * time.Second) // a new window at a service whose phase is ours
+	if wait := c.Admit(APIManagement, "https://h", testKey, 1); wait != time.Second {
+		t.Errorf("after 10 s: wait %v, want 1 s more (the margin)", wait)
+	}
+	clock.Advance(time.Second)
+	if wait := c.Admit(APIManagement, "https://h", testKey, 1); wait != 0 {
+		t.Errorf("after 11 s: wait %v, want 0", wait)
+	}
+}
+
+// Whatever the sequence of requests, admissions never put more than Requests
+// calls into any window of Per × 1.1 (so none into any window of Per, at any
+// phase), every refusal says a wait > 0, and waiting that long is enough.
+func TestAdmissionNeverExceedsTheLimitInAnyWindow(t *testing.T) {
+	limits := []RateLimit{
+		DefaultManagementRate(), DefaultAlertRate(),
+		{Requests: 10, Per: 10 * time.Second, Burst: 10},
+		{Requests: 3, Per: time.Second, Burst: 1},
+		{Requests: 7, Per: 3 * time.Second, Burst: 0},
+	}
+	for _, limit := range limits {
+		for seed := range uint64(50) {
+			t.Run(fmt.Sprintf("%d/%v/%d seed %d", limit.Requests, limit.Per, limit.Burst, seed), func(t *testing.T) {
+				checkAdmissions(t, limit, rand.New(rand.NewPCG(seed, 7)))
+			})
+		}
+	}
+}
+
+func checkAdmissions(t *testing.T, limit RateLimit, rng *rand.Rand) {
+	p := newPacer(limit)
+	now := epoch
+	var admitted []time.Time // one entry per call
+	for range 400 {
+		// Callers arrive at random: bunched, spread, or after long pauses.
+		switch rng.IntN(4) {
+		case 0:
+		case 1:
+			now = now.Add(time.Duration(rng.Int64N(int64(limit.Per / 10))))
+		case 2:
+			now = now.Add(time.Duration(rng.Int64N(int64(limit.Per))))
+		default:
+			now = now.Add(time.Duration(rng.Int64N(int64(3 * limit.Per))))
+		}
+		n := 1 + rng.IntN(min(limit.Requests, 4))
+		before := p.clone()
+		wait := p.admit(now, n)
+		if wait < 0 {
+			t.Fatalf("negative wait %v", wait)
+		}
+		if wait == 0 {
+			for range n {
+				admitted = append(admitted, now)
+			}
+			continue
+		}
+		before.forget(now) // what left the window may go; nothing else changes
+		if !slices.Equal(before.log, p.log) || !before.tat.Equal(p.tat) {
+			t.Fatalf("a refused admission changed the budget")
+		}
+		if again := before.admit(now.Add(wait), n); again != 0 {
+			t.Fatalf("Admit(%d) said wait %v, but then it says wait %v more", n, wait, again)
+		}
+	}
+	window := windowOf(limit)
+	for i, first := range admitted {
+		// Calls at or after first and before first+window.
+		j, _ := slices.BinarySearchFunc(admitted, first.Add(window), func(a, b time.Time) int { return a.Compare(b) })
+		if count := j - i; count > limit.Requests {
+			t.Fatalf("%d calls within %v of %v, want at most %d", count, window, first.Sub(epoch), limit.Requests)
+		}
+	}
+	if len(admitted) < 100 {
+		t.Fatalf("only %d calls admitted: the test exercises too little", len(admitted))
+	}
+}
+
+// clone returns an independent copy, for trying an admission.
+func (p *pacer) clone() *pacer {
+	c := *p
+	c.log = slices.Clone(p.log)
+	return &c
+}
+
+func TestHoldIsHonouredByAdmissionAndCalls(t *testing.T) {
+	clock := &fakeClock{now: epoch}
+	c := clientAt(clock, DefaultManagementRate(), RateLimit{Requests: -1})
+	for _, api := range []string{APIManagement, APIAlert} { // a disabled limit is held too
+		c.Hold(api, "https://h", testKey, epoch.Add(30*time.Second))
+		if wait := c.Admit(api, "https://h", testKey, 1); wait != 30*time.Second {
+			t.Errorf("%s: wait %v, want 30s", api, wait)
+		}
+	}
+	clock.Advance(30 * time.Second)
+	for _, api := range []string{APIManagement, APIAlert} {
+		if wait := c.Admit(api, "https://h", testKey, 2); wait != 0 {
+			t.Errorf("%s at the end of the hold: wait %v, want 0", api, wait)
+		}
+	}
+}
+
+func TestRestedBudgetsAreForgotten(t *testing.T) {
+	clock := &fakeClock{now: epoch}
+	c := clientAt(clock, DefaultManagementRate(), DefaultAlertRate())
+	rotated := NewBasicCredentials("old", "rotated-away")
+	c.Admit(APIManagement, "https://h", rotated, 2)
+	c.Hold(APIManagement, "https://h", NewBasicCredentials("held", "s"), epoch.Add(3*time.Hour))
+	c.Admit(APIAlert, "https://h", NewBearerToken("busy"), 10)
+	if n := c.budgets.len(); n != 3 {
+		t.Fatalf("%d budgets, want 3", n)
+	}
+
+	// Eleven seconds on, the management budget is rested; the alert one
+	// (10 calls of 100 per 66 s) is not.
+	clock.Advance(sweepEvery)
+	c.Admit(APIManagement, "https://h", NewBasicCredentials("new", "s"), 1)
+	if _, ok := c.budgets.budgets[budgetKeyOf(APIManagement, "https://h", rotated)]; ok {
+		t.Error("a rested budget was kept")
+	}
+	if n := c.budgets.len(); n != 3 {
+		t.Errorf("%d budgets, want 3: held, busy alert and new", n)
+	}
+	// Forgetting changes nothing: the rotated key starts with a full burst.
+	if wait := c.Admit(APIManagement, "https://h", rotated, 2); wait != 0 {
+		t.Errorf("forgotten budget: wait %v, want 0", wait)
+	}
+	clock.Advance(4 * time.Hour)
+	c.Admit(APIManagement, "https://h", testKey, 1)
+	if n := c.budgets.len(); n != 1 {
+		t.Errorf("%d budgets after the hold ended, want 1", n)
+	}
+	for k := range c.budgets.budgets {
+		if string(k[:]) == "rotated-away" {
+			t.Error("credential kept in clear")
+		}
+	}
+}
+
+// Admission is shared by every worker: under contention, a frozen clock
+// admits exactly the burst, however many ask at once.
+func TestAdmissionIsSafeForConcurrentUse(t *testing.T) {
+	clock := &fakeClock{now: epoch}
+	c := clientAt(clock, RateLimit{Requests: 100, Per: time.Minute, Burst: 10}, RateLimit{Requests: -1})
+	var mu sync.Mutex
+	admitted := 0
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			for range 20 {
+				if c.Admit(APIManagement, "https://h", testKey, 1) == 0 {
+					mu.Lock()
+					admitted++
+					mu.Unlock()
+				}
+				c.Hold(APIManagement, "https://other", testKey, epoch)
+			}
+		})
+	}
+	wg.Wait()
+	if admitted != 10 {
+		t.Errorf("%d admitted, want the burst of 10", admitted)
+	}
+}

@@ -1,0 +1,140 @@
+package cloudapi
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxMessageRunes bounds Error.Message, Error.RequestID and the text of
+// Error.Err.
+const maxMessageRunes = 200
+
+// maxCleanedBytes bounds the text that is scrubbed for one message: far more
+// than a message keeps, so that the end of a long URL in a transport error
+// still shows once the URL is shortened. Cutting there is safe: the end of
+// the text is scrubbed for the beginning of a secret.
+const maxCleanedBytes = 8 << 10
+
+// A URL longer than maxURLRunes is shown as its first urlHeadRunes runes (the
+// host and the start of the path), an ellipsis and its last urlTailRunes
+// runes (the resource), so that a long URL cannot push the cause of an error
+// out of the message.
+const (
+	maxURLRunes  = 80
+	urlHeadRunes = 56
+	urlTailRunes = 20
+)
+
+// clean makes text fit for an error message and a condition: valid UTF-8,
+// no control, format or bidi characters, whitespace collapsed, credentials
+// redacted in any encoding, long URLs shortened, and at most maxMessageRunes
+// runes.
+func (s *scrubber) clean(text string) string {
+	// Invalid UTF-8 is kept until secrets are redacted: a cap that cuts a
+	// secret inside a character leaves its first bytes, which must still
+	// match.
+	text = s.redact(cutBytes(normalizeText(text), maxCleanedBytes))
+	// Dropping characters between stray bytes can make them valid UTF-8,
+	// a control character even: normalize again once the text is valid.
+	text = normalizeText(strings.ToValidUTF8(text, "\uFFFD"))
+	// Shortening joins the two ends of a URL; what they make together is
+	// scrubbed again, around the redactions already made.
+	text = s.redactBetween(shortenURLs(text))
+	return s.fit(text, maxMessageRunes)
+}
+
+// normalizeText drops control and format characters (bidi overrides and
+// isolates, zero-width characters, byte order marks: they can make a
+// message read differently from what it says), turns every kind of space and
+// line break into one space, and trims the ends. Bytes that are not UTF-8
+// are kept as they are.
+func normalizeText(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case unicode.IsSpace(r):
+			space = b.Len() > 0
+		case unicode.Is(unicode.Cc, r), unicode.Is(unicode.Cf, r):
+		default:
+			if space {
+				b.WriteByte(' ')
+				space = false
+			}
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+var urlRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
+
+// shortenURLs shortens the URLs in s that are longer than maxURLRunes.
+func shortenURLs(s string) string {
+	return urlRE.ReplaceAllStringFunc(s, func(u string) string {
+		if utf8.RuneCountInString(u) <= maxURLRunes {
+			return u
+		}
+		r := []rune(u)
+		return string(r[:urlHeadRunes]) + "…" + string(r[len(r)-urlTailRunes:])
+	})
+}
+
+// redactBetween redacts the parts of text between earlier redactions, so
+// that a placeholder is never taken for part of a secret.
+func (s *scrubber) redactBetween(text string) string {
+	parts := strings.Split(text, redacted)
+	for i, p := range parts {
+		parts[i] = s.redact(p)
+	}
+	return strings.Join(parts, redacted)
+}
+
+// fit cuts text to at most n runes, marking the cut with an ellipsis. The cut
+// may leave the beginning of an encoded secret at the end: that is redacted
+// too, moving the cut back before it.
+func (s *scrubber) fit(text string, n int) string {
+	if utf8.RuneCountInString(text) <= n {
+		return text
+	}
+	suffix := "…"
+	for {
+		head := cutRunes(text, n-utf8.RuneCountInString(suffix))
+		spans := s.find(head)
+		if len(spans) == 0 || spans[len(spans)-1].end < len(head) {
+			return head + suffix
+		}
+		text, suffix = head[:spans[len(spans)-1].start], redacted+"…"
+		if utf8.RuneCountInString(text)+utf8.RuneCountInString(suffix) <= n {
+			return text + suffix
+		}
+	}
+}
+
+// cutRunes returns the first n runes of s.
+func cutRunes(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
+// cutBytes returns the longest prefix of s of at most n bytes that ends on a
+// rune boundary.
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,29 @@
+package cloudapi
+
+import (
+	"strings"
+	"testing"
+)
+
+// Error bodies come from outside; scrubbing one must stay cheap whatever it
+// holds, including long runs of escape characters that every pattern could
+// start with.
+func BenchmarkScrubErrorBody(b *testing.B) {
+	creds := NewBasicCredentials("fake-key-id", `fake\key+secret%value&"quoted"/slash`)
+	bodies := map[string]string{
+		"typical JSON":       `{"status":401,"requestId":"9b2f4c1e-7a3d-4e5f-8a6b-1c2d3e4f5a6b","error":"invalid key: fake\\key+secret%value"}`,
+		"64KiB backslashes":  strings.Repeat(`\`, maxErrorBodyBytes),
+		"64KiB percent-25":   strings.Repeat(`%25`, maxErrorBodyBytes/3),
+		"64KiB secret start": strings.Repeat(`fake\\u005ckey+sec `, maxErrorBodyBytes/19),
+		"64KiB text":         strings.Repeat("lorem ipsum dolor sit amet ", maxErrorBodyBytes/27),
+	}
+	for name, body := range bodies {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				s := newScrubber(creds.secrets())
+				_ = s.clean(body)
+			}
+		})
+	}
+}
