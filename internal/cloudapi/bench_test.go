@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 )
 
 // pipesBody returns a list-pipes body of n realistic pipes, built from the
@@ -37,7 +39,7 @@ func BenchmarkDecodePipes1000(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		l, err := decodePipes(body, 200)
+		l, err := decodePipes(bytes.NewReader(body), 200, ListOptions[swv1.Pipe]{})
 		if err != nil || len(l.Items) != 1000 {
 			b.Fatalf("%d items, %v", len(l.Items), err)
 		}

@@ -67,7 +67,7 @@ func TestRateLimiterFailsFastWhenTheDeadlineIsTooShort(t *testing.T) {
 	}
 	// Another key has its own limiter, and the alert API its own.
 	other := cloudapi.BasicCredentials{KeyID: "other", KeySecret: "other"}
-	if _, err := c.ListPipes(ctx, fake.URL, other, orgID, svcID); cloudapi.ReasonOf(err) != cloudapi.ReasonUnauthorized {
+	if _, err := c.ListPipes(ctx, fake.URL, other, orgID, svcID, pipeOptions{}); cloudapi.ReasonOf(err) != cloudapi.ReasonUnauthorized {
 		t.Errorf("other key: %v, want the fake's Unauthorized", err)
 	}
 	if _, err := c.GetAlert(ctx, fake.URL, fakecloud.DefaultAlertToken, fakecloud.DefaultAlertID); err != nil {
@@ -118,7 +118,7 @@ func TestRateLimitedCredentialIsHeldBack(t *testing.T) {
 		t.Errorf("alert call: %v, want it sent", err)
 	}
 	other := cloudapi.BasicCredentials{KeyID: "other", KeySecret: "x"}
-	if _, err := c.ListPipes(context.Background(), fake.URL, other, orgID, svcID); cloudapi.ReasonOf(err) != cloudapi.ReasonUnauthorized {
+	if _, err := c.ListPipes(context.Background(), fake.URL, other, orgID, svcID, pipeOptions{}); cloudapi.ReasonOf(err) != cloudapi.ReasonUnauthorized {
 		t.Errorf("other key: %v, want it sent", err)
 	}
 }

@@ -1,11 +1,7 @@
 package controller
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
-	"fmt"
-	"slices"
 	"sync"
 
 	"k8s.io/utils/ptr"
@@ -17,8 +13,8 @@ import (
 // Cloud is what the reconciler needs of the cloud; *cloudapi.Client is the
 // real one.
 type Cloud interface {
-	ListPipes(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string) (cloudapi.PipeList, error)
-	ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string) (cloudapi.ReversePrivateEndpointList, error)
+	ListPipes(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string, opts cloudapi.ListOptions[swv1.Pipe]) (cloudapi.List[swv1.Pipe], error)
+	ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string, opts cloudapi.ListOptions[swv1.ReversePrivateEndpoint]) (cloudapi.List[swv1.ReversePrivateEndpoint], error)
 	GetAlert(ctx context.Context, baseURL string, token cloudapi.BearerToken, alertID string) (cloudapi.AlertResult, error)
 }
 
@@ -29,18 +25,20 @@ const (
 	partAlerts    = "alerts"
 )
 
-// redactedValue replaces a credential the cloud returned.
-const redactedValue = "<redacted>"
-
 // pipesResult is the outcome of the pipes part: the pipes, or why not.
 type pipesResult struct {
+	// items are the pipes kept within the status size limit; total and
+	// byState count all of them.
 	items   []swv1.Pipe
+	total   int
+	byState map[string]int32
 	failure *failure
 }
 
 // endpointsResult is the outcome of the reverse private endpoints part.
 type endpointsResult struct {
 	items   []swv1.ReversePrivateEndpoint
+	total   int
 	failure *failure
 }
 
@@ -76,27 +74,32 @@ func (r *ServiceWatchReconciler) readPipes(ctx context.Context, watch *swv1.Serv
 	if mgmt.failure != nil {
 		return pipesResult{failure: mgmt.failure}
 	}
-	list, err := r.Cloud.ListPipes(ctx, mgmt.url, mgmt.creds, watch.Spec.OrganizationID, watch.Spec.ServiceID)
+	// Counted through Each, so the counts stay exact when pipes are dropped.
+	byState := map[string]int32{}
+	opts := cloudapi.ListOptions[swv1.Pipe]{
+		KeepBytes: r.Options.StatusSizeLimit,
+		Each:      func(p *swv1.Pipe) { byState[ptr.Deref(p.State, "Unknown")]++ },
+	}
+	list, err := r.Cloud.ListPipes(ctx, mgmt.url, mgmt.creds, watch.Spec.OrganizationID, watch.Spec.ServiceID, opts)
 	if err != nil {
 		return pipesResult{failure: cloudFailure(err)}
 	}
-	for i := range list.Items {
-		redactPipe(&list.Items[i])
+	if len(byState) == 0 {
+		byState = nil
 	}
-	items, f := convertSortedByID(list.Items, list.RequestID, func(p swv1.Pipe) *string { return p.ID })
-	return pipesResult{items: items, failure: f}
+	return pipesResult{items: list.Items, total: list.Total, byState: byState}
 }
 
 func (r *ServiceWatchReconciler) readEndpoints(ctx context.Context, watch *swv1.ServiceWatch, mgmt managementAccess) endpointsResult {
 	if mgmt.failure != nil {
 		return endpointsResult{failure: mgmt.failure}
 	}
-	list, err := r.Cloud.ListReversePrivateEndpoints(ctx, mgmt.url, mgmt.creds, watch.Spec.OrganizationID, watch.Spec.ServiceID)
+	opts := cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: r.Options.StatusSizeLimit}
+	list, err := r.Cloud.ListReversePrivateEndpoints(ctx, mgmt.url, mgmt.creds, watch.Spec.OrganizationID, watch.Spec.ServiceID, opts)
 	if err != nil {
 		return endpointsResult{failure: cloudFailure(err)}
 	}
-	items, f := convertSortedByID(list.Items, list.RequestID, func(e swv1.ReversePrivateEndpoint) *string { return e.ID })
-	return endpointsResult{items: items, failure: f}
+	return endpointsResult{items: list.Items, total: list.Total}
 }
 
 // readAlerts fetches every alert of the spec, a few at a time: the client's
@@ -129,55 +132,7 @@ func (r *ServiceWatchReconciler) readAlert(ctx context.Context, access alertAcce
 	if err != nil {
 		return alertResult{alert: swv1.AlertStatus{ID: id}, failure: cloudFailure(err)}
 	}
-	alert, err := convertJSON[swv1.AlertStatus](got.Alert)
-	if err != nil {
-		return alertResult{alert: swv1.AlertStatus{ID: id}, failure: conversionFailure(err, got.RequestID)}
-	}
+	alert := got.Alert
 	alert.ID = id // the entry is keyed by the ID the user asked for
 	return alertResult{alert: alert}
-}
-
-// redactPipe replaces the object-storage connection string, a credential,
-// before the pipe goes anywhere else. An empty value stays empty: it reveals
-// nothing and says the cloud sent the field.
-func redactPipe(p *cloudapi.Pipe) {
-	if p.Source == nil || p.Source.ObjectStorage == nil || p.Source.ObjectStorage.ConnectionString == nil {
-		return
-	}
-	if *p.Source.ObjectStorage.ConnectionString != "" {
-		p.Source.ObjectStorage.ConnectionString = ptr.To(redactedValue)
-	}
-}
-
-// convertSortedByID converts the client's items into status items ordered by
-// id, so that an unchanged cloud yields an identical status whatever order it
-// answers in.
-func convertSortedByID[Out any](items any, requestID string, id func(Out) *string) ([]Out, *failure) {
-	out, err := convertJSON[[]Out](items)
-	if err != nil {
-		return nil, conversionFailure(err, requestID)
-	}
-	slices.SortStableFunc(out, func(a, b Out) int { return cmp.Compare(ptr.Deref(id(a), ""), ptr.Deref(id(b), "")) })
-	return out, nil
-}
-
-// convertJSON turns the client's types into the CRD's by a JSON round trip:
-// both use the API's field names and nesting, so the conversion is exact for
-// every field the CRD has and drops the rest.
-func convertJSON[Out any](in any) (Out, error) {
-	var out Out
-	raw, err := json.Marshal(in)
-	if err != nil {
-		return out, err
-	}
-	err = json.Unmarshal(raw, &out)
-	return out, err
-}
-
-func conversionFailure(err error, requestID string) *failure {
-	msg := fmt.Sprintf("the response could not be stored in status: %v", err)
-	if requestID != "" {
-		msg += fmt.Sprintf(" (requestId %s)", requestID)
-	}
-	return &failure{reason: swv1.ReasonInvalidResponse, message: msg}
 }

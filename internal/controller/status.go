@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 )
@@ -21,15 +20,15 @@ func applyResults(status *swv1.ServiceWatchStatus, watch *swv1.ServiceWatch, res
 
 	if res.pipes.failure == nil {
 		status.Pipes = res.pipes.items
-		status.Summary.Pipes = int32(len(res.pipes.items))
-		status.Summary.PipesByState = countByState(res.pipes.items)
+		status.Summary.Pipes = int32(res.pipes.total)
+		status.Summary.PipesByState = res.pipes.byState
 	}
 	setPartCondition(status, swv1.ConditionPipesSynced, gen, res.pipes.failure,
 		fmt.Sprintf("Listed %d pipes", status.Summary.Pipes))
 
 	if res.endpoints.failure == nil {
 		status.ReversePrivateEndpoints = res.endpoints.items
-		status.Summary.ReversePrivateEndpoints = int32(len(res.endpoints.items))
+		status.Summary.ReversePrivateEndpoints = int32(res.endpoints.total)
 	}
 	setPartCondition(status, swv1.ConditionReversePrivateEndpointsSynced, gen, res.endpoints.failure,
 		fmt.Sprintf("Listed %d reverse private endpoints", status.Summary.ReversePrivateEndpoints))
@@ -87,17 +86,6 @@ func applyAlerts(status *swv1.ServiceWatchStatus, ids []string, res cloudResults
 			message:    fmt.Sprintf("%d of %d alerts failed: %s", len(failed), len(ids), strings.Join(failed, "; ")),
 		}
 	}
-}
-
-func countByState(pipes []swv1.Pipe) map[string]int32 {
-	if len(pipes) == 0 {
-		return nil
-	}
-	counts := map[string]int32{}
-	for _, p := range pipes {
-		counts[ptr.Deref(p.State, "Unknown")]++
-	}
-	return counts
 }
 
 func setPartCondition(status *swv1.ServiceWatchStatus, condType string, gen int64, f *failure, okMessage string) {
