@@ -76,9 +76,15 @@ func (k *keeper[T]) add(item *T) error {
 	}
 	k.kept.push(*item, key.seq, size)
 	k.used += size
-	// Dropping the largest keys until the rest fits keeps the longest
-	// fitting prefix of what was seen, given that nothing after the cutoff
-	// was let in (see keep_test.go for the argument and the check).
+	// The kept items are the longest fitting prefix of the items seen so
+	// far. Invariant: they are exactly the seen items before the cutoff,
+	// they fit, and (once there is a cutoff) they do not fit together with
+	// the cutoff item, the next one in key order. An item at or after the
+	// cutoff leaves all three true by being dropped. One before it joins;
+	// popping the largest keys until the rest fits then leaves the items
+	// before the last key popped, which did not fit with them: the new
+	// cutoff. Without the cutoff, an item after a dropped one could later
+	// slip in ahead of it and leave a gap in the prefix.
 	for k.used > k.budget {
 		dropped, size := k.kept.popMax()
 		k.used -= size
