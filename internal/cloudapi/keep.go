@@ -3,59 +3,53 @@ package cloudapi
 import (
 	"encoding/json"
 	"fmt"
-	"hash/maphash"
+	"io"
 )
 
 // keeper receives the items of one list response as they are decoded, and
 // keeps what List promises: each distinct item once, and of those the longest
-// prefix of the id order that fits the byte budget. Its memory is the kept
-// items plus eight bytes or so per distinct id, never the whole response.
+// prefix of the id order that fits the byte budget.
+//
+// It holds the kept items as their JSON encoding, the very bytes the budget
+// counts, and decodes them once more at the end: a decoded item can take
+// thirty times its encoding ({} is a whole swv1.Pipe), and a heap of decoded
+// items would also be copied each time it grows. So its memory is about the
+// budget, 40 bytes per kept item and 8 to 16 bytes per distinct id, never
+// the size of the response.
 type keeper[T any] struct {
 	idOf   func(*T) string
 	redact func(*T)
 	each   func(*T)
 	budget int // <= 0: keep everything
 
-	// seen holds a hash of every id met, not the id: a response of a million
-	// tiny items must stay cheap. Two ids whose 64-bit hashes collide (about
-	// one chance in ten million for a million ids) would merge; the seed is
-	// random per call, so no response can aim for it.
-	seed  maphash.Seed
-	seen  map[uint64]struct{}
+	seen  idSet
 	total int
 
-	kept keptHeap[T]
-	used int // summed size of the kept items
+	kept    keptHeap
+	arena   arena // the encodings of the kept items, and holes left by dropped ones
+	encoder *json.Encoder
+	used    int // summed size of the kept items
 	// cutoff is the smallest key ever dropped for want of room. An item at
 	// or after it cannot be in the prefix: the prefix already stops before
 	// the cutoff item.
 	cutoff    itemKey
 	hasCutoff bool
-	size      sizeCounter
-	encoder   *json.Encoder
 }
 
 func newKeeper[T any](idOf func(*T) string, redact func(*T), opts ListOptions[T]) *keeper[T] {
-	k := &keeper[T]{
-		idOf:   idOf,
-		redact: redact,
-		each:   opts.Each,
-		budget: opts.KeepBytes,
-		seed:   maphash.MakeSeed(),
-		seen:   map[uint64]struct{}{},
-		kept:   keptHeap[T]{idOf: idOf},
-	}
-	k.encoder = json.NewEncoder(&k.size)
+	k := &keeper[T]{idOf: idOf, redact: redact, each: opts.Each, budget: opts.KeepBytes, seen: newIDSet()}
+	k.encoder = json.NewEncoder(&k.arena)
 	return k
 }
 
-// add takes one decoded item. The keeper copies it: item may be reused.
+// add takes one decoded item; it does not retain item.
 func (k *keeper[T]) add(item *T) error {
 	if k.redact != nil {
 		k.redact(item)
 	}
 	id := k.idOf(item)
-	if k.isDuplicate(id) {
+	// Items without an id are never duplicates.
+	if id != "" && !k.seen.add(id) {
 		return nil
 	}
 	k.total++
@@ -63,18 +57,22 @@ func (k *keeper[T]) add(item *T) error {
 		k.each(item)
 	}
 	key := itemKey{id: id, seq: k.total}
-	if k.budget <= 0 {
-		k.kept.push(*item, key.seq, 0)
-		return nil
-	}
 	if k.hasCutoff && !key.less(k.cutoff) {
 		return nil
 	}
-	size, err := k.encodedSize(item)
-	if err != nil {
-		return err
+	off := len(k.arena)
+	if err := k.encoder.Encode(item); err != nil {
+		return fmt.Errorf("encode item: %w", err)
 	}
-	k.kept.push(*item, key.seq, size)
+	// Encode ends the value with a newline, which stands for the comma.
+	size := len(k.arena) - off
+	if k.budget > 0 && k.used+size > k.budget && k.kept.maxBelow(key) {
+		// It would be the first to go: drop it before storing it.
+		k.arena = k.arena[:off]
+		k.cutoff, k.hasCutoff = key, true
+		return nil
+	}
+	k.kept.push(keptEntry{key: key, off: off, size: size})
 	k.used += size
 	// The kept items are the longest fitting prefix of the items seen so
 	// far. Invariant: they are exactly the seen items before the cutoff,
@@ -85,49 +83,74 @@ func (k *keeper[T]) add(item *T) error {
 	// before the last key popped, which did not fit with them: the new
 	// cutoff. Without the cutoff, an item after a dropped one could later
 	// slip in ahead of it and leave a gap in the prefix.
-	for k.used > k.budget {
-		dropped, size := k.kept.popMax()
-		k.used -= size
-		k.cutoff, k.hasCutoff = dropped, true
+	for k.budget > 0 && k.used > k.budget {
+		dropped := k.kept.pop()
+		k.used -= dropped.size
+		k.cutoff, k.hasCutoff = dropped.key, true
 	}
+	k.compactArena()
 	return nil
 }
 
-// isDuplicate records id and reports whether it was met before. Items
-// without an id are never duplicates.
-func (k *keeper[T]) isDuplicate(id string) bool {
-	if id == "" {
-		return false
+// compactArena copies the kept encodings to a fresh arena once dropped ones
+// take more than half of it, so the arena stays within twice the budget.
+func (k *keeper[T]) compactArena() {
+	if len(k.arena) <= 2*k.used+4096 {
+		return
 	}
-	h := maphash.String(k.seed, id)
-	if _, ok := k.seen[h]; ok {
-		return true
+	fresh := make(arena, 0, 2*k.used)
+	for i := range k.kept.entries {
+		e := &k.kept.entries[i]
+		e.off, fresh = len(fresh), append(fresh, k.arena[e.off:e.off+e.size]...)
 	}
-	k.seen[h] = struct{}{}
-	return false
+	k.arena = fresh
 }
 
-// encodedSize is the item's share of a JSON list: its encoding and a comma.
-func (k *keeper[T]) encodedSize(item *T) (int, error) {
-	k.size = 0
-	if err := k.encoder.Encode(item); err != nil {
-		return 0, fmt.Errorf("measure item: %w", err)
+// items decodes the kept items, in key order. The keeper is spent after it.
+// The result is never nil, so that an empty result reads as an empty list.
+func (k *keeper[T]) items() ([]T, error) {
+	entries := k.kept.sorted()
+	out := make([]T, len(entries))
+	// One decoder for all, reading the encodings in key order as a stream of
+	// values: json.Unmarshal would allocate its state once per item.
+	dec := json.NewDecoder(&entryReader{arena: k.arena, entries: entries})
+	for i := range out {
+		if err := dec.Decode(&out[i]); err != nil {
+			return nil, fmt.Errorf("decode kept item: %w", err)
+		}
 	}
-	// Encode ends the value with a newline, which stands for the comma.
-	return int(k.size), nil
+	return out, nil
 }
 
-// items returns the kept items in key order. The keeper is spent after it.
-func (k *keeper[T]) items() []T {
-	return k.kept.sorted()
+// entryReader reads the encodings of entries one after the other. Each ends
+// in a newline, so together they are a stream of JSON values.
+type entryReader struct {
+	arena   arena
+	entries []keptEntry
+	read    int // bytes of entries[0] already read
 }
 
-// sizeCounter is an io.Writer that only counts, so measuring an item
-// allocates nothing.
-type sizeCounter int
+func (r *entryReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && len(r.entries) > 0 {
+		e := r.entries[0]
+		c := copy(p[n:], r.arena[e.off+r.read:e.off+e.size])
+		n += c
+		if r.read += c; r.read == e.size {
+			r.entries, r.read = r.entries[1:], 0
+		}
+	}
+	if n == 0 && len(r.entries) == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
 
-func (c *sizeCounter) Write(p []byte) (int, error) {
-	*c += sizeCounter(len(p))
+// arena is an io.Writer that appends to itself.
+type arena []byte
+
+func (a *arena) Write(p []byte) (int, error) {
+	*a = append(*a, p...)
 	return len(p), nil
 }
 
@@ -145,61 +168,51 @@ func (a itemKey) less(b itemKey) bool {
 	return a.seq < b.seq
 }
 
-// keptHeap is a max-heap of items by itemKey. Items, sequence numbers and
-// sizes are parallel slices, so that the items end up in a []T without a
-// copy. The id is read from the item, not stored twice.
-type keptHeap[T any] struct {
-	idOf  func(*T) string
-	items []T
-	seqs  []int
-	sizes []int
+// keptEntry is one kept item: its key and where its encoding is.
+type keptEntry struct {
+	key       itemKey
+	off, size int
 }
 
-func (h *keptHeap[T]) key(i int) itemKey {
-	return itemKey{id: h.idOf(&h.items[i]), seq: h.seqs[i]}
+// keptHeap is a max-heap of entries by key.
+type keptHeap struct {
+	entries []keptEntry
 }
 
-func (h *keptHeap[T]) less(i, j int) bool { return h.key(i).less(h.key(j)) }
+func (h *keptHeap) less(i, j int) bool { return h.entries[i].key.less(h.entries[j].key) }
 
-func (h *keptHeap[T]) swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.seqs[i], h.seqs[j] = h.seqs[j], h.seqs[i]
-	h.sizes[i], h.sizes[j] = h.sizes[j], h.sizes[i]
+func (h *keptHeap) swap(i, j int) { h.entries[i], h.entries[j] = h.entries[j], h.entries[i] }
+
+// maxBelow reports whether the heap is empty or its largest key is below key.
+func (h *keptHeap) maxBelow(key itemKey) bool {
+	return len(h.entries) == 0 || h.entries[0].key.less(key)
 }
 
-func (h *keptHeap[T]) push(item T, seq, size int) {
-	h.items = append(h.items, item)
-	h.seqs = append(h.seqs, seq)
-	h.sizes = append(h.sizes, size)
-	h.up(len(h.items) - 1)
+func (h *keptHeap) push(e keptEntry) {
+	h.entries = append(h.entries, e)
+	h.up(len(h.entries) - 1)
 }
 
-// popMax removes the item with the largest key and returns its key and size.
-func (h *keptHeap[T]) popMax() (itemKey, int) {
-	last := len(h.items) - 1
+// pop removes and returns the entry with the largest key.
+func (h *keptHeap) pop() keptEntry {
+	last := len(h.entries) - 1
 	h.swap(0, last)
-	key, size := h.key(last), h.sizes[last]
-	var zero T
-	h.items[last] = zero // let the garbage collector have it
-	h.items, h.seqs, h.sizes = h.items[:last], h.seqs[:last], h.sizes[:last]
+	e := h.entries[last]
+	h.entries = h.entries[:last]
 	h.down(0, last)
-	return key, size
+	return e
 }
 
-// sorted orders the items by key in place (heapsort) and returns them; never
-// nil, so that an empty result reads as an empty list.
-func (h *keptHeap[T]) sorted() []T {
-	for end := len(h.items) - 1; end > 0; end-- {
+// sorted orders the entries by key in place (heapsort) and returns them.
+func (h *keptHeap) sorted() []keptEntry {
+	for end := len(h.entries) - 1; end > 0; end-- {
 		h.swap(0, end)
 		h.down(0, end)
 	}
-	if h.items == nil {
-		return []T{}
-	}
-	return h.items
+	return h.entries
 }
 
-func (h *keptHeap[T]) up(i int) {
+func (h *keptHeap) up(i int) {
 	for i > 0 {
 		parent := (i - 1) / 2
 		if !h.less(parent, i) {
@@ -210,8 +223,8 @@ func (h *keptHeap[T]) up(i int) {
 	}
 }
 
-// down restores the heap below i within the first n items.
-func (h *keptHeap[T]) down(i, n int) {
+// down restores the heap below i within the first n entries.
+func (h *keptHeap) down(i, n int) {
 	for {
 		largest, left, right := i, 2*i+1, 2*i+2
 		if left < n && h.less(largest, left) {

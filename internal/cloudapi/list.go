@@ -68,10 +68,14 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, red
 	case err == nil && !env.sawResult:
 		err = errors.New("envelope result is missing or null, not an array")
 	}
+	list := List[T]{RequestID: env.requestID, Total: env.keep.total}
+	if err == nil {
+		list.Items, err = env.keep.items()
+	}
 	if err != nil {
 		return List[T]{RequestID: env.requestID}, fmt.Errorf("decode management response: %w", err)
 	}
-	return List[T]{RequestID: env.requestID, Items: env.keep.items(), Total: env.keep.total}, nil
+	return list, nil
 }
 
 // envelopeReader reads the members of one management envelope.
