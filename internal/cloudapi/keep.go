@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // keeper receives the items of one list response as they are decoded, and
@@ -149,7 +150,15 @@ func (r *entryReader) Read(p []byte) (int, error) {
 // arena is an io.Writer that appends to itself.
 type arena []byte
 
+// Write appends p, doubling the capacity when it runs out: append grows
+// large slices by a quarter, which for a list of a few MiB allocates five
+// times its size along the way.
 func (a *arena) Write(p []byte) (int, error) {
+	if len(*a)+len(p) > cap(*a) {
+		grown := make(arena, len(*a), max(2*cap(*a), len(*a)+len(p), 4096))
+		copy(grown, *a)
+		*a = grown
+	}
 	*a = append(*a, p...)
 	return len(p), nil
 }
@@ -162,8 +171,8 @@ type itemKey struct {
 }
 
 func (a itemKey) less(b itemKey) bool {
-	if a.id != b.id {
-		return a.id < b.id
+	if c := strings.Compare(a.id, b.id); c != 0 {
+		return c < 0
 	}
 	return a.seq < b.seq
 }
