@@ -43,7 +43,8 @@ func newKeeper[T any](idOf func(*T) string, redact func(*T), opts ListOptions[T]
 	return k
 }
 
-// add takes one decoded item; it does not retain item.
+// add takes one decoded item: it redacts it, drops it if its id was met
+// before, shows it to Each and keeps it if it fits. It does not retain item.
 func (k *keeper[T]) add(item *T) error {
 	if k.redact != nil {
 		k.redact(item)
@@ -57,7 +58,12 @@ func (k *keeper[T]) add(item *T) error {
 	if k.each != nil {
 		k.each(item)
 	}
-	key := itemKey{id: id, seq: k.total}
+	return k.keep(item, itemKey{id: id, seq: k.total})
+}
+
+// keep stores item under key if it belongs to the longest fitting prefix of
+// what was seen so far, dropping what no longer does.
+func (k *keeper[T]) keep(item *T, key itemKey) error {
 	if k.hasCutoff && !key.less(k.cutoff) {
 		return nil
 	}
