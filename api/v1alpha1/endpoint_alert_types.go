@@ -40,11 +40,11 @@ type ReversePrivateEndpoint struct {
 	// dnsNames are the endpoint's DNS names.
 	// +optional
 	// +listType=atomic
-	DNSNames []string `json:"dnsNames"`
+	DNSNames []string `json:"dnsNames,omitzero"`
 	// privateDnsNames are the endpoint's private DNS names.
 	// +optional
 	// +listType=atomic
-	PrivateDNSNames []string `json:"privateDnsNames"`
+	PrivateDNSNames []string `json:"privateDnsNames,omitzero"`
 	// status of the endpoint as the cloud spells it (for example Ready).
 	// +optional
 	Status *string `json:"status,omitempty"`

@@ -29,7 +29,7 @@ type Pipe struct {
 	// fieldMappings map source fields to destination columns.
 	// +optional
 	// +listType=atomic
-	FieldMappings []FieldMapping `json:"fieldMappings"`
+	FieldMappings []FieldMapping `json:"fieldMappings,omitzero"`
 	// settings are the pipe's tuning settings.
 	// +optional
 	Settings *PipeSettings `json:"settings,omitempty"`
@@ -103,7 +103,7 @@ type KafkaSource struct {
 	// uses to reach the brokers.
 	// +optional
 	// +listType=atomic
-	ReversePrivateEndpointIDs []string `json:"reversePrivateEndpointIds"`
+	ReversePrivateEndpointIDs []string `json:"reversePrivateEndpointIds,omitzero"`
 }
 
 // KafkaOffset is where a streaming-broker pipe starts reading.
@@ -194,7 +194,7 @@ type PostgresSource struct {
 	// tableMappings map source tables to destination tables.
 	// +optional
 	// +listType=atomic
-	TableMappings []PostgresTableMapping `json:"tableMappings"`
+	TableMappings []PostgresTableMapping `json:"tableMappings,omitzero"`
 }
 
 // PostgresSettings tune how a relational-database source is replicated.
@@ -244,14 +244,14 @@ type PostgresTableMapping struct {
 	// excludedColumns are source columns that are not replicated.
 	// +optional
 	// +listType=atomic
-	ExcludedColumns []string `json:"excludedColumns"`
+	ExcludedColumns []string `json:"excludedColumns,omitzero"`
 	// useCustomSortingKey is true when sortingKeys replaces the default.
 	// +optional
 	UseCustomSortingKey *bool `json:"useCustomSortingKey,omitempty"`
 	// sortingKeys are the columns the destination table is sorted by.
 	// +optional
 	// +listType=atomic
-	SortingKeys []string `json:"sortingKeys"`
+	SortingKeys []string `json:"sortingKeys,omitzero"`
 }
 
 // PipeDestination is the table a pipe writes to.
@@ -271,7 +271,7 @@ type PipeDestination struct {
 	// columns of the destination table.
 	// +optional
 	// +listType=atomic
-	Columns []DestinationColumn `json:"columns"`
+	Columns []DestinationColumn `json:"columns,omitzero"`
 }
 
 // TableDefinition is how a managed destination table is defined.
@@ -282,7 +282,7 @@ type TableDefinition struct {
 	// sortingKey are the columns the table is sorted by.
 	// +optional
 	// +listType=atomic
-	SortingKey []string `json:"sortingKey"`
+	SortingKey []string `json:"sortingKey,omitzero"`
 	// partitionBy is the partitioning expression.
 	// +optional
 	PartitionBy *string `json:"partitionBy,omitempty"`
@@ -299,7 +299,7 @@ type TableEngine struct {
 	// columnIds are the columns the engine uses.
 	// +optional
 	// +listType=atomic
-	ColumnIDs []string `json:"columnIds"`
+	ColumnIDs []string `json:"columnIds,omitzero"`
 }
 
 // DestinationColumn is one column of a destination table.

@@ -3,12 +3,15 @@ package cloudapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"testing"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 )
 
-// pipesBody returns a list-pipes body of n realistic pipes, built from the
-// testdata document.
+// pipesBody returns a list-pipes body of n realistic pipes with distinct ids
+// in no order, built from the testdata document.
 func pipesBody(tb testing.TB, n int) []byte {
 	raw, err := os.ReadFile("testdata/pipes.json")
 	if err != nil {
@@ -26,20 +29,41 @@ func pipesBody(tb testing.TB, n int) []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(doc.Result[i%len(doc.Result)])
+		b.Write(withID(tb, doc.Result[i%len(doc.Result)], fmt.Sprintf("%08x-0000-4000-8000-000000000000", uint32(i)*2654435761)))
 	}
 	b.WriteString(`]}`)
 	return b.Bytes()
 }
 
+// withID returns the pipe raw with its id replaced by id.
+func withID(tb testing.TB, raw json.RawMessage, id string) []byte {
+	var pipe struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &pipe); err != nil {
+		tb.Fatal(err)
+	}
+	return bytes.Replace(raw, []byte(`"`+pipe.ID+`"`), []byte(`"`+id+`"`), 1)
+}
+
 func BenchmarkDecodePipes1000(b *testing.B) {
+	benchmarkDecodePipes(b, ListOptions[swv1.Pipe]{})
+}
+
+// BenchmarkDecodePipes1000StatusBudget decodes as the controller does: with
+// the default status size limit, which 1000 pipes exceed.
+func BenchmarkDecodePipes1000StatusBudget(b *testing.B) {
+	benchmarkDecodePipes(b, ListOptions[swv1.Pipe]{KeepBytes: 800 << 10})
+}
+
+func benchmarkDecodePipes(b *testing.B, opts ListOptions[swv1.Pipe]) {
 	body := pipesBody(b, 1000)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		l, err := decodePipes(body, 200)
-		if err != nil || len(l.Items) != 1000 {
-			b.Fatalf("%d items, %v", len(l.Items), err)
+		l, err := decodePipes(bytes.NewReader(body), 200, opts)
+		if err != nil || l.Total != 1000 || len(l.Items) == 0 {
+			b.Fatalf("%d of %d items, %v", len(l.Items), l.Total, err)
 		}
 	}
 }

@@ -11,12 +11,21 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 )
 
 // Defaults for Options.
 const (
 	DefaultTimeout          = 30 * time.Second
 	DefaultMaxResponseBytes = 16 << 20
+	// DefaultMaxAlertResponseBytes caps an alert body. An alert is a few
+	// hundred bytes, and status must hold up to 100 of them (as many as
+	// spec.alertIds allows) beside the lists; 64 KiB leaves ample room for
+	// members the spec does not list, while a larger body cannot be an alert
+	// worth storing. An alert body is read whole and several are fetched at
+	// once, so the list cap of 16 MiB would be far too much here.
+	DefaultMaxAlertResponseBytes = 64 << 10
 )
 
 // DefaultManagementRate returns the default limit per management key, 10
@@ -40,8 +49,14 @@ const maxErrorBodyBytes = 64 << 10
 type Options struct {
 	// Timeout bounds each call's HTTP exchange, body included; default 30s.
 	Timeout time.Duration
-	// MaxResponseBytes caps a response body; default 16 MiB.
+	// MaxResponseBytes caps a list response body; default 16 MiB. The body
+	// is decoded as it streams in, so memory follows what a list call keeps
+	// (ListOptions.KeepBytes), not this cap.
 	MaxResponseBytes int64
+	// MaxAlertResponseBytes caps an alert response body; default
+	// DefaultMaxAlertResponseBytes (64 KiB), which says why. A larger body is
+	// an InvalidResponse, and no more than the cap is read of it.
+	MaxAlertResponseBytes int64
 	// UserAgent is sent on every request; default "servicewatch/<version>".
 	UserAgent string
 	// ManagementRate is the budget Admit grants per management key and API
@@ -88,6 +103,9 @@ func New(opts Options) *Client {
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	if opts.MaxAlertResponseBytes <= 0 {
+		opts.MaxAlertResponseBytes = DefaultMaxAlertResponseBytes
+	}
 	if opts.UserAgent == "" {
 		opts.UserAgent = defaultUserAgent()
 	}
@@ -129,30 +147,32 @@ func defaultUserAgent() string {
 	return "servicewatch/" + version
 }
 
-// ListPipes lists the pipes of a service.
-func (c *Client) ListPipes(ctx context.Context, baseURL string, creds BasicCredentials, organizationID, serviceID string) (PipeList, error) {
-	resp, err := c.management(ctx, OperationListPipes, baseURL, creds, organizationID, serviceID, "pipes")
-	if err != nil {
-		return PipeList{}, err
-	}
-	list, err := decodePipes(resp.body, resp.status)
-	if err != nil {
-		return PipeList{}, resp.invalid(OperationListPipes, list.RequestID, err)
-	}
-	return list, nil
+// ListPipes lists the pipes of a service, keeping what opts allow. A
+// non-empty objectStorage connectionString reads "<redacted>" in every pipe
+// this returns or hands to opts.Each: the credential never leaves the client.
+func (c *Client) ListPipes(ctx context.Context, baseURL string, creds BasicCredentials, organizationID, serviceID string, opts ListOptions[swv1.Pipe]) (List[swv1.Pipe], error) {
+	return listItems(ctx, c, OperationListPipes, "pipes", decodePipes, opts, baseURL, creds, organizationID, serviceID)
 }
 
 // ListReversePrivateEndpoints lists the reverse private endpoints of a
-// service.
-func (c *Client) ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds BasicCredentials, organizationID, serviceID string) (ReversePrivateEndpointList, error) {
-	op := OperationListReversePrivateEndpoints
-	resp, err := c.management(ctx, op, baseURL, creds, organizationID, serviceID, "pipesReversePrivateEndpoints")
-	if err != nil {
-		return ReversePrivateEndpointList{}, err
+// service, keeping what opts allow.
+func (c *Client) ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds BasicCredentials, organizationID, serviceID string, opts ListOptions[swv1.ReversePrivateEndpoint]) (List[swv1.ReversePrivateEndpoint], error) {
+	return listItems(ctx, c, OperationListReversePrivateEndpoints, "pipesReversePrivateEndpoints", decodeReversePrivateEndpoints, opts,
+		baseURL, creds, organizationID, serviceID)
+}
+
+// listItems performs a management list call of resource, decoding the body
+// with decode while it streams in.
+func listItems[T any](ctx context.Context, c *Client, op, resource string, decode listDecoder[T], opts ListOptions[T],
+	baseURL string, creds BasicCredentials, organizationID, serviceID string) (List[T], error) {
+	var list List[T]
+	read := func(status int, _ http.Header, body io.Reader) (string, error) {
+		var err error
+		list, err = decode(body, status, opts)
+		return list.RequestID, err
 	}
-	list, err := decodeReversePrivateEndpoints(resp.body, resp.status)
-	if err != nil {
-		return ReversePrivateEndpointList{}, resp.invalid(op, list.RequestID, err)
+	if err := c.management(ctx, op, baseURL, creds, organizationID, serviceID, resource, read); err != nil {
+		return List[T]{}, err
 	}
 	return list, nil
 }
@@ -170,34 +190,41 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 	if err != nil {
 		return AlertResult{}, configError(op, err)
 	}
-	resp, err := c.do(ctx, call{
+	var result AlertResult
+	read := func(_ int, header http.Header, body io.Reader) (string, error) {
+		result.RequestID = header.Get("X-Request-Id")
+		raw, err := io.ReadAll(body)
+		if err != nil {
+			return result.RequestID, err
+		}
+		result.Alert, err = decodeAlert(raw)
+		return result.RequestID, err
+	}
+	err = c.do(ctx, call{
 		api: APIAlert, op: op, url: u, cred: token,
+		limit: c.opts.MaxAlertResponseBytes, read: read,
 	})
 	if err != nil {
 		return AlertResult{}, err
 	}
-	requestID := resp.header.Get("X-Request-Id")
-	alert, err := decodeAlert(resp.body)
-	if err != nil {
-		return AlertResult{}, resp.invalid(op, requestID, err)
-	}
-	return AlertResult{Alert: alert, RequestID: requestID}, nil
+	return result, nil
 }
 
 // management validates the inputs of a management call and performs it.
-func (c *Client) management(ctx context.Context, op, baseURL string, creds BasicCredentials, organizationID, serviceID, resource string) (*response, error) {
+func (c *Client) management(ctx context.Context, op, baseURL string, creds BasicCredentials, organizationID, serviceID, resource string, read bodyReader) error {
 	if err := creds.validate(); err != nil {
-		return nil, configError(op, err)
+		return configError(op, err)
 	}
 	if organizationID == "" || serviceID == "" {
-		return nil, configError(op, errors.New("organization ID and service ID must not be empty"))
+		return configError(op, errors.New("organization ID and service ID must not be empty"))
 	}
 	u, err := buildURL(baseURL, "v1", "organizations", organizationID, "services", serviceID, resource)
 	if err != nil {
-		return nil, configError(op, err)
+		return configError(op, err)
 	}
 	return c.do(ctx, call{
 		api: APIManagement, op: op, url: u, cred: creds,
+		limit: c.opts.MaxResponseBytes, read: read,
 	})
 }
 
@@ -245,28 +272,21 @@ type call struct {
 	api, op string
 	url     *url.URL
 	cred    Credential
+	// limit caps the success body handed to read.
+	limit int64
+	read  bodyReader
 }
+
+// bodyReader consumes the body of a success response while it streams in. A
+// body larger than the call's limit fails to read with errTooLarge. It
+// returns the request ID to quote if the body turns out unusable.
+type bodyReader func(status int, header http.Header, body io.Reader) (requestID string, err error)
 
 // prepared is a call with what the client derives from its credential.
 type prepared struct {
 	call
 	scrub *scrubber
 	key   credKey // of the call's budget
-}
-
-// response is a success response, read whole.
-type response struct {
-	status int
-	header http.Header
-	body   []byte
-	scrub  *scrubber
-}
-
-// invalid returns the InvalidResponse error for a response that could not be
-// decoded.
-func (r *response) invalid(op, requestID string, err error) *Error {
-	return &Error{Reason: ReasonInvalidResponse, StatusCode: r.status, RequestID: r.scrub.clean(requestID),
-		Operation: op, Err: cause(r.scrub, err)}
 }
 
 // cleanedError is an error whose text is cleaned like a message (credentials
@@ -298,23 +318,24 @@ func (c *Client) prepare(cl call) prepared {
 }
 
 // do sends the request, unless the call's budget is held after a 429 or ctx
-// has ended, and returns the response of a 2xx whose content type may be
-// JSON, or an *Error. It never waits: pacing is the caller's, through Admit.
-func (c *Client) do(ctx context.Context, unprepared call) (*response, error) {
+// has ended, and hands the body of a 2xx whose content type may be JSON to
+// cl.read; it returns an *Error. It never waits: pacing is the caller's,
+// through Admit.
+func (c *Client) do(ctx context.Context, unprepared call) error {
 	cl := c.prepare(unprepared)
 	if err := c.heldBack(cl); err != nil {
 		c.observe(cl, "rate_limited_locally", 0)
-		return nil, err
+		return err
 	}
 	if err := ctxError(ctx, cl.op); err != nil {
 		c.observe(cl, noResponseCode(ctx, err.Err), 0)
-		return nil, err
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cl.url.String(), nil)
 	if err != nil {
-		return nil, configError(cl.op, err)
+		return configError(cl.op, err)
 	}
 	req.Header.Set("Authorization", cl.cred.authorization())
 	req.Header.Set("Accept", "application/json")
@@ -324,38 +345,51 @@ func (c *Client) do(ctx context.Context, unprepared call) (*response, error) {
 	resp, err := c.http.Do(req)
 	if err != nil {
 		c.observe(cl, noResponseCode(ctx, err), c.now().Sub(start))
-		return nil, &Error{Reason: ReasonUnreachable, Operation: cl.op, Err: cause(cl.scrub, err)}
+		return &Error{Reason: ReasonUnreachable, Operation: cl.op, Err: cause(cl.scrub, err)}
 	}
 	defer resp.Body.Close()
-	r, err := c.readResponse(ctx, cl, resp)
-	if err != nil {
-		var e *Error
-		if errors.As(err, &e) && e.Reason == ReasonUnreachable {
-			c.observe(cl, noResponseCode(ctx, e.Err), c.now().Sub(start))
-			return nil, err
+	if err := c.readResponse(cl, resp); err != nil {
+		if err.Reason == ReasonUnreachable {
+			c.observe(cl, noResponseCode(ctx, err.Err), c.now().Sub(start))
+		} else {
+			c.observe(cl, strconv.Itoa(resp.StatusCode), c.now().Sub(start))
 		}
+		return err
 	}
 	c.observe(cl, strconv.Itoa(resp.StatusCode), c.now().Sub(start))
-	return r, err
+	return nil
 }
 
-// readResponse turns an HTTP response into a response or an *Error.
-func (c *Client) readResponse(ctx context.Context, cl prepared, resp *http.Response) (*response, error) {
+// readResponse hands the body of a success to cl.read, or returns the
+// *Error the response amounts to. A body that fails to arrive is
+// Unreachable; one that arrives too large or cannot be decoded is
+// InvalidResponse.
+func (c *Client) readResponse(cl prepared, resp *http.Response) *Error {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, c.statusError(cl, resp)
+		return c.statusError(cl, resp)
+	}
+	invalid := func(requestID string, err error) *Error {
+		return &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, RequestID: cl.scrub.clean(requestID),
+			Operation: cl.op, Err: cause(cl.scrub, err)}
 	}
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
-		return nil, &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, Operation: cl.op, Err: cause(cl.scrub, err)}
+		return invalid("", err)
 	}
-	body, err := readCapped(resp, c.opts.MaxResponseBytes)
-	if err != nil {
-		if errors.Is(err, errTooLarge) {
-			return nil, &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, Operation: cl.op, Err: cause(cl.scrub, err)}
-		}
-		return nil, &Error{Reason: ReasonUnreachable, StatusCode: resp.StatusCode, Operation: cl.op,
-			Err: cause(cl.scrub, fmt.Errorf("read response body: %w", err))}
+	if resp.ContentLength > cl.limit {
+		return invalid("", fmt.Errorf("%w: Content-Length %d exceeds %d bytes", errTooLarge, resp.ContentLength, cl.limit))
 	}
-	return &response{status: resp.StatusCode, header: resp.Header, body: body, scrub: cl.scrub}, nil
+	body := &cappedBody{r: resp.Body, limit: cl.limit}
+	requestID, err := cl.read(resp.StatusCode, resp.Header, body)
+	switch {
+	case err == nil:
+		return nil
+	case body.err == nil:
+		return invalid(requestID, err)
+	case errors.Is(body.err, errTooLarge):
+		return invalid(requestID, body.err)
+	}
+	return &Error{Reason: ReasonUnreachable, StatusCode: resp.StatusCode, RequestID: cl.scrub.clean(requestID), Operation: cl.op,
+		Err: cause(cl.scrub, fmt.Errorf("read response body: %w", body.err))}
 }
 
 // statusError builds the error for a non-2xx response. The status decides the
@@ -392,19 +426,35 @@ func (c *Client) statusError(cl prepared, resp *http.Response) *Error {
 
 var errTooLarge = errors.New("response body too large")
 
-// readCapped reads a body of at most limit bytes.
-func readCapped(resp *http.Response, limit int64) ([]byte, error) {
-	if resp.ContentLength > limit {
-		return nil, fmt.Errorf("%w: Content-Length %d exceeds %d bytes", errTooLarge, resp.ContentLength, limit)
+// cappedBody reads a response body of at most limit bytes. It reads one byte
+// past the limit, to tell a body of exactly limit bytes from a larger one,
+// and then fails with errTooLarge. err records the first failure other than
+// the end of the body, so the caller can tell a body that did not arrive
+// from one that arrived and could not be decoded.
+type cappedBody struct {
+	r     io.Reader
+	limit int64
+	read  int64
+	err   error
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return nil, err
+	if room := b.limit + 1 - b.read; int64(len(p)) > room {
+		p = p[:room]
 	}
-	if int64(len(body)) > limit {
-		return nil, fmt.Errorf("%w: more than %d bytes", errTooLarge, limit)
+	n, err := b.r.Read(p)
+	b.read += int64(n)
+	if b.read > b.limit {
+		b.err = fmt.Errorf("%w: more than %d bytes", errTooLarge, b.limit)
+		return n - 1, b.err
 	}
-	return body, nil
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
 }
 
 // heldBack returns a RateLimited *Error while the call's budget is held

@@ -47,21 +47,21 @@ func TestFakeCloudAcceptsClientCredentials(t *testing.T) {
 	c := newClient(cloudapi.Options{})
 	ctx := context.Background()
 	good := cloudapi.NewBasicCredentials(fakecloud.DefaultKeyID, fakecloud.DefaultKeySecret)
-	pipes, err := c.ListPipes(ctx, fake.URL, good, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID)
+	pipes, err := c.ListPipes(ctx, fake.URL, good, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, pipeOptions{})
 	if err != nil || len(pipes.Items) != 4 {
 		t.Fatalf("ListPipes = %d pipes, %v; want 4", len(pipes.Items), err)
 	}
-	eps, err := c.ListReversePrivateEndpoints(ctx, fake.URL, good, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID)
+	eps, err := c.ListReversePrivateEndpoints(ctx, fake.URL, good, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, endpointOptions{})
 	if err != nil || len(eps.Items) != 1 {
 		t.Fatalf("ListReversePrivateEndpoints = %d, %v; want 1", len(eps.Items), err)
 	}
 	alert, err := c.GetAlert(ctx, fake.URL, cloudapi.NewBearerToken(fakecloud.DefaultAlertToken), fakecloud.DefaultAlertID)
-	if err != nil || *alert.Alert.ID != fakecloud.DefaultAlertID {
+	if err != nil || alert.Alert.ID != fakecloud.DefaultAlertID {
 		t.Fatalf("GetAlert = %+v, %v", alert, err)
 	}
 
 	bad := cloudapi.NewBasicCredentials(fakecloud.DefaultKeyID, "wrong")
-	_, err = c.ListPipes(ctx, fake.URL, bad, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID)
+	_, err = c.ListPipes(ctx, fake.URL, bad, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, pipeOptions{})
 	if cloudapi.ReasonOf(err) != cloudapi.ReasonUnauthorized {
 		t.Errorf("wrong secret: %v, want Unauthorized", err)
 	}
@@ -94,7 +94,7 @@ func TestURLs(t *testing.T) {
 			return err
 		}, "/x/api/v2/alerts/%2E%2E"},
 		{"IDs in management paths are escaped", "", func(c *cloudapi.Client, base string) error {
-			_, err := c.ListPipes(context.Background(), base, testCreds, "o/../x", "s%2F")
+			_, err := c.ListPipes(context.Background(), base, testCreds, "o/../x", "s%2F", pipeOptions{})
 			return err
 		}, "/v1/organizations/o%2F..%2Fx/services/s%252F/pipes"},
 	}
@@ -195,7 +195,7 @@ func TestNoRetries(t *testing.T) {
 	for _, f := range []fakecloud.Fault{{Status: 500}, {Status: 502, Body: fakecloud.HTML504, ContentType: "text/html"}, {Hang: true}, {Malformed: true}} {
 		fake.ResetCalls()
 		fake.SetFault(fakecloud.OpListPipes, f)
-		_, err := c.ListPipes(context.Background(), fake.URL, defaultCreds(), fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID)
+		_, err := c.ListPipes(context.Background(), fake.URL, defaultCreds(), fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, pipeOptions{})
 		if err == nil {
 			t.Fatalf("fault %+v: no error", f)
 		}
@@ -220,9 +220,9 @@ func TestConcurrentUse(t *testing.T) {
 			var err error
 			switch i % 3 {
 			case 0:
-				_, err = c.ListPipes(context.Background(), fake.URL, defaultCreds(), fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID)
+				_, err = c.ListPipes(context.Background(), fake.URL, defaultCreds(), fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, pipeOptions{})
 			case 1:
-				_, err = c.ListReversePrivateEndpoints(context.Background(), fake.URL, defaultCreds(), fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID)
+				_, err = c.ListReversePrivateEndpoints(context.Background(), fake.URL, defaultCreds(), fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, endpointOptions{})
 			default:
 				_, err = c.GetAlert(context.Background(), fake.URL, cloudapi.NewBearerToken(fakecloud.DefaultAlertToken), fakecloud.SecondAlertID)
 			}

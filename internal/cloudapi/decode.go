@@ -8,72 +8,43 @@ import (
 	"mime"
 	"strings"
 	"unicode/utf8"
-)
 
-// managementEnvelope is the body of every management API response.
-type managementEnvelope[T any] struct {
-	// Status is a pointer so that an absent status is tolerated, while a
-	// present one can be checked against the HTTP status.
-	Status    *int64  `json:"status"`
-	RequestID *string `json:"requestId"`
-	// Result is a pointer so that an absent or null result, which is no
-	// array, can be told from an empty one.
-	Result *[]T `json:"result"`
-}
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+)
 
 // alertEnvelope is the body of a successful alert API response.
 type alertEnvelope struct {
 	Data json.RawMessage `json:"data"`
 }
 
-// decodeManagement checks the management envelope of a success response and
-// decodes its result, in one pass over the body. It returns the envelope's
-// request ID even when the result is unusable, so the error can carry it.
-func decodeManagement[T any](body []byte, httpStatus int) (string, []T, error) {
-	var env managementEnvelope[T]
-	err := json.Unmarshal(body, &env)
-	requestID := ""
-	if env.RequestID != nil {
-		requestID = *env.RequestID
-	}
-	switch {
-	case err != nil:
-		return requestID, nil, fmt.Errorf("decode management response: %w", err)
-	case env.Status != nil && *env.Status != int64(httpStatus):
-		return requestID, nil, fmt.Errorf("envelope status %d disagrees with HTTP status %d", *env.Status, httpStatus)
-	case env.Result == nil:
-		return requestID, nil, errors.New("envelope result is missing or null, not an array")
-	}
-	return requestID, *env.Result, nil
+// alertData is the alert API's alert as the status type holds it. The status
+// type's error member is the operator's: a member of that name in the cloud's
+// answer is not the spec's, so it is dropped like any other unknown member.
+type alertData struct {
+	swv1.AlertStatus
+	Error ignored `json:"error"`
 }
 
-// decodePipes decodes a list-pipes response body.
-func decodePipes(body []byte, httpStatus int) (PipeList, error) {
-	id, items, err := decodeManagement[Pipe](body, httpStatus)
-	return PipeList{RequestID: id, Items: items}, err
-}
+// ignored accepts any JSON value and keeps nothing of it.
+type ignored struct{}
 
-// decodeReversePrivateEndpoints decodes a list-reverse-private-endpoints
-// response body.
-func decodeReversePrivateEndpoints(body []byte, httpStatus int) (ReversePrivateEndpointList, error) {
-	id, items, err := decodeManagement[ReversePrivateEndpoint](body, httpStatus)
-	return ReversePrivateEndpointList{RequestID: id, Items: items}, err
-}
+// UnmarshalJSON discards the value.
+func (*ignored) UnmarshalJSON([]byte) error { return nil }
 
 // decodeAlert decodes a get-alert response body: {"data": {...}}.
-func decodeAlert(body []byte) (Alert, error) {
+func decodeAlert(body []byte) (swv1.AlertStatus, error) {
 	var env alertEnvelope
 	if err := json.Unmarshal(body, &env); err != nil {
-		return Alert{}, fmt.Errorf("decode alert envelope: %w", err)
+		return swv1.AlertStatus{}, fmt.Errorf("decode alert envelope: %w", err)
 	}
 	if firstByte(env.Data) != '{' {
-		return Alert{}, errors.New("alert envelope data is not an object")
+		return swv1.AlertStatus{}, errors.New("alert envelope data is not an object")
 	}
-	var a Alert
+	var a alertData
 	if err := json.Unmarshal(env.Data, &a); err != nil {
-		return Alert{}, fmt.Errorf("decode alert: %w", err)
+		return swv1.AlertStatus{}, fmt.Errorf("decode alert: %w", err)
 	}
-	return a, nil
+	return a.AlertStatus, nil
 }
 
 // firstByte returns the first non-space byte of a JSON value, or 0.

@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 )
 
-func listPipesFrom(t *testing.T, body string) (cloudapi.PipeList, error) {
+func listPipesFrom(t *testing.T, body string) (cloudapi.List[swv1.Pipe], error) {
 	t.Helper()
 	srv, _ := serve(t, reply{status: 200, contentType: "application/json", body: body})
-	return newClient(cloudapi.Options{}).ListPipes(context.Background(), srv.URL, testCreds, orgID, svcID)
+	return newClient(cloudapi.Options{}).ListPipes(context.Background(), srv.URL, testCreds, orgID, svcID, pipeOptions{})
 }
 
 func TestListPipesDecodesEveryField(t *testing.T) {
@@ -20,47 +21,48 @@ func TestListPipesDecodesEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := cloudapi.PipeList{
+	want := cloudapi.List[swv1.Pipe]{
 		RequestID: "9b2f4c1e-7a3d-4e5f-8a6b-1c2d3e4f5a6b",
-		Items: []cloudapi.Pipe{
+		Total:     2,
+		Items: []swv1.Pipe{
 			{
 				ID:        ptr("11111111-1111-4111-8111-111111111111"),
 				ServiceID: ptr(svcID),
 				Name:      ptr("events_kafka"),
 				State:     ptr("Running"),
-				Scaling: &cloudapi.Scaling{
+				Scaling: &swv1.PipeScaling{
 					Replicas: ptr[int64](2), Concurrency: ptr[int64](4), ReplicaCPUMillicores: ptr[int64](500),
-					ReplicaMemoryGB: num("12.25"),
+					ReplicaMemoryGb: dec("12.25"),
 				},
-				Source: &cloudapi.Source{Kafka: &cloudapi.KafkaSource{
+				Source: &swv1.PipeSource{Kafka: &swv1.KafkaSource{
 					Brokers:       ptr("b-1.example.invalid:9098,b-2.example.invalid:9098"),
 					Topics:        ptr("events"),
 					ConsumerGroup: ptr("cg-events"),
 					IAMRole:       ptr("arn:aws:iam::123456789012:role/kafka-reader"),
-					Offset:        &cloudapi.KafkaOffset{Timestamp: ptr("2026-01-10T08:00")},
-					SchemaRegistry: &cloudapi.SchemaRegistry{
+					Offset:        &swv1.KafkaOffset{Timestamp: ptr("2026-01-10T08:00")},
+					SchemaRegistry: &swv1.SchemaRegistry{
 						URL: ptr("https://registry.example.invalid"), CACertificate: ptr("REGISTRY-CA"),
 					},
 					CACertificate:             ptr("BROKER-CA"),
 					ReversePrivateEndpointIDs: []string{"55555555-5555-4555-8555-555555555555"},
 				}},
-				Destination: &cloudapi.Destination{
+				Destination: &swv1.PipeDestination{
 					Database:     ptr("analytics"),
 					Table:        ptr("events"),
 					ManagedTable: ptr(true),
-					TableDefinition: &cloudapi.TableDefinition{
-						Engine:      &cloudapi.TableEngine{VersionColumnID: ptr("updated_at"), ColumnIDs: []string{"id", "updated_at"}},
+					TableDefinition: &swv1.TableDefinition{
+						Engine:      &swv1.TableEngine{VersionColumnID: ptr("updated_at"), ColumnIDs: []string{"id", "updated_at"}},
 						SortingKey:  []string{"id"},
 						PartitionBy: ptr("toYYYYMM(created_at)"),
 						PrimaryKey:  ptr("id"),
 					},
-					Columns: []cloudapi.Column{
+					Columns: []swv1.DestinationColumn{
 						{Name: ptr("id"), Type: ptr("UUID")},
 						{Name: ptr("payload"), Type: ptr("String")},
 					},
 				},
-				FieldMappings: []cloudapi.FieldMapping{{SourceField: ptr("body"), DestinationField: ptr("payload")}},
-				Settings: &cloudapi.PipeSettings{
+				FieldMappings: []swv1.FieldMapping{{SourceField: ptr("body"), DestinationField: ptr("payload")}},
+				Settings: &swv1.PipeSettings{
 					StreamingMaxInsertWaitMs:                 ptr[int64](5000),
 					ObjectStorageConcurrency:                 ptr[int64](1),
 					ObjectStoragePollingIntervalMs:           ptr[int64](30000),
@@ -82,34 +84,34 @@ func TestListPipesDecodesEveryField(t *testing.T) {
 				ServiceID: ptr(svcID),
 				Name:      ptr("logs"),
 				State:     ptr("Stopped"),
-				Scaling: &cloudapi.Scaling{
+				Scaling: &swv1.PipeScaling{
 					Replicas: ptr[int64](0), Concurrency: ptr[int64](1), ReplicaCPUMillicores: ptr[int64](250),
-					ReplicaMemoryGB: num("0.5"),
+					ReplicaMemoryGb: dec("0.5"),
 				},
-				Source: &cloudapi.Source{
-					ObjectStorage: &cloudapi.ObjectStorageSource{
+				Source: &swv1.PipeSource{
+					ObjectStorage: &swv1.ObjectStorageSource{
 						URL:                ptr("https://bucket.example.invalid/logs/**/*.gz"),
 						Delimiter:          ptr(""),
 						Compression:        ptr("auto"),
 						IsContinuous:       ptr(false),
 						QueueURL:           ptr("https://queue.example.invalid/123/logs"),
 						IAMRole:            ptr("arn:aws:iam::123456789012:role/storage-reader"),
-						ConnectionString:   ptr("fake-connection-string"),
+						ConnectionString:   ptr("<redacted>"),
 						Path:               ptr("logs/*"),
 						AzureContainerName: ptr("container"),
 					},
-					Kinesis: &cloudapi.KinesisSource{
+					Kinesis: &swv1.KinesisSource{
 						StreamName:        ptr("clicks"),
 						Region:            ptr("us-east-1"),
 						UseEnhancedFanOut: ptr(true),
 						Timestamp:         ptr[int64](1767254400000),
 						IAMRole:           ptr("arn:aws:iam::123456789012:role/kinesis-reader"),
 					},
-					Postgres: &cloudapi.PostgresSource{
+					Postgres: &swv1.PostgresSource{
 						Host:     ptr("db.example.invalid"),
 						Port:     ptr[int64](5432),
 						Database: ptr("shop"),
-						Settings: &cloudapi.PostgresSettings{
+						Settings: &swv1.PostgresSettings{
 							SyncIntervalSeconds:            ptr[int64](10),
 							PullBatchSize:                  ptr[int64](100000),
 							PublicationName:                ptr("pub"),
@@ -120,7 +122,7 @@ func TestListPipesDecodesEveryField(t *testing.T) {
 							SnapshotNumberOfParallelTables: ptr[int64](1),
 							EnableFailoverSlots:            ptr(false),
 						},
-						TableMappings: []cloudapi.PostgresTableMapping{
+						TableMappings: []swv1.PostgresTableMapping{
 							{
 								SourceSchemaName: ptr("public"), SourceTable: ptr("orders"), TargetTable: ptr("orders"),
 								ExcludedColumns: []string{"card_number"}, UseCustomSortingKey: ptr(true),
@@ -133,9 +135,9 @@ func TestListPipesDecodesEveryField(t *testing.T) {
 						},
 					},
 				},
-				Destination:   &cloudapi.Destination{Database: ptr("analytics"), Table: ptr("logs"), ManagedTable: ptr(false), Columns: []cloudapi.Column{}},
-				FieldMappings: []cloudapi.FieldMapping{},
-				Settings:      &cloudapi.PipeSettings{},
+				Destination:   &swv1.PipeDestination{Database: ptr("analytics"), Table: ptr("logs"), ManagedTable: ptr(false), Columns: []swv1.DestinationColumn{}},
+				FieldMappings: []swv1.FieldMapping{},
+				Settings:      &swv1.PipeSettings{},
 				CreatedAt:     ptr("2026-01-10T08:00:00Z"),
 				UpdatedAt:     ptr("2026-01-10T08:00:00Z"),
 			},
@@ -144,9 +146,9 @@ func TestListPipesDecodesEveryField(t *testing.T) {
 	assertEqual(t, got, want)
 }
 
-// The controller copies these types into its status by a JSON round trip:
-// what was sent (false, 0, "", []) must come back, what was absent or null
-// must stay out, and decimals must keep their text.
+// The items go into status as they are: what was sent (false, 0, "", [])
+// must be written back, what was absent or null must stay out, and decimals
+// must keep their value.
 func TestPipesRoundTripKeepsPresenceAndDecimals(t *testing.T) {
 	got, err := listPipesFrom(t, readFile(t, "testdata/pipes.json"))
 	if err != nil {
@@ -178,24 +180,28 @@ func TestListPipesToleratesNullsUnknownFieldsAndValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := cloudapi.PipeList{
+	// The pipe without an id comes first: items are ordered by id, and those
+	// without one lead. A decimal finer than the API server can store takes
+	// the form it would store (swv1.Decimal): 1.000000000000000000001 is 1.
+	want := cloudapi.List[swv1.Pipe]{
 		RequestID: "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
-		Items: []cloudapi.Pipe{
+		Total:     2,
+		Items: []swv1.Pipe{
+			{},
 			{
 				ID:        ptr("33333333-3333-4333-8333-333333333333"),
 				State:     ptr("SomeStateNotInTheSpec"),
-				Scaling:   &cloudapi.Scaling{ReplicaMemoryGB: num("1.000000000000000000001")},
-				Source:    &cloudapi.Source{},
-				Settings:  &cloudapi.PipeSettings{WarehouseMaxThreads: ptr[int64](0)},
+				Scaling:   &swv1.PipeScaling{ReplicaMemoryGb: dec("1")},
+				Source:    &swv1.PipeSource{},
+				Settings:  &swv1.PipeSettings{WarehouseMaxThreads: ptr[int64](0)},
 				CreatedAt: ptr("not a timestamp"),
 			},
-			{},
 		},
 	}
 	assertEqual(t, got, want)
-	b, _ := json.Marshal(got.Items[0])
+	b, _ := json.Marshal(got.Items[1])
 	const wantJSON = `{"id":"33333333-3333-4333-8333-333333333333","state":"SomeStateNotInTheSpec",` +
-		`"scaling":{"replicaMemoryGb":1.000000000000000000001},"source":{},"settings":{"warehouse_max_threads":0},` +
+		`"scaling":{"replicaMemoryGb":1},"source":{},"settings":{"warehouse_max_threads":0},` +
 		`"createdAt":"not a timestamp"}`
 	if string(b) != wantJSON {
 		t.Errorf("re-marshalled:\n got %s\nwant %s", b, wantJSON)
@@ -214,13 +220,15 @@ func TestListPipesEmptyResultIsEmptyNotNil(t *testing.T) {
 
 func TestListReversePrivateEndpointsDecodesEveryField(t *testing.T) {
 	srv, _ := serve(t, reply{status: 200, contentType: "application/json", body: readFile(t, "testdata/reverse_private_endpoints.json")})
-	got, err := newClient(cloudapi.Options{}).ListReversePrivateEndpoints(context.Background(), srv.URL, testCreds, orgID, svcID)
+	got, err := newClient(cloudapi.Options{}).ListReversePrivateEndpoints(context.Background(), srv.URL, testCreds, orgID, svcID,
+		endpointOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := cloudapi.ReversePrivateEndpointList{
+	want := cloudapi.List[swv1.ReversePrivateEndpoint]{
 		RequestID: "1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e",
-		Items: []cloudapi.ReversePrivateEndpoint{
+		Total:     2,
+		Items: []swv1.ReversePrivateEndpoint{
 			{
 				ID:                         ptr("55555555-5555-4555-8555-555555555555"),
 				ServiceID:                  ptr(svcID),
@@ -228,8 +236,8 @@ func TestListReversePrivateEndpointsDecodesEveryField(t *testing.T) {
 				Type:                       ptr("VPC_ENDPOINT_SERVICE"),
 				VPCEndpointServiceName:     ptr("com.amazonaws.vpce.us-east-1.vpce-svc-0fake"),
 				VPCResourceConfigurationID: ptr("rcfg-0fake"),
-				VPCResourceShareARN:        ptr("arn:aws:ram:us-east-1:123456789012:resource-share/fake"),
-				MSKClusterARN:              ptr("arn:aws:kafka:us-east-1:123456789012:cluster/fake/uuid"),
+				VPCResourceShareArn:        ptr("arn:aws:ram:us-east-1:123456789012:resource-share/fake"),
+				MSKClusterArn:              ptr("arn:aws:kafka:us-east-1:123456789012:cluster/fake/uuid"),
 				MSKAuthentication:          ptr("SASL_IAM"),
 				EndpointID:                 ptr("vpce-0fake"),
 				DNSNames:                   []string{"a.example.invalid", "b.example.invalid"},
@@ -255,16 +263,16 @@ func TestGetAlertDecodesEveryField(t *testing.T) {
 	}
 	want := cloudapi.AlertResult{
 		RequestID: "alert-req-1",
-		Alert: cloudapi.Alert{
-			ID:            ptr("65f1a2b3c4d5e6f708192a3b"),
+		Alert: swv1.AlertStatus{
+			ID:            "65f1a2b3c4d5e6f708192a3b",
 			Name:          ptr("Ingest lag"),
 			Message:       ptr("Pipe ingest lag is high"),
-			Threshold:     num("12.25"),
+			Threshold:     dec("12.25"),
 			Interval:      ptr("5m"),
 			ThresholdType: ptr("above"),
 			Source:        ptr("tile"),
 			State:         ptr("active"),
-			Channel:       &cloudapi.AlertChannel{Type: ptr("webhook"), WebhookID: ptr("65f1a2b3c4d5e6f708192b01")},
+			Channel:       &swv1.AlertChannel{Type: ptr("webhook"), WebhookID: ptr("65f1a2b3c4d5e6f708192b01")},
 			Team:          ptr("65f1a2b3c4d5e6f708192c01"),
 			TileID:        ptr("tile-1"),
 			Dashboard:     ptr("65f1a2b3c4d5e6f708192d01"),
@@ -281,15 +289,15 @@ func TestGetAlertToleratesNullsAndUnknownFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := cloudapi.AlertResult{Alert: cloudapi.Alert{
-		ID:        ptr("a1"),
-		Threshold: num("0.10"),
-		Channel:   &cloudapi.AlertChannel{Type: ptr("email")},
+	want := cloudapi.AlertResult{Alert: swv1.AlertStatus{
+		ID:        "a1",
+		Threshold: dec("0.1"), // 0.10 as the API server stores it
+		Channel:   &swv1.AlertChannel{Type: ptr("email")},
 		State:     ptr("snoozed"),
 	}}
 	assertEqual(t, got, want)
 	b, _ := json.Marshal(got.Alert)
-	if want := `{"id":"a1","threshold":0.10,"state":"snoozed","channel":{"type":"email"}}`; string(b) != want {
+	if want := `{"id":"a1","threshold":0.1,"state":"snoozed","channel":{"type":"email"}}`; string(b) != want {
 		t.Errorf("re-marshalled:\n got %s\nwant %s", b, want)
 	}
 }

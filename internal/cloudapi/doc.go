@@ -1,7 +1,7 @@
 // Package cloudapi is the only code in servicewatch that speaks HTTP to the
 // cloud. It knows nothing of Kubernetes: it takes base URLs, credentials and
-// identifiers, and returns Go values that mirror the cloud's JSON exactly, or
-// an *Error whose Reason the controller maps to a condition.
+// identifiers, and returns the cloud's items as api/v1alpha1 values, or an
+// *Error whose Reason the controller maps to a condition.
 //
 // # Operations
 //
@@ -31,7 +31,8 @@
 //
 // Every call has a timeout (Options.Timeout) that covers the HTTP exchange
 // including reading the body, and a cap on the response size
-// (Options.MaxResponseBytes). All calls share one http.Transport with
+// (Options.MaxResponseBytes for lists, Options.MaxAlertResponseBytes for an
+// alert). All calls share one http.Transport with
 // keep-alive and the environment's proxy settings. Redirects are not
 // followed: a 3xx is reported as UnexpectedStatus, so that credentials are
 // never replayed to another location.
@@ -72,8 +73,21 @@
 //
 // # Decoding
 //
+// Items are decoded straight into the api/v1alpha1 types, the one schema of
+// the cloud's data, whose field documentation kubectl explain shows.
 // Decoding is tolerant of what the spec leaves open: absent fields and nulls
 // stay nil, fields the spec does not list are dropped, enumerations are plain
-// strings, and decimals are kept as json.Number with their exact text. A value
-// of the wrong JSON type for a known field is an InvalidResponse.
+// strings, and decimals are swv1.Decimal, in the form the API server stores
+// them. A value of the wrong JSON type for a known field is an
+// InvalidResponse. A pipe's objectStorage connectionString, a credential,
+// reads "<redacted>" as soon as the pipe is decoded, before anything outside
+// the client sees it.
+//
+// A list response is decoded as it streams in, one item at a time, and what
+// is kept is bounded by ListOptions.KeepBytes: the longest prefix of the
+// items, ordered by id, whose JSON fits. Duplicated ids are kept once, the
+// first occurrence winning. List.Total and ListOptions.Each still cover every
+// distinct item. A call's memory thus follows KeepBytes plus 8 to 16 bytes per
+// distinct id, not the size of the response, which Options.MaxResponseBytes
+// caps all the same.
 package cloudapi

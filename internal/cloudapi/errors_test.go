@@ -20,11 +20,11 @@ type callFunc func(ctx context.Context, c *cloudapi.Client, baseURL string) erro
 
 var (
 	listPipes callFunc = func(ctx context.Context, c *cloudapi.Client, u string) error {
-		_, err := c.ListPipes(ctx, u, testCreds, orgID, svcID)
+		_, err := c.ListPipes(ctx, u, testCreds, orgID, svcID, pipeOptions{})
 		return err
 	}
 	listEndpoints callFunc = func(ctx context.Context, c *cloudapi.Client, u string) error {
-		_, err := c.ListReversePrivateEndpoints(ctx, u, testCreds, orgID, svcID)
+		_, err := c.ListReversePrivateEndpoints(ctx, u, testCreds, orgID, svcID, endpointOptions{})
 		return err
 	}
 	getAlert callFunc = func(ctx context.Context, c *cloudapi.Client, u string) error {
@@ -293,16 +293,25 @@ func TestConfigurationErrorsSendNothing(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"relative base URL", func() error { _, err := c.ListPipes(ctx, "api.example.com", testCreds, orgID, svcID); return err }},
-		{"ftp base URL", func() error { _, err := c.ListPipes(ctx, "ftp://api.example.com", testCreds, orgID, svcID); return err }},
-		{"empty organization", func() error { _, err := c.ListPipes(ctx, srv.URL, testCreds, "", svcID); return err }},
-		{"empty service", func() error { _, err := c.ListReversePrivateEndpoints(ctx, srv.URL, testCreds, orgID, ""); return err }},
+		{"relative base URL", func() error {
+			_, err := c.ListPipes(ctx, "api.example.com", testCreds, orgID, svcID, pipeOptions{})
+			return err
+		}},
+		{"ftp base URL", func() error {
+			_, err := c.ListPipes(ctx, "ftp://api.example.com", testCreds, orgID, svcID, pipeOptions{})
+			return err
+		}},
+		{"empty organization", func() error { _, err := c.ListPipes(ctx, srv.URL, testCreds, "", svcID, pipeOptions{}); return err }},
+		{"empty service", func() error {
+			_, err := c.ListReversePrivateEndpoints(ctx, srv.URL, testCreds, orgID, "", endpointOptions{})
+			return err
+		}},
 		{"empty key secret", func() error {
-			_, err := c.ListPipes(ctx, srv.URL, cloudapi.NewBasicCredentials("id", ""), orgID, svcID)
+			_, err := c.ListPipes(ctx, srv.URL, cloudapi.NewBasicCredentials("id", ""), orgID, svcID, pipeOptions{})
 			return err
 		}},
 		{"colon in key ID", func() error {
-			_, err := c.ListPipes(ctx, srv.URL, cloudapi.NewBasicCredentials("a:b", "s"), orgID, svcID)
+			_, err := c.ListPipes(ctx, srv.URL, cloudapi.NewBasicCredentials("a:b", "s"), orgID, svcID, pipeOptions{})
 			return err
 		}},
 		{"newline in token", func() error {

@@ -1,6 +1,7 @@
 package cloudapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -21,56 +22,83 @@ func addSeedFiles(f *testing.F, names ...string) {
 	}
 }
 
+func decodeBytes[T any](decode listDecoder[T], body []byte, opts ListOptions[T]) (List[T], error) {
+	return decode(bytes.NewReader(body), 200, opts)
+}
+
 // checkRoundTrip asserts that what decoded re-marshals and decodes to the
-// same value: the controller's JSON round trip into its status types relies
-// on it.
-func checkRoundTrip[T any](t *testing.T, items []T, decode func([]byte, int) ([]T, error)) {
+// same value: the items go into status as JSON and are read back from it.
+func checkRoundTrip[T any](t *testing.T, items []T, decode listDecoder[T]) {
 	t.Helper()
 	b, err := json.Marshal(map[string]any{"status": 200, "result": items})
 	if err != nil {
 		t.Fatalf("re-marshal: %v", err)
 	}
-	again, err := decode(b, 200)
+	again, err := decodeBytes(decode, b, ListOptions[T]{})
 	if err != nil {
 		t.Fatalf("decode of re-marshalled %s: %v", b, err)
 	}
-	if !reflect.DeepEqual(items, again) {
+	if !reflect.DeepEqual(items, again.Items) {
 		t.Fatalf("round trip changed the value:\n%s", b)
 	}
 }
 
+// checkKeepsPrefix asserts that a byte budget keeps the longest prefix of
+// the whole list that fits it, and counts every item all the same.
+func checkKeepsPrefix[T any](t *testing.T, body []byte, all []T, decode listDecoder[T]) {
+	t.Helper()
+	sizes := make([]int, len(all))
+	whole := 0
+	for i := range all {
+		b, _ := json.Marshal(all[i])
+		sizes[i] = len(b) + 1
+		whole += sizes[i]
+	}
+	for _, budget := range []int{1, whole / 3, whole / 2, whole - 1, whole} {
+		got, err := decodeBytes(decode, body, ListOptions[T]{KeepBytes: budget})
+		if err != nil {
+			t.Fatalf("KeepBytes %d: %v", budget, err)
+		}
+		n, used := 0, 0
+		for n < len(sizes) && used+sizes[n] <= budget {
+			used += sizes[n]
+			n++
+		}
+		if !reflect.DeepEqual(got.Items, all[:n]) || got.Total != len(all) {
+			t.Fatalf("KeepBytes %d kept %d of %d items (Total %d), want the first %d", budget, len(got.Items), len(all), got.Total, n)
+		}
+	}
+}
+
 // listDecoderProperty is what both list decoders must do with any body:
-// fail, or return a non-nil list (result was an array) that survives a
-// round trip.
-func listDecoderProperty[T any](decode func([]byte, int) ([]T, error)) func(*testing.T, []byte) {
+// fail, or return a non-nil list (result was an array) that survives a round
+// trip, counts what Each saw, and keeps the longest prefix a budget allows.
+func listDecoderProperty[T any](decode listDecoder[T]) func(*testing.T, []byte) {
 	return func(t *testing.T, body []byte) {
-		items, err := decode(body, 200)
+		seen := 0
+		l, err := decodeBytes(decode, body, ListOptions[T]{Each: func(*T) { seen++ }})
 		if err != nil {
 			return
 		}
-		if items == nil {
+		if l.Items == nil {
 			t.Fatal("success with nil items: result must have been an array")
 		}
-		checkRoundTrip(t, items, decode)
+		if l.Total != len(l.Items) || seen != l.Total {
+			t.Fatalf("%d items, Total %d, Each called %d times", len(l.Items), l.Total, seen)
+		}
+		checkRoundTrip(t, l.Items, decode)
+		checkKeepsPrefix(t, body, l.Items, decode)
 	}
 }
 
 func FuzzDecodePipes(f *testing.F) {
 	addSeedFiles(f, "pipes.json", "pipes_sparse.json")
-	decode := func(b []byte, status int) ([]Pipe, error) {
-		l, err := decodePipes(b, status)
-		return l.Items, err
-	}
-	f.Fuzz(listDecoderProperty(decode))
+	f.Fuzz(listDecoderProperty(decodePipes))
 }
 
 func FuzzDecodeReversePrivateEndpoints(f *testing.F) {
 	addSeedFiles(f, "reverse_private_endpoints.json")
-	decode := func(b []byte, status int) ([]ReversePrivateEndpoint, error) {
-		l, err := decodeReversePrivateEndpoints(b, status)
-		return l.Items, err
-	}
-	f.Fuzz(listDecoderProperty(decode))
+	f.Fuzz(listDecoderProperty(decodeReversePrivateEndpoints))
 }
 
 func FuzzDecodeAlert(f *testing.F) {

@@ -10,12 +10,19 @@ import (
 	"testing"
 	"time"
 
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 )
 
 func ptr[T any](v T) *T { return &v }
 
-func num(s string) *json.Number { n := json.Number(s); return &n }
+// Shorthands for the list options of the two list calls.
+type (
+	pipeOptions     = cloudapi.ListOptions[swv1.Pipe]
+	endpointOptions = cloudapi.ListOptions[swv1.ReversePrivateEndpoint]
+)
+
+func dec(s string) *swv1.Decimal { d := swv1.Decimal(s); return &d }
 
 const (
 	orgID = "7f0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"

@@ -34,7 +34,7 @@ func TestCallsNeverWaitForTheLimiter(t *testing.T) {
 	}
 	start := time.Now()
 	for range 5 {
-		if _, err := c.ListPipes(context.Background(), fake.URL, creds, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID); err != nil {
+		if _, err := c.ListPipes(context.Background(), fake.URL, creds, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, pipeOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -184,7 +184,7 @@ func TestRateLimitedCredentialIsHeldBack(t *testing.T) {
 		t.Errorf("alert call: %v, want it sent", err)
 	}
 	other := cloudapi.NewBasicCredentials("other", "x")
-	if _, err := c.ListPipes(context.Background(), fake.URL, other, orgID, svcID); cloudapi.ReasonOf(err) != cloudapi.ReasonUnauthorized {
+	if _, err := c.ListPipes(context.Background(), fake.URL, other, orgID, svcID, pipeOptions{}); cloudapi.ReasonOf(err) != cloudapi.ReasonUnauthorized {
 		t.Errorf("other key: %v, want it sent", err)
 	}
 }

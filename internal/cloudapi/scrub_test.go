@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 )
 
@@ -132,7 +133,7 @@ func TestErrorMessagesScrubEncodedCredentials(t *testing.T) {
 				call   callFunc
 			}{
 				{"management", awkwardSecret, func(ctx context.Context, c *cloudapi.Client, u string) error {
-					_, err := c.ListPipes(ctx, u, creds, orgID, svcID)
+					_, err := c.ListPipes(ctx, u, creds, orgID, svcID, pipeOptions{})
 					return err
 				}},
 				{"alert", awkwardToken, func(ctx context.Context, c *cloudapi.Client, u string) error {
@@ -181,7 +182,7 @@ func TestErrorMessagesScrubCredentialCutAtTheBodyCap(t *testing.T) {
 				// Padding that the message collapses, then the cut secret.
 				head := `{"status":401,"error":"` + strings.Repeat(" ", bodyCap-23-len("bad key ")-shown) + "bad key "
 				srv, _ := serve(t, reply{status: 401, contentType: "application/json", body: head + form + `"}`})
-				_, err := listPipesWith(creds)(context.Background(), newClient(cloudapi.Options{}), srv.URL)
+				_, err := listPipesAs(creds)(context.Background(), newClient(cloudapi.Options{}), srv.URL)
 				e := asError(t, err)
 				cut := form[:shown]
 				if strings.Contains(e.Message, cut) || !strings.HasSuffix(e.Message, "bad key <redacted>") {
@@ -192,9 +193,9 @@ func TestErrorMessagesScrubCredentialCutAtTheBodyCap(t *testing.T) {
 	}
 }
 
-func listPipesWith(creds cloudapi.BasicCredentials) func(context.Context, *cloudapi.Client, string) (cloudapi.PipeList, error) {
-	return func(ctx context.Context, c *cloudapi.Client, u string) (cloudapi.PipeList, error) {
-		return c.ListPipes(ctx, u, creds, orgID, svcID)
+func listPipesAs(creds cloudapi.BasicCredentials) func(context.Context, *cloudapi.Client, string) (cloudapi.List[swv1.Pipe], error) {
+	return func(ctx context.Context, c *cloudapi.Client, u string) (cloudapi.List[swv1.Pipe], error) {
+		return c.ListPipes(ctx, u, creds, orgID, svcID, pipeOptions{})
 	}
 }
 

@@ -351,7 +351,7 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 // readAccess reads what the parts need from the referenced Secrets, the two
 // Secrets at once.
 func (r *ServiceWatchReconciler) readAccess(ctx context.Context, watch *swv1.ServiceWatch) syncInput {
-	in := syncInput{watch: watch, alertConcurrency: r.Options.AlertConcurrency}
+	in := syncInput{watch: watch, alertConcurrency: r.Options.AlertConcurrency, keepBytes: r.Options.StatusSizeLimit}
 	var wg sync.WaitGroup
 	wg.Go(func() { in.management = r.managementAccess(ctx, watch) })
 	wg.Go(func() { in.alerts = r.alertAccess(ctx, watch) })

@@ -1,11 +1,8 @@
 package controller
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -18,8 +15,8 @@ import (
 // Cloud is what the reconciler needs of the cloud; *cloudapi.Client is the
 // real one.
 type Cloud interface {
-	ListPipes(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string) (cloudapi.PipeList, error)
-	ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string) (cloudapi.ReversePrivateEndpointList, error)
+	ListPipes(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string, opts cloudapi.ListOptions[swv1.Pipe]) (cloudapi.List[swv1.Pipe], error)
+	ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string, opts cloudapi.ListOptions[swv1.ReversePrivateEndpoint]) (cloudapi.List[swv1.ReversePrivateEndpoint], error)
 	GetAlert(ctx context.Context, baseURL string, token cloudapi.BearerToken, alertID string) (cloudapi.AlertResult, error)
 	// Admit reserves n calls of a budget before they are made, or says how
 	// long to wait; see cloudapi.Client.Admit.
@@ -65,6 +62,8 @@ type syncInput struct {
 	management       managementAccess
 	alerts           alertAccess
 	alertConcurrency int
+	// keepBytes bounds what a list call keeps: the status size limit.
+	keepBytes int
 	// alertsDeferred: the alert calls wait for the next sync (see admit).
 	alertsDeferred bool
 }
@@ -131,36 +130,24 @@ func readPipes(ctx context.Context, cloud Cloud, in syncInput) partResult {
 	if in.management.failure != nil {
 		return partResult{failure: in.management.failure}
 	}
-	list, err := cloud.ListPipes(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID)
+	// The client keeps what fits the status; the counts see every pipe.
+	byState := map[string]int32{}
+	list, err := cloud.ListPipes(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
+		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, Each: func(p *swv1.Pipe) { byState[ptr.Deref(p.State, "Unknown")]++ }})
 	if err != nil {
 		return partResult{failure: cloudFailure(err)}
 	}
-	for i := range list.Items {
-		redactPipe(&list.Items[i])
-	}
-	pipes, f := convertSortedByID(list.Items, list.RequestID, func(p swv1.Pipe) *string { return p.ID })
-	if f != nil {
-		return partResult{failure: f}
+	if len(byState) == 0 {
+		byState = nil
 	}
 	return partResult{
-		message: fmt.Sprintf("Listed %d pipes", len(pipes)),
+		message: fmt.Sprintf("Listed %d pipes", list.Total),
 		apply: func(s *swv1.ServiceWatchStatus) {
-			s.Pipes = pipes
-			s.Summary.Pipes = int32(len(pipes))
-			s.Summary.PipesByState = countByState(pipes)
+			s.Pipes = list.Items
+			s.Summary.Pipes = int32(list.Total)
+			s.Summary.PipesByState = byState
 		},
 	}
-}
-
-func countByState(pipes []swv1.Pipe) map[string]int32 {
-	if len(pipes) == 0 {
-		return nil
-	}
-	counts := map[string]int32{}
-	for _, p := range pipes {
-		counts[ptr.Deref(p.State, "Unknown")]++
-	}
-	return counts
 }
 
 func endpointsPart() part {
@@ -186,19 +173,16 @@ func readEndpoints(ctx context.Context, cloud Cloud, in syncInput) partResult {
 	if in.management.failure != nil {
 		return partResult{failure: in.management.failure}
 	}
-	list, err := cloud.ListReversePrivateEndpoints(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID)
+	list, err := cloud.ListReversePrivateEndpoints(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
+		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: in.keepBytes})
 	if err != nil {
 		return partResult{failure: cloudFailure(err)}
 	}
-	endpoints, f := convertSortedByID(list.Items, list.RequestID, func(e swv1.ReversePrivateEndpoint) *string { return e.ID })
-	if f != nil {
-		return partResult{failure: f}
-	}
 	return partResult{
-		message: fmt.Sprintf("Listed %d reverse private endpoints", len(endpoints)),
+		message: fmt.Sprintf("Listed %d reverse private endpoints", list.Total),
 		apply: func(s *swv1.ServiceWatchStatus) {
-			s.ReversePrivateEndpoints = endpoints
-			s.Summary.ReversePrivateEndpoints = int32(len(endpoints))
+			s.ReversePrivateEndpoints = list.Items
+			s.Summary.ReversePrivateEndpoints = int32(list.Total)
 		},
 	}
 }
@@ -260,10 +244,7 @@ func readAlert(ctx context.Context, cloud Cloud, access alertAccess, id string) 
 	if err != nil {
 		return alertFetch{alert: swv1.AlertStatus{ID: id}, failure: cloudFailure(err)}
 	}
-	alert, err := convertJSON[swv1.AlertStatus](got.Alert)
-	if err != nil {
-		return alertFetch{alert: swv1.AlertStatus{ID: id}, failure: conversionFailure(err, got.RequestID)}
-	}
+	alert := got.Alert
 	alert.ID = id // the entry is keyed by the ID the user asked for
 	return alertFetch{alert: alert}
 }
@@ -332,50 +313,4 @@ func summarizeAlertFailures(ids []string, failures []*failure, whole *failure) *
 		retryAfter: first.retryAfter,
 		message:    fmt.Sprintf("%d of %d alerts failed: %s", len(failed), len(ids), listWithin(failed, maxListMessageBytes)),
 	}
-}
-
-// redactedValue replaces a credential the cloud returned.
-const redactedValue = "<redacted>"
-
-// redactPipe replaces the object-storage connection string, a credential,
-// before the pipe goes anywhere else. An empty value stays empty: it reveals
-// nothing and says the cloud sent the field.
-func redactPipe(p *cloudapi.Pipe) {
-	if p.Source == nil || p.Source.ObjectStorage == nil || p.Source.ObjectStorage.ConnectionString == nil {
-		return
-	}
-	if *p.Source.ObjectStorage.ConnectionString != "" {
-		p.Source.ObjectStorage.ConnectionString = ptr.To(redactedValue)
-	}
-}
-
-// convertSortedByID converts the client's items into status items ordered by
-// id, so that an unchanged cloud yields an identical status whatever order it
-// answers in.
-func convertSortedByID[Out any](items any, requestID string, id func(Out) *string) ([]Out, *failure) {
-	out, err := convertJSON[[]Out](items)
-	if err != nil {
-		return nil, conversionFailure(err, requestID)
-	}
-	slices.SortStableFunc(out, func(a, b Out) int { return cmp.Compare(ptr.Deref(id(a), ""), ptr.Deref(id(b), "")) })
-	return out, nil
-}
-
-// convertJSON turns the client's types into the CRD's by a JSON round trip.
-func convertJSON[Out any](in any) (Out, error) {
-	var out Out
-	raw, err := json.Marshal(in)
-	if err != nil {
-		return out, err
-	}
-	err = json.Unmarshal(raw, &out)
-	return out, err
-}
-
-func conversionFailure(err error, requestID string) *failure {
-	msg := fmt.Sprintf("the response could not be stored in status: %v", err)
-	if requestID != "" {
-		msg += fmt.Sprintf(" (requestId %s)", requestID)
-	}
-	return &failure{reason: swv1.ReasonInvalidResponse, message: msg}
 }

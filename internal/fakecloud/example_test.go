@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
@@ -18,12 +19,13 @@ func Example() {
 	creds := cloudapi.NewBasicCredentials(fakecloud.DefaultKeyID, fakecloud.DefaultKeySecret)
 	ctx := context.Background()
 
-	pipes, err := client.ListPipes(ctx, fake.URL, creds, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID)
+	pipes, err := client.ListPipes(ctx, fake.URL, creds, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, cloudapi.ListOptions[swv1.Pipe]{})
 	fmt.Println(len(pipes.Items), err)
 
 	// The next call fails with a 503; the one after succeeds again.
 	fake.SetFault(fakecloud.OpListReversePrivateEndpoints, fakecloud.Fault{Status: 503, Times: 1})
-	_, err = client.ListReversePrivateEndpoints(ctx, fake.URL, creds, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID)
+	_, err = client.ListReversePrivateEndpoints(ctx, fake.URL, creds, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID,
+		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{})
 	fmt.Println(cloudapi.ReasonOf(err))
 
 	// Alerts are served from the same URL.

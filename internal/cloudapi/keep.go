@@ -1,0 +1,257 @@
+package cloudapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// keeper receives the items of one list response as they are decoded, and
+// keeps what List promises: each distinct item once, and of those the longest
+// prefix of the id order that fits the byte budget.
+//
+// It holds the kept items as their JSON encoding, the very bytes the budget
+// counts, and decodes them once more at the end: a decoded item can take
+// thirty times its encoding ({} is a whole swv1.Pipe), and a heap of decoded
+// items would also be copied each time it grows. So its memory is about the
+// budget, 40 bytes per kept item and 8 to 16 bytes per distinct id, never
+// the size of the response.
+type keeper[T any] struct {
+	idOf   func(*T) string
+	redact func(*T)
+	each   func(*T)
+	budget int // <= 0: keep everything
+
+	seen  idSet
+	total int
+
+	kept    keptHeap
+	arena   arena // the encodings of the kept items, and holes left by dropped ones
+	encoder *json.Encoder
+	used    int // summed size of the kept items
+	// cutoff is the smallest key ever dropped for want of room. An item at
+	// or after it cannot be in the prefix: the prefix already stops before
+	// the cutoff item.
+	cutoff    itemKey
+	hasCutoff bool
+}
+
+func newKeeper[T any](idOf func(*T) string, redact func(*T), opts ListOptions[T]) *keeper[T] {
+	k := &keeper[T]{idOf: idOf, redact: redact, each: opts.Each, budget: opts.KeepBytes, seen: newIDSet()}
+	k.encoder = json.NewEncoder(&k.arena)
+	return k
+}
+
+// add takes one decoded item: it redacts it, drops it if its id was met
+// before, shows it to Each and keeps it if it fits. It does not retain item.
+func (k *keeper[T]) add(item *T) error {
+	if k.redact != nil {
+		k.redact(item)
+	}
+	id := k.idOf(item)
+	// Items without an id are never duplicates.
+	if id != "" && !k.seen.add(id) {
+		return nil
+	}
+	k.total++
+	if k.each != nil {
+		k.each(item)
+	}
+	return k.keep(item, itemKey{id: id, seq: k.total})
+}
+
+// keep stores item under key if it belongs to the longest fitting prefix of
+// what was seen so far, dropping what no longer does.
+func (k *keeper[T]) keep(item *T, key itemKey) error {
+	if k.hasCutoff && !key.less(k.cutoff) {
+		return nil
+	}
+	off := len(k.arena)
+	if err := k.encoder.Encode(item); err != nil {
+		return fmt.Errorf("encode item: %w", err)
+	}
+	// Encode ends the value with a newline, which stands for the comma.
+	size := len(k.arena) - off
+	if k.budget > 0 && k.used+size > k.budget && k.kept.maxBelow(key) {
+		// It would be the first to go: drop it before storing it.
+		k.arena = k.arena[:off]
+		k.cutoff, k.hasCutoff = key, true
+		return nil
+	}
+	k.kept.push(keptEntry{key: key, off: off, size: size})
+	k.used += size
+	// The kept items are the longest fitting prefix of the items seen so
+	// far. Invariant: they are exactly the seen items before the cutoff,
+	// they fit, and (once there is a cutoff) they do not fit together with
+	// the cutoff item, the next one in key order. An item at or after the
+	// cutoff leaves all three true by being dropped. One before it joins;
+	// popping the largest keys until the rest fits then leaves the items
+	// before the last key popped, which did not fit with them: the new
+	// cutoff. Without the cutoff, an item after a dropped one could later
+	// slip in ahead of it and leave a gap in the prefix.
+	for k.budget > 0 && k.used > k.budget {
+		dropped := k.kept.pop()
+		k.used -= dropped.size
+		k.cutoff, k.hasCutoff = dropped.key, true
+	}
+	k.compactArena()
+	return nil
+}
+
+// compactArena copies the kept encodings to a fresh arena once dropped ones
+// take more than half of it, so the arena stays within twice the budget.
+func (k *keeper[T]) compactArena() {
+	if len(k.arena) <= 2*k.used+4096 {
+		return
+	}
+	fresh := make(arena, 0, 2*k.used)
+	for i := range k.kept.entries {
+		e := &k.kept.entries[i]
+		e.off, fresh = len(fresh), append(fresh, k.arena[e.off:e.off+e.size]...)
+	}
+	k.arena = fresh
+}
+
+// items decodes the kept items, in key order. The keeper is spent after it.
+// The result is never nil, so that an empty result reads as an empty list.
+func (k *keeper[T]) items() ([]T, error) {
+	entries := k.kept.sorted()
+	out := make([]T, len(entries))
+	// One decoder for all, reading the encodings in key order as a stream of
+	// values: json.Unmarshal would allocate its state once per item.
+	dec := json.NewDecoder(&entryReader{arena: k.arena, entries: entries})
+	for i := range out {
+		if err := dec.Decode(&out[i]); err != nil {
+			return nil, fmt.Errorf("decode kept item: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// entryReader reads the encodings of entries one after the other. Each ends
+// in a newline, so together they are a stream of JSON values.
+type entryReader struct {
+	arena   arena
+	entries []keptEntry
+	read    int // bytes of entries[0] already read
+}
+
+func (r *entryReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && len(r.entries) > 0 {
+		e := r.entries[0]
+		c := copy(p[n:], r.arena[e.off+r.read:e.off+e.size])
+		n += c
+		if r.read += c; r.read == e.size {
+			r.entries, r.read = r.entries[1:], 0
+		}
+	}
+	if n == 0 && len(r.entries) == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// arena is an io.Writer that appends to itself.
+type arena []byte
+
+// Write appends p, doubling the capacity when it runs out: append grows
+// large slices by a quarter, which for a list of a few MiB allocates five
+// times its size along the way.
+func (a *arena) Write(p []byte) (int, error) {
+	if len(*a)+len(p) > cap(*a) {
+		grown := make(arena, len(*a), max(2*cap(*a), len(*a)+len(p), 4096))
+		copy(grown, *a)
+		*a = grown
+	}
+	*a = append(*a, p...)
+	return len(p), nil
+}
+
+// itemKey orders items: by id, items without an id ("") first; seq, the
+// item's place among the distinct items of the response, orders equal ids.
+type itemKey struct {
+	id  string
+	seq int
+}
+
+func (a itemKey) less(b itemKey) bool {
+	if c := strings.Compare(a.id, b.id); c != 0 {
+		return c < 0
+	}
+	return a.seq < b.seq
+}
+
+// keptEntry is one kept item: its key and where its encoding is.
+type keptEntry struct {
+	key       itemKey
+	off, size int
+}
+
+// keptHeap is a max-heap of entries by key.
+type keptHeap struct {
+	entries []keptEntry
+}
+
+func (h *keptHeap) less(i, j int) bool { return h.entries[i].key.less(h.entries[j].key) }
+
+func (h *keptHeap) swap(i, j int) { h.entries[i], h.entries[j] = h.entries[j], h.entries[i] }
+
+// maxBelow reports whether the heap is empty or its largest key is below key.
+func (h *keptHeap) maxBelow(key itemKey) bool {
+	return len(h.entries) == 0 || h.entries[0].key.less(key)
+}
+
+func (h *keptHeap) push(e keptEntry) {
+	h.entries = append(h.entries, e)
+	h.up(len(h.entries) - 1)
+}
+
+// pop removes and returns the entry with the largest key.
+func (h *keptHeap) pop() keptEntry {
+	last := len(h.entries) - 1
+	h.swap(0, last)
+	e := h.entries[last]
+	h.entries = h.entries[:last]
+	h.down(0, last)
+	return e
+}
+
+// sorted orders the entries by key in place (heapsort) and returns them.
+func (h *keptHeap) sorted() []keptEntry {
+	for end := len(h.entries) - 1; end > 0; end-- {
+		h.swap(0, end)
+		h.down(0, end)
+	}
+	return h.entries
+}
+
+func (h *keptHeap) up(i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !h.less(parent, i) {
+			return
+		}
+		h.swap(parent, i)
+		i = parent
+	}
+}
+
+// down restores the heap below i within the first n entries.
+func (h *keptHeap) down(i, n int) {
+	for {
+		largest, left, right := i, 2*i+1, 2*i+2
+		if left < n && h.less(largest, left) {
+			largest = left
+		}
+		if right < n && h.less(largest, right) {
+			largest = right
+		}
+		if largest == i {
+			return
+		}
+		h.swap(i, largest)
+		i = largest
+	}
+}

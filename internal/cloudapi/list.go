@@ -1,0 +1,246 @@
+package cloudapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+)
+
+// listDecoder decodes the body of a list response.
+type listDecoder[T any] func(body io.Reader, httpStatus int, opts ListOptions[T]) (List[T], error)
+
+// decodePipes decodes a list-pipes response body.
+func decodePipes(body io.Reader, httpStatus int, opts ListOptions[swv1.Pipe]) (List[swv1.Pipe], error) {
+	return decodeList(body, httpStatus, pipeID, redactPipe, opts)
+}
+
+// decodeReversePrivateEndpoints decodes a list-reverse-private-endpoints
+// response body.
+func decodeReversePrivateEndpoints(body io.Reader, httpStatus int, opts ListOptions[swv1.ReversePrivateEndpoint]) (List[swv1.ReversePrivateEndpoint], error) {
+	return decodeList(body, httpStatus, endpointID, nil, opts)
+}
+
+func pipeID(p *swv1.Pipe) string { return deref(p.ID) }
+
+func endpointID(e *swv1.ReversePrivateEndpoint) string { return deref(e.ID) }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// redactPipe replaces the object-storage connection string, a credential, as
+// soon as the pipe is decoded, so that nothing after the client ever holds
+// it. An empty value stays empty: it reveals nothing and says the cloud sent
+// the field.
+func redactPipe(p *swv1.Pipe) {
+	if p.Source == nil || p.Source.ObjectStorage == nil {
+		return
+	}
+	if cs := p.Source.ObjectStorage.ConnectionString; cs != nil && *cs != "" {
+		r := redacted
+		p.Source.ObjectStorage.ConnectionString = &r
+	}
+}
+
+// decodeList reads the management envelope
+// {"status":..,"requestId":..,"result":[...]} from body as a stream, its
+// members in any order, and hands each item of result to a keeper as soon as
+// it is decoded: memory follows what is kept, not the size of the response.
+// Members other than these three are skipped token by token.
+func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, redact func(*T), opts ListOptions[T]) (List[T], error) {
+	dec := json.NewDecoder(body)
+	// Numbers in skipped members stay text: 1e999 is valid JSON.
+	dec.UseNumber()
+	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, keep: newKeeper(idOf, redact, opts)}
+	err := readObject(dec, env.member)
+	if err == nil {
+		err = expectEnd(dec)
+	}
+	switch {
+	case env.failed != nil:
+		err = env.failed
+	case err == nil && !env.sawResult:
+		err = errors.New("envelope result is missing or null, not an array")
+	}
+	list := List[T]{RequestID: env.requestID, Total: env.keep.total}
+	if err == nil {
+		list.Items, err = env.keep.items()
+	}
+	if err != nil {
+		return List[T]{RequestID: env.requestID}, fmt.Errorf("decode management response: %w", err)
+	}
+	return list, nil
+}
+
+// envelopeReader reads the members of one management envelope.
+//
+// A response found unusable (a status that disagrees, an item of the wrong
+// shape) is still read to its end, its further items decoded and dropped,
+// so that the error can quote the request ID wherever the envelope puts it.
+type envelopeReader[T any] struct {
+	dec        *json.Decoder
+	httpStatus int
+	keep       *keeper[T]
+	requestID  string
+	sawResult  bool
+	failed     error // the first reason the response is unusable
+}
+
+// member reads the value of the member name.
+func (e *envelopeReader[T]) member(name string) error {
+	switch name {
+	case "status":
+		status, err := decodeMember[*int64](e.dec, name)
+		if status != nil && *status != int64(e.httpStatus) {
+			e.fail(fmt.Errorf("envelope status %d disagrees with HTTP status %d", *status, e.httpStatus))
+		}
+		return e.failOrStop(err)
+	case "requestId":
+		id, err := decodeMember[*string](e.dec, name)
+		e.requestID = deref(id)
+		return e.failOrStop(err)
+	case "result":
+		if e.sawResult {
+			e.fail(errors.New("envelope has two result members"))
+		}
+		e.sawResult = true
+		return readArray(e.dec, e.add, e.failOrStop)
+	default:
+		return skipValue(e.dec)
+	}
+}
+
+// add hands an item to the keeper, unless the response is already unusable.
+func (e *envelopeReader[T]) add(item *T) {
+	if e.failed == nil {
+		e.fail(e.keep.add(item))
+	}
+}
+
+// fail records err (when not nil) if it is the first reason the response is
+// unusable.
+func (e *envelopeReader[T]) fail(err error) {
+	if e.failed == nil {
+		e.failed = err
+	}
+}
+
+// failOrStop records err when the decoder consumed the value that caused it,
+// so reading can go on, and returns any other error to stop reading.
+func (e *envelopeReader[T]) failOrStop(err error) error {
+	if !valueConsumed(err) {
+		return err
+	}
+	e.fail(err)
+	return nil
+}
+
+// valueConsumed reports whether a decoder can read on after err: a value of
+// the wrong type is consumed whole before it is rejected. Any other failure
+// (bad syntax, a failed read, a value a custom decoder refused) is taken as
+// the end of the stream: reading on could spin on a decoder that repeats its
+// error.
+func valueConsumed(err error) bool {
+	var typeErr *json.UnmarshalTypeError
+	return err == nil || errors.As(err, &typeErr)
+}
+
+// decodeMember decodes the value of the member name.
+func decodeMember[V any](dec *json.Decoder, name string) (V, error) {
+	var v V
+	if err := dec.Decode(&v); err != nil {
+		return v, fmt.Errorf("decode %s: %w", name, err)
+	}
+	return v, nil
+}
+
+// readObject reads a JSON object, calling member for each member name; member
+// must consume the value.
+func readObject(dec *json.Decoder, member func(name string) error) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok != json.Delim('{') {
+		return errors.New("the response is not a JSON object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		// Inside an object the decoder yields only string names here.
+		if err := member(tok.(string)); err != nil {
+			return err
+		}
+	}
+	_, err = dec.Token() // the closing brace
+	return err
+}
+
+// readArray reads a JSON array of T one element at a time, reusing one
+// value to decode into, and hands each element to add. An element that fails
+// to decode goes to bad instead, which returns an error to stop reading.
+func readArray[T any](dec *json.Decoder, add func(*T), bad func(error) error) error {
+	tok, err := dec.Token()
+	switch {
+	case err != nil:
+		return err
+	case tok == nil:
+		return errors.New("result is null, not an array")
+	case tok != json.Delim('['):
+		return errors.New("result is not an array")
+	}
+	var item T
+	for dec.More() {
+		var zero T
+		item = zero
+		if err := dec.Decode(&item); err != nil {
+			if err := bad(fmt.Errorf("decode result item: %w", err)); err != nil {
+				return err
+			}
+			continue
+		}
+		add(&item)
+	}
+	_, err = dec.Token() // the closing bracket, or the error that broke the stream
+	return err
+}
+
+// skipValue reads past one JSON value of any size without keeping it: only
+// one token at a time is held.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}
+
+// expectEnd fails if anything but white space follows the envelope.
+func expectEnd(dec *json.Decoder) error {
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = errors.New("data after the envelope")
+		}
+		return err
+	}
+	return nil
+}

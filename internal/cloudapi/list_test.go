@@ -1,0 +1,285 @@
+package cloudapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+)
+
+func listPipesWith(t *testing.T, body string, opts pipeOptions) (cloudapi.List[swv1.Pipe], error) {
+	t.Helper()
+	srv, _ := serve(t, reply{status: 200, contentType: "application/json", body: body})
+	return newClient(cloudapi.Options{}).ListPipes(context.Background(), srv.URL, testCreds, orgID, svcID, opts)
+}
+
+func pipeIDs(pipes []swv1.Pipe) string {
+	out := make([]string, len(pipes))
+	for i, p := range pipes {
+		out[i] = "-"
+		if p.ID != nil {
+			out[i] = *p.ID
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func TestListEnvelopeMembersInAnyOrderAndUnknownOnesSkipped(t *testing.T) {
+	bodies := map[string]string{
+		"spec order":     `{"status":200,"requestId":"r1","result":[{"id":"b"},{"id":"a"}]}`,
+		"result first":   `{"result":[{"id":"b"},{"id":"a"}],"requestId":"r1","status":200}`,
+		"status omitted": `{"result":[{"id":"b"},{"id":"a"}],"requestId":"r1"}`,
+		"status null":    `{"status":null,"requestId":"r1","result":[{"id":"b"},{"id":"a"}]}`,
+		"unknown members of every kind": `{"nextPage":{"cursor":[1,{"x":null}],"n":1e999},"status":200,` +
+			`"warnings":["a",{"b":[]}],"requestId":"r1","big":123456789012345678901234567890,` +
+			`"result":[{"id":"b"},{"id":"a"}],"t":true,"s":"}]"}`,
+		"white space around": " \n{ \"requestId\" : \"r1\" , \"result\" : [ {\"id\":\"b\"} , {\"id\":\"a\"} ] }\n\n",
+	}
+	for name, body := range bodies {
+		t.Run(name, func(t *testing.T) {
+			got, err := listPipesWith(t, body, pipeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.RequestID != "r1" || pipeIDs(got.Items) != "a b" || got.Total != 2 {
+				t.Errorf("got requestId %q, items %q, total %d; want r1, \"a b\", 2", got.RequestID, pipeIDs(got.Items), got.Total)
+			}
+		})
+	}
+}
+
+// Whatever the order of the members, an unusable response is an
+// InvalidResponse that quotes the request ID.
+func TestListUnusableResponses(t *testing.T) {
+	tests := []struct {
+		name, body, requestID string
+	}{
+		{"status after result disagrees", `{"result":[{"id":"a"}],"requestId":"r1","status":404}`, "r1"},
+		{"status before request ID disagrees", `{"status":500,"result":[],"requestId":"r2"}`, "r2"},
+		{"wrong type for status", `{"status":"200","result":[],"requestId":"r3"}`, "r3"},
+		{"wrong type for request ID", `{"status":200,"result":[],"requestId":7}`, ""},
+		{"an item of the wrong shape before the request ID", `{"result":[{"id":"a"},{"id":5},{"id":"c"}],"requestId":"r4"}`, "r4"},
+		{"two result members", `{"result":[],"requestId":"r5","result":[]}`, "r5"},
+		{"result null", `{"requestId":"r6","result":null}`, "r6"},
+		{"result a string", `{"requestId":"r7","result":"[]"}`, "r7"},
+		{"no result", `{"requestId":"r8","status":200}`, "r8"},
+		{"a second document after the envelope", `{"requestId":"r9","result":[]}{}`, "r9"},
+		{"garbage after the envelope", `{"requestId":"r10","result":[]} x`, "r10"},
+		{"not an object", `[{"id":"a"}]`, ""},
+		{"cut short inside an item", `{"requestId":"r11","result":[{"id":"a"},{"id":`, "r11"},
+		{"bad syntax inside an item", `{"requestId":"r12","result":[{"id":"a"},{"id" "b"}]}`, "r12"},
+		{"a decimal that is no number", `{"requestId":"r13","result":[{"scaling":{"replicaMemoryGb":"lots"}}]}`, "r13"},
+		{"empty body", ``, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := listPipesWith(t, tt.body, pipeOptions{})
+			e := asError(t, err)
+			if e.Reason != cloudapi.ReasonInvalidResponse || e.RequestID != tt.requestID {
+				t.Errorf("got %s with requestId %q, want InvalidResponse with %q (%v)", e.Reason, e.RequestID, tt.requestID, err)
+			}
+		})
+	}
+}
+
+func pipeNames(pipes []swv1.Pipe) string {
+	out := make([]string, len(pipes))
+	for i, p := range pipes {
+		out[i] = *p.Name
+	}
+	return strings.Join(out, ",")
+}
+
+func TestListDuplicatesKeepTheFirstOccurrence(t *testing.T) {
+	body := `{"status":200,"result":[{"id":"b","name":"first b"},{"name":"no id"},{"id":"a","name":"a"},` +
+		`{"id":"b","name":"second b"},{"name":"no id"},{"id":"","name":"empty id"}]}`
+	var each []swv1.Pipe
+	got, err := listPipesWith(t, body, pipeOptions{Each: func(p *swv1.Pipe) { each = append(each, *p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "no id,no id,empty id,a,first b"; pipeNames(got.Items) != want || got.Total != 5 {
+		t.Errorf("kept %q of %d, want %q of 5", pipeNames(got.Items), got.Total, want)
+	}
+	if want := "first b,no id,a,no id,empty id"; pipeNames(each) != want {
+		t.Errorf("Each saw %q, want %q (response order, duplicates left out)", pipeNames(each), want)
+	}
+}
+
+// KeepBytes cuts the id order; Total and Each still cover every pipe, so
+// counts by state stay exact.
+func TestListKeepBytesKeepsAPrefixAndCountsEverything(t *testing.T) {
+	body := `{"status":200,"result":[{"id":"c","state":"Running"},{"id":"a","state":"Running"},` +
+		`{"id":"b","state":"Stopped"},{"id":"d","state":"Failed"}]}`
+	// {"id":"a","state":"Running"} is 28 bytes, 29 with its comma.
+	byState := map[string]int{}
+	got, err := listPipesWith(t, body, pipeOptions{KeepBytes: 2*29 + 28, Each: func(p *swv1.Pipe) { byState[*p.State]++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pipeIDs(got.Items) != "a b" || got.Total != 4 {
+		t.Errorf("kept %q of %d, want \"a b\" of 4", pipeIDs(got.Items), got.Total)
+	}
+	if byState["Running"] != 2 || byState["Stopped"] != 1 || byState["Failed"] != 1 {
+		t.Errorf("counted %v", byState)
+	}
+}
+
+// The connection string is a credential: nothing outside the client sees it,
+// not the caller's Each, not the items returned.
+func TestListPipesRedactsTheConnectionStringInsideTheClient(t *testing.T) {
+	const secret = "DefaultEndpointsProtocol=https;AccountKey=c2VjcmV0"
+	body := `{"status":200,"result":[` +
+		`{"id":"a","source":{"objectStorage":{"connectionString":"` + secret + `"}}},` +
+		`{"id":"b","source":{"objectStorage":{"connectionString":""}}},` +
+		`{"id":"c","source":{"objectStorage":{"connectionString":null}}},` +
+		`{"id":"d","source":{"objectStorage":{"connectionString":"` + secret + `"}}}]}`
+	var each []byte
+	// The budget keeps a, b and c; d is only shown to Each.
+	got, err := listPipesWith(t, body, pipeOptions{KeepBytes: 200, Each: func(p *swv1.Pipe) {
+		b, _ := json.Marshal(p)
+		each = append(each, b...)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, _ := json.Marshal(got.Items)
+	for what, b := range map[string][]byte{"kept items": kept, "what Each saw": each} {
+		if strings.Contains(string(b), "AccountKey") {
+			t.Errorf("%s hold the connection string: %s", what, b)
+		}
+	}
+	if pipeIDs(got.Items) != "a b c" {
+		t.Fatalf("kept %q, want \"a b c\"", pipeIDs(got.Items))
+	}
+	for i, want := range []*string{ptr("<redacted>"), ptr(""), nil} {
+		if got := got.Items[i].Source.ObjectStorage.ConnectionString; !equalPtr(got, want) {
+			t.Errorf("pipe %d: connectionString %s, want %s", i, show(got), show(want))
+		}
+	}
+	if !strings.Contains(string(each), `"id":"d","source":{"objectStorage":{"connectionString":"\u003credacted\u003e"}}`) {
+		t.Errorf("Each did not see pipe d redacted: %s", each)
+	}
+}
+
+func equalPtr(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+func show(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}
+
+func TestGetAlertDropsAnErrorMemberFromTheCloud(t *testing.T) {
+	srv, _ := serve(t, reply{status: 200, body: `{"data":{"id":"a1","error":{"code":5},"name":"n"}}`})
+	got, err := newClient(cloudapi.Options{}).GetAlert(context.Background(), srv.URL, testToken, "a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertEqual(t, got.Alert, swv1.AlertStatus{ID: "a1", Name: ptr("n")})
+}
+
+// endlessBody is an endless alert body that counts what was read of it.
+type endlessBody struct{ read int }
+
+func (b *endlessBody) Read(p []byte) (int, error) {
+	n := 0
+	if b.read == 0 {
+		n = copy(p, `{"data":{"message":"`)
+	}
+	for i := n; i < len(p); i++ {
+		p[i] = 'x'
+	}
+	b.read += len(p)
+	return len(p), nil
+}
+
+func (b *endlessBody) Close() error { return nil }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// respondWith returns a transport that answers 200 with body, its length
+// unknown, so the client has to read it to measure it.
+func respondWith(body io.ReadCloser) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: body, ContentLength: -1, Request: r}, nil
+	})
+}
+
+func TestGetAlertReadsNoFurtherThanItsCap(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		limit int64
+		cap   int
+	}{
+		{"default", 0, cloudapi.DefaultMaxAlertResponseBytes},
+		{"set", 1000, 1000},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			body := &endlessBody{}
+			c := newClient(cloudapi.Options{MaxAlertResponseBytes: tt.limit, Transport: respondWith(body)})
+			_, err := c.GetAlert(context.Background(), "http://alerts.example.invalid", testToken, "a1")
+			if e := asError(t, err); e.Reason != cloudapi.ReasonInvalidResponse || !strings.Contains(err.Error(), "too large") {
+				t.Errorf("got %v, want InvalidResponse: too large", err)
+			}
+			// One byte past the cap tells a body of exactly the cap from a
+			// larger one.
+			if body.read > tt.cap+1 {
+				t.Errorf("read %d bytes of the body, cap %d", body.read, tt.cap)
+			}
+		})
+	}
+}
+
+func TestGetAlertCapIsInclusive(t *testing.T) {
+	const limit = 1000
+	doc := `{"data":{"id":"a1"}}`
+	for _, tt := range []struct {
+		size int
+		ok   bool
+	}{{limit, true}, {limit + 1, false}} {
+		body := io.NopCloser(strings.NewReader(doc + strings.Repeat(" ", tt.size-len(doc))))
+		c := newClient(cloudapi.Options{MaxAlertResponseBytes: limit, Transport: respondWith(body)})
+		_, err := c.GetAlert(context.Background(), "http://alerts.example.invalid", testToken, "a1")
+		if (err == nil) != tt.ok {
+			t.Errorf("body of %d bytes with a cap of %d: %v", tt.size, limit, err)
+		}
+	}
+}
+
+// A body that stops arriving is Unreachable, not InvalidResponse, also while
+// it is being decoded as a stream.
+func TestListBodyReadFailureIsUnreachable(t *testing.T) {
+	body := io.NopCloser(io.MultiReader(strings.NewReader(`{"status":200,"requestId":"r","result":[{"id":"a"},`), failingReader{}))
+	c := newClient(cloudapi.Options{Transport: respondWith(body)})
+	_, err := c.ListPipes(context.Background(), "http://api.example.invalid", testCreds, orgID, svcID, pipeOptions{})
+	if e := asError(t, err); e.Reason != cloudapi.ReasonUnreachable || !errors.Is(err, errConnectionReset) {
+		t.Errorf("got %v, want Unreachable wrapping the read error", err)
+	}
+}
+
+// The list cap holds while streaming: a body without a Content-Length that
+// runs past MaxResponseBytes is InvalidResponse.
+func TestListBodyOverTheCapWhileStreaming(t *testing.T) {
+	body := io.NopCloser(strings.NewReader(`{"status":200,"result":[` + strings.Repeat(`{"id":"a"},`, 200) + `{}]}`))
+	c := newClient(cloudapi.Options{MaxResponseBytes: 1024, Transport: respondWith(body)})
+	_, err := c.ListPipes(context.Background(), "http://api.example.invalid", testCreds, orgID, svcID, pipeOptions{})
+	if e := asError(t, err); e.Reason != cloudapi.ReasonInvalidResponse || !strings.Contains(err.Error(), "too large") {
+		t.Errorf("got %v, want InvalidResponse: too large", err)
+	}
+}
+
+var errConnectionReset = errors.New("connection reset by peer")
+
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errConnectionReset }
