@@ -232,7 +232,7 @@ func (cp *controlPlane) awaitReady(ctx context.Context, p *progress, w *serviceW
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-mgr.Done():
-			return nil, fmt.Errorf("the manager exited: %v", mgr.Err())
+			return nil, exitedError("the manager", mgr)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
@@ -250,4 +250,13 @@ func waitingOn(w *serviceWatch) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// exitedError says that a child the demo still needed has exited, with its
+// exit status; a clean exit (nil Err) is a failure too.
+func exitedError(what string, c *childproc.Child) error {
+	if err := c.Err(); err != nil {
+		return fmt.Errorf("%s exited: %w", what, err)
+	}
+	return fmt.Errorf("%s exited: exit status 0", what)
 }

@@ -166,11 +166,11 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 		o.namespace, strings.Join(expect.secretNames, ", "), watch.Name)
 
 	// 4. Manager, with only the RBAC of config/rbac/role.yaml.
-	metricsAddr, err := childproc.FreeAddr()
+	metricsAddr, err := childproc.FreeAddr(ctx)
 	if err != nil {
 		return err
 	}
-	probeAddr, err := childproc.FreeAddr()
+	probeAddr, err := childproc.FreeAddr(ctx)
 	if err != nil {
 		return err
 	}
@@ -239,7 +239,7 @@ Press Ctrl-C to stop everything.
 		fmt.Println()
 		return nil
 	case <-mgr.Done():
-		return fmt.Errorf("the manager exited: %v (log: %s)", mgr.Err(), managerLog)
+		return fmt.Errorf("%w (log: %s)", exitedError("the manager", mgr), managerLog)
 	}
 }
 

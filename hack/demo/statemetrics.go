@@ -195,7 +195,7 @@ func seriesNaming(ctx context.Context, url string, w *serviceWatch) ([]string, e
 		return nil, err
 	}
 	var lines []string
-	for _, line := range strings.Split(text, "\n") {
+	for line := range strings.SplitSeq(text, "\n") {
 		if !strings.HasPrefix(line, "servicewatch_") || !strings.Contains(line, fmt.Sprintf("namespace=%q", w.Namespace)) {
 			continue
 		}
@@ -213,11 +213,12 @@ func showStateMetrics(ctx context.Context, out io.Writer, url string, w *service
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "$ curl -s %s | grep -E '^servicewatch_(%s)'\n", url, strings.Join(shortNames(), "|"))
-	for _, line := range strings.Split(text, "\n") {
+	// Failed writes are dropped, as in progress.sayf: the terminal is gone.
+	_, _ = fmt.Fprintf(out, "$ curl -s %s | grep -E '^servicewatch_(%s)'\n", url, strings.Join(shortNames(), "|"))
+	for line := range strings.SplitSeq(text, "\n") {
 		for _, name := range stateFamilies() {
 			if strings.HasPrefix(line, name+"{") && strings.Contains(line, fmt.Sprintf("servicewatch=%q", w.Name)) {
-				fmt.Fprintln(out, line)
+				_, _ = fmt.Fprintln(out, line)
 			}
 		}
 	}

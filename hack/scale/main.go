@@ -60,13 +60,22 @@ func main() {
 
 	// envtest logs through controller-runtime; only its errors matter here.
 	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	if err := scale(o); err != nil {
+		os.Exit(1)
+	}
+}
+
+// scale runs the benchmark and returns its error once it has been printed;
+// main exits on it after scale's deferred calls have run.
+func scale(o options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	signal.Ignore(syscall.SIGPIPE)
-	if err := run(ctx, o, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "scale: %v\n", err)
-		os.Exit(1)
+	err := run(ctx, o, os.Stdout, os.Stderr)
+	if err != nil {
+		_, _ = fmt.Fprintf(os.Stderr, "scale: %v\n", err)
 	}
+	return err
 }
 
 // paths are the files the harness reads and writes.
@@ -121,10 +130,14 @@ func run(ctx context.Context, o options, out, progress io.Writer) (err error) {
 	}()
 
 	start := time.Now()
+	// Progress is best effort: a failed write is dropped, and the run goes
+	// on to stop what it started.
 	say := func(format string, args ...any) {
-		fmt.Fprintf(progress, "[%6.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+		_, _ = fmt.Fprintf(progress, "[%6.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
-	printHeader(out, binaries)
+	if err := printHeader(out, binaries); err != nil {
+		return err
+	}
 	for _, s := range selected {
 		cells := make([]string, len(binaries))
 		for i, b := range binaries {
@@ -139,7 +152,9 @@ func run(ctx context.Context, o options, out, progress io.Writer) (err error) {
 			}
 			say("%s: %s: %s; load average %s", s.name, b.column, cells[i], loadAverage())
 		}
-		fmt.Fprintf(out, "| `%s` | %s | %s | %s |\n", s.name, s.what, strings.Join(cells, " | "), s.goal)
+		if _, err := fmt.Fprintf(out, "| `%s` | %s | %s | %s |\n", s.name, s.what, strings.Join(cells, " | "), s.goal); err != nil {
+			return fmt.Errorf("writing the row of %s: %w", s.name, err)
+		}
 	}
 	say("done")
 	return nil
@@ -166,14 +181,20 @@ func runOne(ctx context.Context, s scenario, p paths, manager, dir string, rssCa
 	return cell, err
 }
 
-func printHeader(w io.Writer, binaries []binary) {
+// printHeader writes the head of the result table. The table is what the
+// run is for, so a failed write stops it.
+func printHeader(w io.Writer, binaries []binary) error {
 	cols := make([]string, len(binaries))
 	rule := make([]string, len(binaries))
 	for i, b := range binaries {
 		cols[i], rule[i] = b.column, "---"
 	}
-	fmt.Fprintf(w, "| scenario | what is measured | %s | goal |\n", strings.Join(cols, " | "))
-	fmt.Fprintf(w, "|---|---|%s|---|\n", strings.Join(rule, "|"))
+	_, err := fmt.Fprintf(w, "| scenario | what is measured | %s | goal |\n|---|---|%s|---|\n",
+		strings.Join(cols, " | "), strings.Join(rule, "|"))
+	if err != nil {
+		return fmt.Errorf("writing the table header: %w", err)
+	}
+	return nil
 }
 
 func selectScenarios(names string) ([]scenario, error) {
@@ -182,7 +203,7 @@ func selectScenarios(names string) ([]scenario, error) {
 		return all, nil
 	}
 	var out []scenario
-	for _, name := range strings.Split(names, ",") {
+	for name := range strings.SplitSeq(names, ",") {
 		found := false
 		for _, s := range all {
 			if s.name == strings.TrimSpace(name) {

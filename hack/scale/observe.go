@@ -231,7 +231,8 @@ func memoryOf(pid int) (rss, peak int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	defer f.Close()
+	// Only read: a Close error says nothing about what was read.
+	defer func() { _ = f.Close() }()
 	return parseProcStatus(f)
 }
 

@@ -97,7 +97,7 @@ type managerProc struct {
 // startManager starts the manager under test with its API URLs, no metrics
 // listener, and the scenario's flags; it returns once /readyz answers.
 func (e *runEnv) startManager(ctx context.Context, args ...string) (*managerProc, error) {
-	probe, err := childproc.FreeAddr()
+	probe, err := childproc.FreeAddr(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func scenarios() []scenario {
 			"< 128 MiB", memoryScenario(bigPipes)},
 		{"memory-alerts", "one watch with 100 alerts, each answered with 4 MiB, no client limits: manager peak RSS vs a manager with one normal watch",
 			"< 128 MiB", memoryScenario(bigAlerts)},
-		{"noisy-neighbour", "8 watches whose management API hangs, 24 on one throttled key (10/10 s enforced), then a new watch in a new namespace with its own key: its time to Ready",
+		{"noisy-neighbor", "8 watches whose management API hangs, 24 on one throttled key (10/10 s enforced), then a new watch in a new namespace with its own key: its time to Ready",
 			"< 2 s", noisyNeighbourScenario},
 		{"status-reject", "an admission policy rejects every status update of one watch (interval 30 s): its cloud syncs (list-pipes calls) in 60 s",
 			"≈ 2 (its schedule)", statusRejectScenario},
@@ -577,7 +577,7 @@ func statusRejectScenario(ctx context.Context, e *runEnv) (string, error) {
 const rejectLabel = "scale.servicewatch.io/reject-status"
 
 // rejectStatusUpdates installs a ValidatingAdmissionPolicy that denies every
-// update of the status of watches labelled rejectLabel, and returns once the
+// update of the status of watches labeled rejectLabel, and returns once the
 // API server enforces it (policies take effect a moment after creation).
 func rejectStatusUpdates(ctx context.Context, c client.Client, w *swv1.ServiceWatch) error {
 	policy := &admissionv1.ValidatingAdmissionPolicy{
@@ -620,5 +620,8 @@ func rejectStatusUpdates(ctx context.Context, c client.Client, w *swv1.ServiceWa
 	}) {
 		return nil
 	}
-	return fmt.Errorf("the admission policy was not enforced within a minute (last probe: %v)", lastErr)
+	if lastErr == nil {
+		return errors.New("the admission policy was not enforced within a minute (last probe: accepted)")
+	}
+	return fmt.Errorf("the admission policy was not enforced within a minute (last probe: %w)", lastErr)
 }

@@ -12,7 +12,7 @@ import (
 
 func TestPerSecond(t *testing.T) {
 	from := time.Unix(1_700_000_000, 0)
-	at := func(d time.Duration) time.Time { return from.Add(d) }
+	at := from.Add
 	tests := []struct {
 		name  string
 		times []time.Time

@@ -11,11 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -42,7 +44,10 @@ func Start(name, bin string, args, env []string, logPath string) (*Child, error)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, args...)
+	// Not CommandContext: a context's cancellation SIGKILLs the child alone,
+	// skipping its graceful shutdown and leaving its process group behind;
+	// Stop sends SIGTERM first and then kills the whole group.
+	cmd := exec.Command(bin, args...) //nolint:noctx // stopped gracefully by Stop, not killed by a context
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid: true,
@@ -54,13 +59,11 @@ func Start(name, bin string, args, env []string, logPath string) (*Child, error)
 	// (the fake cloud prints its URL); everything after goes to the log.
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		logFile.Close()
-		return nil, err
+		return nil, errors.Join(err, logFile.Close())
 	}
 	cmd.Stderr = logFile
 	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("starting %s: %w", name, err)
+		return nil, errors.Join(fmt.Errorf("starting %s: %w", name, err), logFile.Close())
 	}
 	c := &Child{name: name, cmd: cmd, log: logFile, first: make(chan string, 1), done: make(chan struct{})}
 	go func() {
@@ -86,6 +89,15 @@ func (c *Child) Done() <-chan struct{} { return c.done }
 // Err is how the child exited; valid once Done is closed.
 func (c *Child) Err() error { return c.err }
 
+// exited says that the child exited while it was still needed, with its exit
+// status; a clean exit (nil Err) is a failure too.
+func (c *Child) exited(what string) error {
+	if c.err == nil {
+		return fmt.Errorf("%s: exit status 0", what)
+	}
+	return fmt.Errorf("%s: %w", what, c.err)
+}
+
 // Exited reports whether the child has already stopped.
 func (c *Child) Exited() bool {
 	select {
@@ -97,8 +109,18 @@ func (c *Child) Exited() bool {
 }
 
 // Stop sends SIGTERM, waits up to grace, then kills the whole process group.
+// Stopping a child again does nothing: a driver may stop one early and then
+// again in its cleanup.
 func (c *Child) Stop(grace time.Duration) error {
-	defer c.log.Close()
+	err := c.stop(grace)
+	if cerr := c.log.Close(); cerr != nil && !errors.Is(cerr, os.ErrClosed) {
+		err = errors.Join(err, fmt.Errorf("closing the log of %s: %w", c.name, cerr))
+	}
+	return err
+}
+
+// stop stops the process; Stop then closes its log.
+func (c *Child) stop(grace time.Duration) error {
 	if c.Exited() {
 		return nil
 	}
@@ -121,11 +143,11 @@ func (c *Child) FirstLine(ctx context.Context, timeout time.Duration) (string, e
 		line = strings.TrimSpace(line)
 		if line == "" {
 			<-c.done
-			return "", fmt.Errorf("exited before printing anything: %v", c.err)
+			return "", c.exited("exited before printing anything")
 		}
 		return line, nil
 	case <-c.done:
-		return "", fmt.Errorf("exited: %v", c.err)
+		return "", c.exited("exited")
 	case <-time.After(timeout):
 		return "", fmt.Errorf("printed nothing within %s", timeout)
 	case <-ctx.Done():
@@ -139,7 +161,7 @@ func (c *Child) AwaitHTTP(ctx context.Context, url string, timeout time.Duration
 	deadline := time.Now().Add(timeout)
 	hc := &http.Client{Timeout: 2 * time.Second}
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
 		if err != nil {
 			return err
 		}
@@ -156,7 +178,7 @@ func (c *Child) AwaitHTTP(ctx context.Context, url string, timeout time.Duration
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-c.done:
-			return fmt.Errorf("exited: %v", c.err)
+			return c.exited("exited")
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -164,13 +186,17 @@ func (c *Child) AwaitHTTP(ctx context.Context, url string, timeout time.Duration
 
 // FreeAddr finds a free loopback port, so a driver never clashes with
 // whatever else listens on this machine (such as another driver).
-func FreeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func FreeAddr(ctx context.Context) (string, error) {
+	var lc net.ListenConfig
+	l, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		return "", fmt.Errorf("freeing %s: %w", addr, err)
+	}
+	return addr, nil
 }
 
 // Cleanup runs stop functions in reverse order of registration, like defer,
@@ -186,8 +212,8 @@ func (c *Cleanup) Add(f func() error) { c.steps = append(c.steps, f) }
 // them.
 func (c *Cleanup) Run() error {
 	var errs []error
-	for i := len(c.steps) - 1; i >= 0; i-- {
-		if err := c.steps[i](); err != nil {
+	for _, step := range slices.Backward(c.steps) {
+		if err := step(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -210,7 +236,7 @@ func Leftover() []string {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		b, err := os.ReadFile(procFile(e.Name(), "stat"))
 		if err != nil {
 			continue
 		}
@@ -240,7 +266,7 @@ type PIDFile struct {
 	// Path is the file.
 	Path string
 	// Bin is the directory of the executables: only processes whose
-	// executable is under it are ever signalled.
+	// executable is under it are ever signaled.
 	Bin string
 }
 
@@ -262,13 +288,17 @@ const driverMark = "driver"
 
 // Reap stops what an earlier, killed driver left running and returns what
 // it stopped. A pid reused by an unrelated process is left alone: only
-// executables under f.Bin are signalled. When the driver that wrote the file
+// executables under f.Bin are signaled. When the driver that wrote the file
 // still runs (bin/ may be shared by several checkouts), nothing is touched
 // and an error says so.
 func (f PIDFile) Reap() ([]string, error) {
 	b, err := os.ReadFile(f.Path)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
+		// The earlier run stopped cleanly, or there was none.
 		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the pid file: %w", err)
 	}
 	lines := strings.Split(string(b), "\n")
 	if pid, ok := runningDriver(lines[0]); ok {
@@ -281,12 +311,12 @@ func (f PIDFile) Reap() ([]string, error) {
 	}
 	var stopped []int
 	var names []string
-	for _, field := range strings.Fields(strings.Join(lines[1:], " ")) {
+	for field := range strings.FieldsSeq(strings.Join(lines[1:], " ")) {
 		pid, err := strconv.Atoi(field)
 		if err != nil {
 			continue
 		}
-		exe, err := os.Readlink(filepath.Join("/proc", field, "exe"))
+		exe, err := os.Readlink(procFile(field, "exe"))
 		if err != nil || !strings.HasPrefix(exe, bin+string(filepath.Separator)) {
 			continue
 		}
@@ -319,9 +349,12 @@ func runningDriver(line string) (int, bool) {
 	if err != nil || pid == os.Getpid() {
 		return 0, false
 	}
-	exe, err := os.Readlink(filepath.Join("/proc", fields[1], "exe"))
+	exe, err := os.Readlink(procFile(fields[1], "exe"))
 	return pid, err == nil && exe == fields[2]
 }
+
+// procFile is the path of file in the /proc directory of pid.
+func procFile(pid, file string) string { return "/proc/" + pid + "/" + file }
 
 // Remove deletes the pid file.
 func (f PIDFile) Remove() { _ = os.Remove(f.Path) }

@@ -56,6 +56,9 @@ func TestChildFirstLineLogAndStop(t *testing.T) {
 	if !c.Exited() {
 		t.Error("still running after Stop")
 	}
+	if err := c.Stop(200 * time.Millisecond); err != nil {
+		t.Errorf("second Stop: %v, want nothing to do", err)
+	}
 	if left := childproc.Leftover(); len(left) != 0 {
 		t.Errorf("left running: %v", left)
 	}
@@ -70,7 +73,7 @@ func TestFirstLineOfAChildThatPrintsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Stop(time.Second)
+	defer func() { _ = c.Stop(time.Second) }()
 	if _, err := c.FirstLine(context.Background(), 10*time.Second); err == nil || !strings.Contains(err.Error(), "exit status 3") {
 		t.Errorf("FirstLine: %v, want the exit status", err)
 	}
@@ -161,5 +164,21 @@ func TestRecordNamesTheDriverFirst(t *testing.T) {
 	// The file of this very process is its own: reaping it never refuses.
 	if _, err := f.Reap(); err != nil {
 		t.Errorf("Reap of its own file: %v", err)
+	}
+}
+
+func TestReapWithoutAPIDFileStopsNothing(t *testing.T) {
+	stopped, err := childproc.PIDFile{Path: filepath.Join(t.TempDir(), "pids"), Bin: t.TempDir()}.Reap()
+	if err != nil || len(stopped) != 0 {
+		t.Errorf("Reap = %v, %v; want nothing stopped and no error", stopped, err)
+	}
+}
+
+func TestReapReportsAPIDFileItCannotRead(t *testing.T) {
+	// A directory where the file should be: it exists but cannot be read,
+	// so whatever an earlier run left behind would go unnoticed.
+	stopped, err := childproc.PIDFile{Path: t.TempDir(), Bin: t.TempDir()}.Reap()
+	if err == nil || len(stopped) != 0 {
+		t.Errorf("Reap = %v, %v; want an error and nothing stopped", stopped, err)
 	}
 }

@@ -72,7 +72,7 @@ func (c *budgetCounter) admit(credential string, now time.Time) (retryAfter time
 }
 
 // retryAfterSeconds renders a wait as a Retry-After value: whole seconds,
-// rounded up so that a client that honours it lands in the next window.
+// rounded up so that a client that honors it lands in the next window.
 func retryAfterSeconds(d time.Duration) int {
 	return max(1, int((d+time.Second-1)/time.Second))
 }

@@ -119,9 +119,9 @@ func (s *Server) takeFault(op Operation, alertID, keyID string) (Fault, bool) {
 // keyID, and how many of its selectors it took to say so.
 func (f *Fault) matches(alertID, keyID string) (specificity int, ok bool) {
 	for _, sel := range [][2]string{{f.AlertID, alertID}, {f.KeyID, keyID}} {
-		switch {
-		case sel[0] == "":
-		case sel[0] == sel[1]:
+		switch sel[0] {
+		case "":
+		case sel[1]:
 			specificity++
 		default:
 			return 0, false
