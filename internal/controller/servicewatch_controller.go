@@ -343,7 +343,7 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 	} else {
 		r.emit(ctx, watch, eventsFor(before, watch, parts))
 		r.Metrics.record(watch, parts)
-		r.StateMetrics.Set(stateMetricsOf(watch))
+		r.StateMetrics.Set(stateMetricsOf(watch, results...))
 	}
 	return periodic(r.scheduleNext(watch, trigger, read.every, outcome))
 }

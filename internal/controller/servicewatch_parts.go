@@ -10,6 +10,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
 // Cloud is what the reconciler needs of the cloud; *cloudapi.Client is the
@@ -77,6 +78,9 @@ type partResult struct {
 	apply func(status *swv1.ServiceWatchStatus)
 	// message is the part condition's message when the part synced.
 	message string
+	// metricItems puts the part's items, all of them and not only those
+	// status keeps, into the state metrics' snapshot.
+	metricItems func(*statemetrics.Watch)
 	// deferred: the part did not run this time; its data and condition stay
 	// as they are (or, when it never ran, its condition says why).
 	deferred *failure
@@ -132,8 +136,12 @@ func readPipes(ctx context.Context, cloud Cloud, in syncInput) partResult {
 	}
 	// The client keeps what fits the status; the counts see every pipe.
 	byState := map[string]int32{}
+	items := collector[swv1.Pipe, statemetrics.Pipe]{project: pipeItem}
 	list, err := cloud.ListPipes(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
-		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, Each: func(p *swv1.Pipe) { byState[ptr.Deref(p.State, "Unknown")]++ }})
+		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, Each: func(p *swv1.Pipe) {
+			byState[ptr.Deref(p.State, "Unknown")]++
+			items.add(p)
+		}})
 	if err != nil {
 		return partResult{failure: cloudFailure(err)}
 	}
@@ -147,6 +155,7 @@ func readPipes(ctx context.Context, cloud Cloud, in syncInput) partResult {
 			s.Summary.Pipes = int32(list.Total)
 			s.Summary.PipesByState = byState
 		},
+		metricItems: func(w *statemetrics.Watch) { w.Pipes = items.items },
 	}
 }
 
@@ -173,8 +182,9 @@ func readEndpoints(ctx context.Context, cloud Cloud, in syncInput) partResult {
 	if in.management.failure != nil {
 		return partResult{failure: in.management.failure}
 	}
+	items := collector[swv1.ReversePrivateEndpoint, statemetrics.Endpoint]{project: endpointItem}
 	list, err := cloud.ListReversePrivateEndpoints(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
-		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: in.keepBytes})
+		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: in.keepBytes, Each: items.add})
 	if err != nil {
 		return partResult{failure: cloudFailure(err)}
 	}
@@ -184,6 +194,7 @@ func readEndpoints(ctx context.Context, cloud Cloud, in syncInput) partResult {
 			s.ReversePrivateEndpoints = list.Items
 			s.Summary.ReversePrivateEndpoints = int32(list.Total)
 		},
+		metricItems: func(w *statemetrics.Watch) { w.Endpoints = items.items },
 	}
 }
 
@@ -265,6 +276,8 @@ func alertsResult(ids []string, fetches []alertFetch, whole *failure) partResult
 		message: fmt.Sprintf("Fetched %d alerts", len(ids)),
 		failure: summarizeAlertFailures(ids, failures, whole),
 	}
+	var full []swv1.AlertStatus // what apply wrote, before any truncation
+	res.metricItems = func(w *statemetrics.Watch) { w.Alerts = alertItems(full) }
 	res.apply = func(s *swv1.ServiceWatchStatus) {
 		previous := make(map[string]swv1.AlertStatus, len(s.Alerts))
 		for _, a := range s.Alerts {
@@ -282,7 +295,7 @@ func alertsResult(ids []string, fetches []alertFetch, whole *failure) partResult
 			alerts = append(alerts, entry)
 			failed++
 		}
-		s.Alerts = alerts
+		s.Alerts, full = alerts, alerts
 		s.Summary.Alerts = int32(len(alerts) - failed)
 	}
 	return res

@@ -9,10 +9,28 @@ import (
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
+// maxMetricItems bounds the items of one list of one watch that the state
+// metrics show, so that a service of a million pipes costs the manager (and
+// Prometheus) a bounded number of series; servicewatch_items and the status
+// summary keep the exact counts.
+const maxMetricItems = 10_000
+
 // stateMetricsOf is what the state metrics show of a watch: its status as
-// written. The item lists are those of status, so they are cut when status
-// is truncated.
-func stateMetricsOf(watch *swv1.ServiceWatch) statemetrics.Watch {
+// written, with the item lists of the parts that just synced in full (see
+// partResult.metricItems): status may be truncated, the metrics are not.
+// A part that failed shows the items status still holds.
+func stateMetricsOf(watch *swv1.ServiceWatch, results ...partResult) statemetrics.Watch {
+	w := statusMetricsOf(watch)
+	for _, res := range results {
+		if res.metricItems != nil {
+			res.metricItems(&w)
+		}
+	}
+	return w
+}
+
+// statusMetricsOf is what status shows.
+func statusMetricsOf(watch *swv1.ServiceWatch) statemetrics.Watch {
 	s := watch.Status
 	w := statemetrics.Watch{
 		Namespace:  watch.Namespace,
@@ -21,24 +39,47 @@ func stateMetricsOf(watch *swv1.ServiceWatch) statemetrics.Watch {
 		Interval:   interval(watch),
 		Pipes:      make([]statemetrics.Pipe, len(s.Pipes)),
 		Endpoints:  make([]statemetrics.Endpoint, len(s.ReversePrivateEndpoints)),
-		Alerts:     make([]statemetrics.Alert, len(s.Alerts)),
 	}
 	if s.LastSyncTime != nil {
 		w.LastSyncTime = s.LastSyncTime.Time
 	}
-	for i, p := range s.Pipes {
-		w.Pipes[i] = statemetrics.Pipe{
-			ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""),
-			SourceKind: sourceKind(p.Source),
-		}
+	for i := range s.Pipes {
+		w.Pipes[i] = pipeItem(&s.Pipes[i])
 	}
-	for i, e := range s.ReversePrivateEndpoints {
-		w.Endpoints[i] = statemetrics.Endpoint{ID: ptr.Deref(e.ID, ""), Type: ptr.Deref(e.Type, ""), Status: ptr.Deref(e.Status, "")}
+	for i := range s.ReversePrivateEndpoints {
+		w.Endpoints[i] = endpointItem(&s.ReversePrivateEndpoints[i])
 	}
-	for i, a := range s.Alerts {
-		w.Alerts[i] = statemetrics.Alert{ID: a.ID, Name: ptr.Deref(a.Name, ""), State: ptr.Deref(a.State, ""), FetchFailed: a.Error != ""}
-	}
+	w.Alerts = alertItems(s.Alerts)
 	return w
+}
+
+func pipeItem(p *swv1.Pipe) statemetrics.Pipe {
+	return statemetrics.Pipe{ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""), SourceKind: sourceKind(p.Source)}
+}
+
+func endpointItem(e *swv1.ReversePrivateEndpoint) statemetrics.Endpoint {
+	return statemetrics.Endpoint{ID: ptr.Deref(e.ID, ""), Type: ptr.Deref(e.Type, ""), Status: ptr.Deref(e.Status, "")}
+}
+
+func alertItems(alerts []swv1.AlertStatus) []statemetrics.Alert {
+	items := make([]statemetrics.Alert, len(alerts))
+	for i, a := range alerts {
+		items[i] = statemetrics.Alert{ID: a.ID, Name: ptr.Deref(a.Name, ""), State: ptr.Deref(a.State, ""), FetchFailed: a.Error != ""}
+	}
+	return items
+}
+
+// collector gathers the metric items of a list while the client streams it,
+// up to maxMetricItems.
+type collector[T, M any] struct {
+	items   []M
+	project func(*T) M
+}
+
+func (c *collector[T, M]) add(item *T) {
+	if len(c.items) < maxMetricItems {
+		c.items = append(c.items, c.project(item))
+	}
 }
 
 // sourceKind names the source members a pipe has, with the API's names; the

@@ -1,0 +1,79 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/utils/ptr"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/statemetrics"
+)
+
+// stubCloud answers like the client: it hands every distinct item to Each and
+// keeps only the first `keep` of them.
+type stubCloud struct {
+	pipes []swv1.Pipe
+	keep  int
+}
+
+func (c stubCloud) ListPipes(_ context.Context, _ string, _ cloudapi.BasicCredentials, _, _ string, opts cloudapi.ListOptions[swv1.Pipe]) (cloudapi.List[swv1.Pipe], error) {
+	for i := range c.pipes {
+		if opts.Each != nil {
+			opts.Each(&c.pipes[i])
+		}
+	}
+	return cloudapi.List[swv1.Pipe]{Items: c.pipes[:c.keep], Total: len(c.pipes)}, nil
+}
+
+func (c stubCloud) ListReversePrivateEndpoints(context.Context, string, cloudapi.BasicCredentials, string, string, cloudapi.ListOptions[swv1.ReversePrivateEndpoint]) (cloudapi.List[swv1.ReversePrivateEndpoint], error) {
+	return cloudapi.List[swv1.ReversePrivateEndpoint]{}, nil
+}
+
+func (c stubCloud) GetAlert(context.Context, string, cloudapi.BearerToken, string) (cloudapi.AlertResult, error) {
+	return cloudapi.AlertResult{}, nil
+}
+
+func (c stubCloud) Admit(string, string, cloudapi.Credential, int) time.Duration { return 0 }
+func (c stubCloud) Allowance(string) float64                                     { return 0 }
+
+// The client keeps what fits the status; the summary counts and the state
+// metrics still see every pipe it listed.
+func TestPipesCountAndMetricsSeeEveryPipe(t *testing.T) {
+	pipes := make([]swv1.Pipe, 5)
+	for i := range pipes {
+		pipes[i] = pipe(fmt.Sprintf("p%d", i), []string{"Running", "Failed"}[i%2])
+	}
+	w := testWatch()
+	in := syncInput{watch: w, management: managementAccess{url: "https://api.example.com"}}
+	res := readPipes(context.Background(), stubCloud{pipes: pipes, keep: 2}, in)
+	applyResults(w, syncParts(), []partResult{res, endpointsOK(0), alertsFetched(nil)}, DefaultStatusSizeLimit)
+
+	if len(w.Status.Pipes) != 2 || w.Status.Summary.Pipes != 5 {
+		t.Errorf("status lists %d pipes and counts %d, want 2 and 5", len(w.Status.Pipes), w.Status.Summary.Pipes)
+	}
+	if got := w.Status.Summary.PipesByState; got["Running"] != 3 || got["Failed"] != 2 {
+		t.Errorf("pipesByState = %v, want 3 Running and 2 Failed", got)
+	}
+	snap := stateMetricsOf(w, res)
+	if len(snap.Pipes) != 5 || snap.Pipes[4] != (statemetrics.Pipe{ID: "p4", State: "Running"}) {
+		t.Errorf("state metrics show %d pipes (%v), want all 5", len(snap.Pipes), snap.Pipes)
+	}
+	if plain := stateMetricsOf(w); len(plain.Pipes) != 2 {
+		t.Errorf("without the part's items, the metrics show status's %d pipes", len(plain.Pipes))
+	}
+}
+
+func TestMetricItemsAreBounded(t *testing.T) {
+	c := collector[swv1.Pipe, statemetrics.Pipe]{project: pipeItem}
+	p := swv1.Pipe{ID: ptr.To("x")}
+	for range maxMetricItems + 10 {
+		c.add(&p)
+	}
+	if len(c.items) != maxMetricItems {
+		t.Errorf("%d items kept, want the bound %d", len(c.items), maxMetricItems)
+	}
+}
