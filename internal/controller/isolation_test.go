@@ -20,8 +20,9 @@ import (
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
-// Tenants share the manager: watches whose API hangs must not hold the
-// workers that another namespace's new watch needs.
+// Tenants share the manager: watches whose API hangs, and watches that share
+// one throttled key, must not hold the workers or slots that another
+// namespace's new watch needs.
 func TestHangingNeighboursDoNotDelayANewWatch(t *testing.T) {
 	t.Parallel()
 	noisy := newFixture(t)
@@ -40,12 +41,20 @@ func TestHangingNeighboursDoNotDelayANewWatch(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
+	throttled := newNamedFixture(t, t.Name()+"-throttled")
+	throttled.fake.SetManagementBudget(fakecloud.Budget{Requests: 10, Window: 10 * time.Second})
+	throttled.createSecrets()
+	for i := range 24 {
+		throttled.create(throttled.newWatch(fmt.Sprintf("throttled-%d", i)))
+	}
+	time.Sleep(time.Second) // let them meet the budget
+
 	victim := newNamedFixture(t, t.Name()+"-victim")
 	victim.createSecrets()
 	start := time.Now()
 	victim.create(victim.newWatch("new"))
 	victim.waitFor("new", 2*time.Second, "Ready within 2s beside 8 hanging watches", isReady)
-	t.Logf("the new watch was Ready after %v while 8 other watches hung", time.Since(start).Round(time.Millisecond))
+	t.Logf("the new watch was Ready after %v while 8 other watches hung and 24 shared a throttled key", time.Since(start).Round(time.Millisecond))
 }
 
 // A status write that the API server refuses must not make the manager call

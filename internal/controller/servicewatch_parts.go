@@ -92,10 +92,23 @@ func readCloud(ctx context.Context, cloud Cloud, parts []part, in syncInput) []p
 	results := make([]partResult, len(parts))
 	var wg sync.WaitGroup
 	for i, p := range parts {
-		wg.Go(func() { results[i] = p.read(ctx, cloud, in) })
+		wg.Go(func() {
+			defer recoverAs(&results[i].failure)
+			results[i] = p.read(ctx, cloud, in)
+		})
 	}
 	wg.Wait()
 	return results
+}
+
+// recoverAs turns a panic of a read into the read's failure: a bug that one
+// tenant's cloud answer triggers must fail that watch's sync, not stop the
+// manager for every tenant. A panic in any goroutine ends the process, so
+// each goroutine that reads the cloud recovers on its own.
+func recoverAs(f **failure) {
+	if p := recover(); p != nil {
+		*f = newFailure(swv1.ReasonInvalidResponse, "reading the cloud failed inside the operator (a bug: please report it): %v", p)
+	}
 }
 
 // interrupted are the results of a sync whose reads ended without an answer:
@@ -243,6 +256,7 @@ func readAlerts(ctx context.Context, cloud Cloud, in syncInput) partResult {
 		wg.Go(func() {
 			limit <- struct{}{}
 			defer func() { <-limit }()
+			defer recoverAs(&fetches[i].failure)
 			fetches[i] = readAlert(ctx, cloud, in.alerts, id)
 		})
 	}

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,9 +19,15 @@ import (
 type stubCloud struct {
 	pipes []swv1.Pipe
 	keep  int
+	// panics makes every call panic, as a bug triggered by a cloud answer
+	// would.
+	panics bool
 }
 
 func (c stubCloud) ListPipes(_ context.Context, _ string, _ cloudapi.BasicCredentials, _, _ string, opts cloudapi.ListOptions[swv1.Pipe]) (cloudapi.List[swv1.Pipe], error) {
+	if c.panics {
+		panic("boom in pipes")
+	}
 	for i := range c.pipes {
 		if opts.Each != nil {
 			opts.Each(&c.pipes[i])
@@ -34,6 +41,9 @@ func (c stubCloud) ListReversePrivateEndpoints(context.Context, string, cloudapi
 }
 
 func (c stubCloud) GetAlert(context.Context, string, cloudapi.BearerToken, string) (cloudapi.AlertResult, error) {
+	if c.panics {
+		panic("boom in alerts")
+	}
 	return cloudapi.AlertResult{}, nil
 }
 
@@ -75,5 +85,21 @@ func TestMetricItemsAreBounded(t *testing.T) {
 	}
 	if len(c.items) != maxMetricItems {
 		t.Errorf("%d items kept, want the bound %d", len(c.items), maxMetricItems)
+	}
+}
+
+// A panic while reading one part fails that part, not the manager.
+func TestAPanickingReadFailsItsPartOnly(t *testing.T) {
+	w := testWatch("a1", "a2")
+	in := syncInput{watch: w, management: managementAccess{url: "https://api.example.com"}, alerts: alertAccess{url: "https://alerts.example.com"}, alertConcurrency: 2}
+	results := readCloud(context.Background(), stubCloud{panics: true}, syncParts(), in)
+	if f := results[0].failure; f == nil || !strings.Contains(f.message, "boom in pipes") {
+		t.Errorf("pipes: %+v, want a failure naming the panic", results[0])
+	}
+	if results[1].failure != nil {
+		t.Errorf("endpoints failed beside the panicking pipes: %v", results[1].failure)
+	}
+	if f := results[2].failure; f == nil || !strings.Contains(f.message, "boom in alerts") {
+		t.Errorf("alerts: %+v, want a failure naming the panic", results[2].failure)
 	}
 }
