@@ -60,8 +60,8 @@ func checkKeepsPrefix[T any](t *testing.T, body []byte, all []T, decode listDeco
 			t.Fatalf("KeepBytes %d: %v", budget, err)
 		}
 		n, used := 0, 0
-		for n < len(sizes) && used+sizes[n] <= budget {
-			used += sizes[n]
+		for n < len(sizes) && used+max(sizes[n], minItemCharge) <= budget {
+			used += max(sizes[n], minItemCharge)
 			n++
 		}
 		if !reflect.DeepEqual(got.Items, all[:n]) || got.Total != len(all) {

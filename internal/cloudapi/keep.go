@@ -29,7 +29,7 @@ type keeper[T any] struct {
 	kept    keptHeap
 	arena   arena // the encodings of the kept items, and holes left by dropped ones
 	encoder *json.Encoder
-	used    int // summed size of the kept items
+	used    int // summed charge of the kept items
 	// cutoff is the smallest key ever dropped for want of room. An item at
 	// or after it cannot be in the prefix: the prefix already stops before
 	// the cutoff item.
@@ -61,6 +61,13 @@ func (k *keeper[T]) add(item *T) error {
 	return k.keep(item, itemKey{id: id, seq: k.total})
 }
 
+// minItemCharge is the least an item counts against the budget. A tiny item
+// costs far more as a Go value (and in a status, its patch and the informer
+// cache) than as JSON: `{}` is 3 bytes of JSON and over 100 of Go. Charging
+// at least 64 bytes bounds a list of empty objects to budget/64 items (12,800
+// for the default status budget) instead of a quarter of a million.
+const minItemCharge = 64
+
 // keep stores item under key if it belongs to the longest fitting prefix of
 // what was seen so far, dropping what no longer does.
 func (k *keeper[T]) keep(item *T, key itemKey) error {
@@ -73,14 +80,15 @@ func (k *keeper[T]) keep(item *T, key itemKey) error {
 	}
 	// Encode ends the value with a newline, which stands for the comma.
 	size := len(k.arena) - off
-	if k.budget > 0 && k.used+size > k.budget && k.kept.maxBelow(key) {
+	charge := max(size, minItemCharge)
+	if k.budget > 0 && k.used+charge > k.budget && k.kept.maxBelow(key) {
 		// It would be the first to go: drop it before storing it.
 		k.arena = k.arena[:off]
 		k.cutoff, k.hasCutoff = key, true
 		return nil
 	}
-	k.kept.push(keptEntry{key: key, off: off, size: size})
-	k.used += size
+	k.kept.push(keptEntry{key: key, off: off, size: size, charge: charge})
+	k.used += charge
 	// The kept items are the longest fitting prefix of the items seen so
 	// far. Invariant: they are exactly the seen items before the cutoff,
 	// they fit, and (once there is a cutoff) they do not fit together with
@@ -92,7 +100,7 @@ func (k *keeper[T]) keep(item *T, key itemKey) error {
 	// slip in ahead of it and leave a gap in the prefix.
 	for k.budget > 0 && k.used > k.budget {
 		dropped := k.kept.pop()
-		k.used -= dropped.size
+		k.used -= dropped.charge
 		k.cutoff, k.hasCutoff = dropped.key, true
 	}
 	k.compactArena()
@@ -187,6 +195,8 @@ func (a itemKey) less(b itemKey) bool {
 type keptEntry struct {
 	key       itemKey
 	off, size int
+	// charge is what the entry counts against the budget (see minItemCharge).
+	charge int
 }
 
 // keptHeap is a max-heap of entries by key.

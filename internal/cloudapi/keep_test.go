@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 )
 
 // testItem is a list item whose encoded size a test chooses by its padding.
@@ -90,7 +92,7 @@ func sortThenCut(t testing.TB, items []testItem, budget int) []testItem {
 	}
 	used := 0
 	for i, it := range distinct {
-		if used += encodedShare(t, it); used > budget {
+		if used += max(encodedShare(t, it), minItemCharge); used > budget {
 			return distinct[:i]
 		}
 	}
@@ -113,32 +115,33 @@ func TestKeeperKeepsTheLongestFittingPrefixByID(t *testing.T) {
 		want   string // kept ids in order, "-" for no id
 		total  int
 	}{
+		// Sizes are at least minItemCharge, so each item counts its size.
 		{"everything when the budget is zero", func(t *testing.T) []testItem {
-			return []testItem{item(t, "c", 30), item(t, "a", 30), item(t, "b", 30)}
+			return []testItem{item(t, "c", 120), item(t, "a", 120), item(t, "b", 120)}
 		}, 0, "a b c", 3},
 		{"ordered by id, cut at the first that does not fit", func(t *testing.T) []testItem {
-			return []testItem{item(t, "c", 30), item(t, "a", 30), item(t, "b", 30)}
-		}, 65, "a b", 3},
+			return []testItem{item(t, "c", 120), item(t, "a", 120), item(t, "b", 120)}
+		}, 260, "a b", 3},
 		{"a smaller item after one that did not fit stays out", func(t *testing.T) []testItem {
 			// a and b do not fit together; c would fit beside a, but the
 			// prefix a, b, c has no place for it without b.
-			return []testItem{item(t, "a", 30), item(t, "b", 60), item(t, "c", 22)}
-		}, 80, "a", 3},
+			return []testItem{item(t, "a", 120), item(t, "b", 240), item(t, "c", 88)}
+		}, 320, "a", 3},
 		{"an item larger than the budget ends the prefix", func(t *testing.T) []testItem {
-			return []testItem{item(t, "b", 150), item(t, "a", 30), item(t, "c", 30)}
-		}, 80, "a", 3},
+			return []testItem{item(t, "b", 600), item(t, "a", 120), item(t, "c", 120)}
+		}, 320, "a", 3},
 		{"an exact fit is kept", func(t *testing.T) []testItem {
-			return []testItem{item(t, "b", 25), item(t, "a", 25)}
-		}, 50, "a b", 2},
+			return []testItem{item(t, "b", 100), item(t, "a", 100)}
+		}, 200, "a b", 2},
 		{"items without an id lead, in response order, and never merge", func(t *testing.T) []testItem {
-			return []testItem{item(t, "b", 30), {Pad: "1"}, item(t, "a", 30), {Pad: "2"}, {Pad: "1"}}
+			return []testItem{item(t, "b", 120), {Pad: "1"}, item(t, "a", 120), {Pad: "2"}, {Pad: "1"}}
 		}, 0, "- - - a b", 5},
 		{"the first of a duplicated id wins and counts once", func(t *testing.T) []testItem {
-			return []testItem{item(t, "a", 30), item(t, "b", 30), item(t, "a", 40)}
+			return []testItem{item(t, "a", 120), item(t, "b", 120), item(t, "a", 160)}
 		}, 0, "a b", 2},
 		{"a duplicate of a dropped item stays dropped", func(t *testing.T) []testItem {
-			return []testItem{item(t, "a", 30), item(t, "b", 60), item(t, "b", 22)}
-		}, 80, "a", 2},
+			return []testItem{item(t, "a", 120), item(t, "b", 240), item(t, "b", 88)}
+		}, 320, "a", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -207,5 +210,19 @@ func BenchmarkKeeperTinyItems(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		keepAll(b, items, 800<<10)
+	}
+}
+
+// A list of empty objects is cut by count, not only by bytes: each item
+// counts at least minItemCharge against the budget, so status never holds a
+// quarter of a million empty pipes.
+func TestTinyItemsCountTheLeastCharge(t *testing.T) {
+	items := strings.Repeat(`{},`, 999) + `{}`
+	l, err := decodeBytes(decodePipes, []byte(`{"status":200,"result":[`+items+`]}`), ListOptions[swv1.Pipe]{KeepBytes: 10 * minItemCharge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Items) != 10 || l.Total != 1000 {
+		t.Errorf("kept %d of %d empty items, want 10 of 1000", len(l.Items), l.Total)
 	}
 }

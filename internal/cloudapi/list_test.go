@@ -117,9 +117,10 @@ func TestListDuplicatesKeepTheFirstOccurrence(t *testing.T) {
 func TestListKeepBytesKeepsAPrefixAndCountsEverything(t *testing.T) {
 	body := `{"status":200,"result":[{"id":"c","state":"Running"},{"id":"a","state":"Running"},` +
 		`{"id":"b","state":"Stopped"},{"id":"d","state":"Failed"}]}`
-	// {"id":"a","state":"Running"} is 28 bytes, 29 with its comma.
+	// {"id":"a","state":"Running"} is 28 bytes, 29 with its comma: each item
+	// counts the least charge of 64 bytes.
 	byState := map[string]int{}
-	got, err := listPipesWith(t, body, pipeOptions{KeepBytes: 2*29 + 28, Each: func(p *swv1.Pipe) { byState[*p.State]++ }})
+	got, err := listPipesWith(t, body, pipeOptions{KeepBytes: 2*64 + 63, Each: func(p *swv1.Pipe) { byState[*p.State]++ }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestListPipesRedactsTheConnectionStringInsideTheClient(t *testing.T) {
 		`{"id":"d","source":{"objectStorage":{"connectionString":"` + secret + `"}}}]}`
 	var each []byte
 	// The budget keeps a, b and c; d is only shown to Each.
-	got, err := listPipesWith(t, body, pipeOptions{KeepBytes: 200, Each: func(p *swv1.Pipe) {
+	got, err := listPipesWith(t, body, pipeOptions{KeepBytes: 220, Each: func(p *swv1.Pipe) {
 		b, _ := json.Marshal(p)
 		each = append(each, b...)
 	}})

@@ -8,7 +8,8 @@ import swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 
 // ListOptions bound what a list call keeps of a response.
 type ListOptions[T any] struct {
-	// KeepBytes bounds the summed JSON size of List.Items (each item's
+	// KeepBytes bounds the summed JSON size of List.Items, each item counting
+	// at least 64 bytes however small its JSON (each item's
 	// encoding plus one byte for its comma). <= 0 keeps everything.
 	KeepBytes int
 	// Each, when set, is called once for every distinct item of the response,
