@@ -123,9 +123,9 @@ func serveMetrics(t *testing.T, cfg *rest.Config, mc metricsConfig) string {
 	return fmt.Sprintf("%s://%s/metrics", scheme, addrOf.GetBindAddr())
 }
 
-func get(t *testing.T, url, token string) (int, string) {
+func get(t *testing.T, url, token string) (code int, body string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, http.NoBody)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,7 +131,11 @@ func New(opts Options) *Client {
 }
 
 func defaultTransport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok { // something replaced the default: start from a plain one
+		base = &http.Transport{Proxy: http.ProxyFromEnvironment}
+	}
+	t := base.Clone()
 	// Many watches call the same host; keep enough idle connections for them.
 	t.MaxIdleConnsPerHost = 16
 	return t
@@ -192,7 +196,7 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 	}
 	var result AlertResult
 	read := func(_ int, header http.Header, body io.Reader) (string, error) {
-		result.RequestID = header.Get("X-Request-Id")
+		result.RequestID = header.Get("X-Request-ID")
 		raw, err := io.ReadAll(body)
 		if err != nil {
 			return result.RequestID, err
@@ -333,7 +337,7 @@ func (c *Client) do(ctx context.Context, unprepared call) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cl.url.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cl.url.String(), http.NoBody)
 	if err != nil {
 		return configError(cl.op, err)
 	}
@@ -400,7 +404,7 @@ func (c *Client) statusError(cl prepared, resp *http.Response) *Error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
 	d := parseErrorBody(body, resp.Header.Get("Content-Type"))
 	if d.RequestID == "" {
-		d.RequestID = resp.Header.Get("X-Request-Id")
+		d.RequestID = resp.Header.Get("X-Request-ID")
 	}
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 && strings.TrimSpace(d.Message) == "" {
 		if loc := resp.Header.Get("Location"); loc != "" {

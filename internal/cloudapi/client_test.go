@@ -3,6 +3,7 @@ package cloudapi_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -109,7 +110,7 @@ func TestURLs(t *testing.T) {
 			if got := reqs[0].URL.EscapedPath(); got != tt.wantPath {
 				t.Errorf("path %q, want %q", got, tt.wantPath)
 			}
-			if reqs[0].Method != "GET" || reqs[0].URL.RawQuery != "" {
+			if reqs[0].Method != http.MethodGet || reqs[0].URL.RawQuery != "" {
 				t.Errorf("request %s %s, want a GET without query", reqs[0].Method, reqs[0].URL)
 			}
 		})

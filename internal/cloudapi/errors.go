@@ -126,8 +126,7 @@ func ReasonOf(err error) Reason {
 	if err == nil {
 		return ""
 	}
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Reason
 	}
 	return ReasonUnreachable

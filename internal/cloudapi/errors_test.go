@@ -195,8 +195,8 @@ func TestErrorNeverContainsCredentials(t *testing.T) {
 		// Echo the header, and the secret in clear as a careless service might.
 		_, secret, _ := r.BasicAuth()
 		_, token, _ := strings.Cut(r.Header.Get("Authorization"), "Bearer ")
-		w.WriteHeader(401)
-		fmt.Fprintf(w, "bad credentials: %s (secret %q, token %q)", r.Header.Get("Authorization"), secret, token)
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = fmt.Fprintf(w, "bad credentials: %s (secret %q, token %q)", r.Header.Get("Authorization"), secret, token)
 	}))
 	defer echo.Close()
 	c := newClient(cloudapi.Options{})
@@ -229,7 +229,7 @@ func TestTransportFailuresAreUnreachable(t *testing.T) {
 
 	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "1000")
-		w.WriteHeader(200)
+		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte(`{"status":200,`))
 		conn, _, _ := http.NewResponseController(w).Hijack()
 		_ = conn.Close()
@@ -357,7 +357,7 @@ func TestReasonOfAndRetryAfterOf(t *testing.T) {
 }
 
 // A paused service answers 424 saying it is idle: that is not an unexpected
-// status but a state the user should recognise. Any other 424 stays
+// status but a state the user should recognize. Any other 424 stays
 // UnexpectedStatus, and "idle" under another status changes nothing.
 func TestIdleServiceIsReportedAsServiceIdle(t *testing.T) {
 	const realBody = `{"status":424,"requestId":"5f0c8e2a-3b1d-4c6e-9a7f-2d4b6c8e0a1f","error":"FAILED_DEPENDENCY: Service is not running. Current state: idle"}`

@@ -36,7 +36,7 @@ func checkRoundTrip[T any](t *testing.T, items []T, decode listDecoder[T]) {
 	}
 	again, err := decodeBytes(decode, b, ListOptions[T]{})
 	if err != nil {
-		t.Fatalf("decode of re-marshalled %s: %v", b, err)
+		t.Fatalf("decode of re-marshaled %s: %v", b, err)
 	}
 	if !reflect.DeepEqual(items, again.Items) {
 		t.Fatalf("round trip changed the value:\n%s", b)
@@ -50,7 +50,10 @@ func checkKeepsPrefix[T any](t *testing.T, body []byte, all []T, decode listDeco
 	sizes := make([]int, len(all))
 	whole := 0
 	for i := range all {
-		b, _ := json.Marshal(all[i])
+		b, err := json.Marshal(all[i])
+		if err != nil {
+			t.Fatal(err)
+		}
 		sizes[i] = len(b) + 1
 		whole += sizes[i]
 	}
@@ -127,7 +130,7 @@ func FuzzRetryAfter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, retryAfterValue, resetValue string) {
 		h := http.Header{}
 		h.Set("Retry-After", retryAfterValue)
-		h.Set("X-RateLimit-Reset", resetValue)
+		h["X-RateLimit-Reset"] = []string{resetValue} // the service's spelling, as it arrives
 		if d := retryAfter(h, now); d < 0 || d > maxRetryAfter {
 			t.Fatalf("retryAfter(%q, %q) = %v", retryAfterValue, resetValue, d)
 		}

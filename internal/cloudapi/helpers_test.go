@@ -111,10 +111,22 @@ func readFile(t *testing.T, name string) string {
 func assertEqual(t *testing.T, got, want any) {
 	t.Helper()
 	if !reflect.DeepEqual(got, want) {
-		g, _ := json.MarshalIndent(got, "", "  ")
-		w, _ := json.MarshalIndent(want, "", "  ")
-		t.Fatalf("mismatch\n got: %s\nwant: %s", g, w)
+		t.Fatalf("mismatch\n got: %s\nwant: %s", mustJSON(t, got, "  "), mustJSON(t, want, "  "))
 	}
+}
+
+// mustJSON encodes v as JSON, indented by indent when it is not empty,
+// failing the test when v cannot be encoded.
+func mustJSON(t testing.TB, v any, indent string) []byte {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", indent)
+	if indent == "" {
+		b, err = json.Marshal(v)
+	}
+	if err != nil {
+		t.Fatalf("encode %T: %v", v, err)
+	}
+	return b
 }
 
 // observation is one ObserveRequest call.

@@ -176,7 +176,11 @@ func readObject(dec *json.Decoder, member func(name string) error) error {
 			return err
 		}
 		// Inside an object the decoder yields only string names here.
-		if err := member(tok.(string)); err != nil {
+		name, ok := tok.(string)
+		if !ok {
+			return fmt.Errorf("unexpected %v where a member name belongs", tok)
+		}
+		if err := member(name); err != nil {
 			return err
 		}
 	}
@@ -236,7 +240,7 @@ func skipValue(dec *json.Decoder) error {
 
 // expectEnd fails if anything but white space follows the envelope.
 func expectEnd(dec *json.Decoder) error {
-	if _, err := dec.Token(); err != io.EOF {
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		if err == nil {
 			err = errors.New("data after the envelope")
 		}

@@ -150,7 +150,7 @@ func TestListPipesRedactsTheConnectionStringInsideTheClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept, _ := json.Marshal(got.Items)
+	kept := mustJSON(t, got.Items, "")
 	for what, b := range map[string][]byte{"kept items": kept, "what Each saw": each} {
 		if strings.Contains(string(b), "AccountKey") {
 			t.Errorf("%s hold the connection string: %s", what, b)
@@ -212,7 +212,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // unknown, so the client has to read it to measure it.
 func respondWith(body io.ReadCloser) http.RoundTripper {
 	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: body, ContentLength: -1, Request: r}, nil
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: body, ContentLength: -1, Request: r}, nil
 	})
 }
 

@@ -3,6 +3,7 @@ package cloudapi_test
 import (
 	"context"
 	"encoding/hex"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +62,7 @@ func TestRetryAfterHoldIsKeyedByHostAndCredential(t *testing.T) {
 	before := time.Now()
 	err := listPipes(context.Background(), c, limited.URL)
 	e := asError(t, err)
-	if e.StatusCode != 429 || e.RetryAfter != 24*time.Hour {
+	if e.StatusCode != http.StatusTooManyRequests || e.RetryAfter != 24*time.Hour {
 		t.Fatalf("first call: %v, want 429 with RetryAfter 24h", err)
 	}
 	if e.RetryAt.Before(before.Add(24*time.Hour)) || e.RetryAt.After(time.Now().Add(24*time.Hour)) {
@@ -166,7 +167,7 @@ func TestRateLimitedCredentialIsHeldBack(t *testing.T) {
 	fake.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Status: 429, RetryAfter: "2", Times: 1})
 
 	err := listPipes(context.Background(), c, fake.URL)
-	if e := asError(t, err); e.StatusCode != 429 || e.RetryAfter != 2*time.Second || e.RetryAt.IsZero() {
+	if e := asError(t, err); e.StatusCode != http.StatusTooManyRequests || e.RetryAfter != 2*time.Second || e.RetryAt.IsZero() {
 		t.Fatalf("first call: %v, want 429 with RetryAfter 2s and RetryAt", err)
 	}
 	for _, call := range []callFunc{listPipes, listEndpoints} {

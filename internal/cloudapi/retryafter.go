@@ -1,6 +1,7 @@
 package cloudapi
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -43,7 +44,7 @@ func parseSeconds(v string, now time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f != f || f < 0 { // f != f: NaN
+	if err != nil || math.IsNaN(f) || f < 0 {
 		return 0, false
 	}
 	if f >= epochThreshold {

@@ -49,7 +49,7 @@ func forbiddenForms() map[string]string {
 // credentials outside the placeholders.
 func assertNoCredential(t *testing.T, msg string) {
 	t.Helper()
-	for _, piece := range strings.Split(msg, "<redacted>") {
+	for piece := range strings.SplitSeq(msg, "<redacted>") {
 		for name, form := range forbiddenForms() {
 			if strings.Contains(piece, form) {
 				t.Errorf("message %q shows the credential (%s)", msg, name)

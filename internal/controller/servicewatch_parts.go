@@ -106,6 +106,7 @@ func readCloud(ctx context.Context, cloud Cloud, parts []part, in syncInput) []p
 // manager for every tenant. A panic in any goroutine ends the process, so
 // each goroutine that reads the cloud recovers on its own.
 func recoverAs(f **failure) {
+	//nolint:revive // recoverAs is itself the deferred call (defer recoverAs(…)), so recover sees the panic.
 	if p := recover(); p != nil {
 		*f = newFailure(swv1.ReasonInvalidResponse, "reading the cloud failed inside the operator (a bug: please report it): %v", p)
 	}

@@ -171,18 +171,18 @@ func TestChartNamespacedAndShardValues(t *testing.T) {
 			}
 		}
 	}
-	if args := containerField(ns["Deployment/"+namespace+"/servicewatch-controller-manager"], "args"); !slices.Contains(args.([]any), any("--watch-namespaces=team-a,team-b")) {
+	if args := containerArgs(ns["Deployment/"+namespace+"/servicewatch-controller-manager"]); !slices.Contains(args, "--watch-namespaces=team-a,team-b") {
 		t.Errorf("manager args %v lack --watch-namespaces=team-a,team-b", args)
 	}
 
 	shard := byID(render(t, "--set", "shard.name=a,shard.labelSelector=sharding.servicewatch.io/shard=a"))
-	args := containerField(shard["Deployment/"+namespace+"/servicewatch-controller-manager"], "args").([]any)
+	args := containerArgs(shard["Deployment/"+namespace+"/servicewatch-controller-manager"])
 	for _, want := range []string{"--watch-label-selector=sharding.servicewatch.io/shard=a", "--leader-election-id=a.servicewatch.cloud.servicewatch.io"} {
-		if !slices.Contains(args, any(want)) {
+		if !slices.Contains(args, want) {
 			t.Errorf("shard manager args %v lack %s", args, want)
 		}
 	}
-	if _, err := helm("template", release, filepath.Join(testenv.RepoRoot(), chartDir), "--set", "shard.labelSelector=sharding.servicewatch.io/shard=a"); err == nil || !strings.Contains(err.Error(), "shard.name is required") {
+	if _, err := helm(t.Context(), "template", release, filepath.Join(testenv.RepoRoot(), chartDir), "--set", "shard.labelSelector=sharding.servicewatch.io/shard=a"); err == nil || !strings.Contains(err.Error(), "shard.name is required") {
 		t.Errorf("a shard without a name: error %v, want one saying shard.name is required", err)
 	}
 }
@@ -222,21 +222,38 @@ func containerField(u *unstructured.Unstructured, field string) any {
 	if len(containers) == 0 {
 		return nil
 	}
-	return containers[0].(map[string]any)[field]
+	container, ok := containers[0].(map[string]any)
+	if !ok {
+		return nil
+	}
+	return container[field]
+}
+
+// containerArgs returns the args of the first container of u's pod
+// template; nil when there are none or they are not strings.
+func containerArgs(u *unstructured.Unstructured) []string {
+	raw, _ := containerField(u, "args").([]any)
+	args := make([]string, 0, len(raw))
+	for _, a := range raw {
+		if s, ok := a.(string); ok {
+			args = append(args, s)
+		}
+	}
+	return args
 }
 
 // render runs `helm template` on the chart as release servicewatch in
 // namespace servicewatch-system.
 func render(t *testing.T, args ...string) []*unstructured.Unstructured {
 	t.Helper()
-	out, err := helm(append([]string{"template", release, filepath.Join(testenv.RepoRoot(), chartDir), "--namespace", namespace}, args...)...)
+	out, err := helm(t.Context(), append([]string{"template", release, filepath.Join(testenv.RepoRoot(), chartDir), "--namespace", namespace}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return decode(t, out)
 }
 
-func helm(args ...string) ([]byte, error) {
+func helm(ctx context.Context, args ...string) ([]byte, error) {
 	path := os.Getenv("HELM")
 	if path == "" {
 		found, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(), "bin", "helm-v*"))
@@ -247,7 +264,7 @@ func helm(args ...string) ([]byte, error) {
 		path = found[len(found)-1]
 	}
 	var stderr bytes.Buffer
-	cmd := exec.Command(path, args...)
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -259,7 +276,7 @@ func helm(args ...string) ([]byte, error) {
 func kustomizeBuild(t *testing.T, dir string) []*unstructured.Unstructured {
 	t.Helper()
 	var stderr bytes.Buffer
-	cmd := exec.Command("kubectl", "kustomize", filepath.Join(testenv.RepoRoot(), "config", dir))
+	cmd := exec.CommandContext(t.Context(), "kubectl", "kustomize", filepath.Join(testenv.RepoRoot(), "config", dir))
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {

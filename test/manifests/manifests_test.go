@@ -612,9 +612,18 @@ func managerArgs(t *testing.T, deployment *unstructured.Unstructured) []string {
 		t.Fatal("no manager Deployment rendered")
 	}
 	containers, _, _ := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "containers")
+	if len(containers) == 0 {
+		t.Fatal("the manager Deployment has no container")
+	}
+	container, _ := containers[0].(map[string]any)
+	raw, _ := container["args"].([]any)
 	var args []string
-	for _, a := range containers[0].(map[string]any)["args"].([]any) {
-		args = append(args, a.(string))
+	for _, a := range raw {
+		s, ok := a.(string)
+		if !ok {
+			t.Fatalf("manager arg %v is not a string", a)
+		}
+		args = append(args, s)
 	}
 	return args
 }

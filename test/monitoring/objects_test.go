@@ -75,7 +75,7 @@ func documents(t *testing.T, b []byte) [][]byte {
 func run(t *testing.T, name string, args ...string) []byte {
 	t.Helper()
 	var stderr bytes.Buffer
-	cmd := exec.Command(name, args...)
+	cmd := exec.CommandContext(t.Context(), name, args...)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
