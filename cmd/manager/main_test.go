@@ -18,7 +18,7 @@ func TestParseFlags(t *testing.T) {
 		{"--management-api-url=api.example.com"},
 		{"--alert-api-url=ftp://alerts.example.com"},
 		{"--max-concurrent-syncs=0"},
-		{"--max-syncs-per-host=0"},
+		{"--max-syncs-per-host=-1"},
 		{"--reconcile-workers=-1"},
 		{"--cloud-timeout=0s"},
 		{"--status-size-limit=-1"},

@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -183,4 +187,47 @@ func (m *managerProc) stop() (int64, error) {
 	}
 	m.halted.Wait()
 	return peak, m.child.Stop(40 * time.Second)
+}
+
+// managerFlagDefaults reads the defaults of the manager's integer flags from
+// its --help, so that a scenario can tell what a binary will do without its
+// own flags: each build is measured as a black box, and the before and after
+// binaries need not have the same flags.
+func (e *runEnv) managerFlagDefaults(ctx context.Context) (map[string]int, error) {
+	out, err := exec.CommandContext(ctx, e.manager, "--help").CombinedOutput()
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s --help printed nothing: %w", e.manager, err)
+	}
+	return parseFlagDefaults(string(out)), nil
+}
+
+// flagLine matches a flag's line of Go's flag help: "  -name int".
+var flagLine = regexp.MustCompile(`^\s+--?([a-z0-9-]+) int$`)
+
+// flagDefault matches the default on the line of usage after it.
+var flagDefault = regexp.MustCompile(`\(default (-?\d+)\)`)
+
+// parseFlagDefaults returns each integer flag of Go flag help text with its
+// default (0 when the help shows none, as the flag package does for zero).
+func parseFlagDefaults(help string) map[string]int {
+	defaults := map[string]int{}
+	name := ""
+	for line := range strings.Lines(help) {
+		line = strings.TrimRight(line, "\n")
+		if m := flagLine.FindStringSubmatch(line); m != nil {
+			name = m[1]
+			defaults[name] = 0
+			continue
+		}
+		if name == "" || !strings.HasPrefix(strings.TrimLeft(line, " "), "\t") {
+			name = ""
+			continue
+		}
+		if m := flagDefault.FindStringSubmatch(line); m != nil {
+			if v, err := strconv.Atoi(m[1]); err == nil {
+				defaults[name] = v
+			}
+		}
+	}
+	return defaults
 }
