@@ -22,11 +22,24 @@ const (
 // and two alerts) with the tenants' keys and tokens accepted as well.
 func cloudData(tenants []tenant) fakecloud.Data {
 	d := fakecloud.DefaultData()
+	org := d.Organizations[defaultOrg]
+	for i := range distinctServices {
+		org[distinctService(i)] = org[defaultService]
+	}
 	for _, t := range tenants {
 		d.MoreManagementKeys = append(d.MoreManagementKeys, fakecloud.ManagementKey{KeyID: t.key.id, KeySecret: t.key.secret})
 		d.MoreAlertTokens = append(d.MoreAlertTokens, t.token)
 	}
 	return d
+}
+
+// distinctServices is how many services, each a copy of the default one,
+// the fake cloud serves besides it: one per watch of the largest scenario.
+const distinctServices = 1000
+
+// distinctService is the ID of the i-th of them.
+func distinctService(i int) string {
+	return fmt.Sprintf("5e5e5e5e-0000-4000-8000-%012d", i)
 }
 
 func writeCloudData(path string, d fakecloud.Data) error {

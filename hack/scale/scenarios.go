@@ -85,10 +85,18 @@ func makeTenants(prefix string, n int) []tenant {
 
 // spreadWatches returns n watches named w-0000 …, dealt round-robin to the
 // tenants.
+//
+// Without a service in s, each watch reads a service of its own, as watches
+// usually do: watches of one service share their reads (one list call per
+// service and credential), which would leave almost nothing to measure.
 func spreadWatches(ts []tenant, n int, s watchSpec) []*swv1.ServiceWatch {
 	out := make([]*swv1.ServiceWatch, n)
 	for i := range out {
-		out[i] = newWatch(ts[i%len(ts)], fmt.Sprintf("w-%04d", i), s)
+		spec := s
+		if spec.serviceID == "" {
+			spec.serviceID = distinctService(i % distinctServices)
+		}
+		out[i] = newWatch(ts[i%len(ts)], fmt.Sprintf("w-%04d", i), spec)
 	}
 	return out
 }
@@ -132,7 +140,7 @@ func readyScenario(concurrency int) func(context.Context, *runEnv) (string, erro
 		if err := setUp(ctx, e, ts, "--latency", cloudLatency.String()); err != nil {
 			return "", err
 		}
-		if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService})); err != nil {
+		if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{})); err != nil {
 			return "", err
 		}
 		args, inFlight, err := concurrencyFlags(ctx, e, concurrency)
@@ -203,7 +211,7 @@ func spreadScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err := setUp(ctx, e, ts); err != nil {
 		return "", err
 	}
-	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService, interval: interval})); err != nil {
+	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{interval: interval})); err != nil {
 		return "", err
 	}
 	if _, err := e.startManager(ctx, noClientLimits...); err != nil {
@@ -255,7 +263,7 @@ func budgetFitsScenario(ctx context.Context, e *runEnv) (string, error) {
 		return "", err
 	}
 	created := time.Now()
-	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService, interval: 5 * time.Minute})); err != nil {
+	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{interval: 5 * time.Minute})); err != nil {
 		return "", err
 	}
 	var last time.Time
@@ -295,7 +303,7 @@ func budgetOverScenario(ctx context.Context, e *runEnv) (string, error) {
 		return "", err
 	}
 	created := time.Now()
-	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService, interval: 30 * time.Second})); err != nil {
+	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{interval: 30 * time.Second})); err != nil {
 		return "", err
 	}
 	if err := sleepUntil(ctx, created.Add(2*time.Minute)); err != nil {
@@ -378,7 +386,7 @@ func priorityScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err := setUp(ctx, e, append(ts, fresh), "--latency", cloudLatency.String()); err != nil {
 		return "", err
 	}
-	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService, interval: interval})); err != nil {
+	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{interval: interval})); err != nil {
 		return "", err
 	}
 	if _, err := e.startManager(ctx, noClientLimits...); err != nil {
@@ -572,7 +580,7 @@ func noisyNeighbourScenario(ctx context.Context, e *runEnv) (string, error) {
 	if _, err := e.startManager(ctx); err != nil {
 		return "", err
 	}
-	s := watchSpec{serviceID: defaultService, interval: 30 * time.Second}
+	s := watchSpec{interval: 30 * time.Second}
 	noisy := append(spreadWatches([]tenant{hang}, 8, s), spreadWatches([]tenant{throttled}, 24, s)...)
 	if err := e.cp.createWatches(ctx, noisy); err != nil {
 		return "", err
