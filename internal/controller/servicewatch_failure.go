@@ -47,8 +47,7 @@ func isTransientReason(reason string) bool {
 // client's words (never a credential: the client scrubs them) and adds what
 // the user can do about it.
 func cloudFailure(err error) *failure {
-	var panicked *readPanic
-	if errors.As(err, &panicked) {
+	if panicked, ok := errors.AsType[*readPanicError](err); ok {
 		return &failure{reason: swv1.ReasonInvalidResponse, message: panicked.Error()}
 	}
 	var cerr *cloudapi.Error

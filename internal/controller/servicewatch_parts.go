@@ -118,7 +118,7 @@ func (in syncInput) admitAtCall(cloud Cloud, api string, key readKey, cred cloud
 		return nil
 	}
 	if wait := cloud.Admit(api, key.url, cred, 1); wait > 0 {
-		return &budgetRefusal{api: api, wait: wait}
+		return &budgetRefusalError{api: api, wait: wait}
 	}
 	return nil
 }
@@ -134,8 +134,8 @@ func readFailed(err error) partResult {
 
 // deferral is why a read waits for a later sync, nil when it does not.
 func deferral(err error) *failure {
-	var refused *budgetRefusal
-	if !errors.As(err, &refused) {
+	refused, ok := errors.AsType[*budgetRefusalError](err)
+	if !ok {
 		return nil
 	}
 	return newFailure(swv1.ReasonRateLimited, "%s", refused.Error())

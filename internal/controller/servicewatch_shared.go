@@ -77,24 +77,24 @@ func newSharedReads(freshness time.Duration, now func() time.Time) *sharedReads 
 	return &sharedReads{freshness: freshness, now: now, calls: map[readKey]*sharedCall{}}
 }
 
-// readPanic is a panic of a shared read, as an error for every read that
+// readPanicError is a panic of a shared read, as an error for every read that
 // waited for it: a bug that one answer triggers fails those reads, it must
 // neither stop the manager nor leave them waiting.
-type readPanic struct{ value any }
+type readPanicError struct{ value any }
 
-func (p *readPanic) Error() string {
+func (p *readPanicError) Error() string {
 	return fmt.Sprintf("reading the cloud failed inside the operator (a bug: please report it): %v", p.value)
 }
 
-// budgetRefusal is a read that admission left to a shared read which was
+// budgetRefusalError is a read that admission left to a shared read which was
 // gone when the read ran, and whose own call the budget then refused: it
 // waits for a later sync rather than call without admission.
-type budgetRefusal struct {
+type budgetRefusalError struct {
 	api  string
 	wait time.Duration
 }
 
-func (b *budgetRefusal) Error() string {
+func (b *budgetRefusalError) Error() string {
 	return fmt.Sprintf("waiting %s for room in the %s API's rate budget", b.wait.Round(time.Second), b.api)
 }
 
@@ -130,11 +130,11 @@ func shareRead[T any](ctx context.Context, s *sharedReads, key readKey, fresh bo
 	return value, nil
 }
 
-// recovered runs fetch, turning a panic into a readPanic.
+// recovered runs fetch, turning a panic into a readPanicError.
 func recovered[T any](ctx context.Context, fetch func(context.Context) (T, error)) (value any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			value, err = nil, &readPanic{value: p}
+			value, err = nil, &readPanicError{value: p}
 		}
 	}()
 	return fetch(ctx)
@@ -146,9 +146,9 @@ func isReusable(ctx context.Context, err error) bool {
 	if err == nil {
 		return true
 	}
-	var p *readPanic
-	var refused *budgetRefusal
-	return ctx.Err() == nil && !errors.As(err, &p) && !errors.As(err, &refused)
+	_, panicked := errors.AsType[*readPanicError](err)
+	_, refused := errors.AsType[*budgetRefusalError](err)
+	return ctx.Err() == nil && !panicked && !refused
 }
 
 // join returns the call a read of key waits for, and whether the caller must

@@ -142,7 +142,7 @@ func TestSharedReadReuseWindow(t *testing.T) {
 		{"the cloud's failure, within the window", cloudErr, time.Second, false, 1},
 		{"the cloud's failure, for a read that must be fresh", cloudErr, time.Second, true, 2},
 		{"the leader's ctx ended", fmt.Errorf("calling: %w", context.Canceled), 0, false, 2},
-		{"a refused admission", &budgetRefusal{api: "management", wait: time.Second}, 0, false, 2},
+		{"a refused admission", &budgetRefusalError{api: "management", wait: time.Second}, 0, false, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -151,9 +151,9 @@ func TestSharedReadReuseWindow(t *testing.T) {
 			var calls atomic.Int32
 			ctx := context.Background()
 			if errors.Is(tt.err, context.Canceled) {
-				cancelled, cancel := context.WithCancel(ctx)
+				canceled, cancel := context.WithCancel(ctx)
 				cancel()
-				_, _ = shareRead(cancelled, s, testReadKey, false, countingFetch(&calls, "first", tt.err))
+				_, _ = shareRead(canceled, s, testReadKey, false, countingFetch(&calls, "first", tt.err))
 			} else {
 				_, _ = shareRead(ctx, s, testReadKey, false, countingFetch(&calls, "first", tt.err))
 			}
@@ -184,8 +184,7 @@ func TestSharedReadPanicFailsEveryWaiter(t *testing.T) {
 	joined := followers(t, s, testReadKey, 4, false, &calls)
 	release()
 	for i, a := range append([]readAnswer{<-leader}, collect(joined, 4)...) {
-		var p *readPanic
-		if !errors.As(a.err, &p) || !strings.Contains(a.err.Error(), "boom in a shared read") {
+		if _, ok := errors.AsType[*readPanicError](a.err); !ok || !strings.Contains(a.err.Error(), "boom in a shared read") {
 			t.Errorf("read %d got %q, %v; want the panic as an error", i, a.value, a.err)
 		}
 		if f := cloudFailure(a.err); f.reason != swv1.ReasonInvalidResponse {
