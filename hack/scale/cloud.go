@@ -18,10 +18,21 @@ const (
 	defaultService = fakecloud.DefaultServiceID
 )
 
+// maxOwnServices is how many services of their own watches can read: one per
+// watch of the largest scenario.
+const maxOwnServices = 1000
+
+// ownService is the service of the i-th watch that reads a service of its
+// own, a copy of the default one.
+func ownService(i int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", i) }
+
 // cloudData is the fake's default data (a realistic service with four pipes
 // and two alerts) with the tenants' keys and tokens accepted as well.
 func cloudData(tenants []tenant) fakecloud.Data {
 	d := fakecloud.DefaultData()
+	for i := range maxOwnServices {
+		d.Organizations[defaultOrg][ownService(i)] = d.Organizations[defaultOrg][defaultService]
+	}
 	for _, t := range tenants {
 		d.MoreManagementKeys = append(d.MoreManagementKeys, fakecloud.ManagementKey{KeyID: t.key.id, KeySecret: t.key.secret})
 		d.MoreAlertTokens = append(d.MoreAlertTokens, t.token)

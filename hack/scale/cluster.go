@@ -125,9 +125,14 @@ func (cp *controlPlane) touchSecret(ctx context.Context, namespace, name string)
 // watchSpec is what the watches of one batch have in common.
 type watchSpec struct {
 	serviceID string
-	alertIDs  []string
-	interval  time.Duration
-	labels    map[string]string
+	// ownService: each watch of spreadWatches reads a service of its own
+	// (ownService) instead of serviceID. Watches of one service share their
+	// calls, so scenarios that measure the cost of many watches give each
+	// its own.
+	ownService bool
+	alertIDs   []string
+	interval   time.Duration
+	labels     map[string]string
 }
 
 // newWatch builds the ServiceWatch name of tenant t.

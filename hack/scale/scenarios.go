@@ -80,7 +80,11 @@ func makeTenants(prefix string, n int) []tenant {
 func spreadWatches(ts []tenant, n int, s watchSpec) []*swv1.ServiceWatch {
 	out := make([]*swv1.ServiceWatch, n)
 	for i := range out {
-		out[i] = newWatch(ts[i%len(ts)], fmt.Sprintf("w-%04d", i), s)
+		spec := s
+		if s.ownService {
+			spec.serviceID = ownService(i)
+		}
+		out[i] = newWatch(ts[i%len(ts)], fmt.Sprintf("w-%04d", i), spec)
 	}
 	return out
 }
@@ -124,7 +128,7 @@ func readyScenario(concurrency int) func(context.Context, *runEnv) (string, erro
 		if err := setUp(ctx, e, ts, "--latency", cloudLatency.String()); err != nil {
 			return "", err
 		}
-		if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService})); err != nil {
+		if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{ownService: true})); err != nil {
 			return "", err
 		}
 		m, err := e.startManager(ctx, append(noClientLimits, fmt.Sprintf("--max-concurrent-syncs=%d", concurrency))...)
@@ -158,7 +162,7 @@ func spreadScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err := setUp(ctx, e, ts); err != nil {
 		return "", err
 	}
-	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService, interval: interval})); err != nil {
+	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{ownService: true, interval: interval})); err != nil {
 		return "", err
 	}
 	if _, err := e.startManager(ctx, noClientLimits...); err != nil {
@@ -210,7 +214,7 @@ func budgetFitsScenario(ctx context.Context, e *runEnv) (string, error) {
 		return "", err
 	}
 	created := time.Now()
-	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService, interval: 5 * time.Minute})); err != nil {
+	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{ownService: true, interval: 5 * time.Minute})); err != nil {
 		return "", err
 	}
 	var last time.Time
@@ -250,7 +254,7 @@ func budgetOverScenario(ctx context.Context, e *runEnv) (string, error) {
 		return "", err
 	}
 	created := time.Now()
-	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService, interval: 30 * time.Second})); err != nil {
+	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{ownService: true, interval: 30 * time.Second})); err != nil {
 		return "", err
 	}
 	if err := sleepUntil(ctx, created.Add(2*time.Minute)); err != nil {
@@ -333,7 +337,7 @@ func priorityScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err := setUp(ctx, e, append(ts, fresh), "--latency", cloudLatency.String()); err != nil {
 		return "", err
 	}
-	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService, interval: interval})); err != nil {
+	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{ownService: true, interval: interval})); err != nil {
 		return "", err
 	}
 	if _, err := e.startManager(ctx, noClientLimits...); err != nil {
@@ -527,7 +531,7 @@ func noisyNeighbourScenario(ctx context.Context, e *runEnv) (string, error) {
 	if _, err := e.startManager(ctx); err != nil {
 		return "", err
 	}
-	s := watchSpec{serviceID: defaultService, interval: 30 * time.Second}
+	s := watchSpec{ownService: true, interval: 30 * time.Second}
 	noisy := append(spreadWatches([]tenant{hang}, 8, s), spreadWatches([]tenant{throttled}, 24, s)...)
 	if err := e.cp.createWatches(ctx, noisy); err != nil {
 		return "", err
