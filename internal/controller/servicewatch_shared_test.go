@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 )
@@ -329,5 +331,52 @@ func TestSharedResultsAreCopiedIntoEachStatus(t *testing.T) {
 	a.Status.Summary.PipesByState["Running"] = 99
 	if got := *b.Status.Pipes[0].State; got != "Running" || b.Status.Pipes[1].ID == nil || b.Status.Summary.PipesByState["Running"] != 1 {
 		t.Errorf("changing one watch's status changed the other's: %+v", b.Status)
+	}
+}
+
+// Work the user asked for with the annotation or a Secret reads anew; a new
+// watch, a new spec and a periodic refresh may reuse a read just made.
+func TestWantsFresh(t *testing.T) {
+	synced := func() *swv1.ServiceWatch {
+		w := testWatch()
+		w.Status.ObservedGeneration = w.Generation
+		return w
+	}
+	tests := []struct {
+		name  string
+		watch func() *swv1.ServiceWatch
+		// known is the trigger of the last sync; "" when none is known.
+		known   string
+		current func(w *swv1.ServiceWatch) string
+		want    bool
+	}{
+		{"a periodic refresh", synced, "same", func(*swv1.ServiceWatch) string { return "same" }, false},
+		{"a periodic refresh after a restart", synced, "", func(*swv1.ServiceWatch) string { return "t" }, false},
+		{"a new watch", func() *swv1.ServiceWatch { w := testWatch(); w.Status.ObservedGeneration = -1; return w }, "", func(*swv1.ServiceWatch) string { return "t" }, false},
+		{"a new generation", func() *swv1.ServiceWatch { w := synced(); w.Generation++; return w }, "old", func(*swv1.ServiceWatch) string { return "new" }, false},
+		{"a changed Secret", synced, "old", func(*swv1.ServiceWatch) string { return "new" }, true},
+		{"a requested sync", func() *swv1.ServiceWatch {
+			w := synced()
+			w.Annotations = map[string]string{swv1.RequestedAtAnnotation: "now"}
+			return w
+		}, "old", func(*swv1.ServiceWatch) string { return "new" }, true},
+		{"a requested sync already handled", func() *swv1.ServiceWatch {
+			w := synced()
+			w.Annotations = map[string]string{swv1.RequestedAtAnnotation: "then"}
+			w.Status.LastHandledRequestedAt = "then"
+			return w
+		}, "same", func(*swv1.ServiceWatch) string { return "same" }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &ServiceWatchReconciler{schedules: newScheduleBook()}
+			w := tt.watch()
+			if tt.known != "" {
+				r.schedules.set(types.NamespacedName{Namespace: w.Namespace, Name: w.Name}, watchSchedule{trigger: tt.known})
+			}
+			if got := r.wantsFresh(w, tt.current(w)); got != tt.want {
+				t.Errorf("wantsFresh = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
