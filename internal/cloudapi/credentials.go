@@ -132,6 +132,17 @@ func (t BearerToken) secrets() []string { return []string{t.token.reveal()} }
 
 func (t BearerToken) parts() []string { return []string{"bearer", t.token.reveal()} }
 
+// CredentialDigest is a SHA-256 digest of a credential. Equal digests mean
+// equal credentials (unlike Fingerprint, which is short and names a budget),
+// so it can key what only callers of the same credential may share, such as a
+// result read with it, without keeping the credential itself.
+type CredentialDigest [sha256.Size]byte
+
+// DigestOf returns the digest of cred.
+func DigestOf(cred Credential) CredentialDigest {
+	return CredentialDigest(digest(append([]string{"credential"}, cred.parts()...)...))
+}
+
 // credKey is a SHA-256 digest of a credential and what it is used for.
 type credKey [sha256.Size]byte
 

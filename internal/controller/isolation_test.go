@@ -30,7 +30,10 @@ func TestHangingNeighboursDoNotDelayANewWatch(t *testing.T) {
 	noisy.fake.SetFault(fakecloud.OpListReversePrivateEndpoints, fakecloud.Fault{Hang: true})
 	noisy.createSecrets()
 	for i := range 8 {
-		noisy.create(noisy.newWatch(fmt.Sprintf("hangs-%d", i)))
+		// Eight services: watches of one service would share one call.
+		w := noisy.newWatch(fmt.Sprintf("hangs-%d", i))
+		w.Spec.ServiceID = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
+		noisy.create(w)
 	}
 	// Wait until all eight are stuck in calls.
 	deadline := time.Now().Add(10 * time.Second)

@@ -9,10 +9,6 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 )
 
-// managementCallsPerSync is what one sync spends of a management key's
-// budget: the pipes and the reverse private endpoints.
-const managementCallsPerSync = 2
-
 // admission is the client-side budget's answer for one sync.
 type admission struct {
 	// wait, when positive, is how long to wait before the sync may start:
@@ -21,6 +17,9 @@ type admission struct {
 	// alertsDeferred: the management calls go ahead, the alert calls wait
 	// for the next sync (a periodic refresh only).
 	alertsDeferred bool
+	// unreserved are the reads that asked for no budget: a read of another
+	// watch will answer them (see syncInput.admitAtCall).
+	unreserved map[readKey]bool
 }
 
 // admit asks the client for the calls the sync will make, so that no call is
@@ -29,23 +28,48 @@ type admission struct {
 // when the alert calls have no room after them, a periodic refresh goes on
 // without them (their data and condition stay as they are), while work a user
 // asked for waits until everything can be read.
+//
+// Reads that a read of another watch will answer (one under way, or one
+// that just ended: see sharedReads) ask for nothing, so that ten watches of
+// one service spend two management calls, not twenty.
 func (r *ServiceWatchReconciler) admit(in syncInput) admission {
+	admitted := admission{unreserved: map[readKey]bool{}}
 	if in.management.failure == nil {
-		if wait := r.Cloud.Admit(cloudapi.APIManagement, in.management.url, in.management.creds, managementCallsPerSync); wait > 0 {
-			r.Metrics.RecordDeferral(cloudapi.APIManagement, DeferralBudget)
-			return admission{wait: wait}
-		}
-	}
-	if n := len(in.watch.Spec.AlertIDs); n > 0 && in.alerts.failure == nil {
-		if wait := r.Cloud.Admit(cloudapi.APIAlert, in.alerts.url, in.alerts.token, n); wait > 0 {
-			r.Metrics.RecordDeferral(cloudapi.APIAlert, DeferralBudget)
-			if requestedWork(in.watch) != "" {
+		if n := r.toReserve(in, in.managementReads(), admitted.unreserved); n > 0 {
+			if wait := r.Cloud.Admit(cloudapi.APIManagement, in.management.url, in.management.creds, n); wait > 0 {
+				r.Metrics.RecordDeferral(cloudapi.APIManagement, DeferralBudget)
 				return admission{wait: wait}
 			}
-			return admission{alertsDeferred: true}
 		}
 	}
-	return admission{}
+	if len(in.watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
+		if n := r.toReserve(in, in.alertReads(), admitted.unreserved); n > 0 {
+			if wait := r.Cloud.Admit(cloudapi.APIAlert, in.alerts.url, in.alerts.token, n); wait > 0 {
+				r.Metrics.RecordDeferral(cloudapi.APIAlert, DeferralBudget)
+				if requestedWork(in.watch) != "" {
+					return admission{wait: wait}
+				}
+				admitted.alertsDeferred = true
+			}
+		}
+	}
+	return admitted
+}
+
+// toReserve counts the reads that need a call of their own, and marks the
+// others unreserved. A sync that must read fresh reserves every call: a
+// finished read is no use to it, and one under way may end before it gets
+// there.
+func (r *ServiceWatchReconciler) toReserve(in syncInput, reads []readKey, unreserved map[readKey]bool) int {
+	n := 0
+	for _, key := range reads {
+		if !in.fresh && r.shared.covers(key) {
+			unreserved[key] = true
+			continue
+		}
+		n++
+	}
+	return n
 }
 
 // noteDemand records what the watch asks of its budgets at its interval and
@@ -54,22 +78,22 @@ func (r *ServiceWatchReconciler) noteDemand(key types.NamespacedName, watch *swv
 	var demands []budgetDemand
 	if in.management.failure == nil {
 		demands = append(demands, budgetDemand{
-			api:          cloudapi.APIManagement,
-			fingerprint:  cloudapi.Fingerprint(cloudapi.APIManagement, in.management.url, in.management.creds),
-			allowed:      r.Cloud.Allowance(cloudapi.APIManagement),
-			callsPerSync: managementCallsPerSync,
+			api:         cloudapi.APIManagement,
+			fingerprint: cloudapi.Fingerprint(cloudapi.APIManagement, in.management.url, in.management.creds),
+			allowed:     r.Cloud.Allowance(cloudapi.APIManagement),
+			reads:       in.managementReads(),
 		})
 	}
-	if n := len(watch.Spec.AlertIDs); n > 0 && in.alerts.failure == nil {
+	if len(watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
 		demands = append(demands, budgetDemand{
-			api:          cloudapi.APIAlert,
-			fingerprint:  cloudapi.Fingerprint(cloudapi.APIAlert, in.alerts.url, in.alerts.token),
-			allowed:      r.Cloud.Allowance(cloudapi.APIAlert),
-			callsPerSync: n,
+			api:         cloudapi.APIAlert,
+			fingerprint: cloudapi.Fingerprint(cloudapi.APIAlert, in.alerts.url, in.alerts.token),
+			allowed:     r.Cloud.Allowance(cloudapi.APIAlert),
+			reads:       in.alertReads(),
 		})
 	}
 	every := interval(watch)
-	factor := r.budgets.note(key, every, demands)
+	factor := r.budgets.note(key, every, readHash(watch, r.Options.ManagementAPIURL), demands)
 	for _, d := range demands {
 		if d.allowed > 0 {
 			r.Metrics.SetBudgetDemand(d.api, d.fingerprint, r.budgets.ratio(d.fingerprint))

@@ -18,18 +18,39 @@ import (
 // they ask for more calls than the budget allows, each one's interval is
 // stretched by the same factor, so that they share the budget in proportion
 // to what they asked, stay Ready, and the client never has to refuse a call.
+//
+// A read that several watches make together is made once (sharedReads), so it
+// is asked for once: ten watches of one service at 30 s ask two calls per
+// 30 s of their key, not twenty.
 type budgetBook struct {
 	mu      sync.Mutex
 	budgets map[string]*budgetUse
-	of      map[types.NamespacedName][]string
+	of      map[types.NamespacedName][]heldAsk
 }
 
 // budgetUse is what the watches on one budget ask of it.
 type budgetUse struct {
 	// allowed is the calls per second the budget allows.
 	allowed float64
-	// asks is, per watch, the calls per second it asks at its own interval.
-	asks map[types.NamespacedName]float64
+	// asks are the reads the watches make of the budget, each with the
+	// watches that make it together.
+	asks map[sharedAsk]map[types.NamespacedName]bool
+}
+
+// sharedAsk is one read made once per interval by every watch that makes it
+// at the same moments: those of one phase group (the same interval and the
+// same read hash sync together, see phaseBook). Watches that make the same
+// read at other moments make it again, so they ask for it again.
+type sharedAsk struct {
+	read  readKey
+	every time.Duration
+	group uint64
+}
+
+// heldAsk is an ask of one watch, to forget it.
+type heldAsk struct {
+	fingerprint string
+	ask         sharedAsk
 }
 
 // budgetDemand is a watch's share of one budget.
@@ -40,34 +61,40 @@ type budgetDemand struct {
 	fingerprint string
 	// allowed is the calls per second the budget allows.
 	allowed float64
-	// callsPerSync is how many calls of this budget one sync makes.
-	callsPerSync int
+	// reads are the calls of this budget one sync makes.
+	reads []readKey
 }
 
 func newBudgetBook() *budgetBook {
-	return &budgetBook{budgets: map[string]*budgetUse{}, of: map[types.NamespacedName][]string{}}
+	return &budgetBook{budgets: map[string]*budgetUse{}, of: map[types.NamespacedName][]heldAsk{}}
 }
 
-// note records what the watch asks of its budgets at interval every, and
-// returns the factor its interval must be stretched by to fit all of them
-// (1 when they all fit).
-func (b *budgetBook) note(key types.NamespacedName, every time.Duration, demands []budgetDemand) float64 {
+// note records what the watch, of phase group group, asks of its budgets at
+// interval every, and returns the factor its interval must be stretched by to
+// fit all of them (1 when they all fit).
+func (b *budgetBook) note(key types.NamespacedName, every time.Duration, group uint64, demands []budgetDemand) float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.removeLocked(key)
 	factor := 1.0
 	for _, d := range demands {
-		if d.callsPerSync == 0 || d.allowed <= 0 {
+		if len(d.reads) == 0 || d.allowed <= 0 {
 			continue
 		}
 		use := b.budgets[d.fingerprint]
 		if use == nil {
-			use = &budgetUse{asks: map[types.NamespacedName]float64{}}
+			use = &budgetUse{asks: map[sharedAsk]map[types.NamespacedName]bool{}}
 			b.budgets[d.fingerprint] = use
 		}
 		use.allowed = d.allowed
-		use.asks[key] = float64(d.callsPerSync) / every.Seconds()
-		b.of[key] = append(b.of[key], d.fingerprint)
+		for _, read := range d.reads {
+			ask := sharedAsk{read: read, every: every, group: group}
+			if use.asks[ask] == nil {
+				use.asks[ask] = map[types.NamespacedName]bool{}
+			}
+			use.asks[ask][key] = true
+			b.of[key] = append(b.of[key], heldAsk{fingerprint: d.fingerprint, ask: ask})
+		}
 		factor = max(factor, use.ratio())
 	}
 	return factor
@@ -76,8 +103,8 @@ func (b *budgetBook) note(key types.NamespacedName, every time.Duration, demands
 // ratio is the calls per second asked divided by those allowed.
 func (u *budgetUse) ratio() float64 {
 	total := 0.0
-	for _, a := range u.asks {
-		total += a
+	for ask := range u.asks {
+		total += 1 / ask.every.Seconds()
 	}
 	return total / u.allowed
 }
@@ -111,12 +138,19 @@ func (b *budgetBook) forget(key types.NamespacedName) {
 }
 
 func (b *budgetBook) removeLocked(key types.NamespacedName) {
-	for _, fp := range b.of[key] {
-		if use := b.budgets[fp]; use != nil {
-			delete(use.asks, key)
-			if len(use.asks) == 0 {
-				delete(b.budgets, fp)
+	for _, held := range b.of[key] {
+		use := b.budgets[held.fingerprint]
+		if use == nil {
+			continue
+		}
+		if watches := use.asks[held.ask]; watches != nil {
+			delete(watches, key)
+			if len(watches) == 0 {
+				delete(use.asks, held.ask)
 			}
+		}
+		if len(use.asks) == 0 {
+			delete(b.budgets, held.fingerprint)
 		}
 	}
 	delete(b.of, key)

@@ -70,6 +70,8 @@ type ServiceWatchReconciler struct {
 	phases    *phaseBook
 	fetches   *fetches
 	budgets   *budgetBook
+	// shared lets watches that read the same thing share the calls.
+	shared *sharedReads
 	// baseCtx is the manager's context: background reads live in it, not in
 	// the reconcile that started them.
 	baseCtx context.Context
@@ -146,6 +148,9 @@ func (r *ServiceWatchReconciler) defaults() {
 	}
 	if r.now == nil {
 		r.now = time.Now
+	}
+	if r.shared == nil {
+		r.shared = newSharedReads(sharedFreshness, r.now)
 	}
 	if r.jitter == nil {
 		r.jitter = func(limit time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(limit) + 1)) }
@@ -286,12 +291,13 @@ func (r *ServiceWatchReconciler) untilDue(key types.NamespacedName, watch *swv1.
 func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceWatch, trigger string) ctrl.Result {
 	key := client.ObjectKeyFromObject(watch)
 	in := r.readAccess(ctx, watch)
+	in.fresh = r.wantsFresh(watch, trigger)
 	every := r.noteDemand(key, watch, in)
 	admitted := r.admit(in)
 	if admitted.wait > 0 {
 		return ctrl.Result{RequeueAfter: admitted.wait}
 	}
-	in.alertsDeferred = admitted.alertsDeferred
+	in.alertsDeferred, in.unreserved = admitted.alertsDeferred, admitted.unreserved
 	if work := requestedWork(watch); work != "" && watch.Status.ObservedGeneration > 0 {
 		// A new watch reads observedGeneration -1, which kstatus already
 		// shows as in progress: it costs no write of its own.
@@ -310,6 +316,20 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceW
 func (r *ServiceWatchReconciler) urgent(watch *swv1.ServiceWatch, trigger string) bool {
 	known, ok := r.schedules.get(client.ObjectKeyFromObject(watch))
 	return requestedWork(watch) != "" || (ok && known.trigger != trigger)
+}
+
+// wantsFresh tells a sync that must not reuse what another watch read a
+// moment ago: one the user asked for with the requested-at annotation, or
+// after a change to a referenced Secret (touching a Secret is how tools force
+// a refresh, and a key the cloud just re-authorized must not be answered with
+// the 401 it gave a second ago). A new watch or spec may reuse: it has no
+// data yet, and a change of what it reads changes the reads' keys.
+func (r *ServiceWatchReconciler) wantsFresh(watch *swv1.ServiceWatch, trigger string) bool {
+	if v := requestedAt(watch); v != "" && v != watch.Status.LastHandledRequestedAt {
+		return true
+	}
+	known, ok := r.schedules.get(client.ObjectKeyFromObject(watch))
+	return ok && known.trigger != trigger && watch.Status.ObservedGeneration == watch.Generation
 }
 
 // write ends a sync: it writes what the reads found into status, tells of
@@ -351,7 +371,7 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 // readAccess reads what the parts need from the referenced Secrets, the two
 // Secrets at once.
 func (r *ServiceWatchReconciler) readAccess(ctx context.Context, watch *swv1.ServiceWatch) syncInput {
-	in := syncInput{watch: watch, alertConcurrency: r.Options.AlertConcurrency, keepBytes: r.Options.StatusSizeLimit}
+	in := syncInput{watch: watch, alertConcurrency: r.Options.AlertConcurrency, keepBytes: r.Options.StatusSizeLimit, shared: r.shared}
 	var wg sync.WaitGroup
 	wg.Go(func() { in.management = r.managementAccess(ctx, watch) })
 	wg.Go(func() { in.alerts = r.alertAccess(ctx, watch) })

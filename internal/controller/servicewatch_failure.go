@@ -47,6 +47,9 @@ func isTransientReason(reason string) bool {
 // client's words (never a credential: the client scrubs them) and adds what
 // the user can do about it.
 func cloudFailure(err error) *failure {
+	if panicked, ok := errors.AsType[*readPanicError](err); ok {
+		return &failure{reason: swv1.ReasonInvalidResponse, message: panicked.Error()}
+	}
 	var cerr *cloudapi.Error
 	if !errors.As(err, &cerr) {
 		return &failure{reason: swv1.ReasonUnreachable, message: err.Error()}

@@ -2,7 +2,9 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -67,6 +69,94 @@ type syncInput struct {
 	keepBytes int
 	// alertsDeferred: the alert calls wait for the next sync (see admit).
 	alertsDeferred bool
+	// shared joins the reads of watches that read the same thing; nil
+	// reads alone.
+	shared *sharedReads
+	// fresh: the user asked for this sync (requested-at, a changed Secret),
+	// so a read another watch finished is not reused; one under way is
+	// joined.
+	fresh bool
+	// unreserved are the reads whose calls admission left to a shared read;
+	// should they find none, they ask the budget at call time.
+	unreserved map[readKey]bool
+}
+
+// listRead is the key of the read of one of the watch's lists.
+func (in syncInput) listRead(kind string) readKey {
+	return readKey{kind: kind, url: in.management.url, credential: cloudapi.DigestOf(in.management.creds),
+		organizationID: in.watch.Spec.OrganizationID, serviceID: in.watch.Spec.ServiceID, keepBytes: in.keepBytes}
+}
+
+// alertRead is the key of the read of one alert.
+func (in syncInput) alertRead(id string) readKey {
+	return readKey{kind: alertReadKind, url: in.alerts.url, credential: cloudapi.DigestOf(in.alerts.token), alertID: id}
+}
+
+// managementReads are the reads a sync makes of the management API.
+func (in syncInput) managementReads() []readKey {
+	return []readKey{in.listRead(pipesReadKind), in.listRead(endpointsReadKind)}
+}
+
+// alertReads are the distinct reads a sync makes of the alert API.
+func (in syncInput) alertReads() []readKey {
+	keys := make([]readKey, 0, len(in.watch.Spec.AlertIDs))
+	seen := map[string]bool{}
+	for _, id := range in.watch.Spec.AlertIDs {
+		if !seen[id] {
+			seen[id] = true
+			keys = append(keys, in.alertRead(id))
+		}
+	}
+	return keys
+}
+
+// admitAtCall asks the budget for the call of a read that admission left to
+// a shared read which was gone by the time the read ran, so that no call goes
+// out that the budget did not admit.
+func (in syncInput) admitAtCall(cloud Cloud, api string, key readKey, cred cloudapi.Credential) error {
+	if !in.unreserved[key] {
+		return nil
+	}
+	if wait := cloud.Admit(api, key.url, cred, 1); wait > 0 {
+		return &budgetRefusalError{api: api, wait: wait}
+	}
+	return nil
+}
+
+// readFailed is the result of a part whose read failed, or whose call waits
+// for room in the budget: the part is deferred, its data and condition stay.
+func readFailed(err error) partResult {
+	if waiting := deferral(err); waiting != nil {
+		return partResult{deferred: waiting}
+	}
+	return partResult{failure: cloudFailure(err)}
+}
+
+// deferral is why a read waits for a later sync, nil when it does not.
+func deferral(err error) *failure {
+	refused, ok := errors.AsType[*budgetRefusalError](err)
+	if !ok {
+		return nil
+	}
+	return newFailure(swv1.ReasonRateLimited, "%s", refused.Error())
+}
+
+// ownCopy is a deep copy of a shared list for one watch's status: results
+// shared between watches must stay as they were read, and the status they are
+// written into is the watch's to change (decoding the status patch's answer
+// writes into its lists and the items' pointers).
+func ownCopy[T any, P interface {
+	*T
+	DeepCopyInto(*T)
+}](items []T) []T {
+	if items == nil {
+		return nil
+	}
+	out := make([]T, len(items))
+	for i := range items {
+		P(&items[i]).DeepCopyInto(&out[i])
+	}
+	return out
 }
 
 // partResult is what one part read, ready to be applied to status.
@@ -144,11 +234,41 @@ func pipesPart() part {
 	}
 }
 
+// pipesRead is what one list of pipes gives every watch that shares it.
+type pipesRead struct {
+	list    cloudapi.List[swv1.Pipe]
+	byState map[string]int32
+	items   []statemetrics.Pipe
+}
+
 func readPipes(ctx context.Context, cloud Cloud, in syncInput) partResult {
 	if in.management.failure != nil {
 		return partResult{failure: in.management.failure}
 	}
-	// The client keeps what fits the status; the counts see every pipe.
+	key := in.listRead(pipesReadKind)
+	read, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (pipesRead, error) {
+		if err := in.admitAtCall(cloud, cloudapi.APIManagement, key, in.management.creds); err != nil {
+			return pipesRead{}, err
+		}
+		return listPipes(ctx, cloud, in)
+	})
+	if err != nil {
+		return readFailed(err)
+	}
+	return partResult{
+		message: fmt.Sprintf("Listed %d pipes", read.list.Total),
+		apply: func(s *swv1.ServiceWatchStatus) {
+			s.Pipes = ownCopy(read.list.Items)
+			s.Summary.Pipes = int32(read.list.Total)
+			s.Summary.PipesByState = maps.Clone(read.byState)
+		},
+		metricItems: func(w *statemetrics.Watch) { w.Pipes = read.items },
+	}
+}
+
+// listPipes calls the cloud. The client keeps what fits the status; the
+// counts and the metric items see every pipe.
+func listPipes(ctx context.Context, cloud Cloud, in syncInput) (pipesRead, error) {
 	byState := map[string]int32{}
 	items := collector[swv1.Pipe, statemetrics.Pipe]{project: pipeItem}
 	list, err := cloud.ListPipes(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
@@ -157,20 +277,12 @@ func readPipes(ctx context.Context, cloud Cloud, in syncInput) partResult {
 			items.add(p)
 		}})
 	if err != nil {
-		return partResult{failure: cloudFailure(err)}
+		return pipesRead{}, err
 	}
 	if len(byState) == 0 {
 		byState = nil
 	}
-	return partResult{
-		message: fmt.Sprintf("Listed %d pipes", list.Total),
-		apply: func(s *swv1.ServiceWatchStatus) {
-			s.Pipes = list.Items
-			s.Summary.Pipes = int32(list.Total)
-			s.Summary.PipesByState = byState
-		},
-		metricItems: func(w *statemetrics.Watch) { w.Pipes = items.items },
-	}
+	return pipesRead{list: list, byState: byState, items: items.items}, nil
 }
 
 func endpointsPart() part {
@@ -192,24 +304,46 @@ func endpointsPart() part {
 	}
 }
 
+// endpointsRead is what one list of reverse private endpoints gives every
+// watch that shares it.
+type endpointsRead struct {
+	list  cloudapi.List[swv1.ReversePrivateEndpoint]
+	items []statemetrics.Endpoint
+}
+
 func readEndpoints(ctx context.Context, cloud Cloud, in syncInput) partResult {
 	if in.management.failure != nil {
 		return partResult{failure: in.management.failure}
 	}
+	key := in.listRead(endpointsReadKind)
+	read, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (endpointsRead, error) {
+		if err := in.admitAtCall(cloud, cloudapi.APIManagement, key, in.management.creds); err != nil {
+			return endpointsRead{}, err
+		}
+		return listEndpoints(ctx, cloud, in)
+	})
+	if err != nil {
+		return readFailed(err)
+	}
+	return partResult{
+		message: fmt.Sprintf("Listed %d reverse private endpoints", read.list.Total),
+		apply: func(s *swv1.ServiceWatchStatus) {
+			s.ReversePrivateEndpoints = ownCopy(read.list.Items)
+			s.Summary.ReversePrivateEndpoints = int32(read.list.Total)
+		},
+		metricItems: func(w *statemetrics.Watch) { w.Endpoints = read.items },
+	}
+}
+
+// listEndpoints calls the cloud; the metric items see every endpoint.
+func listEndpoints(ctx context.Context, cloud Cloud, in syncInput) (endpointsRead, error) {
 	items := collector[swv1.ReversePrivateEndpoint, statemetrics.Endpoint]{project: endpointItem}
 	list, err := cloud.ListReversePrivateEndpoints(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
 		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: in.keepBytes, Each: items.add})
 	if err != nil {
-		return partResult{failure: cloudFailure(err)}
+		return endpointsRead{}, err
 	}
-	return partResult{
-		message: fmt.Sprintf("Listed %d reverse private endpoints", list.Total),
-		apply: func(s *swv1.ServiceWatchStatus) {
-			s.ReversePrivateEndpoints = list.Items
-			s.Summary.ReversePrivateEndpoints = int32(list.Total)
-		},
-		metricItems: func(w *statemetrics.Watch) { w.Endpoints = items.items },
-	}
+	return endpointsRead{list: list, items: items.items}, nil
 }
 
 func alertsPart() part {
@@ -235,6 +369,8 @@ func alertsPart() part {
 type alertFetch struct {
 	alert   swv1.AlertStatus
 	failure *failure
+	// deferred: the fetch waits for room in the budget (see admitAtCall).
+	deferred *failure
 }
 
 // readAlerts fetches every alert of the spec, a few at a time: a bounded
@@ -258,20 +394,40 @@ func readAlerts(ctx context.Context, cloud Cloud, in syncInput) partResult {
 			limit <- struct{}{}
 			defer func() { <-limit }()
 			defer recoverAs(&fetches[i].failure)
-			fetches[i] = readAlert(ctx, cloud, in.alerts, id)
+			fetches[i] = readAlert(ctx, cloud, in, id)
 		})
 	}
 	wg.Wait()
+	for _, f := range fetches {
+		if f.deferred != nil {
+			// Rare (see admitAtCall): the part waits for the next sync
+			// whole, as when admission defers it.
+			return partResult{deferred: f.deferred}
+		}
+	}
 	return alertsResult(ids, fetches, nil)
 }
 
-func readAlert(ctx context.Context, cloud Cloud, access alertAccess, id string) alertFetch {
-	got, err := cloud.GetAlert(ctx, access.url, access.token, id)
+func readAlert(ctx context.Context, cloud Cloud, in syncInput, id string) alertFetch {
+	key := in.alertRead(id)
+	alert, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (swv1.AlertStatus, error) {
+		if err := in.admitAtCall(cloud, cloudapi.APIAlert, key, in.alerts.token); err != nil {
+			return swv1.AlertStatus{}, err
+		}
+		got, err := cloud.GetAlert(ctx, in.alerts.url, in.alerts.token, id)
+		if err != nil {
+			return swv1.AlertStatus{}, err
+		}
+		alert := got.Alert
+		alert.ID = id // the entry is keyed by the ID the user asked for
+		return alert, nil
+	})
 	if err != nil {
+		if waiting := deferral(err); waiting != nil {
+			return alertFetch{deferred: waiting}
+		}
 		return alertFetch{alert: swv1.AlertStatus{ID: id}, failure: cloudFailure(err)}
 	}
-	alert := got.Alert
-	alert.ID = id // the entry is keyed by the ID the user asked for
 	return alertFetch{alert: alert}
 }
 
@@ -302,7 +458,7 @@ func alertsResult(ids []string, fetches []alertFetch, whole *failure) partResult
 		failed := 0
 		for i, id := range ids {
 			if failures[i] == nil {
-				alerts = append(alerts, fetches[i].alert)
+				alerts = append(alerts, *fetches[i].alert.DeepCopy()) // the fetch may be shared
 				continue
 			}
 			entry := previous[id] // the last successful fetch, if there was one
