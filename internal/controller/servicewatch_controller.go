@@ -276,10 +276,20 @@ func (r *ServiceWatchReconciler) untilDue(key types.NamespacedName, watch *swv1.
 	if s, ok := r.schedules.get(key); ok {
 		known = &s
 	}
-	wait := untilDue(r.now(), watch, known, trigger, r.phaseOf(watch))
+	now := r.now()
+	wait := untilDue(now, watch, known, trigger, r.phaseOf(watch))
 	if known == nil && wait > 0 {
 		// Remember the slot, so a Secret touched meanwhile still triggers.
-		r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: r.now().Add(wait)})
+		known = &watchSchedule{trigger: trigger, nextSync: now.Add(wait)}
+		if held := watch.Status.RetryNotBefore; held == nil || !held.After(now) {
+			// A periodic slot: placed again as the phases settle while the
+			// watches are first seen after a start.
+			known.plan = &periodicPlan{after: watch.Status.LastSyncTime.Time, every: interval(watch)}
+		}
+		r.schedules.set(key, *known)
+	}
+	if known != nil && known.plan != nil {
+		return recheckWithin(wait, known.plan.every)
 	}
 	return wait
 }
@@ -399,8 +409,13 @@ func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger 
 	// The phase is a share of the interval, so a stretched interval keeps
 	// the watches spread.
 	phase := time.Duration(float64(r.phaseOf(watch)) * float64(every) / float64(interval(watch)))
-	next := nextSync(now, every, failures, o, phase, r.jitter(min(maxJitter, every/100)))
-	r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: next, failures: failures})
+	jitter := r.jitter(min(maxJitter, every/100))
+	next := nextSync(now, every, failures, o, phase, jitter)
+	plan := periodicPlanAfter(now, every, o, jitter)
+	r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: next, failures: failures, plan: plan})
+	if plan != nil {
+		return recheckWithin(next.Sub(now), every)
+	}
 	return next.Sub(now)
 }
 

@@ -38,6 +38,44 @@ type watchSchedule struct {
 	trigger  string
 	nextSync time.Time
 	failures int
+	// plan, when the next sync is a periodic one, is how to place it:
+	// nextSync is then only where it fell with the phase known when it was
+	// planned. Phases settle while the watches created (or first seen)
+	// together are reconciled one by one, so the slot is placed again with
+	// the phase known when the watch is next looked at.
+	plan *periodicPlan
+}
+
+// periodicPlan places a periodic sync: the first slot at the watch's phase
+// more than half of every after after, plus jitter, and not before notBefore
+// (a Retry-After).
+type periodicPlan struct {
+	after     time.Time
+	every     time.Duration
+	jitter    time.Duration
+	notBefore time.Time
+}
+
+// due is when the sync the plan places is due, for phase, the watch's offset
+// within its own interval base. The phase is a share of the interval, so a
+// stretched interval keeps the watches spread.
+func (p *periodicPlan) due(phase, base time.Duration) time.Time {
+	if base > 0 && p.every != base {
+		phase = time.Duration(float64(phase) * float64(p.every) / float64(base))
+	}
+	next := periodicSlot(p.after, p.every, phase).Add(p.jitter)
+	if p.notBefore.After(next) {
+		return p.notBefore
+	}
+	return next
+}
+
+// recheckWithin bounds the wait for a periodic sync, so that a slot placed
+// with a phase that has moved since is placed again before it is due: the
+// earliest slot is half an interval after the last sync, and so is the
+// recheck. It costs one reconcile from the cache, no call and no write.
+func recheckWithin(wait, every time.Duration) time.Duration {
+	return min(wait, every/2)
 }
 
 // scheduleBook holds the schedules of all watches of one reconciler.
@@ -84,6 +122,9 @@ func untilDue(now time.Time, watch *swv1.ServiceWatch, known *watchSchedule, tri
 	if known != nil {
 		if known.trigger != trigger {
 			return 0
+		}
+		if known.plan != nil {
+			return max(0, known.plan.due(phase, interval(watch)).Sub(now))
 		}
 		return max(0, known.nextSync.Sub(now))
 	}
@@ -155,14 +196,24 @@ func assess(results []partResult) syncOutcome {
 // a tight loop). Transient failures back off exponentially, never past the
 // interval. A 429 waits as long as the service asked, even past the interval.
 func nextSync(now time.Time, every time.Duration, failures int, o syncOutcome, phase, jitter time.Duration) time.Time {
-	next := periodicSlot(now, every, phase).Add(jitter)
-	if o.transient {
-		next = now.Add(min(every, backoff(failures)))
+	if plan := periodicPlanAfter(now, every, o, jitter); plan != nil {
+		return plan.due(phase, every)
 	}
+	next := now.Add(min(every, backoff(failures)))
 	if wait := now.Add(o.retryAfter); wait.After(next) {
 		next = wait
 	}
 	return next
+}
+
+// periodicPlanAfter is the plan of the periodic sync that follows a sync
+// ended at now with outcome o; nil when a transient failure backs off
+// instead.
+func periodicPlanAfter(now time.Time, every time.Duration, o syncOutcome, jitter time.Duration) *periodicPlan {
+	if o.transient {
+		return nil
+	}
+	return &periodicPlan{after: now, every: every, jitter: jitter, notBefore: now.Add(o.retryAfter)}
 }
 
 // periodicSlot is the watch's first periodic sync time more than half an

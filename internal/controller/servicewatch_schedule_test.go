@@ -100,6 +100,59 @@ func TestPhasesSpreadWatchesCreatedTogether(t *testing.T) {
 	}
 }
 
+// Watches created together are first reconciled one by one, so each plans
+// its second sync while the phase book knows only the watches seen before
+// it. Placed with those phases the second syncs bunch up; placed again with
+// the settled phases when the watch is next looked at (at the latest half an
+// interval later, recheckWithin), they spread as evenly as the phases.
+func TestPeriodicSyncsArePlacedWithSettledPhases(t *testing.T) {
+	const n = 200
+	every := 30 * time.Second
+	created := time.Unix(1_800_000_000, 0)
+	book := newPhaseBook()
+	watch := func(i int) (types.NamespacedName, uint64) {
+		w := testWatch()
+		w.Name = fmt.Sprintf("w-%d", i)
+		w.Spec.ServiceID = fmt.Sprintf("6f1c%04d-1111-4222-8333-%012d", i, i*7919)
+		return types.NamespacedName{Namespace: w.Namespace, Name: w.Name}, readHash(w, "https://api.example.com")
+	}
+	plans := make([]*periodicPlan, n)
+	stale := make([]time.Time, n)
+	for i := range n {
+		key, hash := watch(i)
+		ended := created.Add(time.Duration(i) * 10 * time.Millisecond)
+		phase := book.phaseOf(key, hash, every)
+		stale[i] = nextSync(ended, every, 0, syncOutcome{}, phase, 0)
+		plans[i] = periodicPlanAfter(ended, every, syncOutcome{}, 0)
+		if recheck := recheckWithin(stale[i].Sub(ended), every); recheck > every/2 {
+			t.Fatalf("watch %d is looked at again after %v, past half its interval", i, recheck)
+		}
+	}
+	settled := make([]time.Time, n)
+	for i := range n {
+		key, hash := watch(i)
+		settled[i] = plans[i].due(book.phaseOf(key, hash, every), every)
+	}
+	mean := float64(n) / every.Seconds()
+	if ratio := peakPerSecond(stale) / mean; ratio <= 1.5 {
+		t.Fatalf("the phases known while the watches arrive already spread them (peak ÷ mean %.2f): the test shows nothing", ratio)
+	}
+	if ratio := peakPerSecond(settled) / mean; ratio > 1.5 {
+		t.Errorf("second syncs placed with the settled phases: busiest second has %.2f times the mean", ratio)
+	}
+}
+
+// peakPerSecond is the most syncs that fall into one second.
+func peakPerSecond(syncs []time.Time) float64 {
+	perSecond := map[int64]int{}
+	peak := 0
+	for _, s := range syncs {
+		perSecond[s.Unix()]++
+		peak = max(peak, perSecond[s.Unix()])
+	}
+	return float64(peak)
+}
+
 // Phases follow the watches: watches of one service share a phase, a deleted
 // watch leaves its group, one whose interval changed moves to the new group.
 func TestPhaseBookFollowsWatches(t *testing.T) {
@@ -171,6 +224,15 @@ func TestUntilDue(t *testing.T) {
 		{"a changed Secret (trigger) is due at once", fresh, &watchSchedule{trigger: "old", nextSync: now.Add(time.Hour)}, 0},
 		{"a known schedule is followed", fresh, &watchSchedule{trigger: "t", nextSync: now.Add(time.Minute)}, time.Minute},
 		{"an overdue schedule is due", fresh, &watchSchedule{trigger: "t", nextSync: now.Add(-time.Minute)}, 0},
+		{"a periodic slot is placed with the phase known now, not when it was planned", fresh,
+			&watchSchedule{trigger: "t", nextSync: now.Add(time.Minute), plan: &periodicPlan{after: fresh.Status.LastSyncTime.Time, every: interval(fresh)}},
+			freshSlot.Sub(now)},
+		{"a periodic slot keeps its jitter and a Retry-After", fresh,
+			&watchSchedule{trigger: "t", plan: &periodicPlan{after: fresh.Status.LastSyncTime.Time, every: interval(fresh), jitter: time.Second, notBefore: now.Add(time.Hour)}},
+			time.Hour},
+		{"a stretched interval scales the phase", fresh,
+			&watchSchedule{trigger: "t", plan: &periodicPlan{after: fresh.Status.LastSyncTime.Time, every: 2 * interval(fresh)}},
+			periodicSlot(fresh.Status.LastSyncTime.Time, 2*interval(fresh), 2*phase).Sub(now)},
 		{"after a restart a Ready watch waits for its slot", fresh, nil, freshSlot.Sub(now)},
 		{"after a restart a watch that is not Ready syncs at once", synced(time.Second, false), nil, 0},
 		{"a never-synced watch syncs at once", testWatch(), nil, 0},
