@@ -107,10 +107,14 @@ func (r *ServiceWatchReconciler) SetupWithManager(ctx context.Context, mgr ctrl.
 		For(&swv1.ServiceWatch{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		// Metadata only: a Secret's data never sits in the manager's cache.
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.watchesForSecret), builder.OnlyMetadata,
-			builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
-		// The end of a background read wakes its watch.
-		WatchesRawSource(source.Channel(r.fetches.wake, &handler.EnqueueRequestForObject{})).
+		// A Secret's change is served after the users' own changes and
+		// before periodic refreshes (see workLevel).
+		Watches(&corev1.Secret{}, withPriority(handler.EnqueueRequestsFromMapFunc(r.watchesForSecret), func(client.Object) int { return secretWork.priority() }),
+			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
+		// The end of a background read wakes its watch, at the level of the
+		// work the read was for: a periodic refresh writes its result behind
+		// a user's new watch.
+		WatchesRawSource(source.Channel(r.fetches.wake, withPriority(&handler.EnqueueRequestForObject{}, r.fetches.priorityOf))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Complete(r)
 }
@@ -314,18 +318,23 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceW
 		r.announce(ctx, watch, work)
 	}
 	parts := syncParts()
-	r.fetches.start(r.baseCtx, r.Options.SyncTimeout, watch, trigger, every, apiHosts(in), r.urgent(watch, trigger), r.now,
+	r.fetches.start(r.baseCtx, r.Options.SyncTimeout, watch, trigger, every, apiHosts(in), r.levelOf(watch, trigger), r.now,
 		func(ctx context.Context) ([]partResult, bool) {
 			return readCloud(ctx, r.Cloud, parts, in), in.reachedCloud(watch)
 		})
 	return ctrl.Result{}
 }
 
-// urgent tells work a user asked for (a new generation, a requested sync, a
-// changed Secret) from a periodic refresh; it is served first.
-func (r *ServiceWatchReconciler) urgent(watch *swv1.ServiceWatch, trigger string) bool {
-	known, ok := r.schedules.get(client.ObjectKeyFromObject(watch))
-	return requestedWork(watch) != "" || (ok && known.trigger != trigger)
+// levelOf tells work a user asked for (a new generation, a requested sync)
+// from a Secret's change and from a periodic refresh; see workLevel.
+func (r *ServiceWatchReconciler) levelOf(watch *swv1.ServiceWatch, trigger string) workLevel {
+	if requestedWork(watch) != "" {
+		return userWork
+	}
+	if known, ok := r.schedules.get(client.ObjectKeyFromObject(watch)); ok && known.trigger != trigger {
+		return secretWork
+	}
+	return periodicWork
 }
 
 // wantsFresh tells a sync that must not reuse what another watch read a

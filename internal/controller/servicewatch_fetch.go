@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -36,7 +37,9 @@ type fetched struct {
 	// changed since is stale.
 	trigger string
 	// every is the interval the watch's budgets allowed when the read began.
-	every        time.Duration
+	every time.Duration
+	// level is the level of the work the read was for.
+	level        workLevel
 	results      []partResult
 	reachedCloud bool
 	endedAt      time.Time
@@ -76,9 +79,9 @@ func (f *fetches) forget(key types.NamespacedName) {
 }
 
 // start runs read in the background for the watch, within ctx (the
-// manager's context, not a reconcile's) and timeout; urgent reads get slots
-// first. now stamps the end.
-func (f *fetches) start(ctx context.Context, timeout time.Duration, watch *swv1.ServiceWatch, trigger string, every time.Duration, hosts []string, urgent bool,
+// manager's context, not a reconcile's) and timeout; reads of a higher level
+// get slots first. now stamps the end.
+func (f *fetches) start(ctx context.Context, timeout time.Duration, watch *swv1.ServiceWatch, trigger string, every time.Duration, hosts []string, level workLevel,
 	now func() time.Time, read func(context.Context) ([]partResult, bool)) {
 	key := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Name}
 	f.mu.Lock()
@@ -86,7 +89,7 @@ func (f *fetches) start(ctx context.Context, timeout time.Duration, watch *swv1.
 	f.mu.Unlock()
 
 	go func() {
-		res := fetched{trigger: trigger, every: every}
+		res := fetched{trigger: trigger, every: every, level: level}
 		readCtx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		defer func() {
@@ -99,13 +102,24 @@ func (f *fetches) start(ctx context.Context, timeout time.Duration, watch *swv1.
 			res.endedAt = now()
 			f.finish(ctx, key, res)
 		}()
-		release, err := f.slots.acquire(readCtx, hosts, urgent)
+		release, err := f.slots.acquire(readCtx, hosts, level)
 		if err != nil {
 			return // no results: the sync reads as interrupted
 		}
 		defer release()
 		res.results, res.reachedCloud = read(readCtx)
 	}()
+}
+
+// priorityOf is the workqueue priority of the wake of obj's ended read: that
+// of the work it was for.
+func (f *fetches) priorityOf(obj client.Object) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if res, ok := f.done[client.ObjectKeyFromObject(obj)]; ok {
+		return res.level.priority()
+	}
+	return userWork.priority()
 }
 
 // finish records an ended read and wakes the watch, unless the manager is

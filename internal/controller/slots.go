@@ -6,32 +6,29 @@ import (
 	"sync"
 )
 
-// slots is a counting semaphore whose waiters are served in two FIFO
-// classes: urgent ones (work a user asked for) before the others (periodic
-// refreshes). It bounds how many cloud reads run at once.
+// slots is a counting semaphore whose waiters are served by work level,
+// highest first, and in arrival order within a level: work a user asked for
+// before a Secret's change, both before periodic refreshes. It bounds how
+// many cloud reads run at once.
 type slots struct {
-	mu           sync.Mutex
-	free         int
-	urgent, rest []chan struct{}
+	mu      sync.Mutex
+	free    int
+	waiting [workLevels][]chan struct{}
 }
 
 func newSlots(n int) *slots { return &slots{free: max(1, n)} }
 
-// acquire takes a slot, waiting in the urgent or the other class, until ctx
-// ends.
-func (s *slots) acquire(ctx context.Context, urgent bool) error {
+// acquire takes a slot, waiting behind the waiters of its level and the
+// levels above, until ctx ends.
+func (s *slots) acquire(ctx context.Context, level workLevel) error {
 	s.mu.Lock()
-	if s.free > 0 && len(s.urgent) == 0 && (urgent || len(s.rest) == 0) {
+	if s.free > 0 && !s.waitersFrom(level) {
 		s.free--
 		s.mu.Unlock()
 		return nil
 	}
 	ch := make(chan struct{})
-	if urgent {
-		s.urgent = append(s.urgent, ch)
-	} else {
-		s.rest = append(s.rest, ch)
-	}
+	s.waiting[level] = append(s.waiting[level], ch)
 	s.mu.Unlock()
 
 	select {
@@ -48,28 +45,36 @@ func (s *slots) acquire(ctx context.Context, urgent bool) error {
 	}
 }
 
-// release frees a slot, handing it to the first urgent waiter, else to the
-// first other one.
+// waitersFrom tells whether anyone waits at level or above.
+func (s *slots) waitersFrom(level workLevel) bool {
+	for l := level; l < workLevels; l++ {
+		if len(s.waiting[l]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// release frees a slot, handing it to the first waiter of the highest level
+// that has one.
 func (s *slots) release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case len(s.urgent) > 0:
-		close(s.urgent[0])
-		s.urgent = s.urgent[1:]
-	case len(s.rest) > 0:
-		close(s.rest[0])
-		s.rest = s.rest[1:]
-	default:
-		s.free++
+	for l := workLevels - 1; l >= 0; l-- {
+		if q := s.waiting[l]; len(q) > 0 {
+			close(q[0])
+			s.waiting[l] = q[1:]
+			return
+		}
 	}
+	s.free++
 }
 
 // remove drops a waiter that gave up; false when it was not waiting any more.
 func (s *slots) remove(ch chan struct{}) bool {
-	for _, q := range []*[]chan struct{}{&s.urgent, &s.rest} {
-		if i := slices.Index(*q, ch); i >= 0 {
-			*q = slices.Delete(*q, i, i+1)
+	for l := range s.waiting {
+		if i := slices.Index(s.waiting[l], ch); i >= 0 {
+			s.waiting[l] = slices.Delete(s.waiting[l], i, i+1)
 			return true
 		}
 	}
@@ -98,7 +103,7 @@ func newHostSlots(perHost, all int) *hostSlots {
 // acquire takes a slot of each host (in a fixed order, so two reads of the
 // same hosts never wait on each other) and then one of the total. The
 // returned function releases them all.
-func (h *hostSlots) acquire(ctx context.Context, hosts []string, urgent bool) (func(), error) {
+func (h *hostSlots) acquire(ctx context.Context, hosts []string, level workLevel) (func(), error) {
 	hosts = slices.Compact(slices.Sorted(slices.Values(hosts)))
 	var held []string
 	releaseHosts := func() {
@@ -107,14 +112,14 @@ func (h *hostSlots) acquire(ctx context.Context, hosts []string, urgent bool) (f
 		}
 	}
 	for _, host := range hosts {
-		if err := h.get(host).acquire(ctx, urgent); err != nil {
+		if err := h.get(host).acquire(ctx, level); err != nil {
 			h.drop(host)
 			releaseHosts()
 			return nil, err
 		}
 		held = append(held, host)
 	}
-	if err := h.all.acquire(ctx, urgent); err != nil {
+	if err := h.all.acquire(ctx, level); err != nil {
 		releaseHosts()
 		return nil, err
 	}

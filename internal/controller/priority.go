@@ -1,0 +1,104 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// workLevel orders the syncs that wait for a worker or a read slot: a new
+// watch, a spec change or a requested-at annotation first, then the watches
+// whose Secret changed (rotating one Secret can make hundreds of watches due
+// at once, and another tenant's new watch must not wait behind them), then
+// periodic refreshes.
+type workLevel int
+
+const (
+	periodicWork workLevel = iota
+	secretWork
+	userWork
+	// workLevels is the number of levels.
+	workLevels
+)
+
+// secretChangePriority is the workqueue priority of a watch whose Secret
+// changed: between a user's own change (0, the default) and a periodic
+// refresh (handler.LowPriority).
+const secretChangePriority = handler.LowPriority / 2
+
+// priority is the workqueue priority of the level.
+func (l workLevel) priority() int {
+	switch l {
+	case userWork:
+		return 0
+	case secretWork:
+		return secretChangePriority
+	default:
+		return handler.LowPriority
+	}
+}
+
+// withPriority enqueues what h enqueues at the priority priorityOf gives for
+// the event's object, unless h names one itself (as controller-runtime's
+// handlers do for the initial list and resyncs, at low priority).
+func withPriority(h handler.EventHandler, priorityOf func(client.Object) int) handler.EventHandler {
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e ctrlevent.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Create(ctx, e, atPriority(q, priorityOf(e.Object)))
+		},
+		UpdateFunc: func(ctx context.Context, e ctrlevent.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Update(ctx, e, atPriority(q, priorityOf(e.ObjectNew)))
+		},
+		DeleteFunc: func(ctx context.Context, e ctrlevent.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Delete(ctx, e, atPriority(q, priorityOf(e.Object)))
+		},
+		GenericFunc: func(ctx context.Context, e ctrlevent.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Generic(ctx, e, atPriority(q, priorityOf(e.Object)))
+		},
+	}
+}
+
+// atPriority is q with priority as the default of what is added to it; q
+// itself when it is not a priority queue.
+func atPriority(q workqueue.TypedRateLimitingInterface[reconcile.Request], priority int) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
+	if !ok {
+		return q
+	}
+	return defaultPriorityQueue{PriorityQueue: pq, priority: &priority}
+}
+
+// defaultPriorityQueue adds at its priority what is added without one.
+type defaultPriorityQueue struct {
+	priorityqueue.PriorityQueue[reconcile.Request]
+	priority *int
+}
+
+// Add adds item at the queue's priority.
+func (q defaultPriorityQueue) Add(item reconcile.Request) {
+	q.PriorityQueue.AddWithOpts(priorityqueue.AddOpts{Priority: q.priority}, item)
+}
+
+// AddAfter adds item at the queue's priority after a while.
+func (q defaultPriorityQueue) AddAfter(item reconcile.Request, after time.Duration) {
+	q.PriorityQueue.AddWithOpts(priorityqueue.AddOpts{Priority: q.priority, After: after}, item)
+}
+
+// AddRateLimited adds item at the queue's priority after its backoff.
+func (q defaultPriorityQueue) AddRateLimited(item reconcile.Request) {
+	q.PriorityQueue.AddWithOpts(priorityqueue.AddOpts{Priority: q.priority, RateLimited: true}, item)
+}
+
+// AddWithOpts adds items with o, at the queue's priority when o names none.
+func (q defaultPriorityQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
+	if o.Priority == nil {
+		o.Priority = q.priority
+	}
+	q.PriorityQueue.AddWithOpts(o, items...)
+}
