@@ -40,6 +40,8 @@ func scenarios() []scenario {
 			"(where the API server becomes the limit)", readyScenario(64)},
 		{"ready-1000-default", "as ready-1000 with the binary's default flags: bound N × latency / the syncs in flight it allows to one host",
 			"≤ 1.3× bound", readyScenario(0)},
+		{"ready-1000-floor", "as ready-1000-default with a cloud that answers at once (latency 0): the time the Kubernetes side of 1,000 first syncs takes on this machine, under every row above",
+			"(the floor)", readyScenarioAt(0, 0)},
 		{"spread-200", "200 watches created together, interval 30 s, no limits: cloud calls per 1 s bin over the 75 s after the first interval: peak ÷ mean, seconds with any call",
 			"peak ÷ mean ≤ 3, calls in ≥ 90% of seconds (proposed)", spreadScenario},
 		{"budget-fits", "30 watches on one key, interval 5 m, cloud enforces 10 calls/10 s per key: 429s from creation until all Ready (≤ 2 min), time to all Ready (floor 50 s), events",
@@ -133,11 +135,19 @@ func waitAllReady(ctx context.Context, e *runEnv, namespace string, want int, ti
 
 // readyScenario creates 1,000 watches before the manager starts, so that all
 // are due at once, and times the manager working through them.
+//
+// With latency 0 the cloud costs nothing and what is left is the Kubernetes
+// side of 1,000 first syncs (status writes, events, the manager's own work):
+// the floor under every concurrency's time on this machine.
 func readyScenario(concurrency int) func(context.Context, *runEnv) (string, error) {
+	return readyScenarioAt(cloudLatency, concurrency)
+}
+
+func readyScenarioAt(latency time.Duration, concurrency int) func(context.Context, *runEnv) (string, error) {
 	return func(ctx context.Context, e *runEnv) (string, error) {
 		const n = 1000
 		ts := makeTenants("ready", 4)
-		if err := setUp(ctx, e, ts, "--latency", cloudLatency.String()); err != nil {
+		if err := setUp(ctx, e, ts, "--latency", latency.String()); err != nil {
 			return "", err
 		}
 		if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{})); err != nil {
@@ -161,7 +171,11 @@ func readyScenario(concurrency int) func(context.Context, *runEnv) (string, erro
 		}
 		peak, _ := m.peakRSS()
 		took := last.Sub(earliest(calls))
-		bound := n * cloudLatency / time.Duration(inFlight)
+		if latency == 0 {
+			return fmt.Sprintf("%s (%.1f ms per watch; %d syncs in flight); %d calls; peak RSS %s",
+				seconds(took), took.Seconds()*1000/n, inFlight, len(calls), mebibytes(peak)), nil
+		}
+		bound := n * latency / time.Duration(inFlight)
 		return fmt.Sprintf("%s = %s bound %s (%d syncs in flight); %d calls; peak RSS %s",
 			seconds(took), times(took.Seconds()/bound.Seconds()), seconds(bound), inFlight, len(calls), mebibytes(peak)), nil
 	}
