@@ -94,10 +94,6 @@ func (r *ServiceWatchReconciler) noteDemand(key types.NamespacedName, watch *swv
 	}
 	every := interval(watch)
 	factor := r.budgets.note(key, every, readHash(watch, r.Options.ManagementAPIURL), demands)
-	for _, d := range demands {
-		if d.allowed > 0 {
-			r.Metrics.SetBudgetDemand(d.api, d.fingerprint, r.budgets.ratio(d.fingerprint))
-		}
-	}
+	r.Metrics.setBudgetDemands(r.budgets.ratios())
 	return stretched(every, factor)
 }

@@ -30,6 +30,8 @@ type budgetBook struct {
 
 // budgetUse is what the watches on one budget ask of it.
 type budgetUse struct {
+	// api is the API the budget is of, for the metrics.
+	api string
 	// allowed is the calls per second the budget allows.
 	allowed float64
 	// asks are the reads the watches make of the budget, each with the
@@ -86,7 +88,7 @@ func (b *budgetBook) note(key types.NamespacedName, every time.Duration, group u
 			use = &budgetUse{asks: map[sharedAsk]map[types.NamespacedName]bool{}}
 			b.budgets[d.fingerprint] = use
 		}
-		use.allowed = d.allowed
+		use.api, use.allowed = d.api, d.allowed
 		for _, read := range d.reads {
 			ask := sharedAsk{read: read, every: every, group: group}
 			if use.asks[ask] == nil {
@@ -109,23 +111,22 @@ func (u *budgetUse) ratio() float64 {
 	return total / u.allowed
 }
 
-// ratio returns one budget's demand ratio (0 for an unknown budget).
-func (b *budgetBook) ratio(fingerprint string) float64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if use := b.budgets[fingerprint]; use != nil {
-		return use.ratio()
-	}
-	return 0
+// budgetRatio is one budget's demand ratio and the API it is of.
+type budgetRatio struct {
+	api   string
+	ratio float64
 }
 
-// ratios returns each budget's demand ratio, for the metrics.
-func (b *budgetBook) ratios() map[string]float64 {
+// ratios returns each budget's demand ratio by fingerprint, for the metrics:
+// a budget no watch uses any more is not in it.
+func (b *budgetBook) ratios() map[string]budgetRatio {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make(map[string]float64, len(b.budgets))
+	out := make(map[string]budgetRatio, len(b.budgets))
 	for fp, use := range b.budgets {
-		out[fp] = use.ratio()
+		if use.allowed > 0 {
+			out[fp] = budgetRatio{api: use.api, ratio: use.ratio()}
+		}
 	}
 	return out
 }

@@ -2,11 +2,13 @@ package controller
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
@@ -52,7 +54,7 @@ func TestBudgetBookForgetsAndSeparatesBudgets(t *testing.T) {
 	if f := b.note(key(100), 30*time.Second, 100, []budgetDemand{{fingerprint: "quiet", allowed: 1, reads: serviceReads("100")}}); f != 1 {
 		t.Errorf("a watch on another key is stretched by %v", f)
 	}
-	if r := b.ratios()["busy"]; math.Abs(r-20*2/30.0) > 1e-9 {
+	if r := b.ratios()["busy"]; math.Abs(r.ratio-20*2/30.0) > 1e-9 {
 		t.Errorf("busy ratio = %v", r)
 	}
 	for i := range 20 {
@@ -63,7 +65,7 @@ func TestBudgetBookForgetsAndSeparatesBudgets(t *testing.T) {
 	}
 	// Noting a watch again replaces, never adds to, what it asked.
 	b.note(key(100), 30*time.Second, 100, []budgetDemand{{fingerprint: "quiet", allowed: 1, reads: serviceReads("100")}})
-	if r := b.ratios()["quiet"]; math.Abs(r-2/30.0) > 1e-9 {
+	if r := b.ratios()["quiet"]; math.Abs(r.ratio-2/30.0) > 1e-9 {
 		t.Errorf("quiet ratio = %v after noting the same watch twice", r)
 	}
 }
@@ -114,7 +116,7 @@ func TestBudgetBookCountsSharedReadsOnce(t *testing.T) {
 				factor = b.note(types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)}, w.every, w.group,
 					[]budgetDemand{{fingerprint: "key-1", allowed: allowed, reads: w.reads}})
 			}
-			if got := b.ratio("key-1") * allowed; math.Abs(got-tt.wantCalls) > 1e-9 {
+			if got := b.ratios()["key-1"].ratio * allowed; math.Abs(got-tt.wantCalls) > 1e-9 {
 				t.Errorf("demand = %.4f calls/s, want %.4f", got, tt.wantCalls)
 			}
 			if math.Abs(factor-tt.wantFactor) > 0.01 {
@@ -146,5 +148,50 @@ func TestSetIntervalMetCondition(t *testing.T) {
 	setIntervalMetCondition(w, time.Minute)
 	if condition(w, swv1.ConditionIntervalMet) != "absent" {
 		t.Error("IntervalMet outlived the overload")
+	}
+}
+
+// The demand gauge follows the budgets in use: a budget no watch uses any
+// more (a rotated key, deleted watches) loses its series.
+func TestBudgetDemandSeriesFollowTheBudgetsInUse(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gauge := func(api, fp string) string {
+		return fmt.Sprintf(`servicewatch_budget_demand_ratio{api=%q,budget=%q}`, api, fp)
+	}
+	shown := func() map[string]float64 {
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, f := range families {
+			if f.GetName() != "servicewatch_budget_demand_ratio" {
+				continue
+			}
+			for _, s := range f.GetMetric() {
+				labels := map[string]string{}
+				for _, l := range s.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				out[gauge(labels["api"], labels["budget"])] = s.GetGauge().GetValue()
+			}
+		}
+		return out
+	}
+	m.setBudgetDemands(map[string]budgetRatio{"aaa": {api: "management", ratio: 2}, "bbb": {api: "alert", ratio: 0.5}})
+	if got, want := shown(), map[string]float64{gauge("management", "aaa"): 2, gauge("alert", "bbb"): 0.5}; !maps.Equal(got, want) {
+		t.Fatalf("series %v, want %v", got, want)
+	}
+	m.setBudgetDemands(map[string]budgetRatio{"bbb": {api: "alert", ratio: 0.25}})
+	if got, want := shown(), map[string]float64{gauge("alert", "bbb"): 0.25}; !maps.Equal(got, want) {
+		t.Fatalf("after the management key went away: series %v, want %v", got, want)
+	}
+	m.setBudgetDemands(nil)
+	if got := shown(); len(got) != 0 {
+		t.Fatalf("after every watch went away: series %v", got)
 	}
 }

@@ -235,6 +235,7 @@ func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 	r.phases.forget(key)
 	r.fetches.forget(key)
 	r.budgets.forget(key)
+	r.Metrics.setBudgetDemands(r.budgets.ratios())
 	r.Metrics.forget(key)
 	r.StateMetrics.Delete(key.Namespace, key.Name)
 }

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +21,10 @@ type Metrics struct {
 	items         *prometheus.GaugeVec
 	deferrals     *prometheus.CounterVec
 	budgetDemand  *prometheus.GaugeVec
+
+	budgetMu sync.Mutex
+	// budgetShown is the API of each budget whose series is exported.
+	budgetShown map[string]string
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -81,10 +86,25 @@ func (m *Metrics) RecordDeferral(api, reason string) {
 	m.deferrals.WithLabelValues(api, reason).Inc()
 }
 
-// SetBudgetDemand sets the demand ratio of one rate budget of api. budget
-// must be a fingerprint: the label is public, the key behind it is not.
-func (m *Metrics) SetBudgetDemand(api, budget string, ratio float64) {
-	m.budgetDemand.WithLabelValues(api, budget).Set(ratio)
+// setBudgetDemands sets the demand ratio of every rate budget in use, by
+// fingerprint (the label is public, the key behind it is not), and removes
+// the series of budgets no watch uses any more: a rotated key or deleted
+// watches must not leave a stale ratio behind.
+func (m *Metrics) setBudgetDemands(ratios map[string]budgetRatio) {
+	m.budgetMu.Lock()
+	defer m.budgetMu.Unlock()
+	for fp, r := range ratios {
+		m.budgetDemand.WithLabelValues(r.api, fp).Set(r.ratio)
+	}
+	for fp, api := range m.budgetShown {
+		if r, ok := ratios[fp]; !ok || r.api != api {
+			m.budgetDemand.DeleteLabelValues(api, fp)
+		}
+	}
+	m.budgetShown = make(map[string]string, len(ratios))
+	for fp, r := range ratios {
+		m.budgetShown[fp] = r.api
+	}
 }
 
 func (m *Metrics) recordSync(part, reason string) {
