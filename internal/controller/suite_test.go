@@ -1,14 +1,12 @@
 package controller_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,7 +34,7 @@ import (
 // so tests run in parallel without seeing each other.
 var (
 	env        *testenv.Env
-	managerLog = &lockedBuffer{}
+	managerLog = &testenv.LockedBuffer{}
 	// managerCache reads the manager's cache, as the reconciler does.
 	managerCache client.Reader
 )
@@ -115,24 +113,6 @@ func runSuite(m *testing.M) (int, error) {
 		return 0, fmt.Errorf("FAIL: a credential appeared in the manager's log:\n%s", linesWith(managerLog.String(), secretMarker))
 	}
 	return code, nil
-}
-
-// lockedBuffer collects the manager's log output.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func linesWith(text, needle string) string {

@@ -1,7 +1,6 @@
 package sharding
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -333,22 +332,4 @@ func callers(calls []fakecloud.Call) string {
 		names = append(names, fmt.Sprintf("%s %s at %s", strings.TrimPrefix(c.UserAgent, userAgentPrefix), c.Operation, c.Time.Format("15:04:05.000")))
 	}
 	return strings.Join(names, "; ")
-}
-
-// lockedBuffer collects the managers' log output.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -41,7 +41,7 @@ func run(m *testing.M) (int, error) {
 	}
 	// The managers log to a buffer, printed only when a test failed: leader
 	// election and reconciles are what explains a failure here.
-	processLog := &lockedBuffer{}
+	processLog := &testenv.LockedBuffer{}
 	logger := zap.New(zap.WriteTo(processLog), zap.UseDevMode(true), zap.Level(zapcore.DebugLevel))
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger.WithName("klog")) // client-go's leader election logs through klog
