@@ -313,13 +313,14 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceW
 		return ctrl.Result{RequeueAfter: admitted.wait}
 	}
 	in.alertsDeferred, in.unreserved = admitted.alertsDeferred, admitted.unreserved
+	announced := false
 	if work := requestedWork(watch); work != "" && watch.Status.ObservedGeneration > 0 {
 		// A new watch reads observedGeneration -1, which kstatus already
 		// shows as in progress: it costs no write of its own.
-		r.announce(ctx, watch, work)
+		announced = r.announce(ctx, watch, work)
 	}
 	parts := syncParts()
-	r.fetches.start(r.baseCtx, r.Options.SyncTimeout, watch, trigger, every, apiHosts(in), r.levelOf(watch, trigger), r.now,
+	r.fetches.start(r.baseCtx, r.Options.SyncTimeout, watch, trigger, every, apiHosts(in), r.levelOf(watch, trigger), announced, r.now,
 		func(ctx context.Context) ([]partResult, bool) {
 			return readCloud(ctx, r.Cloud, parts, in), in.reachedCloud(watch)
 		})
@@ -361,7 +362,7 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 	if len(results) != len(parts) {
 		results = interrupted(parts)
 	}
-	before := watch.DeepCopy()
+	before := patchBase(watch, read.announced)
 	applyResults(watch, parts, results, r.Options.StatusSizeLimit)
 	watch.Status.ObservedGeneration = watch.Generation
 	watch.Status.LastHandledRequestedAt = requestedAt(watch)
@@ -437,12 +438,14 @@ func (r *ServiceWatchReconciler) phaseOf(watch *swv1.ServiceWatch) time.Duration
 // announce marks the watch Reconciling before slow cloud calls, so that
 // `kubectl get` and kstatus show a requested sync is being worked on. It is
 // best effort: the sync's own write follows.
-func (r *ServiceWatchReconciler) announce(ctx context.Context, watch *swv1.ServiceWatch, work string) {
+func (r *ServiceWatchReconciler) announce(ctx context.Context, watch *swv1.ServiceWatch, work string) bool {
 	before := watch.DeepCopy()
 	markReconciling(watch, work)
 	if err := r.patchStatus(ctx, before, watch); err != nil {
 		log.FromContext(ctx).Error(err, "announcing the sync")
+		return false
 	}
+	return true
 }
 
 // patchStatus sends a merge patch of the status subresource with what

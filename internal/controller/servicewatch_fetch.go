@@ -39,7 +39,9 @@ type fetched struct {
 	// every is the interval the watch's budgets allowed when the read began.
 	every time.Duration
 	// level is the level of the work the read was for.
-	level        workLevel
+	level workLevel
+	// announced: the sync wrote Reconciling before the read began.
+	announced    bool
 	results      []partResult
 	reachedCloud bool
 	endedAt      time.Time
@@ -81,7 +83,7 @@ func (f *fetches) forget(key types.NamespacedName) {
 // start runs read in the background for the watch, within ctx (the
 // manager's context, not a reconcile's) and timeout; reads of a higher level
 // get slots first. now stamps the end.
-func (f *fetches) start(ctx context.Context, timeout time.Duration, watch *swv1.ServiceWatch, trigger string, every time.Duration, hosts []string, level workLevel,
+func (f *fetches) start(ctx context.Context, timeout time.Duration, watch *swv1.ServiceWatch, trigger string, every time.Duration, hosts []string, level workLevel, announced bool,
 	now func() time.Time, read func(context.Context) ([]partResult, bool)) {
 	key := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Name}
 	f.mu.Lock()
@@ -89,7 +91,7 @@ func (f *fetches) start(ctx context.Context, timeout time.Duration, watch *swv1.
 	f.mu.Unlock()
 
 	go func() {
-		res := fetched{trigger: trigger, every: every, level: level}
+		res := fetched{trigger: trigger, every: every, level: level, announced: announced}
 		readCtx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		defer func() {

@@ -180,3 +180,16 @@ func cutString(s string, maxBytes int) string {
 	}
 	return s[:cut] + ellipsis
 }
+
+// patchBase is what the write of a sync's result patches from: the watch as
+// the cache shows it, with the Reconciling condition the sync announced. The
+// cache may not have seen the announcement yet when the read ends; a merge
+// patch from a base without it would leave the conditions out when nothing
+// else in them changed, and Reconciling would stay True beside Ready.
+func patchBase(watch *swv1.ServiceWatch, announced bool) *swv1.ServiceWatch {
+	base := watch.DeepCopy()
+	if announced && conditions.Get(base, swv1.ConditionReconciling) == nil {
+		markReconciling(base, "")
+	}
+	return base
+}

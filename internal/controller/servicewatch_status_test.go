@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/conditions"
@@ -304,5 +305,41 @@ func TestMarkSuspendedKeepsData(t *testing.T) {
 	}
 	if w.Status.ObservedGeneration != w.Generation {
 		t.Errorf("observedGeneration = %d", w.Status.ObservedGeneration)
+	}
+}
+
+// The write of a sync that announced Reconciling patches from a base that
+// has it, even when the cache has not seen the announcement yet, so that the
+// patch carries the conditions and Reconciling does not stay True beside
+// Ready. Without an announcement the base is the cached watch.
+func TestPatchBaseEndsAnAnnouncementTheCacheMissed(t *testing.T) {
+	cached := testWatch() // as the cache shows it: synced, no Reconciling yet
+	cached.Status.ObservedGeneration = cached.Generation
+	applyResults(cached, syncParts(), []partResult{pipesOK(), endpointsOK(0), alertsFetched(nil)}, DefaultStatusSizeLimit)
+
+	tests := []struct {
+		name          string
+		announced     bool
+		wantCondition bool
+	}{
+		{"announced: the patch replaces the conditions", true, true},
+		{"not announced: nothing to end", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			watch := cached.DeepCopy()
+			base := patchBase(watch, tt.announced)
+			applyResults(watch, syncParts(), []partResult{pipesOK(), endpointsOK(0), alertsFetched(nil)}, DefaultStatusSizeLimit)
+			if conditions.Get(watch, swv1.ConditionReconciling) != nil {
+				t.Fatal("the result still says Reconciling")
+			}
+			data, err := client.MergeFrom(base).Data(watch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(data), `"conditions"`); got != tt.wantCondition {
+				t.Errorf("patch %s: carries the conditions = %v, want %v", data, got, tt.wantCondition)
+			}
+		})
 	}
 }
