@@ -7,30 +7,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 var epoch = time.Unix(1_700_000_000, 0)
 
-// fakeClock is the client's clock in tests: it moves only when told.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // clientAt returns a client whose clock is clock, with the given limits.
-func clientAt(clock *fakeClock, mgmt, alert RateLimit) *Client {
+func clientAt(clock *clocktesting.FakeClock, mgmt, alert RateLimit) *Client {
 	c := New(Options{ManagementRate: mgmt, AlertRate: alert})
 	c.now = clock.Now
 	return c
@@ -80,10 +64,10 @@ func TestAdmissionPacesEvenlyWithABurst(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := &fakeClock{now: epoch}
+			clock := clocktesting.NewFakeClock(epoch)
 			c := clientAt(clock, mgmt, RateLimit{Requests: -1})
 			for i, s := range tt.steps {
-				clock.now = epoch.Add(s.at)
+				clock.SetTime(epoch.Add(s.at))
 				if got := c.Admit(APIManagement, "https://api.example.com", testKey, s.n); got != s.wait {
 					t.Fatalf("step %d: Admit(%d) at +%v = %v, want %v", i, s.n, s.at, got, s.wait)
 				}
@@ -99,16 +83,16 @@ var testKey = NewBasicCredentials("key", "secret")
 // windows.
 func TestAdmissionKeepsToTheLimitOverAStretchedWindow(t *testing.T) {
 	limit := RateLimit{Requests: 10, Per: 10 * time.Second, Burst: 10}
-	clock := &fakeClock{now: epoch}
+	clock := clocktesting.NewFakeClock(epoch)
 	c := clientAt(clock, limit, RateLimit{Requests: -1})
 	if wait := c.Admit(APIManagement, "https://h", testKey, 10); wait != 0 {
 		t.Fatalf("first 10: wait %v", wait)
 	}
-	clock.Advance(10 * time.Second) // a new window at a service whose phase is ours
+	clock.Step(10 * time.Second) // a new window at a service whose phase is ours
 	if wait := c.Admit(APIManagement, "https://h", testKey, 1); wait != time.Second {
 		t.Errorf("after 10 s: wait %v, want 1 s more (the margin)", wait)
 	}
-	clock.Advance(time.Second)
+	clock.Step(time.Second)
 	if wait := c.Admit(APIManagement, "https://h", testKey, 1); wait != 0 {
 		t.Errorf("after 11 s: wait %v, want 0", wait)
 	}
@@ -189,7 +173,7 @@ func (p *pacer) clone() *pacer {
 }
 
 func TestHoldIsHonouredByAdmissionAndCalls(t *testing.T) {
-	clock := &fakeClock{now: epoch}
+	clock := clocktesting.NewFakeClock(epoch)
 	c := clientAt(clock, DefaultManagementRate(), RateLimit{Requests: -1})
 	for _, api := range []string{APIManagement, APIAlert} { // a disabled limit is held too
 		c.Hold(api, "https://h", testKey, epoch.Add(30*time.Second))
@@ -197,7 +181,7 @@ func TestHoldIsHonouredByAdmissionAndCalls(t *testing.T) {
 			t.Errorf("%s: wait %v, want 30s", api, wait)
 		}
 	}
-	clock.Advance(30 * time.Second)
+	clock.Step(30 * time.Second)
 	for _, api := range []string{APIManagement, APIAlert} {
 		if wait := c.Admit(api, "https://h", testKey, 2); wait != 0 {
 			t.Errorf("%s at the end of the hold: wait %v, want 0", api, wait)
@@ -206,7 +190,7 @@ func TestHoldIsHonouredByAdmissionAndCalls(t *testing.T) {
 }
 
 func TestRestedBudgetsAreForgotten(t *testing.T) {
-	clock := &fakeClock{now: epoch}
+	clock := clocktesting.NewFakeClock(epoch)
 	c := clientAt(clock, DefaultManagementRate(), DefaultAlertRate())
 	rotated := NewBasicCredentials("old", "rotated-away")
 	c.Admit(APIManagement, "https://h", rotated, 2)
@@ -218,7 +202,7 @@ func TestRestedBudgetsAreForgotten(t *testing.T) {
 
 	// Eleven seconds on, the management budget is rested; the alert one
 	// (10 calls of 100 per 66 s) is not.
-	clock.Advance(sweepEvery)
+	clock.Step(sweepEvery)
 	c.Admit(APIManagement, "https://h", NewBasicCredentials("new", "s"), 1)
 	if _, ok := c.budgets.budgets[budgetKeyOf(APIManagement, "https://h", rotated)]; ok {
 		t.Error("a rested budget was kept")
@@ -230,7 +214,7 @@ func TestRestedBudgetsAreForgotten(t *testing.T) {
 	if wait := c.Admit(APIManagement, "https://h", rotated, 2); wait != 0 {
 		t.Errorf("forgotten budget: wait %v, want 0", wait)
 	}
-	clock.Advance(4 * time.Hour)
+	clock.Step(4 * time.Hour)
 	c.Admit(APIManagement, "https://h", testKey, 1)
 	if n := c.budgets.len(); n != 1 {
 		t.Errorf("%d budgets after the hold ended, want 1", n)
@@ -245,7 +229,7 @@ func TestRestedBudgetsAreForgotten(t *testing.T) {
 // Admission is shared by every worker: under contention, a frozen clock
 // admits exactly the burst, however many ask at once.
 func TestAdmissionIsSafeForConcurrentUse(t *testing.T) {
-	clock := &fakeClock{now: epoch}
+	clock := clocktesting.NewFakeClock(epoch)
 	c := clientAt(clock, RateLimit{Requests: 100, Per: time.Minute, Burst: 10}, RateLimit{Requests: -1})
 	var mu sync.Mutex
 	admitted := 0

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -16,24 +17,9 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 )
 
-// fakeClock is a clock the test moves.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newFakeClock is a clock the test moves.
+func newFakeClock() *clocktesting.FakeClock {
+	return clocktesting.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 }
 
 // countingFetch counts its calls and answers value, err.
@@ -159,7 +145,7 @@ func TestSharedReadReuseWindow(t *testing.T) {
 			} else {
 				_, _ = shareRead(ctx, s, testReadKey, false, countingFetch(&calls, "first", tt.err))
 			}
-			clock.Advance(tt.after)
+			clock.Step(tt.after)
 			got, err := shareRead(ctx, s, testReadKey, tt.fresh, countingFetch(&calls, "second", nil))
 			if n := calls.Load(); n != tt.wantCalls {
 				t.Fatalf("%d calls, want %d", n, tt.wantCalls)
@@ -259,7 +245,7 @@ func TestSharedReadsEvictExpiredCalls(t *testing.T) {
 	if n := s.size(); n != 100 {
 		t.Fatalf("%d calls remembered, want the 100 just made", n)
 	}
-	clock.Advance(sharedFreshness)
+	clock.Step(sharedFreshness)
 	_, _ = shareRead(context.Background(), s, testReadKey, false, countingFetch(&calls, "v", nil))
 	if n := s.size(); n != 1 {
 		t.Errorf("%d calls remembered after the window, want only the new one", n)

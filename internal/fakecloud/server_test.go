@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"github.com/google/uuid"
 
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
@@ -466,33 +468,15 @@ func TestConcurrentUse(t *testing.T) {
 	}
 }
 
-// clock is a settable clock for the fake.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 func TestBudgetsPerCredential(t *testing.T) {
 	s := fakecloud.Start(withTenant(fakecloud.DefaultData()))
 	t.Cleanup(s.Close)
-	clk := &clock{t: time.Unix(1_699_999_980, 0)} // a multiple of a minute: a window boundary with phase 0
-	s.SetClock(clk.now)
+	clk := clocktesting.NewFakeClock(time.Unix(1_699_999_980, 0)) // a multiple of a minute: a window boundary with phase 0
+	s.SetClock(clk.Now)
 	s.SetManagementBudget(fakecloud.Budget{Requests: 3, Window: 10 * time.Second, Phase: 4 * time.Second})
 	s.SetAlertBudget(fakecloud.Budget{Requests: 1, Window: time.Minute})
 
-	clk.advance(5 * time.Second) // 1 s into a window that ends at +14 s
+	clk.Step(5 * time.Second) // 1 s into a window that ends at +14 s
 	var got []int
 	for _, path := range []string{pipesPath, endpointsPath, pipesPath, endpointsPath} {
 		got = append(got, get(t, s, path, basicAuth).status)
@@ -520,7 +504,7 @@ func TestBudgetsPerCredential(t *testing.T) {
 		t.Errorf("a wrong secret: %d, want 401 (a credential of its own, within its budget)", r.status)
 	}
 
-	clk.advance(9 * time.Second) // the next window
+	clk.Step(9 * time.Second) // the next window
 	if r := get(t, s, pipesPath, basicAuth); r.status != 200 {
 		t.Errorf("next window: %d, want 200", r.status)
 	}
@@ -536,8 +520,8 @@ func TestBudgetsPerCredential(t *testing.T) {
 func TestCallLogFingerprintsCredentials(t *testing.T) {
 	s := fakecloud.Start(withTenant(fakecloud.DefaultData()))
 	t.Cleanup(s.Close)
-	clk := &clock{t: time.Unix(1_700_000_000, 0)}
-	s.SetClock(clk.now)
+	clk := clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0))
+	s.SetClock(clk.Now)
 	get(t, s, pipesPath, basicAuth)
 	get(t, s, pipesPath, tenantBasicAuth)
 	get(t, s, alertPath, bearerAuth)
@@ -550,7 +534,7 @@ func TestCallLogFingerprintsCredentials(t *testing.T) {
 		t.Fatalf("%d calls logged, want %d", len(log), len(want))
 	}
 	for i, c := range log {
-		if c.KeyFingerprint != want[i] || !c.Time.Equal(clk.now()) {
+		if c.KeyFingerprint != want[i] || !c.Time.Equal(clk.Now()) {
 			t.Errorf("call %d: fingerprint %q at %v, want %q at the fake's clock", i, c.KeyFingerprint, c.Time, want[i])
 		}
 		if strings.Contains(c.KeyFingerprint, fakecloud.DefaultKeySecret) || len(c.KeyFingerprint) > 12 {
