@@ -265,19 +265,30 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
+// watchesOnOneBudget starts a fake cloud that enforces the real budgets and
+// a manager, then creates n watches of one tenant (one key, one token) at
+// interval every, and returns the tenant and when the watches were created.
+func watchesOnOneBudget(ctx context.Context, e *runEnv, prefix string, n int, every time.Duration) ([]tenant, time.Time, error) {
+	ts := makeTenants(prefix, 1)
+	if err := setUp(ctx, e, ts, "--management-budget", managementBudget, "--alert-budget", alertBudget); err != nil {
+		return nil, time.Time{}, err
+	}
+	if _, err := e.startManager(ctx); err != nil {
+		return nil, time.Time{}, err
+	}
+	created := time.Now()
+	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{interval: every})); err != nil {
+		return nil, time.Time{}, err
+	}
+	return ts, created, nil
+}
+
 // budgetFitsScenario: 60 calls fit the budget within a minute; any 429 is
 // the client's doing.
 func budgetFitsScenario(ctx context.Context, e *runEnv) (string, error) {
 	const n = 30
-	ts := makeTenants("fits", 1)
-	if err := setUp(ctx, e, ts, "--management-budget", managementBudget, "--alert-budget", alertBudget); err != nil {
-		return "", err
-	}
-	if _, err := e.startManager(ctx); err != nil {
-		return "", err
-	}
-	created := time.Now()
-	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{interval: 5 * time.Minute})); err != nil {
+	ts, created, err := watchesOnOneBudget(ctx, e, "fits", n, 5*time.Minute)
+	if err != nil {
 		return "", err
 	}
 	var last time.Time
@@ -309,15 +320,8 @@ func budgetFitsScenario(ctx context.Context, e *runEnv) (string, error) {
 // spreads them out and keeps every watch Ready.
 func budgetOverScenario(ctx context.Context, e *runEnv) (string, error) {
 	const n = 30
-	ts := makeTenants("over", 1)
-	if err := setUp(ctx, e, ts, "--management-budget", managementBudget, "--alert-budget", alertBudget); err != nil {
-		return "", err
-	}
-	if _, err := e.startManager(ctx); err != nil {
-		return "", err
-	}
-	created := time.Now()
-	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{interval: 30 * time.Second})); err != nil {
+	ts, created, err := watchesOnOneBudget(ctx, e, "over", n, 30*time.Second)
+	if err != nil {
 		return "", err
 	}
 	if err := sleepUntil(ctx, created.Add(2*time.Minute)); err != nil {
