@@ -421,8 +421,7 @@ func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger 
 	// the watches spread.
 	phase := time.Duration(float64(r.phaseOf(watch)) * float64(every) / float64(interval(watch)))
 	jitter := r.jitter(min(maxJitter, every/100))
-	next := nextSync(now, every, failures, o, phase, jitter)
-	plan := periodicPlanAfter(now, every, o, jitter)
+	next, plan := nextSync(now, every, failures, o, phase, jitter)
 	r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: next, failures: failures, plan: plan})
 	if plan != nil {
 		return recheckWithin(next.Sub(now), every)

@@ -195,15 +195,18 @@ func assess(results []partResult) syncOutcome {
 // stalled watch waits for the user's fix, which triggers a sync at once, not
 // a tight loop). Transient failures back off exponentially, never past the
 // interval. A 429 waits as long as the service asked, even past the interval.
-func nextSync(now time.Time, every time.Duration, failures int, o syncOutcome, phase, jitter time.Duration) time.Time {
+// The plan, nil after a transient failure, places the periodic sync again
+// should the phase move before it is due.
+func nextSync(now time.Time, every time.Duration, failures int, o syncOutcome, phase, jitter time.Duration) (time.Time, *periodicPlan) {
 	if plan := periodicPlanAfter(now, every, o, jitter); plan != nil {
-		return plan.due(phase, every)
+		next := plan.due(phase, every)
+		return next, plan
 	}
 	next := now.Add(min(every, backoff(failures)))
 	if wait := now.Add(o.retryAfter); wait.After(next) {
 		next = wait
 	}
-	return next
+	return next, nil
 }
 
 // periodicPlanAfter is the plan of the periodic sync that follows a sync

@@ -37,8 +37,15 @@ func TestNextSync(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := nextSync(now, every, tt.failures, tt.outcome, phase, tt.jitter); !got.Equal(tt.want) {
+			got, plan := nextSync(now, every, tt.failures, tt.outcome, phase, tt.jitter)
+			if !got.Equal(tt.want) {
 				t.Errorf("nextSync = %v, want %v", got, tt.want)
+			}
+			if (plan == nil) != tt.outcome.transient {
+				t.Errorf("plan %+v after a sync with outcome %+v: a periodic sync is planned unless a transient failure backs off", plan, tt.outcome)
+			}
+			if plan != nil && !plan.due(phase, every).Equal(got) {
+				t.Errorf("the plan places the sync at %v, not %v", plan.due(phase, every), got)
 			}
 		})
 	}
@@ -122,8 +129,7 @@ func TestPeriodicSyncsArePlacedWithSettledPhases(t *testing.T) {
 		key, hash := watch(i)
 		ended := created.Add(time.Duration(i) * 10 * time.Millisecond)
 		phase := book.phaseOf(key, hash, every)
-		stale[i] = nextSync(ended, every, 0, syncOutcome{}, phase, 0)
-		plans[i] = periodicPlanAfter(ended, every, syncOutcome{}, 0)
+		stale[i], plans[i] = nextSync(ended, every, 0, syncOutcome{}, phase, 0)
 		if recheck := recheckWithin(stale[i].Sub(ended), every); recheck > every/2 {
 			t.Fatalf("watch %d is looked at again after %v, past half its interval", i, recheck)
 		}
