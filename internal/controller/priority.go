@@ -32,6 +32,18 @@ const (
 // refresh (handler.LowPriority).
 const secretChangePriority = handler.LowPriority / 2
 
+// String names the level in metrics: user, secret or periodic.
+func (l workLevel) String() string {
+	switch l {
+	case userWork:
+		return "user"
+	case secretWork:
+		return "secret"
+	default:
+		return "periodic"
+	}
+}
+
 // priority is the workqueue priority of the level.
 func (l workLevel) priority() int {
 	switch l {

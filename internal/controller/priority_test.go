@@ -2,8 +2,12 @@ package controller
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -109,4 +113,77 @@ func TestWithPriority(t *testing.T) {
 			t.Fatalf("got %s at priority %d, want %s at %d", item.Name, priority, want.name, want.priority)
 		}
 	}
+}
+
+// servicewatch_sync_slot_wait_seconds tells how long each sync waited for its
+// read slot, by the work it was for: the signal that the slots, not the
+// cloud's budget, hold syncs back.
+func TestSlotWaitIsExportedByWork(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	f := newFetches(1, 1, m.observeSlotWait)
+	hosts := []string{"api.example.com"}
+	watch := func(name string) *swv1.ServiceWatch {
+		return &swv1.ServiceWatch{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+	}
+	unblock := make(chan struct{})
+	f.start(t.Context(), time.Minute, watch("first"), "t", time.Minute, hosts, userWork, false, clock.Now,
+		func(context.Context) ([]partResult, bool) { <-unblock; return nil, true })
+	waitFor(t, "the first read to hold the only slot", func() bool {
+		f.slots.all.mu.Lock()
+		defer f.slots.all.mu.Unlock()
+		return f.slots.all.free == 0
+	})
+	f.start(t.Context(), time.Minute, watch("second"), "t", time.Minute, hosts, periodicWork, false, clock.Now,
+		func(context.Context) ([]partResult, bool) { return nil, true })
+	waitFor(t, "the second read to wait for the host's slot", func() bool {
+		f.slots.mu.Lock()
+		e := f.slots.hosts["api.example.com"]
+		f.slots.mu.Unlock()
+		if e == nil {
+			return false
+		}
+		e.slots.mu.Lock()
+		defer e.slots.mu.Unlock()
+		return len(e.slots.waiting[periodicWork]) == 1
+	})
+	clock.Step(3 * time.Second)
+	close(unblock)
+	for range 2 {
+		<-f.wake
+	}
+
+	got := map[string][2]float64{} // work → count, sum
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fam := range families {
+		if fam.GetName() != "servicewatch_sync_slot_wait_seconds" {
+			continue
+		}
+		for _, s := range fam.GetMetric() {
+			h := s.GetHistogram()
+			got[s.GetLabel()[0].GetValue()] = [2]float64{float64(h.GetSampleCount()), h.GetSampleSum()}
+		}
+	}
+	if want := map[string][2]float64{"user": {1, 0}, "secret": {0, 0}, "periodic": {1, 3}}; !maps.Equal(got, want) {
+		t.Errorf("slot waits (count, seconds) by work: %v, want %v", got, want)
+	}
+}
+
+// waitFor polls cond for up to a second.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 1000 {
+		if cond() {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
 }

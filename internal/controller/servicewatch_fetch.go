@@ -23,6 +23,8 @@ import (
 // user asked for first.
 type fetches struct {
 	slots *hostSlots
+	// slotWait learns how long each read waited for its slots.
+	slotWait func(workLevel, time.Duration)
 	// wake tells the controller that a watch's read ended.
 	wake chan ctrlevent.GenericEvent
 
@@ -47,12 +49,13 @@ type fetched struct {
 	endedAt      time.Time
 }
 
-func newFetches(perHost, all int) *fetches {
+func newFetches(perHost, all int, slotWait func(workLevel, time.Duration)) *fetches {
 	return &fetches{
-		slots:   newHostSlots(perHost, all),
-		wake:    make(chan ctrlevent.GenericEvent, 1024),
-		running: map[types.NamespacedName]bool{},
-		done:    map[types.NamespacedName]fetched{},
+		slots:    newHostSlots(perHost, all),
+		slotWait: slotWait,
+		wake:     make(chan ctrlevent.GenericEvent, 1024),
+		running:  map[types.NamespacedName]bool{},
+		done:     map[types.NamespacedName]fetched{},
 	}
 }
 
@@ -104,11 +107,13 @@ func (f *fetches) start(ctx context.Context, timeout time.Duration, watch *swv1.
 			res.endedAt = now()
 			f.finish(ctx, key, res)
 		}()
+		asked := now()
 		release, err := f.slots.acquire(readCtx, hosts, level)
 		if err != nil {
 			return // no results: the sync reads as interrupted
 		}
 		defer release()
+		f.slotWait(level, now().Sub(asked))
 		res.results, res.reachedCloud = read(readCtx)
 	}()
 }

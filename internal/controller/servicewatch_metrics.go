@@ -21,6 +21,7 @@ type Metrics struct {
 	items         *prometheus.GaugeVec
 	deferrals     *prometheus.CounterVec
 	budgetDemand  *prometheus.GaugeVec
+	slotWait      *prometheus.HistogramVec
 
 	budgetMu sync.Mutex
 	// budgetShown is the API of each budget whose series is exported.
@@ -55,11 +56,21 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "servicewatch_budget_demand_ratio",
 			Help: "Calls per second that the watches sharing one client-side rate budget ask for, divided by what the budget allows; above 1 they cannot all sync on time. budget is a fingerprint of the credential, never the credential.",
 		}, []string{"api", "budget"}),
+		slotWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "servicewatch_sync_slot_wait_seconds",
+			Help:    "How long a sync waited for a read slot (--max-concurrent-syncs, --max-syncs-per-host) before calling the cloud, by the work it was for (user, secret, periodic). Periodic waits near the watches' intervals mean the slots, not the cloud's budget, are the limit.",
+			Buckets: []float64{0.001, 0.01, 0.1, 0.5, 1, 5, 15, 60, 300},
+		}, []string{"work"}),
 	}
-	for _, c := range []prometheus.Collector{m.cloudRequests, m.cloudLatency, m.syncs, m.items, m.deferrals, m.budgetDemand} {
+	for _, c := range []prometheus.Collector{m.cloudRequests, m.cloudLatency, m.syncs, m.items, m.deferrals, m.budgetDemand, m.slotWait} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
+	}
+	// The levels are known: their series exist from the start, so a rate
+	// over them has no gap before the first wait.
+	for level := range workLevels {
+		m.slotWait.WithLabelValues(level.String())
 	}
 	return m, nil
 }
@@ -105,6 +116,12 @@ func (m *Metrics) setBudgetDemands(ratios map[string]budgetRatio) {
 	for fp, r := range ratios {
 		m.budgetShown[fp] = r.api
 	}
+}
+
+// observeSlotWait records how long a sync of this level waited for its read
+// slots.
+func (m *Metrics) observeSlotWait(level workLevel, wait time.Duration) {
+	m.slotWait.WithLabelValues(level.String()).Observe(wait.Seconds())
 }
 
 func (m *Metrics) recordSync(part, reason string) {
