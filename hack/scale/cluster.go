@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -151,15 +152,24 @@ func newWatch(t tenant, name string, s watchSpec) *swv1.ServiceWatch {
 // createWatches creates watches concurrently, as a GitOps tool applying a
 // directory would.
 func (cp *controlPlane) createWatches(ctx context.Context, watches []*swv1.ServiceWatch) error {
+	objs := make([]client.Object, len(watches))
+	for i, w := range watches {
+		objs[i] = w
+	}
+	return cp.createAll(ctx, objs)
+}
+
+// createAll creates objects with 16 clients at once.
+func (cp *controlPlane) createAll(ctx context.Context, objs []client.Object) error {
 	const workers = 16
-	next := make(chan *swv1.ServiceWatch)
+	next := make(chan client.Object)
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			for w := range next {
-				if err := cp.client.Create(ctx, w); err != nil {
-					errs <- fmt.Errorf("creating ServiceWatch %s/%s: %w", w.Namespace, w.Name, err)
+			for o := range next {
+				if err := cp.client.Create(ctx, o); err != nil {
+					errs <- fmt.Errorf("creating %T %s/%s: %w", o, o.GetNamespace(), o.GetName(), err)
 					return
 				}
 			}
@@ -167,9 +177,9 @@ func (cp *controlPlane) createWatches(ctx context.Context, watches []*swv1.Servi
 	}
 	var err error
 feed:
-	for _, w := range watches {
+	for _, o := range objs {
 		select {
-		case next <- w:
+		case next <- o:
 		case err = <-errs:
 			break feed
 		}
@@ -181,4 +191,22 @@ feed:
 		err = <-errs
 	}
 	return err
+}
+
+// createUnrelatedSecrets creates n Secrets of 1 KiB in a namespace of their
+// own, which no watch references: what a busy cluster has besides the
+// watches' own.
+func (cp *controlPlane) createUnrelatedSecrets(ctx context.Context, namespace string, n int) error {
+	if err := cp.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", namespace, err)
+	}
+	payload := strings.Repeat("x", 1024)
+	objs := make([]client.Object, n)
+	for i := range objs {
+		objs[i] = &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("unrelated-%05d", i)},
+			StringData: map[string]string{"data": payload},
+		}
+	}
+	return cp.createAll(ctx, objs)
 }

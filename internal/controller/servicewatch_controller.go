@@ -81,16 +81,18 @@ type ServiceWatchReconciler struct {
 	jitter func(limit time.Duration) time.Duration
 }
 
-// DefaultMaxConcurrentSyncs is the default bound on syncs in flight: 4 per
+// DefaultMaxConcurrentSyncs is the default bound on syncs in flight: 3 per
 // API host (half of it, by default). Measured with make bench-scale (1,000 new
-// watches, a cloud of 50 ms), 4 per host is where adding syncs in flight
-// stops making them faster: beyond it, the status writes and events of the
-// syncs saturate the API server of a small control plane, which every other
-// controller shares. A cluster whose cloud answers more slowly, or whose
-// watches ask for more syncs per second than 4 per host can carry (the
-// servicewatch_sync_slot_wait_seconds metric tells), sets
+// watches, a cloud of 50 ms, 2 cores), 3 per host is the most at which the
+// syncs still run at the cloud's pace (1.08 to 1.11 times the bound N ×
+// latency / slots, in 4 runs); at 4 per host and beyond, their status writes
+// and events saturate the API server, which every other controller of the
+// cluster shares, and the time to all Ready stops falling (1.14 to 1.60 times
+// the bound at 4 per host, the same 14 to 16 s at 8 and 16). A cluster whose
+// cloud answers more slowly, or whose watches ask for more syncs per second
+// than the slots carry (servicewatch_sync_slot_wait_seconds tells), sets
 // --max-concurrent-syncs higher.
-const DefaultMaxConcurrentSyncs = 8
+const DefaultMaxConcurrentSyncs = 6
 
 // secretNamesIndex indexes ServiceWatches by the Secrets they reference, so a
 // change to a Secret finds its watches without listing them all.
