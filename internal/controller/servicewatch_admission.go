@@ -32,20 +32,19 @@ type admission struct {
 // Reads that a read of another watch will answer (one under way, or one
 // that just ended: see sharedReads) ask for nothing, so that ten watches of
 // one service spend two management calls, not twenty.
-func (r *ServiceWatchReconciler) admit(in syncInput) admission {
+func (r *ServiceWatchReconciler) admit(in syncInput, level workLevel) admission {
+	key := types.NamespacedName{Namespace: in.watch.Namespace, Name: in.watch.Name}
 	admitted := admission{unreserved: map[readKey]bool{}}
 	if in.management.failure == nil {
 		if n := r.toReserve(in, in.managementReads(), admitted.unreserved); n > 0 {
-			if wait := r.Cloud.Admit(cloudapi.APIManagement, in.management.url, in.management.creds, n); wait > 0 {
-				r.Metrics.RecordDeferral(cloudapi.APIManagement, DeferralBudget)
+			if wait := r.ask(key, level, cloudapi.APIManagement, in.management.url, in.management.creds, n); wait > 0 {
 				return admission{wait: wait}
 			}
 		}
 	}
 	if len(in.watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
 		if n := r.toReserve(in, in.alertReads(), admitted.unreserved); n > 0 {
-			if wait := r.Cloud.Admit(cloudapi.APIAlert, in.alerts.url, in.alerts.token, n); wait > 0 {
-				r.Metrics.RecordDeferral(cloudapi.APIAlert, DeferralBudget)
+			if wait := r.ask(key, level, cloudapi.APIAlert, in.alerts.url, in.alerts.token, n); wait > 0 {
 				if requestedWork(in.watch) != "" {
 					return admission{wait: wait}
 				}
@@ -53,7 +52,25 @@ func (r *ServiceWatchReconciler) admit(in syncInput) admission {
 			}
 		}
 	}
+	r.claims.release(key)
 	return admitted
+}
+
+// ask asks one budget for n calls of work at level. Work of a higher level
+// that was told to wait for this budget goes first (see budgetClaims); work
+// told to wait claims the budget for its level until it comes back.
+func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level workLevel, api, url string, cred cloudapi.Credential, n int) time.Duration {
+	budget := cloudapi.Fingerprint(api, url, cred)
+	now := r.now()
+	wait, held := r.claims.heldFor(budget, key, level, now)
+	if !held {
+		wait = r.Cloud.Admit(api, url, cred, n)
+	}
+	if wait > 0 {
+		r.Metrics.RecordDeferral(api, DeferralBudget)
+		r.claims.claim(budget, key, level, now.Add(wait))
+	}
+	return wait
 }
 
 // toReserve counts the reads that need a call of their own, and marks the

@@ -70,6 +70,8 @@ type ServiceWatchReconciler struct {
 	phases    *phaseBook
 	fetches   *fetches
 	budgets   *budgetBook
+	// claims let work a user asked for get a busy budget first.
+	claims *budgetClaims
 	// shared lets watches that read the same thing share the calls.
 	shared *sharedReads
 	// baseCtx is the manager's context: background reads live in it, not in
@@ -147,6 +149,9 @@ func (r *ServiceWatchReconciler) defaults() {
 	}
 	if r.budgets == nil {
 		r.budgets = newBudgetBook()
+	}
+	if r.claims == nil {
+		r.claims = newBudgetClaims()
 	}
 	if r.fetches == nil {
 		r.fetches = newFetches(r.Options.MaxSyncsPerHost, r.Options.MaxConcurrentSyncs, r.Metrics.observeSlotWait)
@@ -245,6 +250,7 @@ func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 	r.phases.forget(key)
 	r.fetches.forget(key)
 	r.budgets.forget(key)
+	r.claims.release(key)
 	r.Metrics.setBudgetDemands(r.budgets.ratios())
 	r.Metrics.forget(key)
 	r.StateMetrics.Delete(key.Namespace, key.Name)
@@ -318,7 +324,8 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceW
 	in := r.readAccess(ctx, watch)
 	in.fresh = r.wantsFresh(watch, trigger)
 	every := r.noteDemand(key, watch, in)
-	admitted := r.admit(in)
+	level := r.levelOf(watch, trigger)
+	admitted := r.admit(in, level)
 	if admitted.wait > 0 {
 		return ctrl.Result{RequeueAfter: admitted.wait}
 	}
@@ -330,7 +337,7 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceW
 		announced = r.announce(ctx, watch, work)
 	}
 	parts := syncParts()
-	r.fetches.start(r.baseCtx, r.Options.SyncTimeout, watch, trigger, every, apiHosts(in), r.levelOf(watch, trigger), announced, r.now,
+	r.fetches.start(r.baseCtx, r.Options.SyncTimeout, watch, trigger, every, apiHosts(in), level, announced, r.now,
 		func(ctx context.Context) ([]partResult, bool) {
 			return readCloud(ctx, r.Cloud, parts, in), in.reachedCloud(watch)
 		})
