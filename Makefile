@@ -237,7 +237,7 @@ MANAGER_BEFORE ?=
 SCENARIO ?=
 
 .PHONY: bench-scale
-bench-scale: demo-build ## Run the black-box scale benchmark (about 15 minutes; twice that with MANAGER_BEFORE).
+bench-scale: demo-build ## Run the black-box scale benchmark (about 25 minutes; twice that with MANAGER_BEFORE).
 	@$(GO) build -o $(BIN)/scale ./hack/scale
 	@$(BIN)/scale $(if $(MANAGER_BEFORE),--before $(MANAGER_BEFORE)) $(if $(SCENARIO),--scenario $(SCENARIO))
 
