@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -70,7 +69,7 @@ func parseFlags(args []string) (config, error) {
 	fs.Func("management-api-url", "Management API base URL for watches whose spec.managementApi.url is empty.", baseURL(&cfg.reconciler.ManagementAPIURL))
 	fs.Func("alert-api-url", "Alert API base URL for watches whose spec.alertApi.url is empty.", baseURL(&cfg.reconciler.AlertAPIURL))
 	fs.IntVar(&cfg.reconciler.MaxConcurrentSyncs, "max-concurrent-syncs", controller.DefaultMaxConcurrentSyncs, "How many ServiceWatches may have cloud calls in flight at once.")
-	fs.IntVar(&cfg.reconciler.MaxSyncsPerHost, "max-syncs-per-host", 0, "How many of those may call one API host, so that a host that hangs holds at most that many (0: half of --max-concurrent-syncs).")
+	fs.IntVar(&cfg.reconciler.MaxSyncsPerHost, "max-syncs-per-host", controller.DefaultMaxSyncsPerHost, "How many of those may call one API host, so that a host that hangs holds at most that many; one host serves at most this many divided by its latency syncs per second.")
 	fs.IntVar(&cfg.reconciler.MaxConcurrentReconciles, "reconcile-workers", 4, "How many reconcile workers run; they do only Kubernetes work (cloud calls run in the background).")
 	fs.IntVar(&cfg.reconciler.AlertConcurrency, "alert-concurrency", 4, "How many alerts of one ServiceWatch are fetched at once.")
 	fs.IntVar(&cfg.reconciler.StatusSizeLimit, "status-size-limit", controller.DefaultStatusSizeLimit, "Largest status in bytes; pipe and endpoint lists are truncated past it.")
@@ -145,6 +144,7 @@ func baseURL(dst *string) func(string) error {
 func validate(cfg config) error {
 	positive := map[string]int64{
 		"--max-concurrent-syncs":     int64(cfg.reconciler.MaxConcurrentSyncs),
+		"--max-syncs-per-host":       int64(cfg.reconciler.MaxSyncsPerHost),
 		"--reconcile-workers":        int64(cfg.reconciler.MaxConcurrentReconciles),
 		"--alert-concurrency":        int64(cfg.reconciler.AlertConcurrency),
 		"--status-size-limit":        int64(cfg.reconciler.StatusSizeLimit),
@@ -156,9 +156,6 @@ func validate(cfg config) error {
 		if v <= 0 {
 			return fmt.Errorf("%s must be positive", name)
 		}
-	}
-	if cfg.reconciler.MaxSyncsPerHost < 0 {
-		return errors.New("--max-syncs-per-host must not be negative (0: half of --max-concurrent-syncs)")
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ func TestParseFlags(t *testing.T) {
 		{"--alert-api-url=ftp://alerts.example.com"},
 		{"--max-concurrent-syncs=0"},
 		{"--max-syncs-per-host=-1"},
+		{"--max-syncs-per-host=0"},
 		{"--reconcile-workers=-1"},
 		{"--cloud-timeout=0s"},
 		{"--status-size-limit=-1"},

@@ -41,6 +41,7 @@ type Options struct {
 	MaxConcurrentSyncs int
 	// MaxSyncsPerHost bounds the syncs in flight that call one API host, so
 	// that a host that hangs holds at most that many of MaxConcurrentSyncs.
+	// Default DefaultMaxSyncsPerHost.
 	MaxSyncsPerHost int
 	// AlertConcurrency is how many alerts of one watch are fetched at once.
 	AlertConcurrency int
@@ -83,18 +84,24 @@ type ServiceWatchReconciler struct {
 	jitter func(limit time.Duration) time.Duration
 }
 
-// DefaultMaxConcurrentSyncs is the default bound on syncs in flight: 3 per
-// API host (half of it, by default). Measured with make bench-scale (1,000 new
-// watches, a cloud of 50 ms, 2 cores), 3 per host is the most at which the
-// syncs still run at the cloud's pace (1.08 to 1.11 times the bound N ×
-// latency / slots, in 4 runs); at 4 per host and beyond, their status writes
-// and events saturate the API server, which every other controller of the
-// cluster shares, and the time to all Ready stops falling (1.14 to 1.60 times
-// the bound at 4 per host, the same 14 to 16 s at 8 and 16). A cluster whose
-// cloud answers more slowly, or whose watches ask for more syncs per second
-// than the slots carry (servicewatch_sync_slot_wait_seconds tells), sets
-// --max-concurrent-syncs higher.
-const DefaultMaxConcurrentSyncs = 6
+// DefaultMaxConcurrentSyncs is the default bound on syncs in flight to all
+// API hosts: room for ten hosts' worth of DefaultMaxSyncsPerHost, so that
+// tenants whose URLs hang hold only their hosts' slots and the others still
+// find some.
+const DefaultMaxConcurrentSyncs = 32
+
+// DefaultMaxSyncsPerHost is the default bound on syncs in flight to one API
+// host. Measured with make bench-scale (1,000 new watches, a cloud of 50 ms,
+// 2 cores), 3 per host is the most at which the syncs still run at the
+// cloud's pace (1.08 to 1.15 times the bound N × latency / slots, in 5 runs);
+// at 4 per host and beyond, their status writes and events saturate the API
+// server, which every other controller of the cluster shares, and the time
+// to all Ready stops falling (1.10 to 1.61 times the bound at 4 per host, the
+// same 12 to 16 s at 8 and 16). A cluster whose cloud answers more slowly, or
+// whose watches ask for more syncs per second than the slots carry
+// (servicewatch_sync_slot_wait_seconds tells), sets --max-syncs-per-host
+// higher.
+const DefaultMaxSyncsPerHost = 3
 
 // secretNamesIndex indexes ServiceWatches by the Secrets they reference, so a
 // change to a Secret finds its watches without listing them all.
@@ -145,7 +152,7 @@ func (r *ServiceWatchReconciler) defaults() {
 		r.Options.MaxConcurrentSyncs = DefaultMaxConcurrentSyncs
 	}
 	if r.Options.MaxSyncsPerHost == 0 {
-		r.Options.MaxSyncsPerHost = max(1, r.Options.MaxConcurrentSyncs/2)
+		r.Options.MaxSyncsPerHost = DefaultMaxSyncsPerHost
 	}
 	if r.budgets == nil {
 		r.budgets = newBudgetBook()
