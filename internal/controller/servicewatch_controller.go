@@ -441,11 +441,8 @@ func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger 
 		failures = prev.failures + 1
 	}
 	now := r.now()
-	// The phase is a share of the interval, so a stretched interval keeps
-	// the watches spread.
-	phase := time.Duration(float64(r.phaseOf(watch)) * float64(every) / float64(interval(watch)))
 	jitter := r.jitter(min(maxJitter, every/100))
-	next, plan := nextSync(now, every, failures, o, phase, jitter)
+	next, plan := nextSync(now, every, failures, o, r.phaseOf(watch), interval(watch), jitter)
 	r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: next, failures: failures, plan: plan})
 	if plan != nil {
 		return recheckWithin(next.Sub(now), every)

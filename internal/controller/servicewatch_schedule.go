@@ -189,7 +189,8 @@ func assess(results []partResult) syncOutcome {
 
 // nextSync says when a watch syncs again, every its interval (as its budgets
 // allow it), after a sync that ended at now, its failures-th consecutive
-// failed one (0 after a success).
+// failed one (0 after a success). phase is the watch's offset within its own
+// interval base; see periodicPlan.due.
 //
 // Success and stalled failures wait for the watch's next periodic slot (a
 // stalled watch waits for the user's fix, which triggers a sync at once, not
@@ -197,10 +198,9 @@ func assess(results []partResult) syncOutcome {
 // interval. A 429 waits as long as the service asked, even past the interval.
 // The plan, nil after a transient failure, places the periodic sync again
 // should the phase move before it is due.
-func nextSync(now time.Time, every time.Duration, failures int, o syncOutcome, phase, jitter time.Duration) (time.Time, *periodicPlan) {
+func nextSync(now time.Time, every time.Duration, failures int, o syncOutcome, phase, base, jitter time.Duration) (time.Time, *periodicPlan) {
 	if plan := periodicPlanAfter(now, every, o, jitter); plan != nil {
-		next := plan.due(phase, every)
-		return next, plan
+		return plan.due(phase, base), plan
 	}
 	next := now.Add(min(every, backoff(failures)))
 	if wait := now.Add(o.retryAfter); wait.After(next) {

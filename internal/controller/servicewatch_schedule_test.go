@@ -37,7 +37,7 @@ func TestNextSync(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, plan := nextSync(now, every, tt.failures, tt.outcome, phase, tt.jitter)
+			got, plan := nextSync(now, every, tt.failures, tt.outcome, phase, every, tt.jitter)
 			if !got.Equal(tt.want) {
 				t.Errorf("nextSync = %v, want %v", got, tt.want)
 			}
@@ -129,7 +129,7 @@ func TestPeriodicSyncsArePlacedWithSettledPhases(t *testing.T) {
 		key, hash := watch(i)
 		ended := created.Add(time.Duration(i) * 10 * time.Millisecond)
 		phase := book.phaseOf(key, hash, every)
-		stale[i], plans[i] = nextSync(ended, every, 0, syncOutcome{}, phase, 0)
+		stale[i], plans[i] = nextSync(ended, every, 0, syncOutcome{}, phase, every, 0)
 		if recheck := recheckWithin(stale[i].Sub(ended), every); recheck > every/2 {
 			t.Fatalf("watch %d is looked at again after %v, past half its interval", i, recheck)
 		}
