@@ -154,35 +154,52 @@ func readyScenarioAt(latency time.Duration, concurrency int) func(context.Contex
 		if err := setUp(ctx, e, ts, "--latency", latency.String()); err != nil {
 			return "", err
 		}
-		if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{})); err != nil {
-			return "", err
-		}
 		args, inFlight, err := concurrencyFlags(ctx, e, concurrency)
 		if err != nil {
 			return "", err
 		}
-		m, err := e.startManager(ctx, append(noClientLimits, args...)...)
+		run, err := firstSyncs(ctx, e, ts, n, 10*time.Minute, append(noClientLimits, args...)...)
 		if err != nil {
 			return "", err
 		}
-		last, err := waitAllReady(ctx, e, "", n, 10*time.Minute)
-		if err != nil {
-			return "", err
-		}
-		calls, err := e.cloud.calls(ctx)
-		if err != nil {
-			return "", err
-		}
-		peak, _ := m.peakRSS()
-		took := last.Sub(earliest(calls))
 		if latency == 0 {
 			return fmt.Sprintf("%s (%.1f ms per watch; %d syncs in flight); %d calls; peak RSS %s",
-				seconds(took), took.Seconds()*1000/n, inFlight, len(calls), mebibytes(peak)), nil
+				seconds(run.took), run.took.Seconds()*1000/n, inFlight, len(run.calls), mebibytes(run.peak)), nil
 		}
 		bound := n * latency / time.Duration(inFlight)
 		return fmt.Sprintf("%s = %s bound %s (%d syncs in flight); %d calls; peak RSS %s",
-			seconds(took), times(took.Seconds()/bound.Seconds()), seconds(bound), inFlight, len(calls), mebibytes(peak)), nil
+			seconds(run.took), times(run.took.Seconds()/bound.Seconds()), seconds(bound), inFlight, len(run.calls), mebibytes(run.peak)), nil
 	}
+}
+
+// coldStart is what firstSyncs saw.
+type coldStart struct {
+	took  time.Duration // from the first cloud call to the last watch's first Ready
+	calls []call
+	peak  int64 // the manager's peak RSS
+}
+
+// firstSyncs creates n watches dealt to the tenants before the manager
+// starts, so that all are due at once, starts the manager with args, and
+// waits up to timeout until every watch has been Ready.
+func firstSyncs(ctx context.Context, e *runEnv, ts []tenant, n int, timeout time.Duration, args ...string) (coldStart, error) {
+	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{})); err != nil {
+		return coldStart{}, err
+	}
+	m, err := e.startManager(ctx, args...)
+	if err != nil {
+		return coldStart{}, err
+	}
+	last, err := waitAllReady(ctx, e, "", n, timeout)
+	if err != nil {
+		return coldStart{}, err
+	}
+	calls, err := e.cloud.calls(ctx)
+	if err != nil {
+		return coldStart{}, err
+	}
+	peak, _ := m.peakRSS()
+	return coldStart{took: last.Sub(earliest(calls)), calls: calls, peak: peak}, nil
 }
 
 // budgetFleetScenario: the cloud's budget, not concurrency, bounds how fast
@@ -200,27 +217,14 @@ func budgetFleetScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err := setUp(ctx, e, ts, "--latency", cloudLatency.String(), "--management-budget", managementBudget); err != nil {
 		return "", err
 	}
-	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{})); err != nil {
-		return "", err
-	}
-	m, err := e.startManager(ctx)
+	run, err := firstSyncs(ctx, e, ts, n, 20*time.Minute)
 	if err != nil {
 		return "", err
 	}
-	last, err := waitAllReady(ctx, e, "", n, 20*time.Minute)
-	if err != nil {
-		return "", err
-	}
-	calls, err := e.cloud.calls(ctx)
-	if err != nil {
-		return "", err
-	}
-	peak, _ := m.peakRSS()
-	took := last.Sub(earliest(calls))
 	bound := time.Duration(2 * n / (keys * perKey) * float64(time.Second))
 	return fmt.Sprintf("%s = %s budget bound %s; %d × 429 of %d calls; peak RSS %s",
-		seconds(took), times(took.Seconds()/bound.Seconds()), seconds(bound),
-		len(selectCalls(calls, withStatus(429))), len(calls), mebibytes(peak)), nil
+		seconds(run.took), times(run.took.Seconds()/bound.Seconds()), seconds(bound),
+		len(selectCalls(run.calls, withStatus(429))), len(run.calls), mebibytes(run.peak)), nil
 }
 
 // fleetMemoryScenario: what 1,000 synced watches cost in memory, and what
