@@ -73,16 +73,14 @@ func TestSlotsFastPathRespectsWaiters(t *testing.T) {
 // waitForWaiters waits until want reads wait at level.
 func waitForWaiters(t *testing.T, s *slots, level workLevel, want int, name string) {
 	t.Helper()
-	for range 1000 {
-		s.mu.Lock()
-		n := len(s.waiting[level])
-		s.mu.Unlock()
-		if n >= want {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatalf("%s never waited", name)
+	waitFor(t, name+" to wait", func() bool { return s.waiters(level) >= want })
+}
+
+// waiters counts the reads waiting at level.
+func (s *slots) waiters(level workLevel) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.waiting[level])
 }
 
 // Events handled withPriority land in the workqueue at the priority given,
@@ -144,12 +142,7 @@ func TestSlotWaitIsExportedByWork(t *testing.T) {
 		f.slots.mu.Lock()
 		e := f.slots.hosts["api.example.com"]
 		f.slots.mu.Unlock()
-		if e == nil {
-			return false
-		}
-		e.slots.mu.Lock()
-		defer e.slots.mu.Unlock()
-		return len(e.slots.waiting[periodicWork]) == 1
+		return e != nil && e.slots.waiters(periodicWork) == 1
 	})
 	clock.Step(3 * time.Second)
 	close(unblock)
