@@ -200,7 +200,8 @@ func assess(results []partResult) syncOutcome {
 // should the phase move before it is due.
 func nextSync(now time.Time, every time.Duration, failures int, o syncOutcome, phase, base, jitter time.Duration) (time.Time, *periodicPlan) {
 	if plan := periodicPlanAfter(now, every, o, jitter); plan != nil {
-		return plan.due(phase, base), plan
+		next := plan.due(phase, base)
+		return next, plan
 	}
 	next := now.Add(min(every, backoff(failures)))
 	if wait := now.Add(o.retryAfter); wait.After(next) {
