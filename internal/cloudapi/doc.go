@@ -86,8 +86,9 @@
 // A list response is decoded as it streams in, one item at a time, and what
 // is kept is bounded by ListOptions.KeepBytes: the longest prefix of the
 // items, ordered by id, whose JSON fits. Duplicated ids are kept once, the
-// first occurrence winning. List.Total and ListOptions.Each still cover every
-// distinct item. A call's memory thus follows KeepBytes plus 8 to 16 bytes per
-// distinct id, not the size of the response, which Options.MaxResponseBytes
-// caps all the same.
+// occurrence whose encoding sorts first winning, so that the order of a
+// response never changes what is kept. List.Total and ListOptions.Each still
+// cover every distinct item. A call's memory thus follows KeepBytes plus 8
+// to 16 bytes per distinct id, not the size of the response, which
+// Options.MaxResponseBytes caps all the same.
 package cloudapi

@@ -1,8 +1,10 @@
 package cloudapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"strings"
 )
@@ -43,8 +45,9 @@ func newKeeper[T any](idOf func(*T) string, redact func(*T), opts ListOptions[T]
 	return k
 }
 
-// add takes one decoded item: it redacts it, drops it if its id was met
-// before, shows it to Each and keeps it if it fits. It does not retain item.
+// add takes one decoded item: it redacts it, shows it to Each and keeps it
+// if it fits, or, if its id was met before, lets it settle which of the two
+// is kept. It does not retain item.
 func (k *keeper[T]) add(item *T) error {
 	if k.redact != nil {
 		k.redact(item)
@@ -52,13 +55,13 @@ func (k *keeper[T]) add(item *T) error {
 	id := k.idOf(item)
 	// Items without an id are never duplicates.
 	if id != "" && !k.seen.add(id) {
-		return nil
+		return k.duplicate(item, id)
 	}
 	k.total++
 	if k.each != nil {
 		k.each(item)
 	}
-	return k.keep(item, itemKey{id: id, seq: k.total})
+	return k.keep(item, id)
 }
 
 // minItemCharge is the least an item counts against the budget. A tiny item
@@ -68,18 +71,26 @@ func (k *keeper[T]) add(item *T) error {
 // for the default status budget) instead of a quarter of a million.
 const minItemCharge = 64
 
-// keep stores item under key if it belongs to the longest fitting prefix of
-// what was seen so far, dropping what no longer does.
-func (k *keeper[T]) keep(item *T, key itemKey) error {
-	if k.hasCutoff && !key.less(k.cutoff) {
+// keep stores item if it belongs to the longest fitting prefix of what was
+// seen so far, dropping what no longer does.
+func (k *keeper[T]) keep(item *T, id string) error {
+	key := itemKey{id: id, seq: k.total}
+	if id != "" && k.hasCutoff && !key.less(k.cutoff) {
 		return nil
 	}
-	off := len(k.arena)
-	if err := k.encoder.Encode(item); err != nil {
-		return fmt.Errorf("encode item: %w", err)
+	off, size, err := k.encode(item)
+	if err != nil {
+		return err
 	}
-	// Encode ends the value with a newline, which stands for the comma.
-	size := len(k.arena) - off
+	if id == "" {
+		// Items without an id are ordered by their content, so that the
+		// same items in another order make the same list.
+		key.content = contentHash(k.arena[off : off+size])
+		if k.hasCutoff && !key.less(k.cutoff) {
+			k.arena = k.arena[:off]
+			return nil
+		}
+	}
 	charge := max(size, minItemCharge)
 	if k.budget > 0 && k.used+charge > k.budget && k.kept.maxBelow(key) {
 		// It would be the first to go: drop it before storing it.
@@ -89,22 +100,77 @@ func (k *keeper[T]) keep(item *T, key itemKey) error {
 	}
 	k.kept.push(keptEntry{key: key, off: off, size: size, charge: charge})
 	k.used += charge
-	// The kept items are the longest fitting prefix of the items seen so
-	// far. Invariant: they are exactly the seen items before the cutoff,
-	// they fit, and (once there is a cutoff) they do not fit together with
-	// the cutoff item, the next one in key order. An item at or after the
-	// cutoff leaves all three true by being dropped. One before it joins;
-	// popping the largest keys until the rest fits then leaves the items
-	// before the last key popped, which did not fit with them: the new
-	// cutoff. Without the cutoff, an item after a dropped one could later
-	// slip in ahead of it and leave a gap in the prefix.
+	k.fit()
+	return nil
+}
+
+// duplicate settles an item whose id was met before. Which of the two is
+// kept depends on their content, never on their order: the one whose
+// encoding sorts first. The id counts the largest charge of its
+// occurrences, so that the prefix that fits does not depend on which came
+// first either (a charge that only grows keeps the invariant of keep). An id
+// at or after the cutoff stays dropped, whatever its occurrences.
+func (k *keeper[T]) duplicate(item *T, id string) error {
+	if k.hasCutoff && id >= k.cutoff.id { // ids are distinct among the kept
+		return nil
+	}
+	i, ok := k.kept.find(id)
+	if !ok { // cannot happen: an id before the cutoff is kept
+		return fmt.Errorf("duplicate id %q is neither kept nor dropped", id)
+	}
+	off, size, err := k.encode(item)
+	if err != nil {
+		return err
+	}
+	e := &k.kept.entries[i]
+	charge := max(size, minItemCharge, e.charge)
+	if bytes.Compare(k.arena[off:off+size], k.arena[e.off:e.off+e.size]) < 0 {
+		e.off, e.size = off, size // the old encoding is a hole now
+	} else {
+		k.arena = k.arena[:off]
+	}
+	k.used += charge - e.charge
+	e.charge = charge
+	k.fit()
+	return nil
+}
+
+// encode appends item's encoding to the arena and says where it is.
+func (k *keeper[T]) encode(item *T) (off, size int, err error) {
+	off = len(k.arena)
+	if err := k.encoder.Encode(item); err != nil {
+		return 0, 0, fmt.Errorf("encode item: %w", err)
+	}
+	// Encode ends the value with a newline, which stands for the comma.
+	return off, len(k.arena) - off, nil
+}
+
+// fit drops the largest keys until the kept items fit the budget.
+//
+// The kept items are the longest fitting prefix of the items seen so far.
+// Invariant: they are exactly the seen items before the cutoff, they fit,
+// and (once there is a cutoff) they do not fit together with the cutoff
+// item, the next one in key order. An item at or after the cutoff leaves all
+// three true by being dropped. One before it joins (or a kept one grows);
+// popping the largest keys until the rest fits then leaves the items before
+// the last key popped, which did not fit with them: the new cutoff. Without
+// the cutoff, an item after a dropped one could later slip in ahead of it
+// and leave a gap in the prefix.
+func (k *keeper[T]) fit() {
 	for k.budget > 0 && k.used > k.budget {
 		dropped := k.kept.pop()
 		k.used -= dropped.charge
 		k.cutoff, k.hasCutoff = dropped.key, true
 	}
 	k.compactArena()
-	return nil
+}
+
+// contentHash orders items without an id by their encoding. FNV-1a is
+// enough: two encodings with one hash only fall back to response order.
+func contentHash(enc []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(enc) // a hash.Hash never fails to write
+	return h.Sum64()
 }
 
 // compactArena copies the kept encodings to a fresh arena once dropped ones
@@ -177,16 +243,21 @@ func (a *arena) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// itemKey orders items: by id, items without an id ("") first; seq, the
-// item's place among the distinct items of the response, orders equal ids.
+// itemKey orders items: by id, items without an id ("") first, those by a
+// hash of their content; seq, the item's place among the distinct items of
+// the response, orders what is left equal (identical items, in practice).
 type itemKey struct {
-	id  string
-	seq int
+	id      string
+	content uint64
+	seq     int
 }
 
 func (a itemKey) less(b itemKey) bool {
 	if c := strings.Compare(a.id, b.id); c != 0 {
 		return c < 0
+	}
+	if a.content != b.content {
+		return a.content < b.content
 	}
 	return a.seq < b.seq
 }
@@ -199,14 +270,40 @@ type keptEntry struct {
 	charge int
 }
 
-// keptHeap is a max-heap of entries by key.
+// keptHeap is a max-heap of entries by key. Once a duplicate has asked
+// for one, it keeps an index of where each entry with an id is: most
+// responses have no duplicates and do not pay for it.
 type keptHeap struct {
 	entries []keptEntry
+	index   map[string]int // nil until find
+}
+
+// find returns the place of the entry with id.
+func (h *keptHeap) find(id string) (int, bool) {
+	if h.index == nil {
+		h.index = make(map[string]int, len(h.entries))
+		for i := range h.entries {
+			h.place(i)
+		}
+	}
+	i, ok := h.index[id]
+	return i, ok
 }
 
 func (h *keptHeap) less(i, j int) bool { return h.entries[i].key.less(h.entries[j].key) }
 
-func (h *keptHeap) swap(i, j int) { h.entries[i], h.entries[j] = h.entries[j], h.entries[i] }
+func (h *keptHeap) swap(i, j int) {
+	h.entries[i], h.entries[j] = h.entries[j], h.entries[i]
+	h.place(i)
+	h.place(j)
+}
+
+// place records where entry i is.
+func (h *keptHeap) place(i int) {
+	if id := h.entries[i].key.id; id != "" && h.index != nil {
+		h.index[id] = i
+	}
+}
 
 // maxBelow reports whether the heap is empty or its largest key is below key.
 func (h *keptHeap) maxBelow(key itemKey) bool {
@@ -215,6 +312,7 @@ func (h *keptHeap) maxBelow(key itemKey) bool {
 
 func (h *keptHeap) push(e keptEntry) {
 	h.entries = append(h.entries, e)
+	h.place(len(h.entries) - 1)
 	h.up(len(h.entries) - 1)
 }
 
@@ -224,12 +322,15 @@ func (h *keptHeap) pop() keptEntry {
 	h.swap(0, last)
 	e := h.entries[last]
 	h.entries = h.entries[:last]
+	delete(h.index, e.key.id)
 	h.down(0, last)
 	return e
 }
 
 // sorted orders the entries by key in place (heapsort) and returns them.
+// The index is gone after it.
 func (h *keptHeap) sorted() []keptEntry {
+	h.index = nil
 	for end := len(h.entries) - 1; end > 0; end-- {
 		h.swap(0, end)
 		h.down(0, end)

@@ -69,31 +69,48 @@ func keepAll(t testing.TB, items []testItem, budget int) (kept []testItem, total
 }
 
 // sortThenCut is the plain statement of what a keeper keeps: the distinct
-// items (first occurrence of an id wins, items without an id are all
-// distinct), ordered by id with those without one first in response order,
-// cut to the longest prefix that fits budget.
+// items (of those sharing an id, the one whose encoding sorts first, counting
+// the largest share of them; items without an id are all distinct), ordered
+// by id with those without one first by a hash of their encoding, cut to the
+// longest prefix that fits budget.
 func sortThenCut(t testing.TB, items []testItem, budget int) []testItem {
 	t.Helper()
-	seen := map[string]bool{}
-	distinct := []testItem{}
+	type distinctItem struct {
+		item    testItem
+		enc     string
+		content uint64
+		share   int
+	}
+	byID := map[string]int{}
+	distinct := []distinctItem{}
 	for _, it := range items {
-		if it.ID != "" && seen[it.ID] {
+		b, _ := json.Marshal(it) // strings only: it cannot fail
+		d := distinctItem{item: it, enc: string(b), share: encodedShare(t, it)}
+		i, seen := byID[it.ID]
+		if it.ID == "" || !seen {
+			d.content = contentHash(append(b, '\n'))
+			byID[it.ID] = len(distinct)
+			distinct = append(distinct, d)
 			continue
 		}
-		seen[it.ID] = true
-		distinct = append(distinct, it)
-	}
-	slices.SortStableFunc(distinct, func(a, b testItem) int { return cmp.Compare(a.ID, b.ID) })
-	if budget <= 0 {
-		return distinct
-	}
-	used := 0
-	for i, it := range distinct {
-		if used += max(encodedShare(t, it), minItemCharge); used > budget {
-			return distinct[:i]
+		d.share = max(d.share, distinct[i].share)
+		if d.enc < distinct[i].enc {
+			distinct[i].item, distinct[i].enc = d.item, d.enc
 		}
+		distinct[i].share = d.share
 	}
-	return distinct
+	slices.SortStableFunc(distinct, func(a, b distinctItem) int {
+		return cmp.Or(cmp.Compare(a.item.ID, b.item.ID), cmp.Compare(a.content, b.content))
+	})
+	used := 0
+	out := []testItem{}
+	for _, d := range distinct {
+		if used += max(d.share, minItemCharge); budget > 0 && used > budget {
+			break
+		}
+		out = append(out, d.item)
+	}
+	return out
 }
 
 func ids(items []testItem) string {
@@ -130,12 +147,16 @@ func TestKeeperKeepsTheLongestFittingPrefixByID(t *testing.T) {
 		{"an exact fit is kept", func(t *testing.T) []testItem {
 			return []testItem{item(t, "b", 100), item(t, "a", 100)}
 		}, 200, "a b", 2},
-		{"items without an id lead, in response order, and never merge", func(t *testing.T) []testItem {
+		{"items without an id lead, ordered by content, and never merge", func(t *testing.T) []testItem {
 			return []testItem{item(t, "b", 120), {Pad: "1"}, item(t, "a", 120), {Pad: "2"}, {Pad: "1"}}
 		}, 0, "- - - a b", 5},
-		{"the first of a duplicated id wins and counts once", func(t *testing.T) []testItem {
-			return []testItem{item(t, "a", 120), item(t, "b", 120), item(t, "a", 160)}
+		{"of a duplicated id, the encoding that sorts first wins and counts once", func(t *testing.T) []testItem {
+			return []testItem{item(t, "a", 160), item(t, "b", 120), item(t, "a", 120)}
 		}, 0, "a b", 2},
+		{"a duplicated id counts its largest occurrence", func(t *testing.T) []testItem {
+			// a of 88 bytes would fit beside b; a of 240 does not.
+			return []testItem{item(t, "a", 88), item(t, "b", 120), item(t, "a", 240)}
+		}, 320, "a", 2},
 		{"a duplicate of a dropped item stays dropped", func(t *testing.T) []testItem {
 			return []testItem{item(t, "a", 120), item(t, "b", 240), item(t, "b", 88)}
 		}, 320, "a", 2},
@@ -156,7 +177,8 @@ func TestKeeperKeepsTheLongestFittingPrefixByID(t *testing.T) {
 
 // The keeper streams; sorting everything and cutting is the reference. On
 // random lists with duplicates, items without an id and random sizes, both
-// must keep the same items in the same order.
+// must keep the same items in the same order, and so must the same list
+// shuffled: what is kept depends on the items, not on their order.
 func TestKeeperMatchesSortThenCut(t *testing.T) {
 	for seed := range uint64(500) {
 		rng := rand.New(rand.NewPCG(seed, 1))
@@ -186,6 +208,26 @@ func TestKeeperMatchesSortThenCut(t *testing.T) {
 		}
 		if all := sortThenCut(t, items, 0); total != len(all) || len(each) != total {
 			t.Fatalf("seed %d: Total %d and %d calls of Each, want %d distinct items", seed, total, len(each), len(all))
+		}
+		rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
+		if shuffled, _, _ := keepAll(t, items, budget); !reflect.DeepEqual(shuffled, kept) {
+			t.Fatalf("seed %d, budget %d: shuffled, kept %q, in response order %q", seed, budget, ids(shuffled), ids(kept))
+		}
+	}
+}
+
+// The same items in another order keep the same list: a cloud that returns
+// them in any order makes no change to the status, and no write.
+func TestKeeperDuplicatesAreChosenByContentNotOrder(t *testing.T) {
+	first, second := testItem{ID: "a", Pad: "running"}, testItem{ID: "a", Pad: "stopped"}
+	for _, budget := range []int{0, 200} {
+		forward, _, _ := keepAll(t, []testItem{first, item(t, "b", 100), second, {Pad: "x"}, {Pad: "y"}}, budget)
+		backward, _, _ := keepAll(t, []testItem{{Pad: "y"}, second, item(t, "b", 100), first, {Pad: "x"}}, budget)
+		if !reflect.DeepEqual(forward, backward) {
+			t.Errorf("budget %d: kept %+v in one order, %+v in the other", budget, forward, backward)
+		}
+		if len(forward) < 3 || forward[2] != first {
+			t.Errorf("budget %d: kept %+v, want the no-id items, then %+v (its encoding sorts first)", budget, forward, first)
 		}
 	}
 }

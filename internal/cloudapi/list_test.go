@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -96,19 +97,32 @@ func pipeNames(pipes []swv1.Pipe) string {
 	return strings.Join(out, ",")
 }
 
-func TestListDuplicatesKeepTheFirstOccurrence(t *testing.T) {
-	body := `{"status":200,"result":[{"id":"b","name":"first b"},{"name":"no id"},{"id":"a","name":"a"},` +
-		`{"id":"b","name":"second b"},{"name":"no id"},{"id":"","name":"empty id"}]}`
+// Of pipes that share an id, the one kept depends on their content, not on
+// their order; items without an id are ordered by content too. Each sees
+// every id once, at its first occurrence.
+func TestListDuplicatesAreChosenByContent(t *testing.T) {
+	forward := `{"status":200,"result":[{"id":"b","name":"b running"},{"name":"no id"},{"id":"a","name":"a"},` +
+		`{"id":"b","name":"b stopped"},{"name":"no id"},{"id":"","name":"empty id"}]}`
+	backward := `{"status":200,"result":[{"id":"","name":"empty id"},{"name":"no id"},{"id":"b","name":"b stopped"},` +
+		`{"id":"a","name":"a"},{"name":"no id"},{"id":"b","name":"b running"}]}`
 	var each []swv1.Pipe
-	got, err := listPipesWith(t, body, pipeOptions{Each: func(p *swv1.Pipe) { each = append(each, *p) }})
+	got, err := listPipesWith(t, forward, pipeOptions{Each: func(p *swv1.Pipe) { each = append(each, *p) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "no id,no id,empty id,a,first b"; pipeNames(got.Items) != want || got.Total != 5 {
-		t.Errorf("kept %q of %d, want %q of 5", pipeNames(got.Items), got.Total, want)
-	}
-	if want := "first b,no id,a,no id,empty id"; pipeNames(each) != want {
+	if want := "b running,no id,a,no id,empty id"; pipeNames(each) != want {
 		t.Errorf("Each saw %q, want %q (response order, duplicates left out)", pipeNames(each), want)
+	}
+	other, err := listPipesWith(t, backward, pipeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, other) {
+		t.Errorf("in one order kept %q of %d, in the other %q of %d", pipeNames(got.Items), got.Total, pipeNames(other.Items), other.Total)
+	}
+	// {"id":"b","name":"b running"} sorts before {"id":"b","name":"b stopped"}.
+	if names := pipeNames(got.Items); !strings.HasSuffix(names, ",a,b running") || got.Total != 5 {
+		t.Errorf("kept %q of %d, want the three without an id, a, b running, of 5", names, got.Total)
 	}
 }
 

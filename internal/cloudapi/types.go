@@ -15,7 +15,10 @@ type ListOptions[T any] struct {
 	// Each, when set, is called once for every distinct item of the response,
 	// in response order, after redaction and before the item is kept or
 	// dropped, so the caller can count or project items it will not keep.
-	// It must not retain the pointer.
+	// It must not retain the pointer. For an id that repeats, Each sees its
+	// first occurrence: which one List.Items keeps is only known once the
+	// response has been read whole, and the client does not hold every item
+	// until then.
 	//
 	// The envelope's status may follow its result, so Each can have seen
 	// items of a response the call then rejects: count into a scratch value
@@ -28,12 +31,14 @@ type List[T any] struct {
 	// RequestID is the management envelope's requestId.
 	RequestID string
 	// Items are the response's distinct items ordered by id (items without an
-	// id first, in response order), cut to the longest prefix of that order
-	// that fits ListOptions.KeepBytes.
+	// id first, ordered by a hash of their content), cut to the longest
+	// prefix of that order that fits ListOptions.KeepBytes. The same items in
+	// another order give the same Items: a cloud that shuffles its answer
+	// does not change the status.
 	//
-	// Of items that share an id, the first in the response is the one kept
-	// and counted: a list cannot hold two states of one pipe, and the first
-	// is as good as any other while needing no second pass. An empty id
+	// Of items that share an id, the one whose JSON encoding sorts first is
+	// kept, and the id counts against KeepBytes with the largest of its
+	// encodings: which occurrence comes first decides nothing. An empty id
 	// counts as no id.
 	Items []T
 	// Total counts the distinct items of the response, kept or not.
