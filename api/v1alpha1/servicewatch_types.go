@@ -42,13 +42,15 @@ type ServiceWatchSpec struct {
 	AlertIDs []string `json:"alertIds,omitempty"`
 
 	// interval is how often the cloud is read, as a Go duration ("30s", "5m",
-	// "1h"). At least 30s. A small random jitter is added so that many watches
-	// do not call the cloud in the same second.
+	// "1h"). At least 30s, at most 24h. A small random jitter is added so that
+	// many watches do not call the cloud in the same second.
 	// +optional
 	// +kubebuilder:default="5m"
 	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('30s')",message="interval must be at least 30s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="interval must be at most 24h"
 	Interval metav1.Duration `json:"interval,omitzero"`
 
 	// suspend stops all calls to the cloud while true; the status keeps the

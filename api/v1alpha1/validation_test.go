@@ -79,6 +79,8 @@ func TestCreateRejectsBadInput(t *testing.T) {
 		{"alert ID over 128 characters", func(w *swv1.ServiceWatch) { w.Spec.AlertIDs = []string{strings.Repeat("x", 129)} }, []string{"spec.alertIds[0]", "may not be more than 128"}},
 		{"interval under 30s", func(w *swv1.ServiceWatch) { w.Spec.Interval = metav1.Duration{Duration: 10 * time.Second} }, []string{"spec.interval", "interval must be at least 30s"}},
 		{"interval of 29.9s", func(w *swv1.ServiceWatch) { w.Spec.Interval = metav1.Duration{Duration: 29900 * time.Millisecond} }, []string{"spec.interval", "at least 30s"}},
+		{"interval over 24h", func(w *swv1.ServiceWatch) { w.Spec.Interval = metav1.Duration{Duration: 24*time.Hour + time.Second} }, []string{"spec.interval", "interval must be at most 24h"}},
+		{"interval of 2562047h", func(w *swv1.ServiceWatch) { w.Spec.Interval = metav1.Duration{Duration: 2562047 * time.Hour} }, []string{"spec.interval", "at most 24h"}},
 		{"alertIds without alertApi", func(w *swv1.ServiceWatch) { w.Spec.AlertAPI = nil }, []string{"spec.alertApi", "required when spec.alertIds is not empty"}},
 		{"management URL not http(s)", func(w *swv1.ServiceWatch) { w.Spec.ManagementAPI.URL = "ftp://api.example.com" }, []string{"spec.managementApi.url", "http:// or https://"}},
 		{"management URL not a URL", func(w *swv1.ServiceWatch) { w.Spec.ManagementAPI.URL = "api.example.com" }, []string{"spec.managementApi.url", "http:// or https://"}},
@@ -104,6 +106,30 @@ func TestCreateRejectsBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An interval a Go duration cannot hold, or a long string of digits, is
+// rejected too, with the field named, whatever CEL makes of it.
+func TestCreateRejectsIntervalsPastTheDurationRange(t *testing.T) {
+	for i, interval := range []string{"2562048h", "99999999999999999999h", strings.Repeat("1h", 20)} {
+		obj := map[string]any{
+			"apiVersion": "cloud.servicewatch.io/v1alpha1",
+			"kind":       "ServiceWatch",
+			"metadata":   map[string]any{"name": fmt.Sprintf("huge-interval-%d", i), "namespace": "default"},
+			"spec": map[string]any{"organizationId": orgID, "serviceId": serviceID, "interval": interval,
+				"managementApi": map[string]any{"secretRef": map[string]any{"name": "key"}}},
+		}
+		err := env.Client.Create(context.Background(), unstructuredFrom(obj))
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.interval") {
+			t.Errorf("interval %q: want an Invalid error naming spec.interval, got %v", interval, err)
+		}
+	}
+	// The largest interval allowed is accepted.
+	w := validWatch("interval-24h")
+	w.Spec.Interval = metav1.Duration{Duration: 24 * time.Hour}
+	if err := env.Client.Create(context.Background(), w); err != nil {
+		t.Errorf("an interval of 24h was rejected: %v", err)
 	}
 }
 

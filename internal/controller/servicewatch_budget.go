@@ -158,12 +158,17 @@ func (b *budgetBook) removeLocked(key types.NamespacedName) {
 }
 
 // stretched is the interval that fits the budget: every times factor, rounded
-// up to a whole second so that small changes of demand do not change it.
+// up to a whole second so that small changes of demand do not change it, and
+// at most maxEffectiveInterval.
 func stretched(every time.Duration, factor float64) time.Duration {
 	if factor <= 1 {
 		return every
 	}
-	return time.Duration(math.Ceil(every.Seconds()*factor)) * time.Second
+	seconds := math.Ceil(every.Seconds() * factor)
+	if !(seconds < maxEffectiveInterval.Seconds()) { // NaN too
+		return maxEffectiveInterval
+	}
+	return time.Duration(seconds) * time.Second
 }
 
 // setIntervalMetCondition says, while the budget stretches the watch's

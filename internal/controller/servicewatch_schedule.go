@@ -26,6 +26,13 @@ const (
 
 	minInterval     = 30 * time.Second
 	defaultInterval = 5 * time.Minute
+	// maxInterval is the CRD's bound on spec.interval, kept here too for
+	// objects that predate the rule: slots are computed in int64
+	// nanoseconds, which an interval near their range would overflow.
+	maxInterval = 24 * time.Hour
+	// maxEffectiveInterval bounds how far a budget may stretch an interval:
+	// far past what any budget needs, far within the slot arithmetic.
+	maxEffectiveInterval = 365 * 24 * time.Hour
 )
 
 // watchSchedule is what the reconciler remembers of one watch between syncs.
@@ -339,11 +346,13 @@ func backoff(failures int) time.Duration {
 }
 
 // interval is the watch's sync interval. The CRD defaults it and forbids
-// values under 30s; the floor here keeps an object that predates those rules
-// from turning into a tight loop.
+// values under 30s and over 24h; the bounds here keep an object that
+// predates those rules from turning into a tight loop or overflowing the
+// slot arithmetic.
 func interval(watch *swv1.ServiceWatch) time.Duration {
-	if d := watch.Spec.Interval.Duration; d >= minInterval {
-		return d
+	d := watch.Spec.Interval.Duration
+	if d < minInterval {
+		return defaultInterval
 	}
-	return defaultInterval
+	return min(d, maxInterval)
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"crypto/sha256"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -313,11 +314,39 @@ func TestAssess(t *testing.T) {
 func TestIntervalFloor(t *testing.T) {
 	for _, tt := range []struct{ spec, want time.Duration }{
 		{0, defaultInterval}, {time.Second, defaultInterval}, {30 * time.Second, 30 * time.Second}, {time.Hour, time.Hour},
+		{24 * time.Hour, 24 * time.Hour}, {25 * time.Hour, 24 * time.Hour}, {2562047 * time.Hour, 24 * time.Hour},
 	} {
 		w := testWatch()
 		w.Spec.Interval.Duration = tt.spec
 		if got := interval(w); got != tt.want {
 			t.Errorf("interval(%v) = %v, want %v", tt.spec, got, tt.want)
+		}
+	}
+}
+
+// A watch whose interval predates the CRD's 24h bound, as long as a
+// time.Duration goes, or a budget that stretches an interval without end,
+// still syncs next at a time in the future, within the bounds.
+func TestIntervalBoundedInArithmetic(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	w := testWatch()
+	w.Spec.Interval.Duration = 2562047 * time.Hour
+	every := interval(w)
+	for _, tt := range []struct {
+		name  string
+		every time.Duration
+		limit time.Duration
+	}{
+		{"spec.interval of 2562047h", every, maxInterval},
+		{"a budget stretching 24h a million times", stretched(every, 1e6), maxEffectiveInterval},
+		{"a budget stretching by +Inf", stretched(every, math.Inf(1)), maxEffectiveInterval},
+	} {
+		// The second of two phase groups syncs half an interval in.
+		for _, phase := range []time.Duration{0, tt.every / 2, tt.every - time.Nanosecond} {
+			next, _ := nextSync(now, tt.every, 0, syncOutcome{}, phase, every, 0)
+			if wait := next.Sub(now); wait <= 0 || wait > tt.limit*3/2 {
+				t.Errorf("%s, phase %v: next sync %v after the last, want within (0, %v]", tt.name, phase, wait, tt.limit*3/2)
+			}
 		}
 	}
 }
