@@ -10,21 +10,8 @@ import (
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-)
 
-// workLevel orders the syncs that wait for a worker or a read slot: a new
-// watch, a spec change or a requested-at annotation first, then the watches
-// whose Secret changed (rotating one Secret can make hundreds of watches due
-// at once, and another tenant's new watch must not wait behind them), then
-// periodic refreshes.
-type workLevel int
-
-const (
-	periodicWork workLevel = iota
-	secretWork
-	userWork
-	// workLevels is the number of levels.
-	workLevels
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 // secretChangePriority is the workqueue priority of a watch whose Secret
@@ -32,24 +19,13 @@ const (
 // refresh (handler.LowPriority).
 const secretChangePriority = handler.LowPriority / 2
 
-// String names the level in metrics: user, secret or periodic.
-func (l workLevel) String() string {
+// priorityOf is the workqueue priority of work of level l: a user's work
+// first, then a Secret's change, then periodic refreshes (see pacing.Level).
+func priorityOf(l pacing.Level) int {
 	switch l {
-	case userWork:
-		return "user"
-	case secretWork:
-		return "secret"
-	default:
-		return "periodic"
-	}
-}
-
-// priority is the workqueue priority of the level.
-func (l workLevel) priority() int {
-	switch l {
-	case userWork:
+	case pacing.User:
 		return 0
-	case secretWork:
+	case pacing.Secret:
 		return secretChangePriority
 	default:
 		return handler.LowPriority

@@ -17,71 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
-
-// A read slot freed while reads of every level wait goes to a user's work
-// first, then to a Secret's change, then to a periodic refresh; within a
-// level, in arrival order.
-func TestSlotsServeHigherLevelsFirst(t *testing.T) {
-	s := newSlots(1)
-	ctx := t.Context()
-	if err := s.acquire(ctx, periodicWork); err != nil {
-		t.Fatal(err)
-	}
-	order := make(chan string, 4)
-	wait := func(name string, level workLevel) {
-		s.mu.Lock()
-		before := len(s.waiting[level])
-		s.mu.Unlock()
-		go func() {
-			if err := s.acquire(ctx, level); err == nil {
-				order <- name
-			}
-		}()
-		waitForWaiters(t, s, level, before+1, name)
-	}
-	wait("periodic", periodicWork)
-	wait("secret", secretWork)
-	wait("user-1", userWork)
-	wait("user-2", userWork)
-	for _, want := range []string{"user-1", "user-2", "secret", "periodic"} {
-		s.release()
-		if got := <-order; got != want {
-			t.Fatalf("slot went to %s, want %s", got, want)
-		}
-	}
-}
-
-// A new read does not overtake waiters of its own level or above, but does
-// overtake lower ones when a slot is free.
-func TestSlotsFastPathRespectsWaiters(t *testing.T) {
-	s := newSlots(1)
-	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-	defer cancel()
-	if err := s.acquire(t.Context(), userWork); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.acquire(ctx, periodicWork); err == nil {
-		t.Fatal("a periodic read took a slot none was free of")
-	}
-	s.release()
-	if err := s.acquire(t.Context(), secretWork); err != nil {
-		t.Fatalf("a free slot was refused: %v", err)
-	}
-}
-
-// waitForWaiters waits until want reads wait at level.
-func waitForWaiters(t *testing.T, s *slots, level workLevel, want int, name string) {
-	t.Helper()
-	waitFor(t, name+" to wait", func() bool { return s.waiters(level) >= want })
-}
-
-// waiters counts the reads waiting at level.
-func (s *slots) waiters(level workLevel) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.waiting[level])
-}
 
 // Events handled withPriority land in the workqueue at the priority given,
 // and a priority the handler names itself (the initial list's low priority)
@@ -96,10 +33,10 @@ func TestWithPriority(t *testing.T) {
 		return withPriority(&handler.EnqueueRequestForObject{}, func(client.Object) int { return p })
 	}
 	ctx := t.Context()
-	at(secretWork.priority()).Generic(ctx, ctrlevent.GenericEvent{Object: watch("secret")}, q)
-	at(periodicWork.priority()).Generic(ctx, ctrlevent.GenericEvent{Object: watch("periodic")}, q)
-	at(userWork.priority()).Create(ctx, ctrlevent.CreateEvent{Object: watch("initial"), IsInInitialList: true}, q)
-	at(userWork.priority()).Create(ctx, ctrlevent.CreateEvent{Object: watch("new")}, q)
+	at(priorityOf(pacing.Secret)).Generic(ctx, ctrlevent.GenericEvent{Object: watch("secret")}, q)
+	at(priorityOf(pacing.Periodic)).Generic(ctx, ctrlevent.GenericEvent{Object: watch("periodic")}, q)
+	at(priorityOf(pacing.User)).Create(ctx, ctrlevent.CreateEvent{Object: watch("initial"), IsInInitialList: true}, q)
+	at(priorityOf(pacing.User)).Create(ctx, ctrlevent.CreateEvent{Object: watch("new")}, q)
 
 	for _, want := range []struct {
 		name     string
@@ -128,21 +65,14 @@ func TestSlotWaitIsExportedByWork(t *testing.T) {
 	watch := func(name string) *swv1.ServiceWatch {
 		return &swv1.ServiceWatch{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
 	}
-	unblock := make(chan struct{})
-	f.start(t.Context(), time.Minute, watch("first"), "t", time.Minute, hosts, userWork, false, clock.Now,
-		func(context.Context) ([]partResult, bool) { <-unblock; return nil, true })
-	waitFor(t, "the first read to hold the only slot", func() bool {
-		f.slots.all.mu.Lock()
-		defer f.slots.all.mu.Unlock()
-		return f.slots.all.free == 0
-	})
-	f.start(t.Context(), time.Minute, watch("second"), "t", time.Minute, hosts, periodicWork, false, clock.Now,
+	unblock, holding := make(chan struct{}), make(chan struct{})
+	f.start(t.Context(), time.Minute, watch("first"), "t", time.Minute, hosts, pacing.User, false, clock.Now,
+		func(context.Context) ([]partResult, bool) { close(holding); <-unblock; return nil, true })
+	<-holding // the first read holds the only slot
+	f.start(t.Context(), time.Minute, watch("second"), "t", time.Minute, hosts, pacing.Periodic, false, clock.Now,
 		func(context.Context) ([]partResult, bool) { return nil, true })
 	waitFor(t, "the second read to wait for the host's slot", func() bool {
-		f.slots.mu.Lock()
-		e := f.slots.hosts["api.example.com"]
-		f.slots.mu.Unlock()
-		return e != nil && e.slots.waiters(periodicWork) == 1
+		return f.slots.Waiting(pacing.Periodic) == 1
 	})
 	clock.Step(3 * time.Second)
 	close(unblock)

@@ -7,6 +7,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 // admission is the client-side budget's answer for one sync.
@@ -32,7 +33,7 @@ type admission struct {
 // Reads that a read of another watch will answer (one under way, or one
 // that just ended: see sharedReads) ask for nothing, so that ten watches of
 // one service spend two management calls, not twenty.
-func (r *ServiceWatchReconciler) admit(in syncInput, level workLevel) admission {
+func (r *ServiceWatchReconciler) admit(in syncInput, level pacing.Level) admission {
 	key := types.NamespacedName{Namespace: in.watch.Namespace, Name: in.watch.Name}
 	admitted := admission{unreserved: map[readKey]bool{}}
 	if in.management.failure == nil {
@@ -52,23 +53,23 @@ func (r *ServiceWatchReconciler) admit(in syncInput, level workLevel) admission 
 			}
 		}
 	}
-	r.claims.release(key)
+	r.pacer.Claims.Release(key)
 	return admitted
 }
 
 // ask asks one budget for n calls of work at level. Work of a higher level
-// that was told to wait for this budget goes first (see budgetClaims); work
+// that was told to wait for this budget goes first (see pacing.Claims); work
 // told to wait claims the budget for its level until it comes back.
-func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level workLevel, api, url string, cred cloudapi.Credential, n int) time.Duration {
+func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Level, api, url string, cred cloudapi.Credential, n int) time.Duration {
 	budget := cloudapi.Fingerprint(api, url, cred)
 	now := r.now()
-	wait, held := r.claims.heldFor(budget, key, level, now)
+	wait, held := r.pacer.Claims.HeldFor(budget, key, level, now)
 	if !held {
 		wait = r.Cloud.Admit(api, url, cred, n)
 	}
 	if wait > 0 {
 		r.Metrics.RecordDeferral(api, DeferralBudget)
-		r.claims.claim(budget, key, level, now.Add(wait))
+		r.pacer.Claims.Claim(budget, key, level, now.Add(wait))
 	}
 	return wait
 }
@@ -92,25 +93,25 @@ func (r *ServiceWatchReconciler) toReserve(in syncInput, reads []readKey, unrese
 // noteDemand records what the watch asks of its budgets at its interval and
 // returns the interval the budgets allow it (its own when they fit).
 func (r *ServiceWatchReconciler) noteDemand(key types.NamespacedName, watch *swv1.ServiceWatch, in syncInput) time.Duration {
-	var demands []budgetDemand
+	var demands []pacing.Demand[readKey]
 	if in.management.failure == nil {
-		demands = append(demands, budgetDemand{
-			api:         cloudapi.APIManagement,
-			fingerprint: cloudapi.Fingerprint(cloudapi.APIManagement, in.management.url, in.management.creds),
-			allowed:     r.Cloud.Allowance(cloudapi.APIManagement),
-			reads:       in.managementReads(),
+		demands = append(demands, pacing.Demand[readKey]{
+			API:         cloudapi.APIManagement,
+			Fingerprint: cloudapi.Fingerprint(cloudapi.APIManagement, in.management.url, in.management.creds),
+			Allowed:     r.Cloud.Allowance(cloudapi.APIManagement),
+			Reads:       in.managementReads(),
 		})
 	}
 	if len(watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
-		demands = append(demands, budgetDemand{
-			api:         cloudapi.APIAlert,
-			fingerprint: cloudapi.Fingerprint(cloudapi.APIAlert, in.alerts.url, in.alerts.token),
-			allowed:     r.Cloud.Allowance(cloudapi.APIAlert),
-			reads:       in.alertReads(),
+		demands = append(demands, pacing.Demand[readKey]{
+			API:         cloudapi.APIAlert,
+			Fingerprint: cloudapi.Fingerprint(cloudapi.APIAlert, in.alerts.url, in.alerts.token),
+			Allowed:     r.Cloud.Allowance(cloudapi.APIAlert),
+			Reads:       in.alertReads(),
 		})
 	}
 	every := interval(watch)
-	factor := r.budgets.note(key, every, readHash(watch, r.Options.ManagementAPIURL), demands)
-	r.Metrics.setBudgetDemands(r.budgets.ratios())
-	return stretched(every, factor)
+	factor := r.pacer.Demands.Note(key, every, readHash(watch, r.Options.ManagementAPIURL), demands)
+	r.Metrics.setBudgetDemands(r.pacer.Demands.Ratios())
+	return pacing.Stretched(every, factor)
 }

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
@@ -67,12 +68,9 @@ type ServiceWatchReconciler struct {
 	StateMetrics *statemetrics.Collector
 	Options      Options
 
-	schedules *scheduleBook
-	phases    *phaseBook
-	fetches   *fetches
-	budgets   *budgetBook
-	// claims let work a user asked for get a busy budget first.
-	claims *budgetClaims
+	// pacer decides when each watch syncs and whether it may call now.
+	pacer   *pacing.Pacer[types.NamespacedName, readKey]
+	fetches *fetches
 	// shared lets watches that read the same thing share the calls.
 	shared *sharedReads
 	// baseCtx is the manager's context: background reads live in it, not in
@@ -127,8 +125,8 @@ func (r *ServiceWatchReconciler) SetupWithManager(ctx context.Context, mgr ctrl.
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		// Metadata only: a Secret's data never sits in the manager's cache.
 		// A Secret's change is served after the users' own changes and
-		// before periodic refreshes (see workLevel).
-		Watches(&corev1.Secret{}, withPriority(handler.EnqueueRequestsFromMapFunc(r.watchesForSecret), func(client.Object) int { return secretWork.priority() }),
+		// before periodic refreshes (see pacing.Level).
+		Watches(&corev1.Secret{}, withPriority(handler.EnqueueRequestsFromMapFunc(r.watchesForSecret), func(client.Object) int { return priorityOf(pacing.Secret) }),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
 		// The end of a background read wakes its watch, at the level of the
 		// work the read was for: a periodic refresh writes its result behind
@@ -154,23 +152,14 @@ func (r *ServiceWatchReconciler) defaults() {
 	if r.Options.MaxSyncsPerHost == 0 {
 		r.Options.MaxSyncsPerHost = DefaultMaxSyncsPerHost
 	}
-	if r.budgets == nil {
-		r.budgets = newBudgetBook()
-	}
-	if r.claims == nil {
-		r.claims = newBudgetClaims()
+	if r.pacer == nil {
+		r.pacer = pacing.New[types.NamespacedName, readKey]()
 	}
 	if r.fetches == nil {
 		r.fetches = newFetches(r.Options.MaxSyncsPerHost, r.Options.MaxConcurrentSyncs, r.Metrics.observeSlotWait)
 	}
 	if r.Options.SyncTimeout == 0 {
 		r.Options.SyncTimeout = 2 * time.Minute
-	}
-	if r.schedules == nil {
-		r.schedules = newScheduleBook()
-	}
-	if r.phases == nil {
-		r.phases = newPhaseBook()
 	}
 	if r.now == nil {
 		r.now = time.Now
@@ -253,12 +242,9 @@ func periodic(wait time.Duration) ctrl.Result {
 }
 
 func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
-	r.schedules.forget(key)
-	r.phases.forget(key)
+	r.pacer.Forget(key)
 	r.fetches.forget(key)
-	r.budgets.forget(key)
-	r.claims.release(key)
-	r.Metrics.setBudgetDemands(r.budgets.ratios())
+	r.Metrics.setBudgetDemands(r.pacer.Demands.Ratios())
 	r.Metrics.forget(key)
 	r.StateMetrics.Delete(key.Namespace, key.Name)
 }
@@ -270,7 +256,7 @@ func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.Servic
 	before := watch.DeepCopy()
 	markSuspended(watch)
 	watch.Status.LastHandledRequestedAt = requestedAt(watch)
-	r.schedules.forget(client.ObjectKeyFromObject(watch)) // resuming syncs at once
+	r.pacer.Schedules.Forget(client.ObjectKeyFromObject(watch)) // resuming syncs at once
 	if err := r.patchStatus(ctx, before, watch); err != nil {
 		return err
 	}
@@ -300,24 +286,24 @@ func triggerOf(watch *swv1.ServiceWatch, secretVersions ...string) string {
 }
 
 func (r *ServiceWatchReconciler) untilDue(key types.NamespacedName, watch *swv1.ServiceWatch, trigger string) time.Duration {
-	var known *watchSchedule
-	if s, ok := r.schedules.get(key); ok {
+	var known *pacing.Entry
+	if s, ok := r.pacer.Schedules.Get(key); ok {
 		known = &s
 	}
 	now := r.now()
 	wait := untilDue(now, watch, known, trigger, r.phaseOf(watch))
 	if known == nil && wait > 0 {
 		// Remember the slot, so a Secret touched meanwhile still triggers.
-		known = &watchSchedule{trigger: trigger, nextSync: now.Add(wait)}
+		known = &pacing.Entry{Trigger: trigger, NextSync: now.Add(wait)}
 		if held := watch.Status.RetryNotBefore; held == nil || !held.After(now) {
 			// A periodic slot: placed again as the phases settle while the
 			// watches are first seen after a start.
-			known.plan = &periodicPlan{after: watch.Status.LastSyncTime.Time, every: interval(watch)}
+			known.Plan = &pacing.Plan{After: watch.Status.LastSyncTime.Time, Every: interval(watch)}
 		}
-		r.schedules.set(key, *known)
+		r.pacer.Schedules.Set(key, *known)
 	}
-	if known != nil && known.plan != nil {
-		return recheckWithin(wait, known.plan.every)
+	if known != nil && known.Plan != nil {
+		return pacing.RecheckWithin(wait, known.Plan.Every)
 	}
 	return wait
 }
@@ -352,15 +338,15 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceW
 }
 
 // levelOf tells work a user asked for (a new generation, a requested sync)
-// from a Secret's change and from a periodic refresh; see workLevel.
-func (r *ServiceWatchReconciler) levelOf(watch *swv1.ServiceWatch, trigger string) workLevel {
+// from a Secret's change and from a periodic refresh; see pacing.Level.
+func (r *ServiceWatchReconciler) levelOf(watch *swv1.ServiceWatch, trigger string) pacing.Level {
 	if requestedWork(watch) != "" {
-		return userWork
+		return pacing.User
 	}
-	if known, ok := r.schedules.get(client.ObjectKeyFromObject(watch)); ok && known.trigger != trigger {
-		return secretWork
+	if known, ok := r.pacer.Schedules.Get(client.ObjectKeyFromObject(watch)); ok && known.Trigger != trigger {
+		return pacing.Secret
 	}
-	return periodicWork
+	return pacing.Periodic
 }
 
 // wantsFresh tells a sync that must not reuse what another watch read a
@@ -373,8 +359,8 @@ func (r *ServiceWatchReconciler) wantsFresh(watch *swv1.ServiceWatch, trigger st
 	if v := requestedAt(watch); v != "" && v != watch.Status.LastHandledRequestedAt {
 		return true
 	}
-	known, ok := r.schedules.get(client.ObjectKeyFromObject(watch))
-	return ok && known.trigger != trigger && watch.Status.ObservedGeneration == watch.Generation
+	known, ok := r.pacer.Schedules.Get(client.ObjectKeyFromObject(watch))
+	return ok && known.Trigger != trigger && watch.Status.ObservedGeneration == watch.Generation
 }
 
 // write ends a sync: it writes what the reads found into status, tells of
@@ -396,15 +382,15 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 	setIntervalMetCondition(watch, read.every)
 	outcome := assess(results)
 	watch.Status.RetryNotBefore = nil
-	if outcome.retryAfter > 0 {
-		watch.Status.RetryNotBefore = &metav1.Time{Time: read.endedAt.Add(outcome.retryAfter + time.Second).Truncate(time.Second)}
+	if outcome.RetryAfter > 0 {
+		watch.Status.RetryNotBefore = &metav1.Time{Time: read.endedAt.Add(outcome.RetryAfter + time.Second).Truncate(time.Second)}
 	}
 	if err := r.patchStatus(ctx, before, watch); err != nil {
 		// Retrying at once would call the cloud again for a status the API
 		// server may refuse again: the write waits for the schedule's backoff
 		// like any transient failure.
 		log.FromContext(ctx).Error(err, "writing status; retrying on the backoff schedule")
-		outcome.failed, outcome.transient = true, true
+		outcome.Failed, outcome.Transient = true, true
 	} else {
 		r.emit(ctx, watch, eventsFor(before, watch, parts))
 		r.Metrics.record(watch, parts)
@@ -433,26 +419,26 @@ func (in syncInput) reachedCloud(watch *swv1.ServiceWatch) bool {
 // scheduleNext remembers when the watch is next due after a sync with this
 // outcome, and returns the wait.
 // every is the watch's interval as its budgets allow it.
-func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger string, every time.Duration, o syncOutcome) time.Duration {
+func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger string, every time.Duration, o pacing.Outcome) time.Duration {
 	key := client.ObjectKeyFromObject(watch)
 	failures := 0
-	if o.failed {
-		prev, _ := r.schedules.get(key)
-		failures = prev.failures + 1
+	if o.Failed {
+		prev, _ := r.pacer.Schedules.Get(key)
+		failures = prev.Failures + 1
 	}
 	now := r.now()
-	jitter := r.jitter(min(maxJitter, every/100))
-	next, plan := nextSync(now, every, failures, o, r.phaseOf(watch), interval(watch), jitter)
-	r.schedules.set(key, watchSchedule{trigger: trigger, nextSync: next, failures: failures, plan: plan})
+	jitter := r.jitter(min(pacing.MaxJitter, every/100))
+	next, plan := pacing.NextSync(now, every, failures, o, r.phaseOf(watch), interval(watch), jitter)
+	r.pacer.Schedules.Set(key, pacing.Entry{Trigger: trigger, NextSync: next, Failures: failures, Plan: plan})
 	if plan != nil {
-		return recheckWithin(next.Sub(now), every)
+		return pacing.RecheckWithin(next.Sub(now), every)
 	}
 	return next.Sub(now)
 }
 
 // phaseOf is the watch's offset within its interval.
 func (r *ServiceWatchReconciler) phaseOf(watch *swv1.ServiceWatch) time.Duration {
-	return r.phases.phaseOf(client.ObjectKeyFromObject(watch), readHash(watch, r.Options.ManagementAPIURL), interval(watch))
+	return r.pacer.Phases.PhaseOf(client.ObjectKeyFromObject(watch), readHash(watch, r.Options.ManagementAPIURL), interval(watch))
 }
 
 // announce marks the watch Reconciling before slow cloud calls, so that

@@ -13,18 +13,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 // fetches run the cloud reads of syncs in the background, off the reconcile
 // workers: a worker starts a read and moves on, and the read's end wakes the
 // watch again to write what was read. A cloud that is slow, hangs or asks to
 // wait therefore never holds a worker, and other tenants' watches are served
-// meanwhile. Reads are bounded per API host and in all (hostSlots), work a
+// meanwhile. Reads are bounded per API host and in all (pacing.HostSlots), work a
 // user asked for first.
 type fetches struct {
-	slots *hostSlots
+	slots *pacing.HostSlots
 	// slotWait learns how long each read waited for its slots.
-	slotWait func(workLevel, time.Duration)
+	slotWait func(pacing.Level, time.Duration)
 	// wake tells the controller that a watch's read ended.
 	wake chan ctrlevent.GenericEvent
 
@@ -41,7 +42,7 @@ type fetched struct {
 	// every is the interval the watch's budgets allowed when the read began.
 	every time.Duration
 	// level is the level of the work the read was for.
-	level workLevel
+	level pacing.Level
 	// announced: the sync wrote Reconciling before the read began.
 	announced    bool
 	results      []partResult
@@ -49,9 +50,9 @@ type fetched struct {
 	endedAt      time.Time
 }
 
-func newFetches(perHost, all int, slotWait func(workLevel, time.Duration)) *fetches {
+func newFetches(perHost, all int, slotWait func(pacing.Level, time.Duration)) *fetches {
 	return &fetches{
-		slots:    newHostSlots(perHost, all),
+		slots:    pacing.NewHostSlots(perHost, all),
 		slotWait: slotWait,
 		wake:     make(chan ctrlevent.GenericEvent, 1024),
 		running:  map[types.NamespacedName]bool{},
@@ -86,7 +87,7 @@ func (f *fetches) forget(key types.NamespacedName) {
 // start runs read in the background for the watch, within ctx (the
 // manager's context, not a reconcile's) and timeout; reads of a higher level
 // get slots first. now stamps the end.
-func (f *fetches) start(ctx context.Context, timeout time.Duration, watch *swv1.ServiceWatch, trigger string, every time.Duration, hosts []string, level workLevel, announced bool,
+func (f *fetches) start(ctx context.Context, timeout time.Duration, watch *swv1.ServiceWatch, trigger string, every time.Duration, hosts []string, level pacing.Level, announced bool,
 	now func() time.Time, read func(context.Context) ([]partResult, bool)) {
 	key := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Name}
 	f.mu.Lock()
@@ -108,7 +109,7 @@ func (f *fetches) start(ctx context.Context, timeout time.Duration, watch *swv1.
 			f.finish(ctx, key, res)
 		}()
 		asked := now()
-		release, err := f.slots.acquire(readCtx, hosts, level)
+		release, err := f.slots.Acquire(readCtx, hosts, level)
 		if err != nil {
 			return // no results: the sync reads as interrupted
 		}
@@ -124,9 +125,9 @@ func (f *fetches) priorityOf(obj client.Object) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if res, ok := f.done[client.ObjectKeyFromObject(obj)]; ok {
-		return res.level.priority()
+		return priorityOf(res.level)
 	}
-	return userWork.priority()
+	return priorityOf(pacing.User)
 }
 
 // finish records an ended read and wakes the watch, unless the manager is

@@ -9,6 +9,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/conditions"
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 // Metrics are the operator's Prometheus metrics. They are registered with a
@@ -69,7 +70,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	// The levels are known: their series exist from the start, so a rate
 	// over them has no gap before the first wait.
-	for level := range workLevels {
+	for level := range pacing.Levels {
 		m.slotWait.WithLabelValues(level.String())
 	}
 	return m, nil
@@ -101,26 +102,26 @@ func (m *Metrics) RecordDeferral(api, reason string) {
 // fingerprint (the label is public, the key behind it is not), and removes
 // the series of budgets no watch uses any more: a rotated key or deleted
 // watches must not leave a stale ratio behind.
-func (m *Metrics) setBudgetDemands(ratios map[string]budgetRatio) {
+func (m *Metrics) setBudgetDemands(ratios map[string]pacing.Ratio) {
 	m.budgetMu.Lock()
 	defer m.budgetMu.Unlock()
 	for fp, r := range ratios {
-		m.budgetDemand.WithLabelValues(r.api, fp).Set(r.ratio)
+		m.budgetDemand.WithLabelValues(r.API, fp).Set(r.Ratio)
 	}
 	for fp, api := range m.budgetShown {
-		if r, ok := ratios[fp]; !ok || r.api != api {
+		if r, ok := ratios[fp]; !ok || r.API != api {
 			m.budgetDemand.DeleteLabelValues(api, fp)
 		}
 	}
 	m.budgetShown = make(map[string]string, len(ratios))
 	for fp, r := range ratios {
-		m.budgetShown[fp] = r.api
+		m.budgetShown[fp] = r.API
 	}
 }
 
 // observeSlotWait records how long a sync of this level waited for its read
 // slots.
-func (m *Metrics) observeSlotWait(level workLevel, wait time.Duration) {
+func (m *Metrics) observeSlotWait(level pacing.Level, wait time.Duration) {
 	m.slotWait.WithLabelValues(level.String()).Observe(wait.Seconds())
 }
 

@@ -9,183 +9,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
-
-func TestNextSync(t *testing.T) {
-	w := testWatch() // interval 1m
-	every := interval(w)
-	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	const phase = 17 * time.Second
-	slot := periodicSlot(now, every, phase)
-	tests := []struct {
-		name     string
-		failures int
-		outcome  syncOutcome
-		jitter   time.Duration
-		want     time.Time
-	}{
-		{"success waits for the watch's next slot", 0, syncOutcome{}, 0, slot},
-		{"the jitter is added to the slot", 0, syncOutcome{}, 400 * time.Millisecond, slot.Add(400 * time.Millisecond)},
-		{"stalled waits for the slot, not a tight loop", 1, syncOutcome{failed: true}, 0, slot},
-		{"first transient failure", 1, syncOutcome{failed: true, transient: true}, 0, now.Add(5 * time.Second)},
-		{"third transient failure doubles twice", 3, syncOutcome{failed: true, transient: true}, 0, now.Add(20 * time.Second)},
-		{"backoff never passes the interval", 30, syncOutcome{failed: true, transient: true}, 0, now.Add(every)},
-		{"429 waits as asked", 1, syncOutcome{failed: true, transient: true, retryAfter: 40 * time.Second}, 0, now.Add(40 * time.Second)},
-		{"429 waits as asked even past the interval", 1, syncOutcome{failed: true, transient: true, retryAfter: time.Hour}, 0, now.Add(time.Hour)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, plan := nextSync(now, every, tt.failures, tt.outcome, phase, every, tt.jitter)
-			if !got.Equal(tt.want) {
-				t.Errorf("nextSync = %v, want %v", got, tt.want)
-			}
-			if (plan == nil) != tt.outcome.transient {
-				t.Errorf("plan %+v after a sync with outcome %+v: a periodic sync is planned unless a transient failure backs off", plan, tt.outcome)
-			}
-			if plan != nil && !plan.due(phase, every).Equal(got) {
-				t.Errorf("the plan places the sync at %v, not %v", plan.due(phase, every), got)
-			}
-		})
-	}
-}
-
-// A slot is more than half an interval and at most one and a half intervals
-// after the last sync, at the watch's phase; from one slot, the next is
-// exactly one interval later.
-func TestPeriodicSlot(t *testing.T) {
-	every := 5 * time.Minute
-	for _, phase := range []time.Duration{0, time.Second, every / 2, every - time.Nanosecond} {
-		for _, last := range []time.Time{time.Unix(0, 0), time.Unix(1_800_000_000, 123), time.Unix(1_800_000_150, 0)} {
-			slot := periodicSlot(last, every, phase)
-			if gap := slot.Sub(last); gap <= every/2 || gap > every*3/2 {
-				t.Errorf("phase %v, last %v: slot %v is %v later", phase, last, slot, gap)
-			}
-			if off := time.Duration(slot.UnixNano() % int64(every)); off != phase {
-				t.Errorf("phase %v: slot at offset %v", phase, off)
-			}
-			if next := periodicSlot(slot, every, phase); next.Sub(slot) != every {
-				t.Errorf("phase %v: a synced-on-phase watch waits %v, not one interval", phase, next.Sub(slot))
-			}
-		}
-	}
-}
-
-// 200 watches created in the same second sync at their own phases from the
-// second sync on: the busiest second of an interval has at most 1.5 times
-// the mean load (the goal for cloud calls per second).
-func TestPhasesSpreadWatchesCreatedTogether(t *testing.T) {
-	const n = 200
-	every := 30 * time.Second
-	created := time.Unix(1_800_000_000, 0)
-	book := newPhaseBook()
-	phaseOf := func(i int) time.Duration {
-		w := testWatch()
-		w.Name = fmt.Sprintf("w-%d", i)
-		w.Spec.ServiceID = fmt.Sprintf("6f1c%04d-1111-4222-8333-%012d", i, i*7919)
-		return book.phaseOf(types.NamespacedName{Namespace: w.Namespace, Name: w.Name}, readHash(w, "https://api.example.com"), every)
-	}
-	for i := range n {
-		phaseOf(i) // every watch is seen before the first periodic slot
-	}
-	perSecond := make(map[int64]int)
-	for i := range n {
-		slot := periodicSlot(created, every, phaseOf(i))
-		perSecond[slot.Unix()]++
-	}
-	peak := 0
-	for _, c := range perSecond {
-		peak = max(peak, c)
-	}
-	mean := float64(n) / float64(every/time.Second)
-	if ratio := float64(peak) / mean; ratio > 1.5 {
-		t.Errorf("busiest second has %d syncs, %.2f times the mean of %.1f", peak, ratio, mean)
-	}
-	if len(perSecond) < 30 {
-		t.Errorf("syncs fall into only %d seconds of an interval of 30", len(perSecond))
-	}
-}
-
-// Watches created together are first reconciled one by one, so each plans
-// its second sync while the phase book knows only the watches seen before
-// it. Placed with those phases the second syncs bunch up; placed again with
-// the settled phases when the watch is next looked at (at the latest half an
-// interval later, recheckWithin), they spread as evenly as the phases.
-func TestPeriodicSyncsArePlacedWithSettledPhases(t *testing.T) {
-	const n = 200
-	every := 30 * time.Second
-	created := time.Unix(1_800_000_000, 0)
-	book := newPhaseBook()
-	watch := func(i int) (types.NamespacedName, uint64) {
-		w := testWatch()
-		w.Name = fmt.Sprintf("w-%d", i)
-		w.Spec.ServiceID = fmt.Sprintf("6f1c%04d-1111-4222-8333-%012d", i, i*7919)
-		return types.NamespacedName{Namespace: w.Namespace, Name: w.Name}, readHash(w, "https://api.example.com")
-	}
-	plans := make([]*periodicPlan, n)
-	stale := make([]time.Time, n)
-	for i := range n {
-		key, hash := watch(i)
-		ended := created.Add(time.Duration(i) * 10 * time.Millisecond)
-		phase := book.phaseOf(key, hash, every)
-		stale[i], plans[i] = nextSync(ended, every, 0, syncOutcome{}, phase, every, 0)
-		if recheck := recheckWithin(stale[i].Sub(ended), every); recheck > every/2 {
-			t.Fatalf("watch %d is looked at again after %v, past half its interval", i, recheck)
-		}
-	}
-	settled := make([]time.Time, n)
-	for i := range n {
-		key, hash := watch(i)
-		settled[i] = plans[i].due(book.phaseOf(key, hash, every), every)
-	}
-	mean := float64(n) / every.Seconds()
-	if ratio := peakPerSecond(stale) / mean; ratio <= 1.5 {
-		t.Fatalf("the phases known while the watches arrive already spread them (peak ÷ mean %.2f): the test shows nothing", ratio)
-	}
-	if ratio := peakPerSecond(settled) / mean; ratio > 1.5 {
-		t.Errorf("second syncs placed with the settled phases: busiest second has %.2f times the mean", ratio)
-	}
-}
-
-// peakPerSecond is the most syncs that fall into one second.
-func peakPerSecond(syncs []time.Time) float64 {
-	perSecond := map[int64]int{}
-	peak := 0
-	for _, s := range syncs {
-		perSecond[s.Unix()]++
-		peak = max(peak, perSecond[s.Unix()])
-	}
-	return float64(peak)
-}
-
-// Phases follow the watches: watches of one service share a phase, a deleted
-// watch leaves its group, one whose interval changed moves to the new group.
-func TestPhaseBookFollowsWatches(t *testing.T) {
-	book := newPhaseBook()
-	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
-	pa := book.phaseOf(key("a"), 1, time.Minute)
-	pb := book.phaseOf(key("b"), 2, time.Minute)
-	if pa == pb || pa < 0 || pa >= time.Minute || pb < 0 || pb >= time.Minute {
-		t.Fatalf("phases %v and %v of two services at 1m", pa, pb)
-	}
-	if same := book.phaseOf(key("a2"), 1, time.Minute); same != pa {
-		t.Errorf("two watches of one service have phases %v and %v", pa, same)
-	}
-	if again := book.phaseOf(key("a"), 1, time.Minute); again != pa {
-		t.Errorf("a phase moved without any change: %v then %v", pa, again)
-	}
-	book.forget(key("a"))
-	book.forget(key("a2"))
-	if got := book.phaseOf(key("b"), 2, time.Minute); got != 0 {
-		t.Errorf("alone in its group, b has phase %v, want 0", got)
-	}
-	book.phaseOf(key("b"), 2, 2*time.Minute)
-	if len(book.groups) != 1 || book.groups[2*time.Minute] == nil {
-		t.Errorf("b did not move to the 2m group: %v", book.groups)
-	}
-}
 
 func TestReadHash(t *testing.T) {
 	a, b := testWatch(), testWatch()
@@ -218,28 +45,28 @@ func TestUntilDue(t *testing.T) {
 	newGeneration.Generation++
 	fresh := synced(time.Second, true)
 	const phase = 7 * time.Second
-	freshSlot := periodicSlot(fresh.Status.LastSyncTime.Time, interval(fresh), phase)
+	freshSlot := pacing.PeriodicSlot(fresh.Status.LastSyncTime.Time, interval(fresh), phase)
 
 	tests := []struct {
 		name  string
 		watch *swv1.ServiceWatch
-		known *watchSchedule
+		known *pacing.Entry
 		want  time.Duration
 	}{
-		{"a new generation is due at once", newGeneration, &watchSchedule{trigger: "t", nextSync: now.Add(time.Hour)}, 0},
-		{"a new requested-at value is due at once", annotated, &watchSchedule{trigger: "t", nextSync: now.Add(time.Hour)}, 0},
-		{"a changed Secret (trigger) is due at once", fresh, &watchSchedule{trigger: "old", nextSync: now.Add(time.Hour)}, 0},
-		{"a known schedule is followed", fresh, &watchSchedule{trigger: "t", nextSync: now.Add(time.Minute)}, time.Minute},
-		{"an overdue schedule is due", fresh, &watchSchedule{trigger: "t", nextSync: now.Add(-time.Minute)}, 0},
+		{"a new generation is due at once", newGeneration, &pacing.Entry{Trigger: "t", NextSync: now.Add(time.Hour)}, 0},
+		{"a new requested-at value is due at once", annotated, &pacing.Entry{Trigger: "t", NextSync: now.Add(time.Hour)}, 0},
+		{"a changed Secret (trigger) is due at once", fresh, &pacing.Entry{Trigger: "old", NextSync: now.Add(time.Hour)}, 0},
+		{"a known schedule is followed", fresh, &pacing.Entry{Trigger: "t", NextSync: now.Add(time.Minute)}, time.Minute},
+		{"an overdue schedule is due", fresh, &pacing.Entry{Trigger: "t", NextSync: now.Add(-time.Minute)}, 0},
 		{"a periodic slot is placed with the phase known now, not when it was planned", fresh,
-			&watchSchedule{trigger: "t", nextSync: now.Add(time.Minute), plan: &periodicPlan{after: fresh.Status.LastSyncTime.Time, every: interval(fresh)}},
+			&pacing.Entry{Trigger: "t", NextSync: now.Add(time.Minute), Plan: &pacing.Plan{After: fresh.Status.LastSyncTime.Time, Every: interval(fresh)}},
 			freshSlot.Sub(now)},
 		{"a periodic slot keeps its jitter and a Retry-After", fresh,
-			&watchSchedule{trigger: "t", plan: &periodicPlan{after: fresh.Status.LastSyncTime.Time, every: interval(fresh), jitter: time.Second, notBefore: now.Add(time.Hour)}},
+			&pacing.Entry{Trigger: "t", Plan: &pacing.Plan{After: fresh.Status.LastSyncTime.Time, Every: interval(fresh), Jitter: time.Second, NotBefore: now.Add(time.Hour)}},
 			time.Hour},
 		{"a stretched interval scales the phase", fresh,
-			&watchSchedule{trigger: "t", plan: &periodicPlan{after: fresh.Status.LastSyncTime.Time, every: 2 * interval(fresh)}},
-			periodicSlot(fresh.Status.LastSyncTime.Time, 2*interval(fresh), 2*phase).Sub(now)},
+			&pacing.Entry{Trigger: "t", Plan: &pacing.Plan{After: fresh.Status.LastSyncTime.Time, Every: 2 * interval(fresh)}},
+			pacing.PeriodicSlot(fresh.Status.LastSyncTime.Time, 2*interval(fresh), 2*phase).Sub(now)},
 		{"after a restart a Ready watch waits for its slot", fresh, nil, freshSlot.Sub(now)},
 		{"after a restart a watch that is not Ready syncs at once", synced(time.Second, false), nil, 0},
 		{"a never-synced watch syncs at once", testWatch(), nil, 0},
@@ -293,16 +120,16 @@ func TestAssess(t *testing.T) {
 	tests := []struct {
 		name    string
 		results []partResult
-		want    syncOutcome
+		want    pacing.Outcome
 	}{
-		{"all synced", []partResult{{}, {}, {}}, syncOutcome{}},
-		{"a stalled failure is not transient", []partResult{failed(swv1.ReasonUnauthorized, ""), {}, {}}, syncOutcome{failed: true}},
-		{"an idle service waits for the interval", []partResult{failed(swv1.ReasonServiceIdle, ""), failed(swv1.ReasonServiceIdle, ""), {}}, syncOutcome{failed: true}},
-		{"any transient failure makes the sync transient", []partResult{failed(swv1.ReasonUnauthorized, ""), failed(swv1.ReasonServerError, ""), {}}, syncOutcome{failed: true, transient: true}},
+		{"all synced", []partResult{{}, {}, {}}, pacing.Outcome{}},
+		{"a stalled failure is not transient", []partResult{failed(swv1.ReasonUnauthorized, ""), {}, {}}, pacing.Outcome{Failed: true}},
+		{"an idle service waits for the interval", []partResult{failed(swv1.ReasonServiceIdle, ""), failed(swv1.ReasonServiceIdle, ""), {}}, pacing.Outcome{Failed: true}},
+		{"any transient failure makes the sync transient", []partResult{failed(swv1.ReasonUnauthorized, ""), failed(swv1.ReasonServerError, ""), {}}, pacing.Outcome{Failed: true, Transient: true}},
 		{"the longest Retry-After wins", []partResult{
 			{failure: &failure{reason: swv1.ReasonRateLimited, retryAfter: time.Minute}},
 			{failure: &failure{reason: swv1.ReasonRateLimited, retryAfter: time.Hour}}, {},
-		}, syncOutcome{failed: true, transient: true, retryAfter: time.Hour}},
+		}, pacing.Outcome{Failed: true, Transient: true, RetryAfter: time.Hour}},
 	}
 	for _, tt := range tests {
 		if got := assess(tt.results); got != tt.want {
@@ -338,12 +165,12 @@ func TestIntervalBoundedInArithmetic(t *testing.T) {
 		limit time.Duration
 	}{
 		{"spec.interval of 2562047h", every, maxInterval},
-		{"a budget stretching 24h a million times", stretched(every, 1e6), maxEffectiveInterval},
-		{"a budget stretching by +Inf", stretched(every, math.Inf(1)), maxEffectiveInterval},
+		{"a budget stretching 24h a million times", pacing.Stretched(every, 1e6), pacing.MaxEffectiveInterval},
+		{"a budget stretching by +Inf", pacing.Stretched(every, math.Inf(1)), pacing.MaxEffectiveInterval},
 	} {
 		// The second of two phase groups syncs half an interval in.
 		for _, phase := range []time.Duration{0, tt.every / 2, tt.every - time.Nanosecond} {
-			next, _ := nextSync(now, tt.every, 0, syncOutcome{}, phase, every, 0)
+			next, _ := pacing.NextSync(now, tt.every, 0, pacing.Outcome{}, phase, every, 0)
 			if wait := next.Sub(now); wait <= 0 || wait > tt.limit*3/2 {
 				t.Errorf("%s, phase %v: next sync %v after the last, want within (0, %v]", tt.name, phase, wait, tt.limit*3/2)
 			}

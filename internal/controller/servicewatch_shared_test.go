@@ -15,6 +15,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 // newFakeClock is a clock the test moves.
@@ -355,10 +356,10 @@ func TestWantsFresh(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &ServiceWatchReconciler{schedules: newScheduleBook()}
+			r := &ServiceWatchReconciler{pacer: pacing.New[types.NamespacedName, readKey]()}
 			w := tt.watch()
 			if tt.known != "" {
-				r.schedules.set(types.NamespacedName{Namespace: w.Namespace, Name: w.Name}, watchSchedule{trigger: tt.known})
+				r.pacer.Schedules.Set(types.NamespacedName{Namespace: w.Namespace, Name: w.Name}, pacing.Entry{Trigger: tt.known})
 			}
 			if got := r.wantsFresh(w, tt.current(w)); got != tt.want {
 				t.Errorf("wantsFresh = %v, want %v", got, tt.want)

@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -192,4 +193,17 @@ func patchBase(watch *swv1.ServiceWatch, announced bool) *swv1.ServiceWatch {
 		markReconciling(base, "")
 	}
 	return base
+}
+
+// setIntervalMetCondition says, while the budget stretches the watch's
+// interval, by how much; absent when the interval is met.
+func setIntervalMetCondition(watch *swv1.ServiceWatch, effective time.Duration) {
+	every := interval(watch)
+	if effective <= every {
+		conditions.Delete(watch, swv1.ConditionIntervalMet)
+		return
+	}
+	setCondition(watch, metav1.Condition{Type: swv1.ConditionIntervalMet, Status: metav1.ConditionFalse, Reason: swv1.ReasonBudgetExceeded,
+		Message: fmt.Sprintf("syncing every %s instead of every %s: the watches sharing this API key or token ask for more calls than its rate budget allows; data is as fresh as the budget allows",
+			effective, every)})
 }

@@ -1,4 +1,4 @@
-package controller
+package pacing
 
 import (
 	"context"
@@ -6,21 +6,22 @@ import (
 	"sync"
 )
 
-// slots is a counting semaphore whose waiters are served by work level,
+// Slots is a counting semaphore whose waiters are served by work level,
 // highest first, and in arrival order within a level: work a user asked for
 // before a Secret's change, both before periodic refreshes. It bounds how
 // many cloud reads run at once.
-type slots struct {
+type Slots struct {
 	mu      sync.Mutex
 	free    int
-	waiting [workLevels][]chan struct{}
+	waiting [Levels][]chan struct{}
 }
 
-func newSlots(n int) *slots { return &slots{free: max(1, n)} }
+// NewSlots returns n slots (at least one).
+func NewSlots(n int) *Slots { return &Slots{free: max(1, n)} }
 
-// acquire takes a slot, waiting behind the waiters of its level and the
+// Acquire takes a slot, waiting behind the waiters of its level and the
 // levels above, until ctx ends.
-func (s *slots) acquire(ctx context.Context, level workLevel) error {
+func (s *Slots) Acquire(ctx context.Context, level Level) error {
 	s.mu.Lock()
 	if s.free > 0 && !s.waitersFrom(level) {
 		s.free--
@@ -39,15 +40,15 @@ func (s *slots) acquire(ctx context.Context, level workLevel) error {
 		waiting := s.remove(ch)
 		s.mu.Unlock()
 		if !waiting { // granted meanwhile: hand the slot on
-			s.release()
+			s.Release()
 		}
 		return ctx.Err()
 	}
 }
 
 // waitersFrom tells whether anyone waits at level or above.
-func (s *slots) waitersFrom(level workLevel) bool {
-	for l := level; l < workLevels; l++ {
+func (s *Slots) waitersFrom(level Level) bool {
+	for l := level; l < Levels; l++ {
 		if len(s.waiting[l]) > 0 {
 			return true
 		}
@@ -55,12 +56,12 @@ func (s *slots) waitersFrom(level workLevel) bool {
 	return false
 }
 
-// release frees a slot, handing it to the first waiter of the highest level
+// Release frees a slot, handing it to the first waiter of the highest level
 // that has one.
-func (s *slots) release() {
+func (s *Slots) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for l := workLevels - 1; l >= 0; l-- {
+	for l := Levels - 1; l >= 0; l-- {
 		if q := s.waiting[l]; len(q) > 0 {
 			close(q[0])
 			s.waiting[l] = q[1:]
@@ -71,7 +72,7 @@ func (s *slots) release() {
 }
 
 // remove drops a waiter that gave up; false when it was not waiting any more.
-func (s *slots) remove(ch chan struct{}) bool {
+func (s *Slots) remove(ch chan struct{}) bool {
 	for l := range s.waiting {
 		if i := slices.Index(s.waiting[l], ch); i >= 0 {
 			s.waiting[l] = slices.Delete(s.waiting[l], i, i+1)
@@ -81,29 +82,30 @@ func (s *slots) remove(ch chan struct{}) bool {
 	return false
 }
 
-// hostSlots bounds the cloud reads in flight per API host and in all, so
+// HostSlots bounds the cloud reads in flight per API host and in all, so
 // that a host that hangs can hold at most its own share: reads of other hosts
 // still find slots.
-type hostSlots struct {
+type HostSlots struct {
 	perHost int
-	all     *slots
+	all     *Slots
 	mu      sync.Mutex
 	hosts   map[string]*hostEntry
 }
 
 type hostEntry struct {
-	slots *slots
+	slots *Slots
 	users int // acquirers holding or waiting: the entry goes when none is left
 }
 
-func newHostSlots(perHost, all int) *hostSlots {
-	return &hostSlots{perHost: max(1, perHost), all: newSlots(all), hosts: map[string]*hostEntry{}}
+// NewHostSlots bounds the reads to perHost per host and all in all.
+func NewHostSlots(perHost, all int) *HostSlots {
+	return &HostSlots{perHost: max(1, perHost), all: NewSlots(all), hosts: map[string]*hostEntry{}}
 }
 
-// acquire takes a slot of each host (in a fixed order, so two reads of the
+// Acquire takes a slot of each host (in a fixed order, so two reads of the
 // same hosts never wait on each other) and then one of the total. The
 // returned function releases them all.
-func (h *hostSlots) acquire(ctx context.Context, hosts []string, level workLevel) (func(), error) {
+func (h *HostSlots) Acquire(ctx context.Context, hosts []string, level Level) (func(), error) {
 	hosts = slices.Compact(slices.Sorted(slices.Values(hosts)))
 	var held []string
 	releaseHosts := func() {
@@ -112,30 +114,30 @@ func (h *hostSlots) acquire(ctx context.Context, hosts []string, level workLevel
 		}
 	}
 	for _, host := range hosts {
-		if err := h.get(host).acquire(ctx, level); err != nil {
+		if err := h.get(host).Acquire(ctx, level); err != nil {
 			h.drop(host)
 			releaseHosts()
 			return nil, err
 		}
 		held = append(held, host)
 	}
-	if err := h.all.acquire(ctx, level); err != nil {
+	if err := h.all.Acquire(ctx, level); err != nil {
 		releaseHosts()
 		return nil, err
 	}
 	return func() {
-		h.all.release()
+		h.all.Release()
 		releaseHosts()
 	}, nil
 }
 
 // get returns the host's slots, counting one more user.
-func (h *hostSlots) get(host string) *slots {
+func (h *HostSlots) get(host string) *Slots {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	e := h.hosts[host]
 	if e == nil {
-		e = &hostEntry{slots: newSlots(h.perHost)}
+		e = &hostEntry{slots: NewSlots(h.perHost)}
 		h.hosts[host] = e
 	}
 	e.users++
@@ -143,16 +145,16 @@ func (h *hostSlots) get(host string) *slots {
 }
 
 // put releases a held slot of the host.
-func (h *hostSlots) put(host string) {
+func (h *HostSlots) put(host string) {
 	h.mu.Lock()
 	e := h.hosts[host]
 	h.mu.Unlock()
-	e.slots.release()
+	e.slots.Release()
 	h.drop(host)
 }
 
 // drop counts one user less, forgetting the host when it has none.
-func (h *hostSlots) drop(host string) {
+func (h *HostSlots) drop(host string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if e := h.hosts[host]; e != nil {
@@ -161,4 +163,22 @@ func (h *hostSlots) drop(host string) {
 			delete(h.hosts, host)
 		}
 	}
+}
+
+// Waiting counts the reads waiting at level, for a host's slots or the
+// total's.
+func (h *HostSlots) Waiting(level Level) int {
+	h.mu.Lock()
+	entries := make([]*Slots, 0, len(h.hosts)+1)
+	for _, e := range h.hosts {
+		entries = append(entries, e.slots)
+	}
+	h.mu.Unlock()
+	n := 0
+	for _, s := range append(entries, h.all) {
+		s.mu.Lock()
+		n += len(s.waiting[level])
+		s.mu.Unlock()
+	}
+	return n
 }

@@ -1,0 +1,172 @@
+package pacing
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// Demands knows, for each rate budget (an API key or token at one API host,
+// named by a fingerprint), what the watches that use it ask of it. When they
+// ask for more calls than the budget allows, each one's interval is
+// stretched by the same factor, so that they share the budget in proportion
+// to what they asked, stay Ready, and the client never has to refuse a call.
+//
+// A read that several watches make together is made once, so it is asked
+// for once: ten watches of one service at 30 s ask two calls per 30 s of
+// their key, not twenty. K names a watch, R a read.
+type Demands[K, R comparable] struct {
+	mu      sync.Mutex
+	budgets map[string]*budgetUse[K, R]
+	of      map[K][]heldAsk[R]
+}
+
+// budgetUse is what the watches on one budget ask of it.
+type budgetUse[K, R comparable] struct {
+	// api is the API the budget is of, for the metrics.
+	api string
+	// allowed is the calls per second the budget allows.
+	allowed float64
+	// asks are the reads the watches make of the budget, each with the
+	// watches that make it together.
+	asks map[sharedAsk[R]]map[K]bool
+	// perSecond is the calls per second the asks add up to, kept as they
+	// come and go so that noting a watch costs no walk over the others.
+	perSecond float64
+}
+
+// sharedAsk is one read made once per interval by every watch that makes it
+// at the same moments: those of one phase group (the same interval and the
+// same group sync together, see Phases). Watches that make the same read at
+// other moments make it again, so they ask for it again.
+type sharedAsk[R comparable] struct {
+	read  R
+	every time.Duration
+	group uint64
+}
+
+// heldAsk is an ask of one watch, to forget it.
+type heldAsk[R comparable] struct {
+	fingerprint string
+	ask         sharedAsk[R]
+}
+
+// Demand is a watch's share of one budget.
+type Demand[R comparable] struct {
+	// API is the API the budget is of, for the metrics.
+	API string
+	// Fingerprint names the budget, never the credential.
+	Fingerprint string
+	// Allowed is the calls per second the budget allows; 0 means unlimited.
+	Allowed float64
+	// Reads are the calls of this budget one sync makes.
+	Reads []R
+}
+
+// Ratio is one budget's demand ratio and the API it is of.
+type Ratio struct {
+	API   string
+	Ratio float64
+}
+
+// NewDemands returns an empty book.
+func NewDemands[K, R comparable]() *Demands[K, R] {
+	return &Demands[K, R]{budgets: map[string]*budgetUse[K, R]{}, of: map[K][]heldAsk[R]{}}
+}
+
+// Note records what the watch, of phase group group, asks of its budgets at
+// interval every, replacing what it asked before, and returns the factor its
+// interval must be stretched by to fit all of them (1 when they all fit).
+func (b *Demands[K, R]) Note(key K, every time.Duration, group uint64, demands []Demand[R]) float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.removeLocked(key)
+	factor := 1.0
+	for _, d := range demands {
+		if len(d.Reads) == 0 || d.Allowed <= 0 {
+			continue
+		}
+		use := b.budgets[d.Fingerprint]
+		if use == nil {
+			use = &budgetUse[K, R]{asks: map[sharedAsk[R]]map[K]bool{}}
+			b.budgets[d.Fingerprint] = use
+		}
+		use.api, use.allowed = d.API, d.Allowed
+		for _, read := range d.Reads {
+			ask := sharedAsk[R]{read: read, every: every, group: group}
+			if use.asks[ask] == nil {
+				use.asks[ask] = map[K]bool{}
+				use.perSecond += 1 / every.Seconds()
+			}
+			use.asks[ask][key] = true
+			b.of[key] = append(b.of[key], heldAsk[R]{fingerprint: d.Fingerprint, ask: ask})
+		}
+		factor = max(factor, use.ratio())
+	}
+	return factor
+}
+
+// ratio is the calls per second asked divided by those allowed.
+func (u *budgetUse[K, R]) ratio() float64 {
+	return max(0, u.perSecond) / u.allowed
+}
+
+// Ratios returns each budget's demand ratio by fingerprint, for the
+// metrics: a budget no watch uses any more is not in it.
+func (b *Demands[K, R]) Ratios() map[string]Ratio {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make(map[string]Ratio, len(b.budgets))
+	for fp, use := range b.budgets {
+		if use.allowed > 0 {
+			out[fp] = Ratio{API: use.api, Ratio: use.ratio()}
+		}
+	}
+	return out
+}
+
+// Forget removes a watch that went away from its budgets.
+func (b *Demands[K, R]) Forget(key K) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.removeLocked(key)
+}
+
+func (b *Demands[K, R]) removeLocked(key K) {
+	for _, held := range b.of[key] {
+		use := b.budgets[held.fingerprint]
+		if use == nil {
+			continue
+		}
+		if watches := use.asks[held.ask]; watches != nil {
+			delete(watches, key)
+			if len(watches) == 0 {
+				delete(use.asks, held.ask)
+				use.perSecond -= 1 / held.ask.every.Seconds()
+			}
+		}
+		if len(use.asks) == 0 {
+			delete(b.budgets, held.fingerprint)
+		}
+	}
+	delete(b.of, key)
+}
+
+// MaxEffectiveInterval bounds how far a budget may stretch an interval: far
+// past what any budget needs, far within the slot arithmetic (int64
+// nanoseconds).
+const MaxEffectiveInterval = 365 * 24 * time.Hour
+
+// Stretched is the interval that fits the budget: every times factor,
+// rounded up to a whole second so that small changes of demand do not change
+// it, and at most MaxEffectiveInterval.
+func Stretched(every time.Duration, factor float64) time.Duration {
+	if factor <= 1 {
+		return every
+	}
+	seconds := math.Ceil(every.Seconds() * factor)
+	if !(seconds < MaxEffectiveInterval.Seconds()) { // NaN too
+		return MaxEffectiveInterval
+	}
+	return time.Duration(seconds) * time.Second
+}

@@ -1,0 +1,131 @@
+package pacing
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestDemandsStretchesWhenOverBudget(t *testing.T) {
+	const allowed = 10.0 / 11 // 10 calls per 11 s
+	tests := []struct {
+		name       string
+		watches    int
+		every      time.Duration
+		wantFactor float64
+	}{
+		{"30 watches at 5m fit: 0.2 calls/s of 0.91", 30, 5 * time.Minute, 1},
+		{"30 watches at 30s ask 2 calls/s: stretched by 2.2", 30, 30 * time.Second, 2.2},
+		{"one watch alone at 30s fits", 1, 30 * time.Second, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := NewDemands[types.NamespacedName, read]()
+			var factor float64
+			for i := range tt.watches {
+				factor = b.Note(types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)}, tt.every, uint64(i),
+					[]Demand[read]{{Fingerprint: "key-1", Allowed: allowed, Reads: serviceReads(fmt.Sprint(i))}})
+			}
+			if math.Abs(factor-tt.wantFactor) > 0.01 {
+				t.Errorf("factor = %.3f, want %.3f", factor, tt.wantFactor)
+			}
+			// The stretched demand fits the budget.
+			if got := float64(tt.watches*2) / Stretched(tt.every, factor).Seconds(); got > allowed+1e-9 {
+				t.Errorf("stretched demand %.3f calls/s is over the budget's %.3f", got, allowed)
+			}
+		})
+	}
+}
+
+func TestDemandsForgetsAndSeparatesBudgets(t *testing.T) {
+	b := NewDemands[types.NamespacedName, read]()
+	key := func(i int) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)} }
+	for i := range 20 {
+		b.Note(key(i), 30*time.Second, uint64(i), []Demand[read]{{Fingerprint: "busy", Allowed: 1, Reads: serviceReads(fmt.Sprint(i))}})
+	}
+	if f := b.Note(key(100), 30*time.Second, 100, []Demand[read]{{Fingerprint: "quiet", Allowed: 1, Reads: serviceReads("100")}}); f != 1 {
+		t.Errorf("a watch on another key is stretched by %v", f)
+	}
+	if r := b.Ratios()["busy"]; math.Abs(r.Ratio-20*2/30.0) > 1e-9 {
+		t.Errorf("busy ratio = %v", r)
+	}
+	for i := range 20 {
+		b.Forget(key(i))
+	}
+	if _, ok := b.Ratios()["busy"]; ok {
+		t.Error("a budget with no watches left is still reported")
+	}
+	// Noting a watch again replaces, never adds to, what it asked.
+	b.Note(key(100), 30*time.Second, 100, []Demand[read]{{Fingerprint: "quiet", Allowed: 1, Reads: serviceReads("100")}})
+	if r := b.Ratios()["quiet"]; math.Abs(r.Ratio-2/30.0) > 1e-9 {
+		t.Errorf("quiet ratio = %v after noting the same watch twice", r)
+	}
+}
+
+// serviceReads are the two list reads of a service of its own.
+func serviceReads(service string) []read {
+	return []read{{kind: "pipes", service: service}, {kind: "reverse_private_endpoints", service: service}}
+}
+
+// Watches that make a read together ask for it once; the same read made at
+// other moments (another interval, another phase group) is asked for again.
+func TestDemandsCountsSharedReadsOnce(t *testing.T) {
+	const allowed = 10.0 / 11
+	alert := func(id string) read { return read{kind: "alert", service: id} }
+	type watch struct {
+		every time.Duration
+		group uint64
+		reads []read
+	}
+	same := func(n int, w watch) []watch {
+		out := make([]watch, n)
+		for i := range out {
+			out[i] = w
+		}
+		return out
+	}
+	tests := []struct {
+		name       string
+		watches    []watch
+		wantCalls  float64 // per second
+		wantFactor float64
+	}{
+		{"10 watches of one service at 30s ask 2 calls per 30s", same(10, watch{30 * time.Second, 1, serviceReads("a")}), 2.0 / 30, 1},
+		{"30 watches of one service at 30s fit where 30 services need 2.2x",
+			same(30, watch{30 * time.Second, 1, serviceReads("a")}), 2.0 / 30, 1},
+		{"one service at two intervals: each interval reads for itself",
+			append(same(5, watch{30 * time.Second, 1, serviceReads("a")}), same(5, watch{time.Minute, 1, serviceReads("a")})...), 2.0/30 + 2.0/60, 1},
+		{"one alert, two services: the groups read it at their own phases",
+			[]watch{{30 * time.Second, 1, []read{alert("x")}}, {30 * time.Second, 2, []read{alert("x")}}, {30 * time.Second, 2, []read{alert("x")}}}, 2.0 / 30, 1},
+		{"two alerts, one group: an alert named twice is read once",
+			[]watch{{30 * time.Second, 1, []read{alert("x"), alert("y")}}, {30 * time.Second, 1, []read{alert("y"), alert("x")}}}, 2.0 / 30, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := NewDemands[types.NamespacedName, read]()
+			var factor float64
+			for i, w := range tt.watches {
+				factor = b.Note(types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)}, w.every, w.group,
+					[]Demand[read]{{Fingerprint: "key-1", Allowed: allowed, Reads: w.reads}})
+			}
+			if got := b.Ratios()["key-1"].Ratio * allowed; math.Abs(got-tt.wantCalls) > 1e-9 {
+				t.Errorf("demand = %.4f calls/s, want %.4f", got, tt.wantCalls)
+			}
+			if math.Abs(factor-tt.wantFactor) > 0.01 {
+				t.Errorf("factor = %.3f, want %.3f", factor, tt.wantFactor)
+			}
+			for i := range tt.watches {
+				b.Forget(types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)})
+			}
+			if len(b.Ratios()) != 0 {
+				t.Errorf("budgets left after every watch was forgotten: %v", b.Ratios())
+			}
+		})
+	}
+}
+
+// read stands for the controller's read keys.
+type read struct{ kind, service string }
