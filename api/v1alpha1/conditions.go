@@ -30,8 +30,8 @@ const (
 )
 
 // Condition reasons. The ones that only the user can fix (SecretNotFound,
-// SecretKeyMissing, Unauthorized, Forbidden, ConfigurationError) also set
-// Stalled.
+// SecretKeyMissing, Unauthorized, Forbidden, ConfigurationError,
+// URLNotAllowed, AddressNotAllowed) also set Stalled.
 const (
 	// ReasonSynced: the part's last sync succeeded.
 	ReasonSynced = "Synced"
@@ -72,6 +72,16 @@ const (
 	// ReasonConfigurationError: the call cannot be made as configured (no
 	// URL, an invalid URL or identifier).
 	ReasonConfigurationError = "ConfigurationError"
+	// ReasonURLNotAllowed: the API URL (spec.managementApi.url,
+	// spec.alertApi.url, or the manager's fallback when they are empty) is
+	// not on the list the cluster admin allows the manager to call
+	// (--allowed-api-urls). Neither the referenced Secret is read nor the
+	// cloud called.
+	ReasonURLNotAllowed = "URLNotAllowed"
+	// ReasonAddressNotAllowed: the API host resolved only to addresses the
+	// manager refuses to connect to (--deny-local-addresses): loopback,
+	// unspecified, link-local, a cloud metadata service. Nothing was sent.
+	ReasonAddressNotAllowed = "AddressNotAllowed"
 	// ReasonSuspended: spec.suspend is true.
 	ReasonSuspended = "Suspended"
 	// ReasonProgressing: a new generation or a requested sync is being worked

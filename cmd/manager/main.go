@@ -68,6 +68,8 @@ func parseFlags(args []string) (config, error) {
 	fs.Func("watch-label-selector", "Label selector of the ServiceWatches this manager syncs (e.g. sharding.servicewatch.io/shard=shard1); empty means all. Run one manager per shard.", labelSelector(&cfg.scope))
 	fs.Func("management-api-url", "Management API base URL for watches whose spec.managementApi.url is empty.", baseURL(&cfg.reconciler.ManagementAPIURL))
 	fs.Func("alert-api-url", "Alert API base URL for watches whose spec.alertApi.url is empty.", baseURL(&cfg.reconciler.AlertAPIURL))
+	fs.Func("allowed-api-urls", "Comma-separated API base URLs (https://api.example.com, https://gw.example.com/cloud: that scheme, host and port, paths under it) and hosts (alerts.example.com, *.example.com, api.example.com:8443) that watches may send their credentials to; a watch with another URL is Stalled (URLNotAllowed) before its Secret is read. Empty allows every URL.", allowList(&cfg.reconciler.AllowedAPIURLs))
+	fs.BoolVar(&cfg.cloud.DenyLocalAddresses, "deny-local-addresses", false, "Refuse to connect to loopback, unspecified and link-local addresses and cloud metadata services (169.254.169.254, fd00:ec2::254, ...), checked on the resolved address of each connection; such a watch is Stalled (AddressNotAllowed). Off by default for a manager run beside a local fake cloud; the shipped manifests and chart turn it on.")
 	fs.IntVar(&cfg.reconciler.MaxConcurrentSyncs, "max-concurrent-syncs", controller.DefaultMaxConcurrentSyncs, "How many ServiceWatches may have cloud calls in flight at once.")
 	fs.IntVar(&cfg.reconciler.MaxSyncsPerHost, "max-syncs-per-host", controller.DefaultMaxSyncsPerHost, "How many of those may call one API host, so that a host that hangs holds at most that many; one host serves at most this many divided by its latency syncs per second.")
 	fs.IntVar(&cfg.reconciler.MaxConcurrentReconciles, "reconcile-workers", 4, "How many reconcile workers run; they do only Kubernetes work (cloud calls run in the background).")
@@ -128,6 +130,24 @@ func selectorString(sel labels.Selector) string {
 	return sel.String()
 }
 
+// allowList accepts a comma-separated cloudapi.URLAllowList.
+func allowList(dst *cloudapi.URLAllowList) func(string) error {
+	return func(value string) error {
+		var entries []string
+		for e := range strings.SplitSeq(value, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				entries = append(entries, e)
+			}
+		}
+		l, err := cloudapi.ParseURLAllowList(entries)
+		if err != nil {
+			return err
+		}
+		*dst = l
+		return nil
+	}
+}
+
 // baseURL accepts an absolute http(s) URL, the only kind the cloud client can
 // call.
 func baseURL(dst *string) func(string) error {
@@ -155,6 +175,16 @@ func validate(cfg config) error {
 	for name, v := range positive {
 		if v <= 0 {
 			return fmt.Errorf("%s must be positive", name)
+		}
+	}
+	// A fallback URL the allow list refuses would stall every watch that
+	// uses it: say so now, once.
+	for flag, u := range map[string]string{"--management-api-url": cfg.reconciler.ManagementAPIURL, "--alert-api-url": cfg.reconciler.AlertAPIURL} {
+		if u == "" {
+			continue
+		}
+		if err := cfg.reconciler.AllowedAPIURLs.Allows(u); err != nil {
+			return fmt.Errorf("%s: %w", flag, err)
 		}
 	}
 	return nil
@@ -207,6 +237,7 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	setupLog.Info("starting manager", "managementApiUrl", cfg.reconciler.ManagementAPIURL, "alertApiUrl", cfg.reconciler.AlertAPIURL,
+		"allowedApiUrls", cfg.reconciler.AllowedAPIURLs.String(), "denyLocalAddresses", cfg.cloud.DenyLocalAddresses,
 		"watchNamespaces", cfg.scope.Namespaces, "watchLabelSelector", selectorString(cfg.scope.WatchSelector), "leaderElectionId", cfg.leaderElectionID)
 	return mgr.Start(ctx)
 }

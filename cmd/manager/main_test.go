@@ -73,3 +73,37 @@ func TestMetricsFlags(t *testing.T) {
 		t.Errorf("--metrics-secure=false --item-metrics=false: %+v, item metrics %v", opts, dev.metrics.itemMetrics)
 	}
 }
+
+func TestEgressFlags(t *testing.T) {
+	def, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !def.reconciler.AllowedAPIURLs.IsEmpty() || def.cloud.DenyLocalAddresses {
+		t.Errorf("by default the binary allows every URL and address (the demo's fake cloud is on loopback): %v, deny %v",
+			def.reconciler.AllowedAPIURLs, def.cloud.DenyLocalAddresses)
+	}
+	cfg, err := parseFlags([]string{"--allowed-api-urls=https://api.example.com, alerts.example.com", "--deny-local-addresses",
+		"--management-api-url=https://api.example.com/", "--alert-api-url=http://alerts.example.com:8080"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.cloud.DenyLocalAddresses {
+		t.Error("--deny-local-addresses did not set the client's option")
+	}
+	if err := cfg.reconciler.AllowedAPIURLs.Allows("https://evil.example.com"); err == nil {
+		t.Error("the allow list lets https://evil.example.com through")
+	}
+	if err := cfg.reconciler.AllowedAPIURLs.Allows("https://api.example.com/v0"); err != nil {
+		t.Errorf("the allow list refuses a URL on it: %v", err)
+	}
+	for _, bad := range [][]string{
+		{"--allowed-api-urls=ftp://api.example.com"},
+		{"--allowed-api-urls=https://api.example.com", "--management-api-url=https://other.example.com"},
+		{"--allowed-api-urls=https://api.example.com", "--alert-api-url=http://api.example.com"},
+	} {
+		if _, err := parseFlags(bad); err == nil {
+			t.Errorf("%v was accepted", bad)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -70,6 +71,14 @@ type Options struct {
 	// Transport sends the requests; default: one clone of
 	// http.DefaultTransport (proxy from the environment, keep-alive).
 	Transport http.RoundTripper
+	// DenyLocalAddresses makes the default Transport refuse to connect to
+	// loopback, unspecified and link-local addresses and to the cloud
+	// metadata services (see localKind), checked at each connection after
+	// name resolution; such a call fails with ReasonAddressNotAllowed. Through
+	// a proxy (HTTPS_PROXY and the like) it is the proxy's address that is
+	// checked, and the proxy must apply its own policy. A Transport given
+	// here is used as it is.
+	DenyLocalAddresses bool
 	// Observer, when set, is told about every call, e.g. to record metrics.
 	Observer Observer
 }
@@ -116,7 +125,7 @@ func New(opts Options) *Client {
 		opts.AlertRate = DefaultAlertRate()
 	}
 	if opts.Transport == nil {
-		opts.Transport = defaultTransport()
+		opts.Transport = defaultTransport(opts.DenyLocalAddresses)
 	}
 	return &Client{
 		http: &http.Client{
@@ -130,12 +139,17 @@ func New(opts Options) *Client {
 	}
 }
 
-func defaultTransport() *http.Transport {
+func defaultTransport(denyLocalAddresses bool) *http.Transport {
 	base, ok := http.DefaultTransport.(*http.Transport)
 	if !ok { // something replaced the default: start from a plain one
 		base = &http.Transport{Proxy: http.ProxyFromEnvironment}
 	}
 	t := base.Clone()
+	if denyLocalAddresses {
+		// The dialer of http.DefaultTransport, with the guard.
+		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: refuseLocalAddress}
+		t.DialContext = d.DialContext
+	}
 	// Many watches call the same host; keep enough idle connections for them.
 	t.MaxIdleConnsPerHost = 16
 	return t
@@ -349,6 +363,11 @@ func (c *Client) do(ctx context.Context, unprepared call) error {
 	resp, err := c.http.Do(req)
 	if err != nil {
 		c.observe(cl, noResponseCode(ctx, err), c.now().Sub(start))
+		if refused, ok := errors.AsType[*addressNotAllowedError](err); ok {
+			// Its own words say it all; the URL and dial wrapping would
+			// push them past the length a message keeps.
+			return &Error{Reason: ReasonAddressNotAllowed, Operation: cl.op, Err: cause(cl.scrub, refused)}
+		}
 		return &Error{Reason: ReasonUnreachable, Operation: cl.op, Err: cause(cl.scrub, err)}
 	}
 	defer resp.Body.Close()

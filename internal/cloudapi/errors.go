@@ -39,6 +39,11 @@ const (
 	// ReasonUnexpectedStatus is any other status (3xx, other 4xx); see
 	// Error.StatusCode.
 	ReasonUnexpectedStatus Reason = "UnexpectedStatus"
+	// ReasonAddressNotAllowed is a call that was never sent because its
+	// host resolved only to addresses the client refuses to connect to
+	// (Options.DenyLocalAddresses): loopback, unspecified, link-local, cloud
+	// metadata.
+	ReasonAddressNotAllowed Reason = "AddressNotAllowed"
 	// ReasonConfigurationError is a call that was never sent because its
 	// inputs cannot make a valid request: a base URL that is not an absolute
 	// http(s) URL, an empty identifier, an empty or malformed credential.

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
@@ -35,6 +36,10 @@ type Options struct {
 	ManagementAPIURL string
 	// AlertAPIURL is used when a watch's spec.alertApi.url is empty.
 	AlertAPIURL string
+	// AllowedAPIURLs is where watches may send their credentials: a watch
+	// whose API URL is not on it is Stalled (URLNotAllowed) before its
+	// Secret is read. The zero value allows every URL.
+	AllowedAPIURLs cloudapi.URLAllowList
 	// MaxConcurrentReconciles is how many reconcile workers run. They do
 	// only Kubernetes work: cloud reads run in the background.
 	MaxConcurrentReconciles int

@@ -38,6 +38,9 @@ type alertAccess struct {
 func (r *ServiceWatchReconciler) managementAccess(ctx context.Context, watch *swv1.ServiceWatch) managementAccess {
 	spec := watch.Spec.ManagementAPI
 	url := firstNonEmpty(spec.URL, r.Options.ManagementAPIURL)
+	if f := r.urlNotAllowed(url, spec.URL, "spec.managementApi.url", "--management-api-url"); f != nil {
+		return managementAccess{url: url, failure: f}
+	}
 	data, f := r.readSecret(ctx, watch.Namespace, spec.SecretRef.Name, keyIDKey, keySecretKey)
 	if f == nil && url == "" {
 		f = newFailure(swv1.ReasonConfigurationError, "no management API URL: set spec.managementApi.url or the manager's --management-api-url")
@@ -58,11 +61,34 @@ func (r *ServiceWatchReconciler) alertAccess(ctx context.Context, watch *swv1.Se
 	}
 	spec := watch.Spec.AlertAPI
 	url := firstNonEmpty(spec.URL, r.Options.AlertAPIURL)
+	if f := r.urlNotAllowed(url, spec.URL, "spec.alertApi.url", "--alert-api-url"); f != nil {
+		return alertAccess{url: url, failure: f}
+	}
 	data, f := r.readSecret(ctx, watch.Namespace, spec.SecretRef.Name, tokenKey)
 	if f == nil && url == "" {
 		f = newFailure(swv1.ReasonConfigurationError, "no alert API URL: set spec.alertApi.url or the manager's --alert-api-url")
 	}
 	return alertAccess{url: url, token: cloudapi.NewBearerToken(data[tokenKey]), failure: f}
+}
+
+// urlNotAllowed is the failure of a watch whose API URL the manager may not
+// call: checked before its Secret is read, so a credential never even
+// leaves the API server for a URL the cluster admin has not allowed. url is
+// the URL in use, specURL the spec's (empty when the manager's fallback
+// flag applies); an empty url is left to the configuration check.
+func (r *ServiceWatchReconciler) urlNotAllowed(url, specURL, field, flag string) *failure {
+	if url == "" {
+		return nil
+	}
+	err := r.Options.AllowedAPIURLs.Allows(url)
+	if err == nil {
+		return nil
+	}
+	from := field
+	if specURL == "" {
+		from = "the manager's " + flag + " (" + field + " is empty)"
+	}
+	return newFailure(swv1.ReasonURLNotAllowed, "%s: %v; ask the cluster admin, who sets --allowed-api-urls", from, err)
 }
 
 // readSecret reads the named keys of a Secret in the watch's own namespace,

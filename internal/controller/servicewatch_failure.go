@@ -30,7 +30,7 @@ func newFailure(reason, format string, args ...any) *failure {
 func isStalledReason(reason string) bool {
 	switch reason {
 	case swv1.ReasonSecretNotFound, swv1.ReasonSecretKeyMissing, swv1.ReasonUnauthorized,
-		swv1.ReasonForbidden, swv1.ReasonConfigurationError:
+		swv1.ReasonForbidden, swv1.ReasonConfigurationError, swv1.ReasonURLNotAllowed, swv1.ReasonAddressNotAllowed:
 		return true
 	}
 	return false
@@ -60,6 +60,8 @@ func cloudFailure(err error) *failure {
 		f.message += "; check the key or token in the referenced Secret"
 	case cloudapi.ReasonForbidden:
 		f.message += "; the credential lacks permission for this organization or service"
+	case cloudapi.ReasonAddressNotAllowed:
+		f.message += "; the manager runs with --deny-local-addresses: use a URL that leads elsewhere"
 	case cloudapi.ReasonNotFound:
 		if cerr.Operation == cloudapi.OperationGetAlert {
 			f.message += "; check the ID in spec.alertIds"
@@ -90,6 +92,8 @@ func conditionReason(r cloudapi.Reason) string {
 		return swv1.ReasonConfigurationError
 	case cloudapi.ReasonServiceIdle:
 		return swv1.ReasonServiceIdle
+	case cloudapi.ReasonAddressNotAllowed:
+		return swv1.ReasonAddressNotAllowed
 	case cloudapi.ReasonUnexpectedStatus:
 		return swv1.ReasonUnexpectedStatus
 	default:

@@ -27,6 +27,7 @@ func TestCloudFailure(t *testing.T) {
 		{"5xx is retried", &cloudapi.Error{Reason: cloudapi.ReasonServerError}, swv1.ReasonServerError, false, "", 0},
 		{"a bad answer is retried", &cloudapi.Error{Reason: cloudapi.ReasonInvalidResponse}, swv1.ReasonInvalidResponse, false, "", 0},
 		{"a configuration error stalls", &cloudapi.Error{Reason: cloudapi.ReasonConfigurationError}, swv1.ReasonConfigurationError, true, "", 0},
+		{"a refused address stalls and names the flag", &cloudapi.Error{Reason: cloudapi.ReasonAddressNotAllowed}, swv1.ReasonAddressNotAllowed, true, "--deny-local-addresses", 0},
 		{"an error the client did not classify is Unreachable", errors.New("dial tcp: refused"), swv1.ReasonUnreachable, false, "refused", 0},
 	}
 	for _, tt := range tests {

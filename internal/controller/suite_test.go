@@ -82,6 +82,12 @@ func runSuite(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// The fake clouds listen on 127.0.0.1; any other host is refused
+	// (TestURLNotAllowed), the fallback URLs too.
+	allowed, err := cloudapi.ParseURLAllowList([]string{"127.0.0.1"})
+	if err != nil {
+		return 0, err
+	}
 	r := &controller.ServiceWatchReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
@@ -95,7 +101,8 @@ func runSuite(m *testing.M) (int, error) {
 		}),
 		Recorder: mgr.GetEventRecorder("servicewatch-controller"),
 		Metrics:  metrics,
-		Options:  controller.Options{MaxConcurrentReconciles: 8},
+		Options: controller.Options{MaxConcurrentReconciles: 8, AllowedAPIURLs: allowed,
+			ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL},
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return 0, err

@@ -187,6 +187,26 @@ func TestChartNamespacedAndShardValues(t *testing.T) {
 	}
 }
 
+// TestChartEgressValues: the chart turns the dial guard on by default (and
+// lets it be turned off), and passes allowedApiUrls to the manager.
+func TestChartEgressValues(t *testing.T) {
+	const deployment = "Deployment/" + namespace + "/servicewatch-controller-manager"
+	def := containerArgs(byID(render(t))[deployment])
+	if !slices.Contains(def, "--deny-local-addresses") {
+		t.Errorf("default manager args %v lack --deny-local-addresses", def)
+	}
+	if slices.ContainsFunc(def, func(a string) bool { return strings.HasPrefix(a, "--allowed-api-urls") }) {
+		t.Errorf("default manager args %v restrict the URLs; the default allows any", def)
+	}
+	set := containerArgs(byID(render(t, "--set", "denyLocalAddresses=false", "--set", "allowedApiUrls={https://api.example.com,*.alerts.example.com}"))[deployment])
+	if slices.Contains(set, "--deny-local-addresses") {
+		t.Errorf("with denyLocalAddresses=false the manager args %v still have --deny-local-addresses", set)
+	}
+	if !slices.Contains(set, "--allowed-api-urls=https://api.example.com,*.alerts.example.com") {
+		t.Errorf("manager args %v lack --allowed-api-urls=https://api.example.com,*.alerts.example.com", set)
+	}
+}
+
 // TestChartFilesAreCurrent: the chart's copies of config/ files, listed in
 // the Makefile's CHART_FILES, equal their sources.
 func TestChartFilesAreCurrent(t *testing.T) {

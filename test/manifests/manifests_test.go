@@ -386,6 +386,7 @@ func (s suite) managerDeployment(t *testing.T) {
 			slices.Contains(c.Args, "--health-probe-bind-address=:8081")},
 		{"metrics on the port of --metrics-bind-address", portNumber(c, "metrics") == 8443 && slices.Contains(c.Args, "--metrics-bind-address=:8443")},
 		{"metrics served securely (no --metrics-secure=false)", !slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--metrics-secure") })},
+		{"no calls to loopback, link-local or metadata addresses (--deny-local-addresses)", slices.Contains(c.Args, "--deny-local-addresses")},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
