@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
@@ -123,3 +124,39 @@ func mebibytes(b int64) string { return fmt.Sprintf("%d MiB", (b+(1<<19))>>20) }
 
 // times formats a ratio.
 func times(r float64) string { return fmt.Sprintf("%.2f×", r) }
+
+// periods sums up the gaps between consecutive syncs of each watch.
+type periods struct {
+	count, within     int
+	shortest, longest time.Duration
+}
+
+// periodsOf takes the list-pipes calls (one per sync of a watch, each watch
+// reading a service of its own) and measures each watch's periods that end
+// in [from, from+span): how many are within 10% of every, and the shortest
+// and longest.
+func periodsOf(calls []call, from time.Time, span, every time.Duration) periods {
+	byService := map[string][]time.Time{}
+	for _, c := range calls {
+		byService[c.ServiceID] = append(byService[c.ServiceID], c.Time)
+	}
+	var p periods
+	for _, times := range byService {
+		slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+		for i := 1; i < len(times); i++ {
+			if d := times[i].Sub(from); d < 0 || d >= span {
+				continue
+			}
+			gap := times[i].Sub(times[i-1])
+			if p.count == 0 || gap < p.shortest {
+				p.shortest = gap
+			}
+			p.longest = max(p.longest, gap)
+			p.count++
+			if off := gap - every; off.Abs() <= every/10 {
+				p.within++
+			}
+		}
+	}
+	return p
+}

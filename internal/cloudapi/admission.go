@@ -17,7 +17,7 @@ import (
 // Calls themselves never wait: a caller that sends without admission is not
 // paced, only held back after a 429. n larger than the limit's Requests is
 // never admitted (the wait is one window): split such a batch.
-func (c *Client) Admit(api, baseURL string, cred Credential, n int) time.Duration {
+func (c *Client) Admit(api, baseURL string, cred CredentialID, n int) time.Duration {
 	return c.budgets.admit(budgetKeyOf(api, baseURL, cred), c.limitOf(api), c.now(), n)
 }
 
@@ -28,7 +28,7 @@ func (c *Client) Admit(api, baseURL string, cred Credential, n int) time.Duratio
 // A hold never shortens an earlier one, and is capped at 24 hours from now,
 // like a Retry-After, so that a clock gone wrong cannot block a credential
 // for good.
-func (c *Client) Hold(api, baseURL string, cred Credential, until time.Time) {
+func (c *Client) Hold(api, baseURL string, cred CredentialID, until time.Time) {
 	now := c.now()
 	if latest := now.Add(maxRetryAfter); until.After(latest) {
 		until = latest
@@ -41,7 +41,7 @@ func (c *Client) Hold(api, baseURL string, cred Credential, until time.Time) {
 //
 // It is 12 hex digits (48 bits) of a SHA-256 digest: enough to tell a
 // manager's budgets apart, and the same across restarts.
-func Fingerprint(api, baseURL string, cred Credential) string {
+func Fingerprint(api, baseURL string, cred CredentialID) string {
 	key := budgetKeyOf(api, baseURL, cred)
 	return hex.EncodeToString(key[:6])
 }
@@ -56,7 +56,7 @@ func (c *Client) limitOf(api string) RateLimit {
 
 // budgetKeyOf returns the key of the budget of cred at baseURL on api. A base
 // URL that does not parse keys by its text: calls to it fail anyway.
-func budgetKeyOf(api, baseURL string, cred Credential) credKey {
+func budgetKeyOf(api, baseURL string, cred CredentialID) credKey {
 	u, err := url.Parse(baseURL)
 	if err != nil {
 		return budgetKey(api, baseURL, "", cred)
@@ -66,8 +66,9 @@ func budgetKeyOf(api, baseURL string, cred Credential) credKey {
 
 // budgetKey identifies a budget: the API, its host (lower case, without the
 // scheme's default port, as the service sees it) and the credential. It is a
-// digest: the credential itself is never kept.
-func budgetKey(api, host, scheme string, cred Credential) credKey {
+// digest, of the credential's digest, so that the digest alone names the
+// budget: the credential itself is never kept.
+func budgetKey(api, host, scheme string, cred CredentialID) credKey {
 	host = strings.ToLower(host)
 	switch strings.ToLower(scheme) {
 	case "https":
@@ -75,5 +76,6 @@ func budgetKey(api, host, scheme string, cred Credential) credKey {
 	case "http":
 		host = strings.TrimSuffix(host, ":80")
 	}
-	return digest(append([]string{"budget", api, host}, cred.parts()...)...)
+	d := cred.credentialDigest()
+	return digest("budget", api, host, string(d[:]))
 }

@@ -13,6 +13,7 @@ const redacted = "<redacted>"
 // Credential is a management key or an alert token; it identifies a budget.
 // BasicCredentials and BearerToken implement it.
 type Credential interface {
+	CredentialID
 	// parts returns the strings that identify the credential, for digests.
 	parts() []string
 	// secrets returns the strings that must never appear in an error
@@ -137,6 +138,20 @@ func (t BearerToken) parts() []string { return []string{"bearer", t.token.reveal
 // so it can key what only callers of the same credential may share, such as a
 // result read with it, without keeping the credential itself.
 type CredentialDigest [sha256.Size]byte
+
+// CredentialID names the credential a budget is of: the credential itself,
+// or only its digest, which is all that admission needs. A caller that waits
+// for room in a budget can keep asking with the digest and read the
+// credential again only when it is admitted.
+type CredentialID interface {
+	credentialDigest() CredentialDigest
+}
+
+func (c BasicCredentials) credentialDigest() CredentialDigest { return DigestOf(c) }
+
+func (t BearerToken) credentialDigest() CredentialDigest { return DigestOf(t) }
+
+func (d CredentialDigest) credentialDigest() CredentialDigest { return d }
 
 // DigestOf returns the digest of cred.
 func DigestOf(cred Credential) CredentialDigest {

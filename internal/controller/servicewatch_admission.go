@@ -38,14 +38,14 @@ func (r *ServiceWatchReconciler) admit(in syncInput, level pacing.Level) admissi
 	admitted := admission{unreserved: map[readKey]bool{}}
 	if in.management.failure == nil {
 		if n := r.toReserve(in, in.managementReads(), admitted.unreserved); n > 0 {
-			if wait := r.ask(key, level, cloudapi.APIManagement, in.management.url, in.management.creds, n); wait > 0 {
+			if wait := r.ask(key, level, cloudapi.APIManagement, in.management.url, in.management.digest, n); wait > 0 {
 				return admission{wait: wait}
 			}
 		}
 	}
 	if len(in.watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
 		if n := r.toReserve(in, in.alertReads(), admitted.unreserved); n > 0 {
-			if wait := r.ask(key, level, cloudapi.APIAlert, in.alerts.url, in.alerts.token, n); wait > 0 {
+			if wait := r.ask(key, level, cloudapi.APIAlert, in.alerts.url, in.alerts.digest, n); wait > 0 {
 				if requestedWork(in.watch) != "" {
 					return admission{wait: wait}
 				}
@@ -60,7 +60,7 @@ func (r *ServiceWatchReconciler) admit(in syncInput, level pacing.Level) admissi
 // ask asks one budget for n calls of work at level. Work of a higher level
 // that was told to wait for this budget goes first (see pacing.Claims); work
 // told to wait claims the budget for its level until it comes back.
-func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Level, api, url string, cred cloudapi.Credential, n int) time.Duration {
+func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Level, api, url string, cred cloudapi.CredentialID, n int) time.Duration {
 	budget := cloudapi.Fingerprint(api, url, cred)
 	now := r.now()
 	wait, held := r.pacer.Claims.HeldFor(budget, key, level, now)
@@ -97,7 +97,7 @@ func (r *ServiceWatchReconciler) noteDemand(key types.NamespacedName, watch *swv
 	if in.management.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
 			API:         cloudapi.APIManagement,
-			Fingerprint: cloudapi.Fingerprint(cloudapi.APIManagement, in.management.url, in.management.creds),
+			Fingerprint: cloudapi.Fingerprint(cloudapi.APIManagement, in.management.url, in.management.digest),
 			Allowed:     r.Cloud.Allowance(cloudapi.APIManagement),
 			Reads:       in.managementReads(),
 		})
@@ -105,7 +105,7 @@ func (r *ServiceWatchReconciler) noteDemand(key types.NamespacedName, watch *swv
 	if len(watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
 			API:         cloudapi.APIAlert,
-			Fingerprint: cloudapi.Fingerprint(cloudapi.APIAlert, in.alerts.url, in.alerts.token),
+			Fingerprint: cloudapi.Fingerprint(cloudapi.APIAlert, in.alerts.url, in.alerts.digest),
 			Allowed:     r.Cloud.Allowance(cloudapi.APIAlert),
 			Reads:       in.alertReads(),
 		})

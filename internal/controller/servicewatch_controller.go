@@ -76,6 +76,9 @@ type ServiceWatchReconciler struct {
 	// pacer decides when each watch syncs and whether it may call now.
 	pacer   *pacing.Pacer[types.NamespacedName, readKey]
 	fetches *fetches
+	// digests know the credentials' digests by Secret version, so that a
+	// sync waiting for its budget does not read Secrets again.
+	digests *credentialDigests
 	// shared lets watches that read the same thing share the calls.
 	shared *sharedReads
 	// baseCtx is the manager's context: background reads live in it, not in
@@ -157,6 +160,9 @@ func (r *ServiceWatchReconciler) defaults() {
 	if r.Options.MaxSyncsPerHost == 0 {
 		r.Options.MaxSyncsPerHost = DefaultMaxSyncsPerHost
 	}
+	if r.digests == nil {
+		r.digests = newCredentialDigests()
+	}
 	if r.pacer == nil {
 		r.pacer = pacing.New[types.NamespacedName, readKey]()
 	}
@@ -224,7 +230,8 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if watch.Spec.Suspend {
 		return ctrl.Result{}, r.suspend(ctx, &watch)
 	}
-	trigger := r.currentTrigger(ctx, &watch)
+	versions := r.secretVersions(ctx, &watch)
+	trigger := triggerOf(&watch, versions)
 	if read, ok := r.fetches.take(req.NamespacedName); ok && read.trigger == trigger {
 		return r.write(ctx, &watch, trigger, read), nil
 	}
@@ -237,7 +244,7 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		r.StateMetrics.SetIfAbsent(stateMetricsOf(&watch))
 		return periodic(wait), nil
 	}
-	return r.start(ctx, &watch, trigger), nil
+	return r.start(ctx, &watch, trigger, versions), nil
 }
 
 // periodic requeues a watch for a periodic sync, behind anything a user
@@ -270,24 +277,31 @@ func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.Servic
 	return nil
 }
 
-// currentTrigger fingerprints what a user may change to ask for a sync now.
-// Secret versions come from the metadata cache.
-func (r *ServiceWatchReconciler) currentTrigger(ctx context.Context, watch *swv1.ServiceWatch) string {
-	versions := make([]string, 0, 2)
+// secretVersions are the resourceVersions of the referenced Secrets by name,
+// from the metadata cache; "" for a Secret the cache does not hold.
+func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1.ServiceWatch) map[string]string {
+	versions := make(map[string]string, 2)
 	for _, name := range referencedSecrets(watch) {
 		meta := &metav1.PartialObjectMetadata{}
 		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name}, meta); err == nil {
-			versions = append(versions, meta.ResourceVersion)
+			versions[name] = meta.ResourceVersion
 		} else {
-			versions = append(versions, "")
+			versions[name] = ""
 		}
 	}
-	return triggerOf(watch, versions...)
+	return versions
 }
 
-func triggerOf(watch *swv1.ServiceWatch, secretVersions ...string) string {
-	return fmt.Sprintf("%d|%s|%v", watch.Generation, requestedAt(watch), secretVersions)
+// triggerOf fingerprints what a user may change to ask for a sync now: the
+// generation, the requested-at annotation and the referenced Secrets'
+// versions.
+func triggerOf(watch *swv1.ServiceWatch, secretVersions map[string]string) string {
+	ordered := make([]string, 0, len(secretVersions))
+	for _, name := range referencedSecrets(watch) {
+		ordered = append(ordered, secretVersions[name])
+	}
+	return fmt.Sprintf("%d|%s|%v", watch.Generation, requestedAt(watch), ordered)
 }
 
 func (r *ServiceWatchReconciler) untilDue(key types.NamespacedName, watch *swv1.ServiceWatch, trigger string) time.Duration {
@@ -313,13 +327,15 @@ func (r *ServiceWatchReconciler) untilDue(key types.NamespacedName, watch *swv1.
 	return wait
 }
 
-// start begins a sync: it reads the Secrets, asks the client-side budgets
-// for the calls, announces work the user asked for, and starts the cloud
-// reads in the background. When the budgets have no room yet, it sends and
-// writes nothing and comes back when they will.
-func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceWatch, trigger string) ctrl.Result {
+// start begins a sync: it asks the client-side budgets for the calls (by
+// the credentials' digests, reading a Secret only when its digest at its
+// current version is unknown), reads the credentials, announces work the
+// user asked for, and starts the cloud reads in the background. When the
+// budgets have no room yet, it sends and writes nothing and comes back when
+// they will.
+func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceWatch, trigger string, versions map[string]string) ctrl.Result {
 	key := client.ObjectKeyFromObject(watch)
-	in := r.readAccess(ctx, watch)
+	in := r.readAccess(ctx, watch, versions)
 	in.fresh = r.wantsFresh(watch, trigger)
 	every := r.noteDemand(key, watch, in)
 	level := r.levelOf(watch, trigger)
@@ -328,6 +344,9 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceW
 		return ctrl.Result{RequeueAfter: admitted.wait}
 	}
 	in.alertsDeferred, in.unreserved = admitted.alertsDeferred, admitted.unreserved
+	if !r.readCredentials(ctx, &in) {
+		return ctrl.Result{RequeueAfter: time.Second}
+	}
 	announced := false
 	if work := requestedWork(watch); work != "" && watch.Status.ObservedGeneration > 0 {
 		// A new watch reads observedGeneration -1, which kstatus already
@@ -404,13 +423,21 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 	return periodic(r.scheduleNext(watch, trigger, read.every, outcome))
 }
 
-// readAccess reads what the parts need from the referenced Secrets, the two
-// Secrets at once.
-func (r *ServiceWatchReconciler) readAccess(ctx context.Context, watch *swv1.ServiceWatch) syncInput {
+// readAccess is what the parts need of the referenced Secrets at versions,
+// the two Secrets at once; see managementAccess.
+func (r *ServiceWatchReconciler) readAccess(ctx context.Context, watch *swv1.ServiceWatch, versions map[string]string) syncInput {
 	in := syncInput{watch: watch, alertConcurrency: r.Options.AlertConcurrency, keepBytes: r.Options.StatusSizeLimit, shared: r.shared}
 	var wg sync.WaitGroup
-	wg.Go(func() { in.management = r.managementAccess(ctx, watch) })
-	wg.Go(func() { in.alerts = r.alertAccess(ctx, watch) })
+	wg.Go(func() {
+		in.management = r.managementAccess(ctx, watch, versions[watch.Spec.ManagementAPI.SecretRef.Name])
+	})
+	wg.Go(func() {
+		name := ""
+		if watch.Spec.AlertAPI != nil {
+			name = watch.Spec.AlertAPI.SecretRef.Name
+		}
+		in.alerts = r.alertAccess(ctx, watch, versions[name])
+	})
 	wg.Wait()
 	return in
 }

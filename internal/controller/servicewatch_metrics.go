@@ -51,7 +51,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"namespace", "name", "kind"}),
 		deferrals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "servicewatch_sync_deferrals_total",
-			Help: "Syncs put off because the client-side rate budget (reason budget) or a Retry-After hold of the cloud (reason retry_after) did not allow their calls yet, by API.",
+			Help: "Syncs put off because the client-side rate budget, or a Retry-After hold of the cloud on it, did not allow their calls yet (reason budget), by API.",
 		}, []string{"api", "reason"}),
 		budgetDemand: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "servicewatch_budget_demand_ratio",
@@ -84,16 +84,13 @@ func (m *Metrics) ObserveRequest(api, operation, code string, duration time.Dura
 	}
 }
 
-// Deferral reasons of servicewatch_sync_deferrals_total.
-const (
-	// DeferralBudget: the client-side rate budget had no room for the calls.
-	DeferralBudget = "budget"
-	// DeferralRetryAfter: the cloud's Retry-After hold was not over yet.
-	DeferralRetryAfter = "retry_after"
-)
+// DeferralBudget is the reason of servicewatch_sync_deferrals_total: the
+// client-side rate budget (or a Retry-After hold on it) had no room for the
+// calls.
+const DeferralBudget = "budget"
 
-// RecordDeferral counts a sync put off for reason (DeferralBudget or
-// DeferralRetryAfter) before calling api.
+// RecordDeferral counts a sync put off for reason (DeferralBudget) before
+// calling api.
 func (m *Metrics) RecordDeferral(api, reason string) {
 	m.deferrals.WithLabelValues(api, reason).Inc()
 }

@@ -23,7 +23,7 @@ type Cloud interface {
 	GetAlert(ctx context.Context, baseURL string, token cloudapi.BearerToken, alertID string) (cloudapi.AlertResult, error)
 	// Admit reserves n calls of a budget before they are made, or says how
 	// long to wait; see cloudapi.Client.Admit.
-	Admit(api, baseURL string, cred cloudapi.Credential, n int) time.Duration
+	Admit(api, baseURL string, cred cloudapi.CredentialID, n int) time.Duration
 	// Allowance is the calls per second one budget of api admits; 0 means
 	// unlimited.
 	Allowance(api string) float64
@@ -83,13 +83,13 @@ type syncInput struct {
 
 // listRead is the key of the read of one of the watch's lists.
 func (in syncInput) listRead(kind string) readKey {
-	return readKey{kind: kind, url: in.management.url, credential: cloudapi.DigestOf(in.management.creds),
+	return readKey{kind: kind, url: in.management.url, credential: in.management.digest,
 		organizationID: in.watch.Spec.OrganizationID, serviceID: in.watch.Spec.ServiceID, keepBytes: in.keepBytes}
 }
 
 // alertRead is the key of the read of one alert.
 func (in syncInput) alertRead(id string) readKey {
-	return readKey{kind: alertReadKind, url: in.alerts.url, credential: cloudapi.DigestOf(in.alerts.token), alertID: id}
+	return readKey{kind: alertReadKind, url: in.alerts.url, credential: in.alerts.digest, alertID: id}
 }
 
 // managementReads are the reads a sync makes of the management API.
@@ -113,11 +113,11 @@ func (in syncInput) alertReads() []readKey {
 // admitAtCall asks the budget for the call of a read that admission left to
 // a shared read which was gone by the time the read ran, so that no call goes
 // out that the budget did not admit.
-func (in syncInput) admitAtCall(cloud Cloud, api string, key readKey, cred cloudapi.Credential) error {
+func (in syncInput) admitAtCall(cloud Cloud, api string, key readKey) error {
 	if !in.unreserved[key] {
 		return nil
 	}
-	if wait := cloud.Admit(api, key.url, cred, 1); wait > 0 {
+	if wait := cloud.Admit(api, key.url, key.credential, 1); wait > 0 {
 		return &budgetRefusalError{api: api, wait: wait}
 	}
 	return nil
@@ -247,7 +247,7 @@ func readPipes(ctx context.Context, cloud Cloud, in syncInput) partResult {
 	}
 	key := in.listRead(pipesReadKind)
 	read, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (pipesRead, error) {
-		if err := in.admitAtCall(cloud, cloudapi.APIManagement, key, in.management.creds); err != nil {
+		if err := in.admitAtCall(cloud, cloudapi.APIManagement, key); err != nil {
 			return pipesRead{}, err
 		}
 		return listPipes(ctx, cloud, in)
@@ -317,7 +317,7 @@ func readEndpoints(ctx context.Context, cloud Cloud, in syncInput) partResult {
 	}
 	key := in.listRead(endpointsReadKind)
 	read, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (endpointsRead, error) {
-		if err := in.admitAtCall(cloud, cloudapi.APIManagement, key, in.management.creds); err != nil {
+		if err := in.admitAtCall(cloud, cloudapi.APIManagement, key); err != nil {
 			return endpointsRead{}, err
 		}
 		return listEndpoints(ctx, cloud, in)
@@ -411,7 +411,7 @@ func readAlerts(ctx context.Context, cloud Cloud, in syncInput) partResult {
 func readAlert(ctx context.Context, cloud Cloud, in syncInput, id string) alertFetch {
 	key := in.alertRead(id)
 	alert, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (swv1.AlertStatus, error) {
-		if err := in.admitAtCall(cloud, cloudapi.APIAlert, key, in.alerts.token); err != nil {
+		if err := in.admitAtCall(cloud, cloudapi.APIAlert, key); err != nil {
 			return swv1.AlertStatus{}, err
 		}
 		got, err := cloud.GetAlert(ctx, in.alerts.url, in.alerts.token, id)

@@ -257,7 +257,7 @@ func TestSharedReadsEvictExpiredCalls(t *testing.T) {
 // skipped it asks the budget at call time when it finds nothing to share.
 func TestUnreservedReadsAskTheBudgetAtCallTime(t *testing.T) {
 	w := testWatch()
-	in := syncInput{watch: w, management: managementAccess{url: "https://api.example.com", creds: cloudapi.NewBasicCredentials("k", "s")},
+	in := syncInput{watch: w, management: newManagementAccess("https://api.example.com", cloudapi.NewBasicCredentials("k", "s")),
 		shared: newSharedReads(sharedFreshness, newFakeClock().Now)}
 	in.unreserved = map[readKey]bool{in.listRead(pipesReadKind): true}
 	cloud := &budgetCloud{refuse: true}
@@ -287,7 +287,7 @@ type budgetCloud struct {
 	lists  int
 }
 
-func (c *budgetCloud) Admit(string, string, cloudapi.Credential, int) time.Duration {
+func (c *budgetCloud) Admit(string, string, cloudapi.CredentialID, int) time.Duration {
 	c.admits++
 	if c.refuse {
 		return 5 * time.Second

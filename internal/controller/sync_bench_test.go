@@ -32,8 +32,8 @@ func BenchmarkSync(b *testing.B) {
 			watch := benchWatch(fake.URL)
 			in := syncInput{
 				watch:            watch,
-				management:       managementAccess{url: fake.URL, creds: cloudapi.NewBasicCredentials(fakecloud.DefaultKeyID, fakecloud.DefaultKeySecret)},
-				alerts:           alertAccess{url: fake.URL, token: cloudapi.NewBearerToken(fakecloud.DefaultAlertToken)},
+				management:       newManagementAccess(fake.URL, cloudapi.NewBasicCredentials(fakecloud.DefaultKeyID, fakecloud.DefaultKeySecret)),
+				alerts:           newAlertAccess(fake.URL, cloudapi.NewBearerToken(fakecloud.DefaultAlertToken)),
 				alertConcurrency: 4,
 			}
 			parts := syncParts()
