@@ -221,7 +221,7 @@ func (c *credentialDigests) put(secret types.NamespacedName, kind, version strin
 // straight from the API server: Secrets are cached as metadata only, so their
 // data never sits in the manager's memory between syncs. It returns the
 // Secret's resourceVersion with the values.
-func (r *ServiceWatchReconciler) readSecret(ctx context.Context, ref types.NamespacedName, keys ...string) (map[string]string, string, *failure) {
+func (r *ServiceWatchReconciler) readSecret(ctx context.Context, ref types.NamespacedName, keys ...string) (data map[string]string, version string, f *failure) {
 	namespace, name := ref.Namespace, ref.Name
 	var secret corev1.Secret
 	// client-go logs whole response bodies at high verbosity through the
@@ -234,7 +234,7 @@ func (r *ServiceWatchReconciler) readSecret(ctx context.Context, ref types.Names
 	case err != nil:
 		return nil, "", newFailure(swv1.ReasonSecretUnreadable, "reading Secret %s/%s: %v", namespace, name, err)
 	}
-	data := make(map[string]string, len(keys))
+	data = make(map[string]string, len(keys))
 	for _, key := range keys {
 		value := string(secret.Data[key])
 		if value == "" {
