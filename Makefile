@@ -238,7 +238,7 @@ SCENARIO ?=
 
 .PHONY: bench-scale
 bench-scale: demo-build ## Run the black-box scale benchmark (about 25 minutes; twice that with MANAGER_BEFORE).
-	@$(GO) build -o $(BIN)/scale ./hack/scale
+	@$(GO) build -o $(BIN)/scale ./test/scale
 	@$(BIN)/scale $(if $(MANAGER_BEFORE),--before $(MANAGER_BEFORE)) $(if $(SCENARIO),--scenario $(SCENARIO))
 
 ##@ Deployment
