@@ -30,8 +30,8 @@ const (
 )
 
 // Condition reasons. The ones that only the user can fix (SecretNotFound,
-// SecretKeyMissing, Unauthorized, Forbidden, ConfigurationError,
-// URLNotAllowed, AddressNotAllowed) also set Stalled.
+// SecretKeyMissing, Unauthorized, Forbidden, EndpointNotFound, BadRequest,
+// ConfigurationError, URLNotAllowed, AddressNotAllowed) also set Stalled.
 const (
 	// ReasonSynced: the part's last sync succeeded.
 	ReasonSynced = "Synced"
@@ -49,9 +49,20 @@ const (
 	// ReasonForbidden: the cloud answered 403; the credential may not read
 	// this organization, service or alert.
 	ReasonForbidden = "Forbidden"
-	// ReasonNotFound: the cloud answered 404; unknown organization, service
-	// or alert.
+	// ReasonNotFound: the cloud answered 404 in the API's own words (its
+	// JSON error body); unknown organization, service or alert.
 	ReasonNotFound = "NotFound"
+	// ReasonEndpointNotFound: the cloud answered 404 with a body that is not
+	// the API's (an HTML page such as "Cannot GET /v1/...", or plain text):
+	// the URL reaches a web server, but no such route of the API. The base
+	// URL or its path prefix is wrong (spec.managementApi.url,
+	// spec.alertApi.url or the manager's flags); Stalled.
+	ReasonEndpointNotFound = "EndpointNotFound"
+	// ReasonBadRequest: the cloud answered 400, rejecting the request as
+	// malformed, such as an alert ID that is not one ("Params validation
+	// failed: id: Invalid ObjectId"). Retrying the same request cannot help;
+	// Stalled, with the cloud's words in the message.
+	ReasonBadRequest = "BadRequest"
 	// ReasonRateLimited: the cloud answered 429, or the operator held a call
 	// back until the wait the cloud asked for was over.
 	ReasonRateLimited = "RateLimited"
@@ -67,6 +78,12 @@ const (
 	// since the service may run again by itself: the part is retried at the
 	// interval.
 	ReasonServiceIdle = "ServiceIdle"
+	// ReasonServiceNotRunning: the cloud answered 424 saying the service is
+	// in another state than running or idle, such as stopped or awaking; the
+	// message names the state. As for ServiceIdle, the data already in
+	// status is kept, and this is not Stalled (the service's owner may start
+	// it at any time): the part is retried at the interval.
+	ReasonServiceNotRunning = "ServiceNotRunning"
 	// ReasonUnexpectedStatus: any other HTTP status, such as a redirect.
 	ReasonUnexpectedStatus = "UnexpectedStatus"
 	// ReasonConfigurationError: the call cannot be made as configured (no

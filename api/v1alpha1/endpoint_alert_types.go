@@ -52,6 +52,19 @@ type ReversePrivateEndpoint struct {
 
 // AlertStatus is one alert named in spec.alertIds: its fields as the alert
 // API last returned them, plus error while its latest fetch fails.
+//
+// The alert API has two shapes. Servers since early 2026 name the team, the
+// dashboard and the saved search teamId, dashboardId and savedSearchId, and
+// send thresholdMax, channels, executionErrors, note, numConsecutiveWindows
+// and the schedule fields; older servers send team, dashboard and
+// savedSearch. Status shows one field for each under the older, shorter name
+// (team, dashboard, savedSearch), whichever name the server used. When a
+// server sends both names, the ...Id one wins: it is always the identifier,
+// while the old name may carry the referenced document itself.
+//
+// A field of a type the operator cannot use (a number that is not a number,
+// an object where a string belongs) is left out of the entry; the other
+// fields stay. Numbers are read from JSON numbers or numeric strings.
 type AlertStatus struct {
 	// id is the alert identifier as given in spec.alertIds.
 	// +required
@@ -67,32 +80,82 @@ type AlertStatus struct {
 	// +optional
 	Message *string `json:"message,omitempty"`
 	// threshold of the alert; a decimal kept exactly as the cloud sent it.
+	// For the threshold types between and not_between it is the lower bound.
 	// +optional
 	Threshold *Decimal `json:"threshold,omitempty"`
+	// thresholdMax is the upper bound of the threshold types between and
+	// not_between; a decimal kept exactly as the cloud sent it.
+	// +optional
+	ThresholdMax *Decimal `json:"thresholdMax,omitempty"`
 	// interval at which the alert is evaluated, such as 5m.
 	// +optional
 	Interval *string `json:"interval,omitempty"`
-	// thresholdType says how the threshold is compared (for example above).
+	// thresholdType says how the value is compared with the threshold, as
+	// the cloud spells it: above, below, above_exclusive, below_or_equal,
+	// equal, not_equal, between or not_between have been seen.
 	// +optional
 	ThresholdType *string `json:"thresholdType,omitempty"`
-	// source of the alert (for example tile).
+	// source of the alert (for example tile or saved_search).
 	// +optional
 	Source *string `json:"source,omitempty"`
-	// state of the alert as the cloud spells it (for example active).
+	// state of the alert as the cloud spells it: ALERT (firing), OK,
+	// INSUFFICIENT_DATA, DISABLED and PENDING have been seen.
 	// +optional
 	State *string `json:"state,omitempty"`
-	// channel is where the alert is sent.
+	// channel is where the alert is sent (the first of channels on servers
+	// that send both).
 	// +optional
 	Channel *AlertChannel `json:"channel,omitempty"`
-	// team that owns the alert.
+	// channels are every destination of the alert, as newer servers send
+	// them; at most 10 are kept, in the order sent.
+	// +optional
+	// +listType=atomic
+	Channels []AlertChannel `json:"channels,omitzero"`
+	// team that owns the alert: teamId on newer servers, team on older
+	// ones.
 	// +optional
 	Team *string `json:"team,omitempty"`
 	// tileId is the dashboard tile the alert watches.
 	// +optional
 	TileID *string `json:"tileId,omitempty"`
-	// dashboard is the dashboard the alert belongs to.
+	// dashboard is the dashboard the alert belongs to: dashboardId on newer
+	// servers, dashboard on older ones.
 	// +optional
 	Dashboard *string `json:"dashboard,omitempty"`
+	// savedSearch is the saved search a saved-search alert watches:
+	// savedSearchId on newer servers, savedSearch on older ones.
+	// +optional
+	SavedSearch *string `json:"savedSearch,omitempty"`
+	// groupBy is the key a saved-search alert's results are grouped by.
+	// +optional
+	GroupBy *string `json:"groupBy,omitempty"`
+	// numConsecutiveWindows is how many evaluation windows in a row must
+	// cross the threshold before the alert fires.
+	// +optional
+	NumConsecutiveWindows *int64 `json:"numConsecutiveWindows,omitempty"`
+	// scheduleOffsetMinutes shifts the alert's evaluation windows, in
+	// minutes.
+	// +optional
+	ScheduleOffsetMinutes *int64 `json:"scheduleOffsetMinutes,omitempty"`
+	// scheduleStartAt is when the alert's evaluation schedule starts (ISO
+	// 8601, as sent).
+	// +optional
+	ScheduleStartAt *string `json:"scheduleStartAt,omitempty"`
+	// silenced is present while the alert is silenced: its notifications are
+	// not sent. The servicewatch_alert_silenced metric shows it.
+	// +optional
+	Silenced *AlertSilence `json:"silenced,omitempty"`
+	// executionErrors are the alert's recent failures to evaluate or to
+	// deliver its notifications, as the alert API reports them: the latest
+	// 5, newest first, each message cut to 200 characters, with URLs
+	// reduced to their host and the operator's credentials redacted. The
+	// servicewatch_alert_execution_errors metric counts them.
+	// +optional
+	// +listType=atomic
+	ExecutionErrors []AlertExecutionError `json:"executionErrors,omitzero"`
+	// note is the alert's free-text note, cut to 1024 characters.
+	// +optional
+	Note *string `json:"note,omitempty"`
 	// createdAt is when the alert was created (ISO 8601, as sent).
 	// +optional
 	CreatedAt *string `json:"createdAt,omitempty"`
@@ -109,4 +172,33 @@ type AlertChannel struct {
 	// webhookId identifies the webhook of a webhook channel.
 	// +optional
 	WebhookID *string `json:"webhookId,omitempty"`
+}
+
+// AlertSilence says who silenced an alert and for how long.
+type AlertSilence struct {
+	// by identifies the user who silenced the alert.
+	// +optional
+	By *string `json:"by,omitempty"`
+	// at is when the alert was silenced (ISO 8601, as sent).
+	// +optional
+	At *string `json:"at,omitempty"`
+	// until is when the silence ends (ISO 8601, as sent).
+	// +optional
+	Until *string `json:"until,omitempty"`
+}
+
+// AlertExecutionError is one failure of an alert to evaluate or to deliver.
+type AlertExecutionError struct {
+	// timestamp of the failure (ISO 8601, as sent).
+	// +optional
+	Timestamp *string `json:"timestamp,omitempty"`
+	// type of failure as the cloud spells it: QUERY_ERROR (the evaluation
+	// failed), WEBHOOK_ERROR (a notification could not be delivered),
+	// INVALID_ALERT and UNKNOWN have been seen.
+	// +optional
+	Type *string `json:"type,omitempty"`
+	// message is the cloud's words, cut to 200 characters, with URLs reduced
+	// to their host and the operator's credentials redacted.
+	// +optional
+	Message *string `json:"message,omitempty"`
 }

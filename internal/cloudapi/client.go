@@ -209,13 +209,14 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 		return AlertResult{}, configError(op, err)
 	}
 	var result AlertResult
+	scrub := newScrubber(token.secrets())
 	read := func(_ int, header http.Header, body io.Reader) (string, error) {
 		result.RequestID = header.Get("X-Request-ID")
 		raw, err := io.ReadAll(body)
 		if err != nil {
 			return result.RequestID, err
 		}
-		result.Alert, err = decodeAlert(raw)
+		result.Alert, result.LeftOut, err = decodeAlert(raw, scrub)
 		return result.RequestID, err
 	}
 	err = c.do(ctx, call{
@@ -431,11 +432,14 @@ func (c *Client) statusError(cl prepared, resp *http.Response) *Error {
 		}
 	}
 	e := &Error{
-		Reason:     reasonForResponse(resp.StatusCode, d.Message),
+		Reason:     reasonForResponse(resp.StatusCode, d, cl.op),
 		StatusCode: resp.StatusCode,
 		RequestID:  cl.scrub.clean(d.RequestID),
 		Message:    cl.scrub.clean(d.Message),
 		Operation:  cl.op,
+	}
+	if resp.StatusCode == http.StatusFailedDependency {
+		e.ServiceState = cl.scrub.fit(cl.scrub.clean(serviceStateOf(d)), maxServiceStateRunes)
 	}
 	if e.Reason == ReasonRateLimited {
 		now := c.now()

@@ -8,44 +8,7 @@ import (
 	"mime"
 	"strings"
 	"unicode/utf8"
-
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 )
-
-// alertEnvelope is the body of a successful alert API response.
-type alertEnvelope struct {
-	Data json.RawMessage `json:"data"`
-}
-
-// alertData is the alert API's alert as the status type holds it. The status
-// type's error member is the operator's: a member of that name in the cloud's
-// answer is not the spec's, so it is dropped like any other unknown member.
-type alertData struct {
-	swv1.AlertStatus
-	Error ignored `json:"error"`
-}
-
-// ignored accepts any JSON value and keeps nothing of it.
-type ignored struct{}
-
-// UnmarshalJSON discards the value.
-func (*ignored) UnmarshalJSON([]byte) error { return nil }
-
-// decodeAlert decodes a get-alert response body: {"data": {...}}.
-func decodeAlert(body []byte) (swv1.AlertStatus, error) {
-	var env alertEnvelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		return swv1.AlertStatus{}, fmt.Errorf("decode alert envelope: %w", err)
-	}
-	if firstByte(env.Data) != '{' {
-		return swv1.AlertStatus{}, errors.New("alert envelope data is not an object")
-	}
-	var a alertData
-	if err := json.Unmarshal(env.Data, &a); err != nil {
-		return swv1.AlertStatus{}, fmt.Errorf("decode alert: %w", err)
-	}
-	return a.AlertStatus, nil
-}
 
 // firstByte returns the first non-space byte of a JSON value, or 0.
 func firstByte(raw json.RawMessage) byte {

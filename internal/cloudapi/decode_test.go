@@ -296,10 +296,12 @@ func TestGetAlertToleratesNullsAndUnknownFields(t *testing.T) {
 		Threshold: dec("0.1"), // 0.10 as the API server stores it
 		Channel:   &swv1.AlertChannel{Type: ptr("email")},
 		State:     ptr("snoozed"),
+		// A silenced object, even of nulls, says the alert is silenced.
+		Silenced: &swv1.AlertSilence{},
 	}}
 	assertEqual(t, got, want)
 	b := mustJSON(t, got.Alert, "")
-	if want := `{"id":"a1","threshold":0.1,"state":"snoozed","channel":{"type":"email"}}`; string(b) != want {
+	if want := `{"id":"a1","threshold":0.1,"state":"snoozed","channel":{"type":"email"},"silenced":{}}`; string(b) != want {
 		t.Errorf("re-marshaled:\n got %s\nwant %s", b, want)
 	}
 }

@@ -63,9 +63,14 @@
 // # Errors
 //
 // Every error returned by the client is an *Error. The HTTP status code
-// decides its Reason; the response body only adds the service's own words
-// (Message) and request ID; a 424 saying the service is idle is
-// ReasonServiceIdle. Messages are short, stripped of HTML and of control,
+// decides its Reason; the response body adds the service's own words
+// (Message) and request ID, and names three cases apart: a 424 saying the
+// service is idle is ReasonServiceIdle, one naming another state of the
+// service (its structured code and serviceState, or "Current state: ..." in
+// its words) is ReasonServiceNotRunning with Error.ServiceState, and a 404
+// whose body is not the API's JSON (an HTML page such as "Cannot GET /v1/...",
+// plain text) is ReasonEndpointNotFound: the URL reaches no such route. A
+// 400 is ReasonBadRequest. Messages are short, stripped of HTML and of control,
 // format and bidi characters, with long URLs shortened, and scrubbed of the
 // credentials used for the call in any encoding a service may echo them in
 // (JSON and Go escapes, URL encoding, base64, also cut short at the end of a
@@ -78,8 +83,10 @@
 // Decoding is tolerant of what the spec leaves open: absent fields and nulls
 // stay nil, fields the spec does not list are dropped, enumerations are plain
 // strings, and decimals are swv1.Decimal, in the form the API server stores
-// them. A value of the wrong JSON type for a known field is an
-// InvalidResponse. A pipe's objectStorage connectionString, a credential,
+// them. A value of the wrong JSON type for a known field of a pipe or an
+// endpoint is an InvalidResponse; an alert is decoded member by member, so
+// that such a value leaves out that member only (AlertResult.LeftOut names
+// it), and reads both shapes of the alert API (see swv1.AlertStatus). A pipe's objectStorage connectionString, a credential,
 // reads "<redacted>" as soon as the pipe is decoded, before anything outside
 // the client sees it.
 //

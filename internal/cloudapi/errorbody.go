@@ -15,7 +15,24 @@ import (
 type errorDetails struct {
 	Message   string
 	RequestID string
+	// Code and ServiceState are the structured members of a 424's body, such
+	// as {"code":"SERVICE_NOT_RUNNING","serviceState":"awaking"}.
+	Code         string
+	ServiceState string
+	// Shape is what kind of body it was.
+	Shape bodyShape
 }
+
+// bodyShape is the kind of an error response body.
+type bodyShape int
+
+const (
+	shapeEmpty      bodyShape = iota // nothing but white space
+	shapeJSONObject                  // the APIs' own error bodies
+	shapeJSONString
+	shapeHTML
+	shapeText // anything else
+)
 
 // parseErrorBody extracts the service's words from an error response body.
 // Management errors look like {"status":404,"requestId":"...","error":"..."},
@@ -24,7 +41,10 @@ type errorDetails struct {
 func parseErrorBody(body []byte, contentType string) errorDetails {
 	var d errorDetails
 	if obj, ok := jsonObject(body); ok {
+		d.Shape = shapeJSONObject
 		d.RequestID = firstString(obj, "requestId", "request_id")
+		d.Code = firstString(obj, "code")
+		d.ServiceState = firstString(obj, "serviceState")
 		d.Message = firstString(obj, "error", "message", "error_description", "detail", "title")
 		if d.Message == "" {
 			// {"error": {"message": "..."}} is a common variant.
@@ -33,11 +53,13 @@ func parseErrorBody(body []byte, contentType string) errorDetails {
 			}
 		}
 	} else if s, ok := jsonString(body); ok {
-		d.Message = s
+		d.Shape, d.Message = shapeJSONString, s
+	} else if len(bytes.TrimSpace(body)) == 0 {
+		d.Shape = shapeEmpty
 	} else if looksLikeHTML(body, contentType) {
-		d.Message = htmlTitle(body)
+		d.Shape, d.Message = shapeHTML, htmlText(body)
 	} else {
-		d.Message = string(body)
+		d.Shape, d.Message = shapeText, string(body)
 	}
 	return d
 }
@@ -88,11 +110,27 @@ func looksLikeHTML(body []byte, contentType string) bool {
 var (
 	titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
 	h1RE    = regexp.MustCompile(`(?is)<h1[^>]*>(.*?)</h1>`)
+	preRE   = regexp.MustCompile(`(?is)<pre[^>]*>(.*?)</pre>`)
 	tagRE   = regexp.MustCompile(`(?s)<[^>]*>`)
 )
 
-// htmlTitle returns an HTML page's title (or first heading) as text, never the
-// page itself.
+// cannotRE finds a web framework's words for a route it does not have, such
+// as "Cannot GET /v1/organizations/...", in a page's <pre>.
+var cannotRE = regexp.MustCompile(`(?i)^\s*cannot [a-z]+ `)
+
+// htmlText returns the words of an HTML error page, never the page itself:
+// a framework's "Cannot GET /path" (it says which route is missing, where
+// the title only says "Error"), else the title or first heading.
+func htmlText(body []byte) string {
+	if m := preRE.FindSubmatch(body); m != nil {
+		if text := html.UnescapeString(tagRE.ReplaceAllString(string(m[1]), " ")); cannotRE.MatchString(text) {
+			return text
+		}
+	}
+	return htmlTitle(body)
+}
+
+// htmlTitle returns an HTML page's title (or first heading) as text.
 func htmlTitle(body []byte) string {
 	for _, re := range []*regexp.Regexp{titleRE, h1RE} {
 		if m := re.FindSubmatch(body); m != nil {

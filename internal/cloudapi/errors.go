@@ -13,14 +13,26 @@ import (
 type Reason string
 
 // The reasons a call can fail for. The HTTP status code decides the reason;
-// the response body only tells an idle service's 424 from other 424s.
+// the response body only tells apart the 424s of an idle service, of a
+// service in another state and others, and a 404 of the API (its JSON error
+// body) from a 404 of whatever else answers at the URL.
 const (
 	// ReasonUnauthorized is a 401: the credential is wrong or missing.
 	ReasonUnauthorized Reason = "Unauthorized"
 	// ReasonForbidden is a 403: the credential may not do this.
 	ReasonForbidden Reason = "Forbidden"
-	// ReasonNotFound is a 404: unknown organization, service or alert.
+	// ReasonNotFound is a 404 that the API itself sent (its JSON error body,
+	// or the alert API's bare "Not Found"): unknown organization, service or
+	// alert.
 	ReasonNotFound Reason = "NotFound"
+	// ReasonEndpointNotFound is a 404 whose body is not the API's: an HTML
+	// page such as "Cannot GET /v1/...", or plain text. The URL reaches a web
+	// server but no such route of the API: a wrong base URL or path prefix.
+	ReasonEndpointNotFound Reason = "EndpointNotFound"
+	// ReasonBadRequest is a 400: the service rejected the request as
+	// malformed, such as an alert ID that is not one ("Params validation
+	// failed: id: Invalid ObjectId"). The same request fails again.
+	ReasonBadRequest Reason = "BadRequest"
 	// ReasonRateLimited is a 429, or a call held back by the client because
 	// of an earlier 429 on its budget; see Error.RetryAfter and RetryAt.
 	ReasonRateLimited Reason = "RateLimited"
@@ -36,6 +48,11 @@ const (
 	// cloud answers so while a service is paused): nothing is wrong with the
 	// request, the data cannot be read until the service runs again.
 	ReasonServiceIdle Reason = "ServiceIdle"
+	// ReasonServiceNotRunning is a 424 whose body says the service is in
+	// another state than running or idle, such as stopped or awaking
+	// (Error.ServiceState): like an idle service, nothing is wrong with the
+	// request, and the data cannot be read until the service runs.
+	ReasonServiceNotRunning Reason = "ServiceNotRunning"
 	// ReasonUnexpectedStatus is any other status (3xx, other 4xx); see
 	// Error.StatusCode.
 	ReasonUnexpectedStatus Reason = "UnexpectedStatus"
@@ -75,6 +92,10 @@ type Error struct {
 	// Message is the service's own words, trimmed to at most 200 characters,
 	// with HTML reduced to its title and credentials removed.
 	Message string
+	// ServiceState is the state of the service a 424 names (from the body's
+	// serviceState, or "Current state: ..." in its words), cleaned like
+	// Message; "" when it names none.
+	ServiceState string
 	// RetryAfter is how long to wait before calling again, for RateLimited.
 	RetryAfter time.Duration
 	// RetryAt is when calling again is allowed, for RateLimited: the
@@ -102,6 +123,11 @@ func (e *Error) Error() string {
 	if e.Message != "" {
 		b.WriteString(": ")
 		b.WriteString(e.Message)
+	}
+	if e.ServiceState != "" && !strings.Contains(strings.ToLower(e.Message), strings.ToLower(e.ServiceState)) {
+		b.WriteString(" (service state ")
+		b.WriteString(e.ServiceState)
+		b.WriteByte(')')
 	}
 	if e.Err != nil {
 		b.WriteString(": ")
@@ -151,18 +177,33 @@ func RetryAfterOf(err error) time.Duration {
 // Service is not running. Current state: idle".
 var idleRE = regexp.MustCompile(`(?i)\bidle\b`)
 
-// reasonForResponse maps an HTTP status code that is not a success, and the
-// service's words, to a reason.
-func reasonForResponse(code int, message string) Reason {
+// notRunningRE finds "not running" in a 424's message.
+var notRunningRE = regexp.MustCompile(`(?i)\bnot running\b`)
+
+// currentStateRE finds the state a 424's message names, as in
+// "FAILED_DEPENDENCY: Service is not running. Current state: stopped".
+var currentStateRE = regexp.MustCompile(`(?i)\bcurrent state:\s*([a-z][a-z_-]*)`)
+
+// maxServiceStateRunes bounds Error.ServiceState.
+const maxServiceStateRunes = 32
+
+// reasonForResponse maps an HTTP status code that is not a success, and what
+// the body says, to a reason. op tells the alert API's 404s apart.
+func reasonForResponse(code int, d errorDetails, op string) Reason {
 	switch {
-	case code == 424 && idleRE.MatchString(message):
-		return ReasonServiceIdle
+	case code == 424:
+		return reasonFor424(d)
+	case code == 400:
+		return ReasonBadRequest
 	case code == 401:
 		return ReasonUnauthorized
 	case code == 403:
 		return ReasonForbidden
 	case code == 404:
-		return ReasonNotFound
+		if isAPINotFound(d, op) {
+			return ReasonNotFound
+		}
+		return ReasonEndpointNotFound
 	case code == 429:
 		return ReasonRateLimited
 	case code >= 500 && code <= 599:
@@ -170,4 +211,49 @@ func reasonForResponse(code int, message string) Reason {
 	default:
 		return ReasonUnexpectedStatus
 	}
+}
+
+// reasonFor424 reads a 424 (Failed Dependency): the management API answers
+// it when the service cannot serve the call. A structured body says why in
+// code and serviceState; an older one only in its words.
+func reasonFor424(d errorDetails) Reason {
+	state := serviceStateOf(d)
+	switch {
+	case strings.EqualFold(d.Code, "SERVICE_IDLE"), strings.EqualFold(state, "idle"):
+		return ReasonServiceIdle
+	case state != "", strings.EqualFold(d.Code, "SERVICE_NOT_RUNNING"), notRunningRE.MatchString(d.Message):
+		return ReasonServiceNotRunning
+	case idleRE.MatchString(d.Message):
+		return ReasonServiceIdle
+	}
+	return ReasonUnexpectedStatus
+}
+
+// serviceStateOf is the state of the service a 424 names: serviceState, or
+// "Current state: ..." in its words; "" for none.
+func serviceStateOf(d errorDetails) string {
+	if s := strings.TrimSpace(d.ServiceState); s != "" {
+		return s
+	}
+	if m := currentStateRE.FindStringSubmatch(d.Message); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// isAPINotFound tells a 404 the API sent about a resource from one of a web
+// server that has no such route. The APIs answer errors with a JSON object;
+// an empty body tells nothing either way and keeps the older reading. The
+// alert API also answers a missing alert with the bare status text "Not
+// Found" (its server's default for a 404 it sends itself), which a route
+// that does not exist never does: that server's own 404 is an HTML page
+// "Cannot GET /...".
+func isAPINotFound(d errorDetails, op string) bool {
+	switch d.Shape {
+	case shapeJSONObject, shapeEmpty:
+		return true
+	case shapeText, shapeJSONString:
+		return op == OperationGetAlert && strings.EqualFold(strings.TrimSpace(d.Message), "Not Found")
+	}
+	return false
 }

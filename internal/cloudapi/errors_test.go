@@ -106,8 +106,8 @@ func TestStatusAndBodyMapToReason(t *testing.T) {
 			reason: cloudapi.ReasonServerError, status: 500, message: "oops", requestID: "hdr-1"},
 		{name: "418 other status", call: listPipes, reply: reply{status: 418, body: "teapot"},
 			reason: cloudapi.ReasonUnexpectedStatus, status: 418, message: "teapot"},
-		{name: "400 other status", call: getAlert, reply: reply{status: 400, contentType: json, body: `{"message":"bad id"}`},
-			reason: cloudapi.ReasonUnexpectedStatus, status: 400, message: "bad id"},
+		{name: "400 is a bad request", call: getAlert, reply: reply{status: 400, contentType: json, body: `{"message":"bad id"}`},
+			reason: cloudapi.ReasonBadRequest, status: 400, message: "bad id"},
 		{name: "redirect is not followed", call: listPipes,
 			reply:  reply{status: 302, header: map[string]string{"Location": "https://elsewhere.example.invalid/"}},
 			reason: cloudapi.ReasonUnexpectedStatus, status: 302, message: "redirect to https://elsewhere.example.invalid/ not followed"},
@@ -388,5 +388,107 @@ func TestIdleServiceIsReportedAsServiceIdle(t *testing.T) {
 	want := "list pipes: 424 ServiceIdle: FAILED_DEPENDENCY: Service is not running. Current state: idle (requestId 5f0c8e2a-3b1d-4c6e-9a7f-2d4b6c8e0a1f)"
 	if err.Error() != want {
 		t.Errorf("Error() = %q, want %q", err.Error(), want)
+	}
+}
+
+// Errors named for what they are, over bodies the services send today: a
+// service that is stopped or waking is ServiceNotRunning (with its state),
+// not UnexpectedStatus; a structured idle body is ServiceIdle; a 404 page
+// that is not the API's JSON means the URL reaches no such route; a
+// malformed alert ID is a BadRequest with the cloud's words.
+func TestErrorsAreNamedForWhatTheyAre(t *testing.T) {
+	const (
+		json = "application/json"
+		// Express's page for a route it does not have.
+		cannotGet = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Error</title>
+</head>
+<body>
+<pre>Cannot GET /v1/organizations/7f0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d/services/4e2c6a1b-9d8f-4c3b-a2e1-0f9e8d7c6b5a/pipes</pre>
+</body>
+</html>
+`
+	)
+	tests := []struct {
+		name    string
+		call    callFunc
+		reply   reply
+		reason  cloudapi.Reason
+		state   string
+		message string
+		errText string // a part of Error()
+	}{
+		{name: "424 stopped, in the words", call: listPipes,
+			reply: reply{status: 424, contentType: json,
+				body: `{"error":"FAILED_DEPENDENCY: Service is not running. Current state: stopped","status":424,"requestId":"0b9c1a2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"}`},
+			reason: cloudapi.ReasonServiceNotRunning, state: "stopped",
+			message: "FAILED_DEPENDENCY: Service is not running. Current state: stopped",
+			errText: "424 ServiceNotRunning: FAILED_DEPENDENCY: Service is not running. Current state: stopped (requestId 0b9c1a2d"},
+		{name: "424 structured: awaking", call: listEndpoints,
+			reply: reply{status: 424, contentType: json,
+				body: `{"error":"Service is waking up, try again shortly","code":"SERVICE_NOT_RUNNING","serviceState":"awaking","canWake":false,"status":424}`},
+			reason: cloudapi.ReasonServiceNotRunning, state: "awaking", message: "Service is waking up, try again shortly",
+			errText: "424 ServiceNotRunning: Service is waking up, try again shortly (service state awaking)"},
+		{name: "424 structured without a state", call: listPipes,
+			reply:  reply{status: 424, contentType: json, body: `{"error":"Service unavailable","code":"SERVICE_NOT_RUNNING","status":424}`},
+			reason: cloudapi.ReasonServiceNotRunning, message: "Service unavailable"},
+		{name: "424 structured idle", call: listPipes,
+			reply:  reply{status: 424, contentType: json, body: `{"error":"Service is idle","code":"SERVICE_IDLE","serviceState":"idle","canWake":true,"status":424}`},
+			reason: cloudapi.ReasonServiceIdle, state: "idle", message: "Service is idle"},
+		{name: "424 idle state with a generic code", call: listPipes,
+			reply:  reply{status: 424, contentType: json, body: `{"error":"FAILED_DEPENDENCY","code":"SERVICE_NOT_RUNNING","serviceState":"idle","status":424}`},
+			reason: cloudapi.ReasonServiceIdle, state: "idle", message: "FAILED_DEPENDENCY"},
+		{name: "424 state from the cloud is bounded", call: listPipes,
+			reply:  reply{status: 424, contentType: json, body: `{"error":"x","serviceState":"` + strings.Repeat("s", 100) + `"}`},
+			reason: cloudapi.ReasonServiceNotRunning, state: strings.Repeat("s", 31) + "…", message: "x"},
+		{name: "404 HTML Cannot GET: no such route", call: listPipes,
+			reply:  reply{status: 404, contentType: "text/html; charset=utf-8", body: cannotGet},
+			reason: cloudapi.ReasonEndpointNotFound,
+			message: "Cannot GET /v1/organizations/7f0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d/services/4e2c6a1b-9d8f-4c3b-a2e1-0f9e8d7c6b5a/pipes"},
+		{name: "404 HTML of a proxy", call: getAlert,
+			reply:  reply{status: 404, contentType: "text/html", body: "<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>"},
+			reason: cloudapi.ReasonEndpointNotFound, message: "404 Not Found"},
+		{name: "404 plain text of a router", call: listEndpoints,
+			reply:  reply{status: 404, contentType: "text/plain; charset=utf-8", body: "404 page not found\n"},
+			reason: cloudapi.ReasonEndpointNotFound, message: "404 page not found"},
+		{name: "404 plain text on the alert route", call: getAlert,
+			reply:  reply{status: 404, contentType: "text/plain; charset=utf-8", body: "Cannot GET /api/v2/alertz/65f1a2b3c4d5e6f708192a3b"},
+			reason: cloudapi.ReasonEndpointNotFound, message: "Cannot GET /api/v2/alertz/65f1a2b3c4d5e6f708192a3b"},
+		{name: "404 JSON of the management API: a missing service", call: listPipes,
+			reply:  reply{status: 404, contentType: json, body: `{"status":404,"requestId":"r-404","error":"Service not found"}`},
+			reason: cloudapi.ReasonNotFound, message: "Service not found"},
+		{name: "404 of the alert API for a missing alert: its bare status text", call: getAlert,
+			reply:  reply{status: 404, contentType: "text/plain; charset=utf-8", body: "Not Found"},
+			reason: cloudapi.ReasonNotFound, message: "Not Found"},
+		{name: "404 bare status text from the management URL", call: listPipes,
+			reply:  reply{status: 404, contentType: "text/plain; charset=utf-8", body: "Not Found"},
+			reason: cloudapi.ReasonEndpointNotFound, message: "Not Found"},
+		{name: "404 without a body", call: listPipes, reply: reply{status: 404}, reason: cloudapi.ReasonNotFound},
+		{name: "400 for a malformed alert ID", call: getAlert,
+			reply:  reply{status: 400, contentType: json, body: `{"message":"Params validation failed: id: Invalid ObjectId"}`},
+			reason: cloudapi.ReasonBadRequest, message: "Params validation failed: id: Invalid ObjectId",
+			errText: "get alert: 400 BadRequest: Params validation failed: id: Invalid ObjectId"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, _ := serve(t, tt.reply)
+			err := tt.call(context.Background(), newClient(cloudapi.Options{}), srv.URL)
+			e := asError(t, err)
+			if e.Reason != tt.reason || e.StatusCode != tt.reply.status {
+				t.Errorf("got %s %d, want %s %d (%v)", e.Reason, e.StatusCode, tt.reason, tt.reply.status, err)
+			}
+			if e.ServiceState != tt.state {
+				t.Errorf("ServiceState = %q, want %q", e.ServiceState, tt.state)
+			}
+			if e.Message != tt.message {
+				t.Errorf("Message = %q, want %q", e.Message, tt.message)
+			}
+			if !strings.Contains(err.Error(), tt.errText) {
+				t.Errorf("Error() = %q, want it to contain %q", err.Error(), tt.errText)
+			}
+		})
 	}
 }

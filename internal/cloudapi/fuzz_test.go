@@ -105,9 +105,10 @@ func FuzzDecodeReversePrivateEndpoints(f *testing.F) {
 }
 
 func FuzzDecodeAlert(f *testing.F) {
-	addSeedFiles(f, "alert.json", "alert_sparse.json")
+	addSeedFiles(f, "alert.json", "alert_sparse.json", "alert_current.json")
+	scrub := newScrubber([]string{"fuzz-token"})
 	f.Fuzz(func(t *testing.T, body []byte) {
-		a, err := decodeAlert(body)
+		a, _, err := decodeAlert(body, scrub)
 		if err != nil {
 			return
 		}
@@ -115,7 +116,7 @@ func FuzzDecodeAlert(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-marshal: %v", err)
 		}
-		again, err := decodeAlert(b)
+		again, _, err := decodeAlert(b, scrub)
 		if err != nil || !reflect.DeepEqual(a, again) {
 			t.Fatalf("round trip: %v\n%s", err, b)
 		}

@@ -1,6 +1,7 @@
 package cloudapi
 
 import (
+	"net/url"
 	"regexp"
 	"strings"
 	"unicode"
@@ -32,6 +33,11 @@ const (
 // redacted in any encoding, long URLs shortened, and at most maxMessageRunes
 // runes.
 func (s *scrubber) clean(text string) string {
+	return s.cleanTo(text, maxMessageRunes)
+}
+
+// cleanTo cleans text like clean, to at most n runes.
+func (s *scrubber) cleanTo(text string, n int) string {
 	// Invalid UTF-8 is kept until secrets are redacted: a cap that cuts a
 	// secret inside a character leaves its first bytes, which must still
 	// match.
@@ -42,7 +48,7 @@ func (s *scrubber) clean(text string) string {
 	// Shortening joins the two ends of a URL; what they make together is
 	// scrubbed again, around the redactions already made.
 	text = s.redactBetween(shortenURLs(text))
-	return s.fit(text, maxMessageRunes)
+	return s.fit(text, n)
 }
 
 // normalizeText drops control and format characters (bidi overrides and
@@ -82,6 +88,29 @@ func shortenURLs(s string) string {
 		}
 		r := []rune(u)
 		return string(r[:urlHeadRunes]) + "…" + string(r[len(r)-urlTailRunes:])
+	})
+}
+
+// hostOnlyURLs reduces the URLs in s to their scheme and host, marking a cut
+// path, query or fragment with "/…". The cloud's own words about a webhook
+// it failed to call name the webhook's URL, whose path or query is often
+// its secret (a chat service's incoming webhook, a signed URL), and never
+// the operator's credentials, which the scrubber would find.
+func hostOnlyURLs(s string) string {
+	return urlRE.ReplaceAllStringFunc(s, func(raw string) string {
+		scheme, rest, _ := strings.Cut(raw, "://")
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			if rest == "" {
+				return raw
+			}
+			return scheme + "://…"
+		}
+		out := scheme + "://" + u.Host
+		if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil || strings.HasSuffix(rest, "?") {
+			out += "/…"
+		}
+		return out
 	})
 }
 

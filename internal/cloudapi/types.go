@@ -53,4 +53,9 @@ type AlertResult struct {
 	// RequestID is the X-Request-Id response header, when the alert API sends
 	// one (its body carries no request ID).
 	RequestID string
+	// LeftOut names the members of the alert that were left out because
+	// their value was of a type the operator cannot use, such as
+	// "threshold" or "channels[2].webhookId": at most 10, in the order
+	// read. The other members are in Alert.
+	LeftOut []string
 }

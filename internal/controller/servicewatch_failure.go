@@ -30,7 +30,8 @@ func newFailure(reason, format string, args ...any) *failure {
 func isStalledReason(reason string) bool {
 	switch reason {
 	case swv1.ReasonSecretNotFound, swv1.ReasonSecretKeyMissing, swv1.ReasonUnauthorized,
-		swv1.ReasonForbidden, swv1.ReasonConfigurationError, swv1.ReasonURLNotAllowed, swv1.ReasonAddressNotAllowed:
+		swv1.ReasonForbidden, swv1.ReasonEndpointNotFound, swv1.ReasonBadRequest, swv1.ReasonConfigurationError,
+		swv1.ReasonURLNotAllowed, swv1.ReasonAddressNotAllowed:
 		return true
 	}
 	return false
@@ -38,9 +39,9 @@ func isStalledReason(reason string) bool {
 
 // isTransientReason tells the reasons that a retry soon may fix: they back
 // off. The others wait for the interval: stalled ones for the user, an idle
-// service for its owner to wake it.
+// or otherwise not running service for its owner to start it.
 func isTransientReason(reason string) bool {
-	return !isStalledReason(reason) && reason != swv1.ReasonServiceIdle
+	return !isStalledReason(reason) && reason != swv1.ReasonServiceIdle && reason != swv1.ReasonServiceNotRunning
 }
 
 // cloudFailure classifies an error of the cloud client. The message keeps the
@@ -68,6 +69,24 @@ func cloudFailure(err error) *failure {
 		} else {
 			f.message += "; check spec.organizationId and spec.serviceId"
 		}
+	case cloudapi.ReasonEndpointNotFound:
+		if cerr.Operation == cloudapi.OperationGetAlert {
+			f.message += "; the URL does not reach the alert API: check spec.alertApi.url (or the manager's --alert-api-url) and its path prefix"
+		} else {
+			f.message += "; the URL does not reach the management API: check spec.managementApi.url (or the manager's --management-api-url) and its path prefix"
+		}
+	case cloudapi.ReasonBadRequest:
+		if cerr.Operation == cloudapi.OperationGetAlert {
+			f.message += "; the alert API rejected the request: check the ID in spec.alertIds"
+		} else {
+			f.message += "; the management API rejected the request: check spec.organizationId and spec.serviceId"
+		}
+	case cloudapi.ReasonServiceNotRunning:
+		f.message += "; the service is not running"
+		if cerr.ServiceState != "" {
+			f.message += " (" + cerr.ServiceState + ")"
+		}
+		f.message += ": the data in status is kept and the part is retried every interval; start the service to resume"
 	}
 	return f
 }
@@ -82,6 +101,10 @@ func conditionReason(r cloudapi.Reason) string {
 		return swv1.ReasonForbidden
 	case cloudapi.ReasonNotFound:
 		return swv1.ReasonNotFound
+	case cloudapi.ReasonEndpointNotFound:
+		return swv1.ReasonEndpointNotFound
+	case cloudapi.ReasonBadRequest:
+		return swv1.ReasonBadRequest
 	case cloudapi.ReasonRateLimited:
 		return swv1.ReasonRateLimited
 	case cloudapi.ReasonServerError:
@@ -94,6 +117,8 @@ func conditionReason(r cloudapi.Reason) string {
 		return swv1.ReasonServiceIdle
 	case cloudapi.ReasonAddressNotAllowed:
 		return swv1.ReasonAddressNotAllowed
+	case cloudapi.ReasonServiceNotRunning:
+		return swv1.ReasonServiceNotRunning
 	case cloudapi.ReasonUnexpectedStatus:
 		return swv1.ReasonUnexpectedStatus
 	default:

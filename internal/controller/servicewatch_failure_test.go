@@ -28,6 +28,10 @@ func TestCloudFailure(t *testing.T) {
 		{"a bad answer is retried", &cloudapi.Error{Reason: cloudapi.ReasonInvalidResponse}, swv1.ReasonInvalidResponse, false, "", 0},
 		{"a configuration error stalls", &cloudapi.Error{Reason: cloudapi.ReasonConfigurationError}, swv1.ReasonConfigurationError, true, "", 0},
 		{"a refused address stalls and names the flag", &cloudapi.Error{Reason: cloudapi.ReasonAddressNotAllowed}, swv1.ReasonAddressNotAllowed, true, "--deny-local-addresses", 0},
+		{"a 424 of a stopped service is retried at the interval, with its state", &cloudapi.Error{Reason: cloudapi.ReasonServiceNotRunning, ServiceState: "stopped", Operation: cloudapi.OperationListPipes}, swv1.ReasonServiceNotRunning, false, "not running (stopped)", 0},
+		{"a 404 page that is not the API's names the management URL", &cloudapi.Error{Reason: cloudapi.ReasonEndpointNotFound, Operation: cloudapi.OperationListPipes}, swv1.ReasonEndpointNotFound, true, "spec.managementApi.url", 0},
+		{"a 404 page that is not the API's names the alert URL", &cloudapi.Error{Reason: cloudapi.ReasonEndpointNotFound, Operation: cloudapi.OperationGetAlert}, swv1.ReasonEndpointNotFound, true, "spec.alertApi.url", 0},
+		{"a 400 for an alert ID stalls with the cloud's words", &cloudapi.Error{Reason: cloudapi.ReasonBadRequest, StatusCode: 400, Message: "Params validation failed: id: Invalid ObjectId", Operation: cloudapi.OperationGetAlert}, swv1.ReasonBadRequest, true, "Params validation failed: id: Invalid ObjectId", 0},
 		{"an error the client did not classify is Unreachable", errors.New("dial tcp: refused"), swv1.ReasonUnreachable, false, "refused", 0},
 	}
 	for _, tt := range tests {
@@ -38,6 +42,9 @@ func TestCloudFailure(t *testing.T) {
 			}
 			if !strings.Contains(f.message, tt.mention) {
 				t.Errorf("message %q does not mention %q", f.message, tt.mention)
+			}
+			if transient := isTransientReason(f.reason); tt.reason == swv1.ReasonServiceNotRunning && transient {
+				t.Errorf("%s backs off; want it retried at the interval like ServiceIdle", f.reason)
 			}
 		})
 	}
