@@ -24,6 +24,10 @@ func stateFamilies() []string {
 		"servicewatch_reverse_private_endpoint_info",
 		"servicewatch_alert_info",
 		"servicewatch_alert_fetch_failed",
+		"servicewatch_alert_silenced",
+		"servicewatch_alert_silenced_until_timestamp_seconds",
+		"servicewatch_alert_execution_errors",
+		"servicewatch_alert_last_execution_error_timestamp_seconds",
 		"servicewatch_condition",
 		"servicewatch_last_sync_timestamp_seconds",
 		"servicewatch_interval_seconds",
@@ -61,6 +65,14 @@ func expectedStateSeries(svc fakecloud.Service, data fakecloud.Data, alertIDs []
 		want["servicewatch_alert_info"] = append(want["servicewatch_alert_info"], labels{
 			"alert_id": id, "alert_name": str(a, "name"), "state": str(a, "state"),
 		})
+		// Every alert shows how many execution errors it has, 0 included.
+		want["servicewatch_alert_execution_errors"] = append(want["servicewatch_alert_execution_errors"], labels{"alert_id": id})
+		if silencedNow(a) {
+			want["servicewatch_alert_silenced"] = append(want["servicewatch_alert_silenced"], labels{"alert_id": id})
+		}
+	}
+	if _, ok := want["servicewatch_alert_silenced"]; !ok {
+		want["servicewatch_alert_silenced"] = nil
 	}
 	for _, t := range []string{swv1.ConditionPipesSynced, swv1.ConditionReversePrivateEndpointsSynced, swv1.ConditionAlertsSynced, swv1.ConditionReady} {
 		want["servicewatch_condition"] = append(want["servicewatch_condition"], labels{
@@ -68,6 +80,17 @@ func expectedStateSeries(svc fakecloud.Service, data fakecloud.Data, alertIDs []
 		})
 	}
 	return want
+}
+
+// silencedNow tells whether the alert's data holds a silence that has not
+// ended.
+func silencedNow(alert map[string]any) bool {
+	silence, ok := alert["silenced"].(map[string]any)
+	if !ok {
+		return false
+	}
+	until, err := time.Parse(time.RFC3339Nano, str(silence, "until"))
+	return err != nil || time.Now().Before(until)
 }
 
 func str(obj map[string]any, key string) string {

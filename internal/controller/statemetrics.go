@@ -2,10 +2,12 @@ package controller
 
 import (
 	"strings"
+	"time"
 
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
@@ -63,10 +65,29 @@ func endpointItem(e *swv1.ReversePrivateEndpoint) statemetrics.Endpoint {
 
 func alertItems(alerts []swv1.AlertStatus) []statemetrics.Alert {
 	items := make([]statemetrics.Alert, len(alerts))
-	for i, a := range alerts {
-		items[i] = statemetrics.Alert{ID: a.ID, Name: ptr.Deref(a.Name, ""), State: ptr.Deref(a.State, ""), FetchFailed: a.Error != ""}
+	for i := range alerts {
+		items[i] = alertItem(&alerts[i])
 	}
 	return items
+}
+
+// alertItem is what the state metrics show of an alert: with the silence
+// and the execution errors, so that an alert that is silenced or whose
+// evaluations or deliveries fail is visible to alerting.
+func alertItem(a *swv1.AlertStatus) statemetrics.Alert {
+	item := statemetrics.Alert{ID: a.ID, Name: ptr.Deref(a.Name, ""), State: ptr.Deref(a.State, ""), FetchFailed: a.Error != "",
+		Silenced: a.Silenced != nil, ExecutionErrors: len(a.ExecutionErrors)}
+	if a.Silenced != nil && a.Silenced.Until != nil {
+		if until, err := time.Parse(time.RFC3339Nano, *a.Silenced.Until); err == nil {
+			item.SilencedUntil = until
+		}
+	}
+	for _, e := range a.ExecutionErrors {
+		if at := cloudapi.ExecutionErrorTime(e); at.After(item.LastExecutionError) {
+			item.LastExecutionError = at
+		}
+	}
+	return item
 }
 
 // collector gathers the metric items of a list while the client streams it,

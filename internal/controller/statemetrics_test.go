@@ -80,6 +80,26 @@ func TestStateMetricsOf(t *testing.T) {
 				{ID: "a2", FetchFailed: true},
 			},
 		},
+	}, {
+		name: "a silenced alert whose deliveries fail",
+		watch: swv1.ServiceWatch{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "data", Name: "prod"},
+			Status: swv1.ServiceWatchStatus{Alerts: []swv1.AlertStatus{
+				{ID: "a1", State: ptr.To("ALERT"), Silenced: &swv1.AlertSilence{Until: ptr.To("2026-03-02T18:00:00.000Z")},
+					ExecutionErrors: []swv1.AlertExecutionError{
+						{Timestamp: ptr.To("2026-03-02T10:30:00.000Z")}, {Timestamp: ptr.To("not a time")}, {Timestamp: ptr.To("2026-03-02T10:15:00Z")},
+					}},
+				{ID: "a2", Silenced: &swv1.AlertSilence{Until: ptr.To("whenever")}, ExecutionErrors: []swv1.AlertExecutionError{}},
+			}},
+		},
+		want: statemetrics.Watch{Namespace: "data", Name: "prod", Interval: defaultInterval,
+			Pipes: []statemetrics.Pipe{}, Endpoints: []statemetrics.Endpoint{},
+			Alerts: []statemetrics.Alert{
+				{ID: "a1", State: "ALERT", Silenced: true, SilencedUntil: time.Date(2026, 3, 2, 18, 0, 0, 0, time.UTC),
+					ExecutionErrors: 3, LastExecutionError: time.Date(2026, 3, 2, 10, 30, 0, 0, time.UTC)},
+				{ID: "a2", Silenced: true},
+			},
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,6 +26,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/statemetrics"
 	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 
@@ -37,6 +38,9 @@ var (
 	managerLog = &testenv.LockedBuffer{}
 	// managerCache reads the manager's cache, as the reconciler does.
 	managerCache client.Reader
+	// stateMetrics is the manager's state metrics collector, for tests to
+	// read what Prometheus would scrape.
+	stateMetrics = statemetrics.NewCollector(true)
 )
 
 // secretMarker starts every credential the tests create, so that a sweep of
@@ -99,8 +103,9 @@ func runSuite(m *testing.M) (int, error) {
 			ManagementRate: cloudapi.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000},
 			AlertRate:      cloudapi.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000},
 		}),
-		Recorder: mgr.GetEventRecorder("servicewatch-controller"),
-		Metrics:  metrics,
+		Recorder:     mgr.GetEventRecorder("servicewatch-controller"),
+		Metrics:      metrics,
+		StateMetrics: stateMetrics,
 		Options: controller.Options{MaxConcurrentReconciles: 8, AllowedAPIURLs: allowed,
 			ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL},
 	}

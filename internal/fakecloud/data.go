@@ -28,6 +28,9 @@ type Data struct {
 	Organizations map[string]map[string]Service `json:"organizations,omitempty"`
 	// Alerts maps alert ID → alert object, served as {"data": <object>}.
 	Alerts map[string]map[string]any `json:"alerts,omitempty"`
+	// AlertShape, when set, serves every alert in that shape of the alert
+	// API ("legacy" or "current"), whatever names Alerts uses.
+	AlertShape AlertShape `json:"alertShape,omitempty"`
 }
 
 // ManagementKey is a management API key.
@@ -89,6 +92,7 @@ func (d Data) clone() Data {
 		MoreManagementKeys: append([]ManagementKey(nil), d.MoreManagementKeys...),
 		AlertToken:         d.AlertToken,
 		MoreAlertTokens:    append([]string(nil), d.MoreAlertTokens...),
+		AlertShape:         d.AlertShape,
 	}
 	if d.Organizations != nil {
 		out.Organizations = make(map[string]map[string]Service, len(d.Organizations))

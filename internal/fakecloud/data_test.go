@@ -85,7 +85,7 @@ func TestDefaultDataCoversEverySpecField(t *testing.T) {
 		t.Fatal(err)
 	}
 	var alerts []swv1.AlertStatus
-	for _, id := range []string{fakecloud.DefaultAlertID, fakecloud.SecondAlertID} {
+	for _, id := range []string{fakecloud.DefaultAlertID, fakecloud.SecondAlertID, fakecloud.CurrentShapeAlertID} {
 		a, err := c.GetAlert(ctx, s.URL, cloudapi.NewBearerToken(fakecloud.DefaultAlertToken), id)
 		if err != nil {
 			t.Fatal(err)

@@ -35,7 +35,8 @@ const (
 // DefaultData returns data that covers every field of the spec: a pipe of
 // each source kind (Kafka with a schema registry and an offset, object
 // storage with a connection string, Kinesis, Postgres with settings and
-// table mappings), a reverse private endpoint, and two alerts. Decimals are
+// table mappings), a reverse private endpoint, two alerts in the spec's
+// shape and one in the current shape of the alert API. Decimals are
 // json.Number so they are served with their exact text.
 func DefaultData() Data {
 	return Data{
@@ -88,6 +89,7 @@ func DefaultData() Data {
 				"createdAt":     "2026-01-16T10:00:00.000Z",
 				"updatedAt":     "2026-01-16T10:00:00.000Z",
 			},
+			CurrentShapeAlertID: currentShapeAlert(),
 		},
 	}
 }

@@ -376,7 +376,7 @@ func (s *Server) getAlert(w http.ResponseWriter, r *http.Request) {
 		if ok {
 			// Marshaled under the lock: the map may be replaced, not changed,
 			// but marshaling here keeps that reasoning out of the way.
-			body, err = json.Marshal(map[string]any{"data": alert})
+			body, err = json.Marshal(map[string]any{"data": shapeAlert(alert, s.data.AlertShape)})
 		}
 		s.mu.Unlock()
 		switch {

@@ -43,6 +43,16 @@ type Endpoint struct{ ID, Type, Status string }
 type Alert struct {
 	ID, Name, State string
 	FetchFailed     bool
+	// Silenced is true when the alert API reports a silence on the alert;
+	// SilencedUntil is when it ends, zero when it does not say. A silence
+	// whose end has passed at a scrape is not shown.
+	Silenced      bool
+	SilencedUntil time.Time
+	// ExecutionErrors counts the recent failures to evaluate the alert or
+	// to deliver its notifications that status shows; LastExecutionError is
+	// when the latest happened, zero when unknown.
+	ExecutionErrors    int
+	LastExecutionError time.Time
 }
 
 // Collector is a prometheus.Collector of the watches' state. It is safe for
@@ -50,6 +60,8 @@ type Alert struct {
 type Collector struct {
 	itemMetrics bool
 	descs       descriptors
+	// now tells, at a scrape, whether a silence has ended.
+	now func() time.Time
 
 	mu      sync.RWMutex
 	watches map[watchKey]Watch
@@ -60,6 +72,8 @@ type watchKey struct{ namespace, name string }
 // descriptors are the metric families the collector emits.
 type descriptors struct {
 	pipeInfo, endpointInfo, alertInfo, alertFetchFailed *prometheus.Desc
+	alertSilenced, alertSilencedUntil                   *prometheus.Desc
+	alertExecutionErrors, alertLastExecutionError       *prometheus.Desc
 	condition, lastSync, interval                       *prometheus.Desc
 }
 
@@ -72,6 +86,7 @@ func NewCollector(itemMetrics bool) *Collector {
 	with := func(labels ...string) []string { return append(watch[:2:2], labels...) }
 	return &Collector{
 		itemMetrics: itemMetrics,
+		now:         time.Now,
 		watches:     map[watchKey]Watch{},
 		descs: descriptors{
 			pipeInfo: prometheus.NewDesc("servicewatch_pipe_info",
@@ -86,6 +101,18 @@ func NewCollector(itemMetrics bool) *Collector {
 			alertFetchFailed: prometheus.NewDesc("servicewatch_alert_fetch_failed",
 				"1 while the latest fetch of an alert of a ServiceWatch failed (its info then shows the last successful fetch); absent otherwise.",
 				with("alert_id"), nil),
+			alertSilenced: prometheus.NewDesc("servicewatch_alert_silenced",
+				"1 while the alert API reports an alert of a ServiceWatch silenced (its notifications are not sent), until the silence ends; absent otherwise.",
+				with("alert_id"), nil),
+			alertSilencedUntil: prometheus.NewDesc("servicewatch_alert_silenced_until_timestamp_seconds",
+				"Unix time at which the silence of a silenced alert of a ServiceWatch ends; absent when it is not silenced or the alert API does not say.",
+				with("alert_id"), nil),
+			alertExecutionErrors: prometheus.NewDesc("servicewatch_alert_execution_errors",
+				"Recent failures of an alert of a ServiceWatch to evaluate or to deliver its notifications, as the alert API last reported them (at most the 5 status keeps); 0 when none.",
+				with("alert_id"), nil),
+			alertLastExecutionError: prometheus.NewDesc("servicewatch_alert_last_execution_error_timestamp_seconds",
+				"Unix time of the latest execution failure of an alert of a ServiceWatch; absent when there is none or its time is unknown. It changes when a new failure is reported.",
+				with("alert_id"), nil),
 			condition: prometheus.NewDesc("servicewatch_condition",
 				"A condition of a ServiceWatch's status, with its status and reason. Always 1.",
 				with("type", "status", "reason"), nil),
@@ -97,6 +124,14 @@ func NewCollector(itemMetrics bool) *Collector {
 				watch, nil),
 		},
 	}
+}
+
+// SetClock replaces the clock that tells at a scrape whether a silence has
+// ended; for tests.
+func (c *Collector) SetClock(now func() time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = now
 }
 
 // Set replaces the snapshot of w.Namespace/w.Name.
@@ -130,7 +165,8 @@ func (c *Collector) Delete(namespace, name string) {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	d := c.descs
 	if c.itemMetrics {
-		for _, desc := range []*prometheus.Desc{d.pipeInfo, d.endpointInfo, d.alertInfo, d.alertFetchFailed} {
+		for _, desc := range []*prometheus.Desc{d.pipeInfo, d.endpointInfo, d.alertInfo, d.alertFetchFailed,
+			d.alertSilenced, d.alertSilencedUntil, d.alertExecutionErrors, d.alertLastExecutionError} {
 			ch <- desc
 		}
 	}
@@ -143,16 +179,18 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	now := c.now()
 	for _, w := range c.watches {
-		c.collectWatch(ch, w)
+		c.collectWatch(ch, w, now)
 	}
 }
 
-func (c *Collector) collectWatch(ch chan<- prometheus.Metric, w Watch) {
+func (c *Collector) collectWatch(ch chan<- prometheus.Metric, w Watch, now time.Time) {
 	d := c.descs
-	one := func(desc *prometheus.Desc, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, 1, append([]string{w.Namespace, w.Name}, labels...)...)
+	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, append([]string{w.Namespace, w.Name}, labels...)...)
 	}
+	one := func(desc *prometheus.Desc, labels ...string) { gauge(desc, 1, labels...) }
 	for _, p := range w.Pipes {
 		one(d.pipeInfo, p.ID, p.Name, p.State, p.SourceKind)
 	}
@@ -164,12 +202,22 @@ func (c *Collector) collectWatch(ch chan<- prometheus.Metric, w Watch) {
 		if a.FetchFailed {
 			one(d.alertFetchFailed, a.ID)
 		}
+		if a.Silenced && (a.SilencedUntil.IsZero() || now.Before(a.SilencedUntil)) {
+			one(d.alertSilenced, a.ID)
+			if !a.SilencedUntil.IsZero() {
+				gauge(d.alertSilencedUntil, unixSeconds(a.SilencedUntil), a.ID)
+			}
+		}
+		gauge(d.alertExecutionErrors, float64(a.ExecutionErrors), a.ID)
+		if !a.LastExecutionError.IsZero() {
+			gauge(d.alertLastExecutionError, unixSeconds(a.LastExecutionError), a.ID)
+		}
 	}
 	for _, cond := range w.Conditions {
 		one(d.condition, cond.Type, string(cond.Status), cond.Reason)
 	}
 	if !w.LastSyncTime.IsZero() {
-		ch <- prometheus.MustNewConstMetric(d.lastSync, prometheus.GaugeValue, float64(w.LastSyncTime.UnixNano())/1e9, w.Namespace, w.Name)
+		ch <- prometheus.MustNewConstMetric(d.lastSync, prometheus.GaugeValue, unixSeconds(w.LastSyncTime), w.Namespace, w.Name)
 	}
 	ch <- prometheus.MustNewConstMetric(d.interval, prometheus.GaugeValue, w.Interval.Seconds(), w.Namespace, w.Name)
 }
@@ -198,7 +246,8 @@ func (c *Collector) normalize(w Watch) Watch {
 	// Alerts are unique by ID in spec; the fetch-failed series is keyed by
 	// ID alone, so the first of a repeated ID wins.
 	w.Alerts = uniqueBy(w.Alerts, func(a Alert) Alert {
-		return Alert{ID: valid(a.ID), Name: valid(a.Name), State: valid(a.State), FetchFailed: a.FetchFailed}
+		a.ID, a.Name, a.State = valid(a.ID), valid(a.Name), valid(a.State)
+		return a
 	}, func(a Alert) string { return a.ID })
 	return w
 }
@@ -224,3 +273,6 @@ func uniqueBy[T any, K comparable](items []T, clean func(T) T, key func(T) K) []
 }
 
 func valid(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
+// unixSeconds is t as a Unix time in seconds, with its fraction.
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

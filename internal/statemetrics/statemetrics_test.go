@@ -234,3 +234,63 @@ func TestSetIfAbsentKeepsAKnownSnapshot(t *testing.T) {
 		t.Errorf("%d pipe series after SetIfAbsent of a known watch, want the 2 of the first snapshot", n)
 	}
 }
+
+// A silenced alert and one whose evaluations or deliveries fail are visible
+// to alerting; a silence shows until it ends, judged at the scrape.
+func TestCollectorShowsSilencedAndFailingAlerts(t *testing.T) {
+	alertFamilies := []string{
+		"servicewatch_alert_silenced",
+		"servicewatch_alert_silenced_until_timestamp_seconds",
+		"servicewatch_alert_execution_errors",
+		"servicewatch_alert_last_execution_error_timestamp_seconds",
+	}
+	const help = `
+# HELP servicewatch_alert_execution_errors Recent failures of an alert of a ServiceWatch to evaluate or to deliver its notifications, as the alert API last reported them (at most the 5 status keeps); 0 when none.
+# TYPE servicewatch_alert_execution_errors gauge
+# HELP servicewatch_alert_last_execution_error_timestamp_seconds Unix time of the latest execution failure of an alert of a ServiceWatch; absent when there is none or its time is unknown. It changes when a new failure is reported.
+# TYPE servicewatch_alert_last_execution_error_timestamp_seconds gauge
+# HELP servicewatch_alert_silenced 1 while the alert API reports an alert of a ServiceWatch silenced (its notifications are not sent), until the silence ends; absent otherwise.
+# TYPE servicewatch_alert_silenced gauge
+# HELP servicewatch_alert_silenced_until_timestamp_seconds Unix time at which the silence of a silenced alert of a ServiceWatch ends; absent when it is not silenced or the alert API does not say.
+# TYPE servicewatch_alert_silenced_until_timestamp_seconds gauge
+`
+	now := time.Unix(1_800_000_000, 0)
+	watch := statemetrics.Watch{Namespace: "data", Name: "prod", Interval: time.Minute, Alerts: []statemetrics.Alert{
+		{ID: "silenced-failing", Silenced: true, SilencedUntil: now.Add(time.Hour), ExecutionErrors: 2, LastExecutionError: now.Add(-time.Minute)},
+		{ID: "silence-ended", Silenced: true, SilencedUntil: now.Add(-time.Second)},
+		{ID: "silenced-for-good", Silenced: true},
+		{ID: "quiet"},
+		{ID: "failing-at-unknown-times", ExecutionErrors: 1},
+	}}
+	tests := []struct {
+		name        string
+		itemMetrics bool
+		want        string
+	}{{
+		name:        "item metrics on",
+		itemMetrics: true,
+		want: help + `
+servicewatch_alert_execution_errors{alert_id="failing-at-unknown-times",namespace="data",servicewatch="prod"} 1
+servicewatch_alert_execution_errors{alert_id="quiet",namespace="data",servicewatch="prod"} 0
+servicewatch_alert_execution_errors{alert_id="silence-ended",namespace="data",servicewatch="prod"} 0
+servicewatch_alert_execution_errors{alert_id="silenced-failing",namespace="data",servicewatch="prod"} 2
+servicewatch_alert_execution_errors{alert_id="silenced-for-good",namespace="data",servicewatch="prod"} 0
+servicewatch_alert_last_execution_error_timestamp_seconds{alert_id="silenced-failing",namespace="data",servicewatch="prod"} 1.79999994e+09
+servicewatch_alert_silenced{alert_id="silenced-failing",namespace="data",servicewatch="prod"} 1
+servicewatch_alert_silenced{alert_id="silenced-for-good",namespace="data",servicewatch="prod"} 1
+servicewatch_alert_silenced_until_timestamp_seconds{alert_id="silenced-failing",namespace="data",servicewatch="prod"} 1.8000036e+09
+`,
+	}, {
+		name: "item metrics off",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := statemetrics.NewCollector(tt.itemMetrics)
+			c.SetClock(func() time.Time { return now })
+			c.Set(watch)
+			if err := testutil.CollectAndCompare(c, strings.NewReader(tt.want), alertFamilies...); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}

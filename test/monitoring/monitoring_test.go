@@ -228,7 +228,8 @@ func exportedMetrics(t *testing.T) map[string]dto.MetricType {
 		Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Synced"}},
 		Pipes:      []statemetrics.Pipe{{ID: "p"}},
 		Endpoints:  []statemetrics.Endpoint{{ID: "e"}},
-		Alerts:     []statemetrics.Alert{{ID: "a", FetchFailed: true}},
+		Alerts: []statemetrics.Alert{{ID: "a", FetchFailed: true, Silenced: true, SilencedUntil: time.Now().Add(time.Hour),
+			ExecutionErrors: 1, LastExecutionError: time.Now()}},
 	})
 	reg.MustRegister(state)
 
