@@ -190,7 +190,10 @@ func TestGetAlertBoundsAndScrubsTheCloudsWords(t *testing.T) {
 	}
 	// The error without a timestamp counts as the oldest, so it was not kept;
 	// read it alone.
-	body, _ = json.Marshal(map[string]any{"data": map[string]any{"executionErrors": errs[20:]}})
+	body, err = json.Marshal(map[string]any{"data": map[string]any{"executionErrors": errs[20:]}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	got, err = getAlertFrom(t, string(body))
 	if err != nil {
 		t.Fatal(err)

@@ -39,27 +39,36 @@ const (
 // alert errors like {"message":"..."}; others are a bare JSON string, plain
 // text or an HTML page.
 func parseErrorBody(body []byte, contentType string) errorDetails {
-	var d errorDetails
 	if obj, ok := jsonObject(body); ok {
-		d.Shape = shapeJSONObject
-		d.RequestID = firstString(obj, "requestId", "request_id")
-		d.Code = firstString(obj, "code")
-		d.ServiceState = firstString(obj, "serviceState")
-		d.Message = firstString(obj, "error", "message", "error_description", "detail", "title")
-		if d.Message == "" {
-			// {"error": {"message": "..."}} is a common variant.
-			if inner, ok := jsonObject(obj["error"]); ok {
-				d.Message = firstString(inner, "message")
-			}
+		return objectDetails(obj)
+	}
+	if s, ok := jsonString(body); ok {
+		return errorDetails{Shape: shapeJSONString, Message: s}
+	}
+	switch {
+	case len(bytes.TrimSpace(body)) == 0:
+		return errorDetails{Shape: shapeEmpty}
+	case looksLikeHTML(body, contentType):
+		return errorDetails{Shape: shapeHTML, Message: htmlText(body)}
+	default:
+		return errorDetails{Shape: shapeText, Message: string(body)}
+	}
+}
+
+// objectDetails reads a JSON error body.
+func objectDetails(obj map[string]json.RawMessage) errorDetails {
+	d := errorDetails{
+		Shape:        shapeJSONObject,
+		RequestID:    firstString(obj, "requestId", "request_id"),
+		Code:         firstString(obj, "code"),
+		ServiceState: firstString(obj, "serviceState"),
+		Message:      firstString(obj, "error", "message", "error_description", "detail", "title"),
+	}
+	if d.Message == "" {
+		// {"error": {"message": "..."}} is a common variant.
+		if inner, ok := jsonObject(obj["error"]); ok {
+			d.Message = firstString(inner, "message")
 		}
-	} else if s, ok := jsonString(body); ok {
-		d.Shape, d.Message = shapeJSONString, s
-	} else if len(bytes.TrimSpace(body)) == 0 {
-		d.Shape = shapeEmpty
-	} else if looksLikeHTML(body, contentType) {
-		d.Shape, d.Message = shapeHTML, htmlText(body)
-	} else {
-		d.Shape, d.Message = shapeText, string(body)
 	}
 	return d
 }

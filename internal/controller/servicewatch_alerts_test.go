@@ -3,6 +3,7 @@ package controller_test
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,14 +33,7 @@ func (f *fixture) stateMetricLines(families ...string) []string {
 	return lines
 }
 
-func hasMetricLine(lines []string, line string) bool {
-	for _, l := range lines {
-		if l == line {
-			return true
-		}
-	}
-	return false
-}
+func hasMetricLine(lines []string, line string) bool { return slices.Contains(lines, line) }
 
 // Alerts of both shapes of the alert API: what a user sees in status and in
 // the state metrics. An alert of the current shape keeps its team and saved
