@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
@@ -143,3 +144,30 @@ func TestAlertsOfBothShapes(t *testing.T) {
 
 // formatFloat renders v as the text exposition format does.
 func formatFloat(v float64) string { return strings.ToLower(fmt.Sprintf("%g", v)) }
+
+// One value of a type the operator cannot read loses that field only: the
+// alert's other fields are in status, the watch is Ready, and AlertsSynced
+// says which fields of which alert were left out.
+func TestAnOddAlertFieldLosesOnlyThatField(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	alert := f.fake.Data().Alerts[fakecloud.DefaultAlertID]
+	alert["threshold"] = "high"
+	alert["numConsecutiveWindows"] = 2.5
+	alert["thresholdMax"] = "500.5" // a numeric string is a number
+	f.fake.SetAlert(fakecloud.DefaultAlertID, alert)
+	w := f.readyWatch("odd", fakecloud.DefaultAlertID)
+
+	got := w.Status.Alerts[0]
+	if got.Threshold != nil || got.NumConsecutiveWindows != nil || got.Error != "" {
+		t.Errorf("the odd values reached status: %s", indentedJSON(got))
+	}
+	if ptr.Deref(got.Name, "") != "Ingest lag above 12.25 s" || got.Channel == nil || ptr.Deref(got.ThresholdMax, "") != "500.5" {
+		t.Errorf("the alert lost fields beside the odd ones: %s", indentedJSON(got))
+	}
+	c := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionAlertsSynced)
+	want := "Fetched 1 alerts; 1 left out values of a type the operator cannot read: " + fakecloud.DefaultAlertID + " (threshold, numConsecutiveWindows)"
+	if c.Message != want {
+		t.Errorf("AlertsSynced message %q, want %q", c.Message, want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"time"
 
@@ -367,7 +368,10 @@ func alertsPart() part {
 
 // alertFetch is the outcome of fetching one alert.
 type alertFetch struct {
-	alert   swv1.AlertStatus
+	alert swv1.AlertStatus
+	// leftOut names the members of the alert whose values could not be
+	// read (cloudapi.AlertResult.LeftOut).
+	leftOut []string
 	failure *failure
 	// deferred: the fetch waits for room in the budget (see admitAtCall).
 	deferred *failure
@@ -410,17 +414,16 @@ func readAlerts(ctx context.Context, cloud Cloud, in syncInput) partResult {
 
 func readAlert(ctx context.Context, cloud Cloud, in syncInput, id string) alertFetch {
 	key := in.alertRead(id)
-	alert, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (swv1.AlertStatus, error) {
+	got, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (cloudapi.AlertResult, error) {
 		if err := in.admitAtCall(cloud, cloudapi.APIAlert, key); err != nil {
-			return swv1.AlertStatus{}, err
+			return cloudapi.AlertResult{}, err
 		}
 		got, err := cloud.GetAlert(ctx, in.alerts.url, in.alerts.token, id)
 		if err != nil {
-			return swv1.AlertStatus{}, err
+			return cloudapi.AlertResult{}, err
 		}
-		alert := got.Alert
-		alert.ID = id // the entry is keyed by the ID the user asked for
-		return alert, nil
+		got.Alert.ID = id // the entry is keyed by the ID the user asked for
+		return got, nil
 	})
 	if err != nil {
 		if waiting := deferral(err); waiting != nil {
@@ -428,7 +431,7 @@ func readAlert(ctx context.Context, cloud Cloud, in syncInput, id string) alertF
 		}
 		return alertFetch{alert: swv1.AlertStatus{ID: id}, failure: cloudFailure(err)}
 	}
-	return alertFetch{alert: alert}
+	return alertFetch{alert: got.Alert, leftOut: got.LeftOut}
 }
 
 // alertsResult turns the fetches of the spec's alert IDs (in spec order; nil
@@ -444,7 +447,7 @@ func alertsResult(ids []string, fetches []alertFetch, whole *failure) partResult
 		}
 	}
 	res := partResult{
-		message: fmt.Sprintf("Fetched %d alerts", len(ids)),
+		message: fmt.Sprintf("Fetched %d alerts", len(ids)) + leftOutNote(ids, fetches),
 		failure: summarizeAlertFailures(ids, failures, whole),
 	}
 	var full []swv1.AlertStatus // what apply wrote, before any truncation
@@ -470,6 +473,21 @@ func alertsResult(ids []string, fetches []alertFetch, whole *failure) partResult
 		s.Summary.Alerts = int32(len(alerts) - failed)
 	}
 	return res
+}
+
+// leftOutNote tells which alerts had values the operator could not read and
+// left out (the rest of each alert is in status), bounded; "" when none.
+func leftOutNote(ids []string, fetches []alertFetch) string {
+	var notes []string
+	for i, f := range fetches {
+		if len(f.leftOut) > 0 && f.failure == nil {
+			notes = append(notes, fmt.Sprintf("%s (%s)", ids[i], strings.Join(f.leftOut, ", ")))
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d left out values of a type the operator cannot read: %s", len(notes), listWithin(notes, maxListMessageBytes))
 }
 
 // summarizeAlertFailures is the failure AlertsSynced shows: the reason of the
