@@ -43,8 +43,8 @@ func TestFlags(t *testing.T) {
 	if d.ManagementKey != (fakecloud.ManagementKey{KeyID: "k", KeySecret: "s"}) || d.AlertToken != "t" {
 		t.Errorf("credentials not overridden: %+v %q", d.ManagementKey, d.AlertToken)
 	}
-	if len(d.Alerts) != 2 {
-		t.Errorf("default data not used: %d alerts", len(d.Alerts))
+	if want := len(fakecloud.DefaultData().Alerts); len(d.Alerts) != want {
+		t.Errorf("default data not used: %d alerts, want %d", len(d.Alerts), want)
 	}
 	if _, err := parseFlags([]string{"extra"}); err == nil {
 		t.Error("stray argument accepted")
