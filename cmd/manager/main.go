@@ -61,6 +61,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.metrics.certDir, "metrics-cert-dir", "", "Directory with tls.crt and tls.key for the metrics endpoint (reloaded when they change); empty or missing files: a self-signed certificate.")
 	fs.BoolVar(&cfg.metrics.enableHTTP2, "enable-http2", false, "Serve metrics over HTTP/2 as well; off by default against HTTP/2 Rapid Reset and Stream Cancellation attacks.")
 	fs.BoolVar(&cfg.metrics.itemMetrics, "item-metrics", true, "Export one series per pipe, reverse private endpoint and alert (servicewatch_pipe_info and the like); false keeps only the per-watch state metrics.")
+	fs.IntVar(&cfg.metrics.itemMetricsMaxBytes, "item-metrics-max-bytes", statemetrics.DefaultMaxItemBytes, "Bound on one ServiceWatch's item series, in bytes: each series costs its label values plus 256. Past it a scrape shows the first items by ID and servicewatch_item_metrics_omitted counts the rest.")
 	fs.StringVar(&cfg.probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
 	fs.BoolVar(&cfg.leaderElect, "leader-elect", false, "Elect a leader so that only one replica syncs at a time.")
 	fs.StringVar(&cfg.leaderElectionID, "leader-election-id", "servicewatch.cloud.servicewatch.io", "Name of the leader-election lease; each shard needs its own.")
@@ -214,7 +215,7 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
 	cfg.cloud.Observer = metrics
-	stateMetrics := statemetrics.NewCollector(cfg.metrics.itemMetrics)
+	stateMetrics := statemetrics.NewCollector(cfg.metrics.itemMetrics, statemetrics.WithMaxItemBytes(cfg.metrics.itemMetricsMaxBytes))
 	if err := ctrlmetrics.Registry.Register(stateMetrics); err != nil {
 		return fmt.Errorf("registering state metrics: %w", err)
 	}

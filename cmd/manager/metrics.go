@@ -13,6 +13,8 @@ type metricsConfig struct {
 	certDir     string
 	enableHTTP2 bool
 	itemMetrics bool
+	// itemMetricsMaxBytes bounds the item series of one watch.
+	itemMetricsMaxBytes int
 }
 
 // metricsServerOptions serves metrics as kubebuilder scaffolds it: by default

@@ -426,7 +426,8 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 // readAccess is what the parts need of the referenced Secrets at versions,
 // the two Secrets at once; see managementAccess.
 func (r *ServiceWatchReconciler) readAccess(ctx context.Context, watch *swv1.ServiceWatch, versions map[string]string) syncInput {
-	in := syncInput{watch: watch, alertConcurrency: r.Options.AlertConcurrency, keepBytes: r.Options.StatusSizeLimit, shared: r.shared}
+	in := syncInput{watch: watch, alertConcurrency: r.Options.AlertConcurrency, keepBytes: r.Options.StatusSizeLimit,
+		metricBytes: r.StateMetrics.MaxItemBytes(), shared: r.shared}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		in.management = r.managementAccess(ctx, watch, versions[watch.Spec.ManagementAPI.SecretRef.Name])

@@ -68,6 +68,9 @@ type syncInput struct {
 	alertConcurrency int
 	// keepBytes bounds what a list call keeps: the status size limit.
 	keepBytes int
+	// metricBytes bounds the items a list call gathers for the state
+	// metrics (statemetrics.Collector.MaxItemBytes).
+	metricBytes int
 	// alertsDeferred: the alert calls wait for the next sync (see admit).
 	alertsDeferred bool
 	// shared joins the reads of watches that read the same thing; nil
@@ -263,7 +266,7 @@ func readPipes(ctx context.Context, cloud Cloud, in syncInput) partResult {
 			s.Summary.Pipes = int32(read.list.Total)
 			s.Summary.PipesByState = maps.Clone(read.byState)
 		},
-		metricItems: func(w *statemetrics.Watch) { w.Pipes = read.items },
+		metricItems: func(w *statemetrics.Watch) { w.Pipes, w.PipesTotal = read.items, read.list.Total },
 	}
 }
 
@@ -271,7 +274,7 @@ func readPipes(ctx context.Context, cloud Cloud, in syncInput) partResult {
 // counts and the metric items see every pipe.
 func listPipes(ctx context.Context, cloud Cloud, in syncInput) (pipesRead, error) {
 	byState := map[string]int32{}
-	items := collector[swv1.Pipe, statemetrics.Pipe]{project: pipeItem}
+	items := newCollector(in.metricBytes, pipeItem)
 	list, err := cloud.ListPipes(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
 		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, Each: func(p *swv1.Pipe) {
 			byState[ptr.Deref(p.State, "Unknown")]++
@@ -283,7 +286,7 @@ func listPipes(ctx context.Context, cloud Cloud, in syncInput) (pipesRead, error
 	if len(byState) == 0 {
 		byState = nil
 	}
-	return pipesRead{list: list, byState: byState, items: items.items}, nil
+	return pipesRead{list: list, byState: byState, items: items.items.Items()}, nil
 }
 
 func endpointsPart() part {
@@ -332,19 +335,19 @@ func readEndpoints(ctx context.Context, cloud Cloud, in syncInput) partResult {
 			s.ReversePrivateEndpoints = ownCopy(read.list.Items)
 			s.Summary.ReversePrivateEndpoints = int32(read.list.Total)
 		},
-		metricItems: func(w *statemetrics.Watch) { w.Endpoints = read.items },
+		metricItems: func(w *statemetrics.Watch) { w.Endpoints, w.EndpointsTotal = read.items, read.list.Total },
 	}
 }
 
 // listEndpoints calls the cloud; the metric items see every endpoint.
 func listEndpoints(ctx context.Context, cloud Cloud, in syncInput) (endpointsRead, error) {
-	items := collector[swv1.ReversePrivateEndpoint, statemetrics.Endpoint]{project: endpointItem}
+	items := newCollector(in.metricBytes, endpointItem)
 	list, err := cloud.ListReversePrivateEndpoints(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
 		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: in.keepBytes, Each: items.add})
 	if err != nil {
 		return endpointsRead{}, err
 	}
-	return endpointsRead{list: list, items: items.items}, nil
+	return endpointsRead{list: list, items: items.items.Items()}, nil
 }
 
 func alertsPart() part {

@@ -58,7 +58,7 @@ func TestPipesCountAndMetricsSeeEveryPipe(t *testing.T) {
 		pipes[i] = pipe(fmt.Sprintf("p%d", i), []string{"Running", "Failed"}[i%2])
 	}
 	w := testWatch()
-	in := syncInput{watch: w, management: managementAccess{url: "https://api.example.com"}}
+	in := syncInput{watch: w, management: managementAccess{url: "https://api.example.com"}, metricBytes: statemetrics.DefaultMaxItemBytes}
 	res := readPipes(context.Background(), stubCloud{pipes: pipes, keep: 2}, in)
 	applyResults(w, syncParts(), []partResult{res, endpointsOK(0), alertsFetched(nil)}, DefaultStatusSizeLimit)
 
@@ -77,14 +77,31 @@ func TestPipesCountAndMetricsSeeEveryPipe(t *testing.T) {
 	}
 }
 
-func TestMetricItemsAreBounded(t *testing.T) {
-	c := collector[swv1.Pipe, statemetrics.Pipe]{project: pipeItem}
-	p := swv1.Pipe{ID: ptr.To("x")}
-	for range maxMetricItems + 10 {
+// The items gathered for the state metrics while a list streams are bounded
+// in bytes, whatever the length of the list and of its names (issue 17: a
+// tenant's URL serving long names made 36 MiB per watch), and are the first
+// by ID.
+func TestMetricItemsAreBoundedInBytes(t *testing.T) {
+	const budget = 64 << 10
+	c := newCollector(budget, pipeItem)
+	long := strings.Repeat("n", 3600)
+	for i := range 10_000 {
+		p := swv1.Pipe{ID: ptr.To(fmt.Sprintf("p%05d", 9_999-i)), Name: ptr.To(long)}
 		c.add(&p)
 	}
-	if len(c.items) != maxMetricItems {
-		t.Errorf("%d items kept, want the bound %d", len(c.items), maxMetricItems)
+	items := c.items.Items()
+	bytes := 0
+	for _, p := range items {
+		bytes += len(p.ID) + len(p.Name)
+	}
+	if bytes > budget || len(items) == 0 {
+		t.Errorf("%d items of %d bytes kept, want some, within %d bytes", len(items), bytes, budget)
+	}
+	if items[0].ID != "p00000" {
+		t.Errorf("first item kept %q, want p00000: the first by ID", items[0].ID)
+	}
+	if c.items.Seen() != 10_000 {
+		t.Errorf("Seen = %d, want 10000", c.items.Seen())
 	}
 }
 

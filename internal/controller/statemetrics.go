@@ -11,16 +11,11 @@ import (
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
-// maxMetricItems bounds the items of one list of one watch that the state
-// metrics show, so that a service of a million pipes costs the manager (and
-// Prometheus) a bounded number of series; servicewatch_items and the status
-// summary keep the exact counts.
-const maxMetricItems = 10_000
-
 // stateMetricsOf is what the state metrics show of a watch: its status as
 // written, with the item lists of the parts that just synced in full (see
-// partResult.metricItems): status may be truncated, the metrics are not.
-// A part that failed shows the items status still holds.
+// partResult.metricItems): status may be truncated, the metrics are bounded
+// in bytes instead (see statemetrics.Selection). A part that failed shows the
+// items status still holds.
 func stateMetricsOf(watch *swv1.ServiceWatch, results ...partResult) statemetrics.Watch {
 	w := statusMetricsOf(watch)
 	for _, res := range results {
@@ -44,6 +39,9 @@ func statusMetricsOf(watch *swv1.ServiceWatch) statemetrics.Watch {
 	}
 	if s.LastSyncTime != nil {
 		w.LastSyncTime = s.LastSyncTime.Time
+	}
+	if s.Summary != nil { // a truncated status says how many it left out
+		w.PipesTotal, w.EndpointsTotal = int(s.Summary.Pipes), int(s.Summary.ReversePrivateEndpoints)
 	}
 	for i := range s.Pipes {
 		w.Pipes[i] = pipeItem(&s.Pipes[i])
@@ -91,17 +89,18 @@ func alertItem(a *swv1.AlertStatus) statemetrics.Alert {
 }
 
 // collector gathers the metric items of a list while the client streams it,
-// up to maxMetricItems.
-type collector[T, M any] struct {
-	items   []M
+// those the state metrics' bound in bytes keeps: a list of a million items
+// with long names costs the bound, not the list.
+type collector[T any, M statemetrics.Item] struct {
+	items   *statemetrics.Selection[M]
 	project func(*T) M
 }
 
-func (c *collector[T, M]) add(item *T) {
-	if len(c.items) < maxMetricItems {
-		c.items = append(c.items, c.project(item))
-	}
+func newCollector[T any, M statemetrics.Item](maxBytes int, project func(*T) M) collector[T, M] {
+	return collector[T, M]{items: statemetrics.NewSelection[M](maxBytes), project: project}
 }
+
+func (c collector[T, M]) add(item *T) { c.items.Add(c.project(item)) }
 
 // sourceKind names the source members a pipe has, with the API's names; the
 // spec does not say that exactly one is present, so all are named.

@@ -3,6 +3,10 @@ package statemetrics_test
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,4 +75,62 @@ func benchWatch(i int) statemetrics.Watch {
 		})
 	}
 	return w
+}
+
+// BenchmarkWorstCaseWatch is the tenant of issue 17: a watch whose cloud
+// lists 10,000 pipes (the most the manager gathered before the bound in
+// bytes) with names of 3.6 KB, once without a bound in bytes (before) and
+// once with the default bound (after), side by side. retained-B/watch is
+// the heap the collector keeps for the watch between scrapes; B/op is one
+// scrape of that watch (gather and text encoding).
+func BenchmarkWorstCaseWatch(b *testing.B) {
+	// The pipes are made afresh for each Set, as a sync's are, so that the
+	// heap the collector retains is only what it keeps of them.
+	worstPipes := func() []statemetrics.Pipe {
+		long := strings.Repeat("n", 3600)
+		pipes := make([]statemetrics.Pipe, 10_000)
+		for i := range pipes {
+			pipes[i] = statemetrics.Pipe{ID: fmt.Sprintf("11111111-0000-4111-8111-%012d", i), Name: long + strconv.Itoa(i), State: "Running", SourceKind: "kafka"}
+		}
+		return pipes
+	}
+	for _, bound := range []struct {
+		name  string
+		bytes int
+	}{{"before-unbounded", math.MaxInt}, {"after-default", statemetrics.DefaultMaxItemBytes}} {
+		b.Run(bound.name, func(b *testing.B) {
+			reg := prometheus.NewRegistry()
+			c := statemetrics.NewCollector(true, statemetrics.WithMaxItemBytes(bound.bytes))
+			reg.MustRegister(c)
+			retained := heapAfter(func() { c.Set(statemetrics.Watch{Namespace: "ns", Name: "w", Pipes: worstPipes()}) })
+			var buf bytes.Buffer
+			b.ReportAllocs()
+			for b.Loop() {
+				buf.Reset()
+				families, err := reg.Gather()
+				if err != nil {
+					b.Fatal(err)
+				}
+				enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
+				for _, f := range families {
+					if err := enc.Encode(f); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(retained), "retained-B/watch")
+			b.ReportMetric(float64(buf.Len()), "bytes/scrape")
+		})
+	}
+}
+
+// heapAfter is how much more live heap there is after f than before.
+func heapAfter(f func()) int64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return int64(after.HeapAlloc) - int64(before.HeapAlloc)
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // Watch is what the state metrics show of one ServiceWatch, as the controller
-// last wrote it to status, with the full (untruncated) item lists.
+// last wrote it to status, with the item lists the last sync read (not
+// truncated as status may be, but bounded in bytes: see Selection).
 type Watch struct {
 	Namespace, Name string
 	Conditions      []metav1.Condition
@@ -25,7 +26,19 @@ type Watch struct {
 	Pipes        []Pipe
 	Endpoints    []Endpoint
 	Alerts       []Alert
+	// PipesTotal and EndpointsTotal are how many pipes and endpoints the
+	// watch has, when the lists above hold fewer (the caller bounded them
+	// while they streamed, or they come from a truncated status); less than
+	// a list's length means the list is whole. The difference shows in
+	// servicewatch_item_metrics_omitted.
+	PipesTotal, EndpointsTotal int
+
+	// omitted counts the items of each list the snapshot does not show.
+	omitted omitted
 }
+
+// omitted counts, by kind, the items a snapshot leaves out.
+type omitted struct{ pipes, endpoints, alerts int }
 
 // Pipe is one pipe of a watch.
 type Pipe struct {
@@ -59,7 +72,9 @@ type Alert struct {
 // concurrent use: the controller sets snapshots while Prometheus scrapes.
 type Collector struct {
 	itemMetrics bool
-	descs       descriptors
+	// maxItemBytes bounds the item series of each watch; see Selection.
+	maxItemBytes int
+	descs        descriptors
 	// now tells, at a scrape, whether a silence has ended.
 	now func() time.Time
 
@@ -74,20 +89,37 @@ type descriptors struct {
 	pipeInfo, endpointInfo, alertInfo, alertFetchFailed *prometheus.Desc
 	alertSilenced, alertSilencedUntil                   *prometheus.Desc
 	alertExecutionErrors, alertLastExecutionError       *prometheus.Desc
+	omitted                                             *prometheus.Desc
 	condition, lastSync, interval                       *prometheus.Desc
+}
+
+// Option tunes a Collector.
+type Option func(*Collector)
+
+// WithMaxItemBytes bounds the item series of each watch to n bytes, charged
+// as the label values' bytes plus 256 per series; default
+// DefaultMaxItemBytes.
+func WithMaxItemBytes(n int) Option {
+	return func(c *Collector) { c.maxItemBytes = max(0, n) }
 }
 
 // NewCollector returns an empty collector. With itemMetrics false it emits
 // only the per-watch families (conditions, last sync, interval), not one
 // series per pipe, endpoint and alert: for very many watches, or when item
 // names are not to be exported.
-func NewCollector(itemMetrics bool) *Collector {
+//
+// The item series of one watch are bounded in bytes (WithMaxItemBytes): past
+// the bound a scrape shows the first items of each list in the order of
+// their label values (ID first), alerts before endpoints before pipes, and
+// servicewatch_item_metrics_omitted says how many of each kind it left out.
+func NewCollector(itemMetrics bool, opts ...Option) *Collector {
 	watch := []string{"namespace", "servicewatch"}
 	with := func(labels ...string) []string { return append(watch[:2:2], labels...) }
-	return &Collector{
-		itemMetrics: itemMetrics,
-		now:         time.Now,
-		watches:     map[watchKey]Watch{},
+	c := &Collector{
+		itemMetrics:  itemMetrics,
+		maxItemBytes: DefaultMaxItemBytes,
+		now:          time.Now,
+		watches:      map[watchKey]Watch{},
 		descs: descriptors{
 			pipeInfo: prometheus.NewDesc("servicewatch_pipe_info",
 				"A pipe of a ServiceWatch, with its state and source kind (kafka, objectStorage, kinesis, postgres; several joined by a comma). Always 1.",
@@ -113,6 +145,9 @@ func NewCollector(itemMetrics bool) *Collector {
 			alertLastExecutionError: prometheus.NewDesc("servicewatch_alert_last_execution_error_timestamp_seconds",
 				"Unix time of the latest execution failure of an alert of a ServiceWatch; absent when there is none or its time is unknown. It changes when a new failure is reported.",
 				with("alert_id"), nil),
+			omitted: prometheus.NewDesc("servicewatch_item_metrics_omitted",
+				"Items of a ServiceWatch, by kind (pipe, reverse_private_endpoint, alert), left out of the item series because the watch's series passed their bound in bytes (--item-metrics-max-bytes); the first items ordered by ID are shown. Absent when none are left out.",
+				with("kind"), nil),
 			condition: prometheus.NewDesc("servicewatch_condition",
 				"A condition of a ServiceWatch's status, with its status and reason. Always 1.",
 				with("type", "status", "reason"), nil),
@@ -124,6 +159,19 @@ func NewCollector(itemMetrics bool) *Collector {
 				watch, nil),
 		},
 	}
+	for _, opt := range opts {
+		opt(c)
+	}
+	return c
+}
+
+// MaxItemBytes is the bound on one watch's item series, 0 with item
+// metrics off: a caller gathering items for a snapshot need keep no more.
+func (c *Collector) MaxItemBytes() int {
+	if !c.itemMetrics {
+		return 0
+	}
+	return c.maxItemBytes
 }
 
 // SetClock replaces the clock that tells at a scrape whether a silence has
@@ -166,7 +214,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	d := c.descs
 	if c.itemMetrics {
 		for _, desc := range []*prometheus.Desc{d.pipeInfo, d.endpointInfo, d.alertInfo, d.alertFetchFailed,
-			d.alertSilenced, d.alertSilencedUntil, d.alertExecutionErrors, d.alertLastExecutionError} {
+			d.alertSilenced, d.alertSilencedUntil, d.alertExecutionErrors, d.alertLastExecutionError, d.omitted} {
 			ch <- desc
 		}
 	}
@@ -191,14 +239,15 @@ func (c *Collector) collectWatch(ch chan<- prometheus.Metric, w Watch, now time.
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, append([]string{w.Namespace, w.Name}, labels...)...)
 	}
 	one := func(desc *prometheus.Desc, labels ...string) { gauge(desc, 1, labels...) }
+	var buf [6]string
 	for _, p := range w.Pipes {
-		one(d.pipeInfo, p.ID, p.Name, p.State, p.SourceKind)
+		one(d.pipeInfo, p.appendLabels(buf[:0])...)
 	}
 	for _, e := range w.Endpoints {
-		one(d.endpointInfo, e.ID, e.Type, e.Status)
+		one(d.endpointInfo, e.appendLabels(buf[:0])...)
 	}
 	for _, a := range w.Alerts {
-		one(d.alertInfo, a.ID, a.Name, a.State)
+		one(d.alertInfo, a.appendLabels(buf[:0])...)
 		if a.FetchFailed {
 			one(d.alertFetchFailed, a.ID)
 		}
@@ -211,6 +260,14 @@ func (c *Collector) collectWatch(ch chan<- prometheus.Metric, w Watch, now time.
 		gauge(d.alertExecutionErrors, float64(a.ExecutionErrors), a.ID)
 		if !a.LastExecutionError.IsZero() {
 			gauge(d.alertLastExecutionError, unixSeconds(a.LastExecutionError), a.ID)
+		}
+	}
+	for _, o := range []struct {
+		kind string
+		n    int
+	}{{"pipe", w.omitted.pipes}, {"reverse_private_endpoint", w.omitted.endpoints}, {"alert", w.omitted.alerts}} {
+		if o.n > 0 {
+			ch <- prometheus.MustNewConstMetric(d.omitted, prometheus.GaugeValue, float64(o.n), w.Namespace, w.Name, o.kind)
 		}
 	}
 	for _, cond := range w.Conditions {
@@ -227,7 +284,8 @@ func (c *Collector) collectWatch(ch chan<- prometheus.Metric, w Watch, now time.
 // spent on what is never shown), label values are made valid UTF-8 (a
 // const metric with anything else panics), and items whose labels are all
 // equal are kept once, since cloud data may repeat an item and a registry
-// fails the whole scrape on a duplicate series.
+// fails the whole scrape on a duplicate series; then the lists are bounded
+// in bytes (see bound).
 func (c *Collector) normalize(w Watch) Watch {
 	w.Namespace, w.Name = valid(w.Namespace), valid(w.Name)
 	w.Conditions = uniqueBy(w.Conditions, func(cond metav1.Condition) metav1.Condition {
@@ -249,7 +307,7 @@ func (c *Collector) normalize(w Watch) Watch {
 		a.ID, a.Name, a.State = valid(a.ID), valid(a.Name), valid(a.State)
 		return a
 	}, func(a Alert) string { return a.ID })
-	return w
+	return c.bound(w)
 }
 
 // uniqueBy returns a new slice of the cleaned items, keeping the first of
