@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Builds the images of the end-to-end cluster as OCI archives, without a
+# registry or a Docker engine: static Go binaries put into images made
+# `from scratch` by buildah, written as oci-archive: files for
+# `ctr images import`.
+#
+#   hack/e2e/images.sh OUT_DIR
+#
+# Images (name in the archive -> what it runs):
+#   servicewatch:dev                the manager, as the Dockerfile builds it
+#   servicewatch-e2e/fakecloud:e2e  the fake cloud, and /probe for the tests
+#   servicewatch-e2e/pause:e2e      the Pod sandbox (containerd's sandbox_image)
+#
+# The manager image is the Dockerfile's: /manager built with CGO_ENABLED=0
+# -trimpath -ldflags="-s -w", a CA bundle, USER 65532:65532, ENTRYPOINT
+# /manager (distroless/static-debian12:nonroot is those and tzdata, which the
+# manager does not use). An archive is rebuilt only when its binaries change.
+set -euo pipefail
+out=${1:?usage: images.sh OUT_DIR}
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$out/bin"
+
+echo ">> e2e: building the static binaries of the images"
+(cd "$repo" && CGO_ENABLED=0 GOTOOLCHAIN=local go build -trimpath -ldflags="-s -w" -o "$out/bin/" \
+	./cmd/manager ./cmd/fakecloud ./hack/e2e/probe ./hack/e2e/pause)
+
+# buildah keeps its layers in a scratch store of its own, removed on exit, so
+# nothing of the build stays in /var/lib/containers.
+store=$(mktemp -d "$out/buildah.XXXXXX")
+trap 'buildah --root "$store/root" --runroot "$store/run" --storage-driver vfs rm --all >/dev/null 2>&1 || true; rm -rf "$store"' EXIT
+bah() { buildah --root "$store/root" --runroot "$store/run" --storage-driver vfs "$@"; }
+
+# image NAME ARCHIVE USER ENTRYPOINT BINARY...
+image() {
+	local name=$1 archive=$2 user=$3 entrypoint=$4
+	shift 4
+	local sum
+	sum=$(cd "$out/bin" && sha256sum "$@" /etc/ssl/certs/ca-certificates.crt | sha256sum | cut -d' ' -f1)
+	sum="$sum $name $user $entrypoint"
+	if [[ -f "$out/$archive" && "$(cat "$out/$archive.sum" 2>/dev/null)" == "$sum" ]]; then
+		echo ">> e2e: image $name is current ($archive)"
+		return
+	fi
+	echo ">> e2e: building image $name ($archive)"
+	local ctr
+	ctr=$(bah from scratch)
+	local b
+	for b in "$@"; do
+		bah copy --chmod 0755 "$ctr" "$out/bin/$b" "/$b" >/dev/null
+	done
+	bah copy --chmod 0644 "$ctr" /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt >/dev/null
+	bah config --user "$user" --entrypoint "[\"$entrypoint\"]" --cmd '' \
+		--label org.opencontainers.image.source=servicewatch-e2e "$ctr"
+	rm -f "$out/$archive" "$out/$archive.sum"
+	bah commit --quiet --format oci "$ctr" "oci-archive:$out/$archive.tmp:$name" >/dev/null
+	mv "$out/$archive.tmp" "$out/$archive"
+	echo "$sum" >"$out/$archive.sum"
+	bah rm "$ctr" >/dev/null
+}
+
+image docker.io/library/servicewatch:dev manager.tar 65532:65532 /manager manager
+image localhost/servicewatch-e2e/fakecloud:e2e fakecloud.tar 65532:65532 /fakecloud fakecloud probe
+image localhost/servicewatch-e2e/pause:e2e pause.tar 65535:65535 /pause pause

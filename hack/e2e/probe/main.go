@@ -1,0 +1,106 @@
+// Command probe is what the end-to-end tests run inside a Pod to see the
+// cluster as a workload does: an HTTP(S) GET of a URL, with or without the
+// Pod's ServiceAccount token, or a TCP connection that must not get through.
+// It prints one JSON line (status code, body or error) for the test to read
+// from the Pod's log, and exits 0 whatever the answer: the test judges it.
+//
+//	probe get --url https://svc:8443/metrics --token-file /var/run/secrets/kubernetes.io/serviceaccount/token
+//	probe dial --address 192.0.2.1:443 --timeout 3s
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+)
+
+// result is the one line the probe prints.
+type result struct {
+	Status int    `json:"status,omitempty"`
+	Body   string `json:"body,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+func main() {
+	r, err := run(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "probe:", err)
+		os.Exit(2)
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(r); err != nil {
+		fmt.Fprintln(os.Stderr, "probe:", err)
+		os.Exit(2)
+	}
+}
+
+func run(args []string) (result, error) {
+	if len(args) == 0 {
+		return result{}, errors.New("want a command: get or dial")
+	}
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	url := fs.String("url", "", "URL to GET")
+	tokenFile := fs.String("token-file", "", "send the token in this file as a bearer token")
+	address := fs.String("address", "", "host:port to dial")
+	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
+	if err := fs.Parse(args[1:]); err != nil {
+		return result{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	switch args[0] {
+	case "get":
+		return get(ctx, *url, *tokenFile)
+	case "dial":
+		return dial(ctx, *address), nil
+	default:
+		return result{}, fmt.Errorf("unknown command %q", args[0])
+	}
+}
+
+func get(ctx context.Context, url, tokenFile string) (result, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return result{}, fmt.Errorf("request: %w", err)
+	}
+	if tokenFile != "" {
+		token, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return result{}, fmt.Errorf("token: %w", err)
+		}
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	}
+	// The manager serves a self-signed certificate, as the ServiceMonitor's
+	// insecureSkipVerify expects; the token is what keeps the endpoint closed.
+	client := &http.Client{Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // see above
+	}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return result{Error: err.Error()}, nil
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return result{Status: resp.StatusCode, Error: err.Error()}, nil
+	}
+	return result{Status: resp.StatusCode, Body: string(body)}, nil
+}
+
+func dial(ctx context.Context, address string) result {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", address)
+	if err != nil {
+		return result{Error: err.Error()}
+	}
+	_ = conn.Close()
+	return result{}
+}

@@ -1,0 +1,170 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/servicewatch/servicewatch/internal/fakecloud"
+)
+
+// TestFailover runs two replicas under load (100 watches), deletes the
+// leader Pod, and checks the other takes over within the lease, no watch
+// stops being Ready, and the cloud sees no burst of calls for watches that
+// synced less than an interval ago.
+func TestFailover(t *testing.T) {
+	const (
+		ns      = "e2e-load"
+		watches = 100
+	)
+	cloud := deployFakeCloud(t, "e2e-cloud-load")
+	restrictedNamespace(t, systemNamespace)
+	restrictedNamespace(t, ns)
+	dumpOnFailure(t, systemNamespace)
+	t.Cleanup(func() {
+		_, _ = run(t.Context(), "", e2eEnv.helm, "uninstall", "servicewatch", "-n", systemNamespace, "--wait")
+		_, _ = kubectlErr(t, "", "delete", "crd", "servicewatches.cloud.servicewatch.io", "--ignore-not-found", "--wait=true")
+	})
+	helm(t, "install", "servicewatch", "charts/servicewatch", "-n", systemNamespace,
+		"--set", "image.repository=servicewatch", "--set", "image.tag=dev", "--set", "replicaCount=2", "--wait", "--timeout", "3m")
+
+	// 100 watches of the sample service, each syncing every 10 minutes: none
+	// is due again during the test.
+	d := fakecloud.DefaultData()
+	var b strings.Builder
+	fmt.Fprintf(&b, `apiVersion: v1
+kind: Secret
+metadata: {name: warehouse-api-key, namespace: %[1]s}
+stringData: {keyId: %[2]s, keySecret: %[3]s}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: alerts-token, namespace: %[1]s}
+stringData: {token: %[4]s}
+`, ns, d.ManagementKey.KeyID, d.ManagementKey.KeySecret, d.AlertToken)
+	for i := range watches {
+		fmt.Fprintf(&b, `---
+apiVersion: cloud.servicewatch.io/v1alpha1
+kind: ServiceWatch
+metadata: {name: w%03[1]d, namespace: %[2]s}
+spec:
+  organizationId: %[3]s
+  serviceId: %[4]s
+  alertIds: [%[5]s]
+  interval: 10m
+  managementApi: {url: %[6]q, secretRef: {name: warehouse-api-key}}
+  alertApi: {url: %[6]q, secretRef: {name: alerts-token}}
+`, i, ns, sampleOrg, sampleService, strings.Join(sampleAlerts, ", "), cloud.url)
+	}
+	apply(t, b.String())
+	kubectl(t, "wait", "-n", ns, "sw", "--all", "--for=condition=Ready", "--timeout=5m")
+	if n := readyWatches(t, ns); n != watches {
+		t.Fatalf("%d of %d watches Ready", n, watches)
+	}
+
+	leader := leaseHolderPod(t)
+	pods := managerPods(t)
+	if len(pods) != 2 {
+		t.Fatalf("manager Pods %v, want two", pods)
+	}
+	var lease struct {
+		Spec struct {
+			LeaseDurationSeconds int `json:"leaseDurationSeconds"`
+		} `json:"spec"`
+	}
+	getJSON(t, &lease, "lease", "-n", systemNamespace, leaseName)
+	leaseDuration := time.Duration(lease.Spec.LeaseDurationSeconds) * time.Second
+	if leaseDuration == 0 {
+		t.Fatal("the lease has no leaseDurationSeconds")
+	}
+	callsBefore := cloud.calls(t)
+
+	// Every watch's Ready, all through the fail-over.
+	stop := make(chan struct{})
+	var notReady []string
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+			if n, err := readyWatchesErr(t, ns); err == nil && n != watches {
+				notReady = append(notReady, fmt.Sprintf("%s: %d Ready", time.Now().Format(time.TimeOnly), n))
+			}
+		}
+	})
+
+	t.Logf("deleting the leader %s (lease %s)", leader, leaseDuration)
+	deleted := time.Now()
+	kubectl(t, "delete", "pod", "-n", systemNamespace, leader, "--wait=false")
+	var newLeader string
+	eventually(t, 2*leaseDuration+30*time.Second, "another Pod holds the lease", func() error {
+		newLeader = leaseHolderPod(t)
+		if newLeader == "" || newLeader == leader {
+			return fmt.Errorf("lease held by %q", newLeader)
+		}
+		return nil
+	})
+	took := time.Since(deleted)
+	t.Logf("%s took over %s after the leader's deletion", newLeader, took.Round(100*time.Millisecond))
+	if took > leaseDuration {
+		t.Errorf("the new leader took over after %s, more than the lease (%s)", took, leaseDuration)
+	}
+	// Give the new leader time to look at every watch.
+	time.Sleep(15 * time.Second)
+	close(stop)
+	wg.Wait()
+	if len(notReady) > 0 {
+		t.Errorf("watches stopped being Ready during the fail-over: %v", notReady)
+	}
+	callsAfter := cloud.calls(t)
+	for op, n := range callsAfter {
+		if extra := n - callsBefore[op]; extra > watches/10 {
+			t.Errorf("%s: %d calls after the fail-over for %d watches synced less than an interval ago, want no burst (at most %d)", op, extra, watches, watches/10)
+		}
+	}
+	t.Logf("cloud calls before %v, after %v", callsBefore, callsAfter)
+}
+
+func leaseHolderPod(t *testing.T) string {
+	t.Helper()
+	holder := kubectl(t, "get", "lease", "-n", systemNamespace, leaseName, "-o", "jsonpath={.spec.holderIdentity}")
+	pod, _, _ := strings.Cut(holder, "_")
+	return pod
+}
+
+func readyWatches(t *testing.T, ns string) int {
+	t.Helper()
+	n, err := readyWatchesErr(t, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func readyWatchesErr(t *testing.T, ns string) (int, error) {
+	out, err := kubectlErr(t, "", "get", "sw", "-n", ns, "-o", "json")
+	if err != nil {
+		return 0, err
+	}
+	var list struct {
+		Items []watchStatus `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, w := range list.Items {
+		if s, _ := w.ready(); s == "True" {
+			n++
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,296 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servicewatch/servicewatch/internal/fakecloud"
+)
+
+// The sample watch of config/samples, which the fake cloud's default data
+// serves.
+const (
+	sampleOrg     = "7f0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
+	sampleService = "4e2c6a1b-9d8f-4c3b-a2e1-0f9e8d7c6b5a"
+)
+
+var sampleAlerts = []string{"65f1a2b3c4d5e6f708192a3b", "65f1a2b3c4d5e6f708192a3c"}
+
+// counts is what a watch of the sample service should show: the fake
+// cloud's default data, counted here independently of the operator.
+type counts struct{ pipes, endpoints, alerts int }
+
+func sampleCounts(t *testing.T) counts {
+	t.Helper()
+	d := fakecloud.DefaultData()
+	svc, ok := d.Organizations[sampleOrg][sampleService]
+	if !ok {
+		t.Fatalf("the fake cloud's default data lost the sample service %s", sampleService)
+	}
+	c := counts{pipes: len(svc.Pipes), endpoints: len(svc.ReversePrivateEndpoints)}
+	for _, id := range sampleAlerts {
+		if _, ok := d.Alerts[id]; ok {
+			c.alerts++
+		}
+	}
+	if c.pipes == 0 || c.endpoints == 0 || c.alerts == 0 {
+		t.Fatalf("the sample service has nothing to count: %+v", c)
+	}
+	return c
+}
+
+// fakeCloud is the fake cloud running as a Pod behind a Service.
+type fakeCloud struct {
+	// url is what ServiceWatches name: the Service's ClusterIP (the cluster
+	// has no DNS).
+	url string
+	// admin is the admin API at the Pod's IP, reached from the node.
+	admin string
+}
+
+// deployFakeCloud runs the fake cloud (default data, admin API on) in its
+// own restricted namespace.
+func deployFakeCloud(t *testing.T, ns string) fakeCloud {
+	t.Helper()
+	restrictedNamespace(t, ns)
+	apply(t, fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: fakecloud
+  namespace: %[1]s
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: fakecloud}
+  template:
+    metadata:
+      labels: {app: fakecloud}
+    spec:
+      automountServiceAccountToken: false
+      securityContext:
+        runAsNonRoot: true
+        seccompProfile: {type: RuntimeDefault}
+      containers:
+      - name: fakecloud
+        image: %[2]s
+        imagePullPolicy: Never
+        args: [--listen=0.0.0.0:8090, --admin]
+        ports:
+        - {name: http, containerPort: 8090}
+        readinessProbe:
+          tcpSocket: {port: http}
+          periodSeconds: 1
+        securityContext:
+          allowPrivilegeEscalation: false
+          readOnlyRootFilesystem: true
+          capabilities: {drop: [ALL]}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: fakecloud
+  namespace: %[1]s
+spec:
+  selector: {app: fakecloud}
+  ports:
+  - {name: http, port: 8090, targetPort: http}
+`, ns, fakeCloudImage))
+	kubectl(t, "rollout", "status", "-n", ns, "deployment/fakecloud", "--timeout=2m")
+	ip := strings.TrimSpace(kubectl(t, "get", "service", "-n", ns, "fakecloud", "-o", "jsonpath={.spec.clusterIP}"))
+	podIP := strings.TrimSpace(kubectl(t, "get", "pods", "-n", ns, "-l", "app=fakecloud", "-o", "jsonpath={.items[0].status.podIP}"))
+	return fakeCloud{url: "http://" + ip + ":8090", admin: "http://" + podIP + ":8090" + fakecloud.AdminPrefix}
+}
+
+// calls returns how many calls of each operation the fake cloud answered.
+func (f fakeCloud) calls(t *testing.T) map[string]int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, f.admin+"calls", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("fake cloud admin API: %v", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var v struct {
+		Counts map[string]int `json:"counts"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatalf("fake cloud admin API: %v", err)
+	}
+	return v.Counts
+}
+
+// sampleWatch applies the sample's two Secrets (with the fake cloud's
+// credentials) and a ServiceWatch of the sample service pointed at the fake
+// cloud.
+func sampleWatch(t *testing.T, ns, name string, cloud fakeCloud, labels map[string]string) {
+	t.Helper()
+	d := fakecloud.DefaultData()
+	var lines []string
+	for k, v := range labels {
+		lines = append(lines, fmt.Sprintf("    %s: %q", k, v))
+	}
+	labelBlock := ""
+	if len(lines) > 0 {
+		labelBlock = "  labels:\n" + strings.Join(lines, "\n") + "\n"
+	}
+	apply(t, fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata:
+  name: warehouse-api-key
+  namespace: %[1]s
+stringData:
+  keyId: %[3]s
+  keySecret: %[4]s
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: alerts-token
+  namespace: %[1]s
+stringData:
+  token: %[5]s
+---
+apiVersion: cloud.servicewatch.io/v1alpha1
+kind: ServiceWatch
+metadata:
+  name: %[2]s
+  namespace: %[1]s
+%[9]sspec:
+  organizationId: %[6]s
+  serviceId: %[7]s
+  alertIds: [%[8]s]
+  interval: 1m
+  managementApi:
+    url: %[10]s
+    secretRef: {name: warehouse-api-key}
+  alertApi:
+    url: %[10]s
+    secretRef: {name: alerts-token}
+`, ns, name, d.ManagementKey.KeyID, d.ManagementKey.KeySecret, d.AlertToken,
+		sampleOrg, sampleService, strings.Join(sampleAlerts, ", "), labelBlock, cloud.url))
+}
+
+// watchStatus is the part of a ServiceWatch's status the tests read.
+type watchStatus struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Status struct {
+		LastSyncTime string `json:"lastSyncTime"`
+		Summary      *struct {
+			Pipes                   int `json:"pipes"`
+			ReversePrivateEndpoints int `json:"reversePrivateEndpoints"`
+			Alerts                  int `json:"alerts"`
+		} `json:"summary"`
+		Conditions []struct {
+			Type               string `json:"type"`
+			Status             string `json:"status"`
+			Reason             string `json:"reason"`
+			Message            string `json:"message"`
+			LastTransitionTime string `json:"lastTransitionTime"`
+		} `json:"conditions"`
+	} `json:"status"`
+}
+
+func (w watchStatus) ready() (status, since string) {
+	for _, c := range w.Status.Conditions {
+		if c.Type == "Ready" {
+			return c.Status, c.LastTransitionTime
+		}
+	}
+	return "", ""
+}
+
+func getWatch(t *testing.T, ns, name string) watchStatus {
+	t.Helper()
+	var w watchStatus
+	getJSON(t, &w, "servicewatch", "-n", ns, name)
+	return w
+}
+
+// checkCounts fails unless the watch's summary shows the fake cloud's
+// counts.
+func checkCounts(t *testing.T, w watchStatus, want counts) {
+	t.Helper()
+	s := w.Status.Summary
+	if s == nil {
+		t.Fatalf("%s has no status.summary", w.Metadata.Name)
+	}
+	got := counts{pipes: s.Pipes, endpoints: s.ReversePrivateEndpoints, alerts: s.Alerts}
+	if got != want {
+		t.Fatalf("%s counts %+v, want the fake cloud's %+v", w.Metadata.Name, got, want)
+	}
+}
+
+// waitReady runs `kubectl wait --for=condition=Ready` as a user would.
+func waitReady(t *testing.T, ns, name string, timeout time.Duration) {
+	t.Helper()
+	kubectl(t, "wait", "-n", ns, "servicewatch/"+name, "--for=condition=Ready", fmt.Sprintf("--timeout=%s", timeout))
+}
+
+// probeResult is the line hack/e2e/probe prints.
+type probeResult struct {
+	Status int    `json:"status"`
+	Body   string `json:"body"`
+	Error  string `json:"error"`
+}
+
+// probe runs hack/e2e/probe in a Pod of namespace ns as ServiceAccount sa
+// and returns what it printed.
+func probe(t *testing.T, ns, name, sa string, args ...string) probeResult {
+	t.Helper()
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = fmt.Sprintf("%q", a)
+	}
+	apply(t, fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %[2]s
+  namespace: %[1]s
+spec:
+  serviceAccountName: %[3]s
+  restartPolicy: Never
+  securityContext:
+    runAsNonRoot: true
+    seccompProfile: {type: RuntimeDefault}
+  containers:
+  - name: probe
+    image: %[4]s
+    imagePullPolicy: Never
+    command: [/probe]
+    args: [%[5]s]
+    securityContext:
+      allowPrivilegeEscalation: false
+      readOnlyRootFilesystem: true
+      capabilities: {drop: [ALL]}
+`, ns, name, sa, fakeCloudImage, strings.Join(quoted, ", ")))
+	defer kubectl(t, "delete", "pod", "-n", ns, name, "--wait=false")
+	eventually(t, 90*time.Second, "probe pod "+name+" finished", func() error {
+		phase := strings.TrimSpace(kubectl(t, "get", "pod", "-n", ns, name, "-o", "jsonpath={.status.phase}"))
+		if phase == "Succeeded" || phase == "Failed" {
+			return nil
+		}
+		return fmt.Errorf("phase %q", phase)
+	})
+	out := kubectl(t, "logs", "-n", ns, name)
+	var r probeResult
+	if err := json.Unmarshal([]byte(lastLine(out)), &r); err != nil {
+		t.Fatalf("probe %s printed %q: %v", name, out, err)
+	}
+	return r
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
