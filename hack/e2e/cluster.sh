@@ -212,6 +212,7 @@ control_plane_up() {
 		--service-cluster-ip-range "$SVC_CIDR" \
 		--client-ca-file "$d/ca.crt" --tls-cert-file "$d/apiserver.crt" --tls-private-key-file "$d/apiserver.key" \
 		--kubelet-client-certificate "$d/admin.crt" --kubelet-client-key "$d/admin.key" \
+		--kubelet-preferred-address-types InternalIP \
 		--service-account-issuer https://kubernetes.default.svc.cluster.local \
 		--service-account-key-file "$d/sa.pub" --service-account-signing-key-file "$d/sa.key" \
 		--authorization-mode RBAC --allow-privileged=true --profiling=false
@@ -317,7 +318,7 @@ our_pids() {
 	for p in /proc/[0-9]*; do
 		p=${p#/proc/}
 		[[ "$p" == "$$" || "$p" == "$BASHPID" ]] && continue
-		cmd=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
+		cmd=$({ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null) || continue
 		if [[ "$cmd" == *"$ROOT"* || "$cmd" == *"$RUN/"* || "$cmd" == "$K8S_BIN/"* ]]; then
 			echo "$p"
 		fi
@@ -422,7 +423,7 @@ check() {
 	local left=()
 	local p
 	for p in $(our_pids; pod_pids); do
-		left+=("process $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-120)")
+		left+=("process $p: $({ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | cut -c1-120)")
 	done
 	local ipt t
 	for ipt in iptables ip6tables; do

@@ -156,6 +156,11 @@ metadata:
     pod-security.kubernetes.io/enforce-version: latest
 `, name))
 	t.Cleanup(func() { deleteNamespace(t, name) })
+	// Pods are admitted once the namespace's default ServiceAccount exists.
+	eventually(t, 30*time.Second, "namespace "+name+" has its default ServiceAccount", func() error {
+		_, err := kubectlErr(t, "", "get", "serviceaccount", "-n", name, "default")
+		return err
+	})
 }
 
 func deleteNamespace(t *testing.T, name string) {

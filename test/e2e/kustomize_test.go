@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
 // TestKustomize installs the operator as the README says (kubectl apply -k
@@ -56,8 +58,8 @@ func TestKustomize(t *testing.T) {
 
 	t.Run("status shows the fake cloud's counts", func(t *testing.T) {
 		checkCounts(t, getWatch(t, "e2e-data", "analytics-prod"), want)
-		if n := cloud.calls(t)["listPipes"]; n == 0 {
-			t.Fatalf("the fake cloud answered no listPipes call (calls: %v): the counts did not come from it", cloud.calls(t))
+		if n := cloud.calls(t)[string(fakecloud.OpListPipes)]; n == 0 {
+			t.Fatalf("the fake cloud answered no list_pipes call (calls: %v): the counts did not come from it", cloud.calls(t))
 		}
 	})
 

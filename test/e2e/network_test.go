@@ -31,10 +31,11 @@ func testEgressGuard(t *testing.T) {
 		t.Fatalf("POSTROUTING masquerades the Pod range:\n%s", nat)
 	}
 
+	restrictedNamespace(t, "e2e-egress")
 	before := guardPackets(t)
 	// The default gateway: the first hop out of the machine.
 	gw := defaultGateway(t)
-	r := probe(t, "e2e-scrape", "egress", "stranger", "dial", "--address", net.JoinHostPort(gw, "443"), "--timeout", "3s")
+	r := probe(t, "e2e-egress", "egress", "default", "dial", "--address", net.JoinHostPort(gw, "443"), "--timeout", "3s")
 	if r.Error == "" {
 		t.Fatalf("a Pod connected to %s:443 outside the machine", gw)
 	}
