@@ -89,7 +89,9 @@ func kubectl(t *testing.T, args ...string) string {
 // kubectlErr runs kubectl with stdin and returns its error.
 func kubectlErr(t *testing.T, stdin string, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	// Not t.Context(): that is canceled before the test's cleanups run,
+	// and cleanups uninstall with kubectl and helm.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	return run(ctx, stdin, e2eEnv.kubectl, args...)
 }
@@ -104,13 +106,26 @@ func apply(t *testing.T, yaml string) {
 
 func helm(t *testing.T, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	out, err := run(ctx, "", e2eEnv.helm, args...)
+	out, err := helmErr(args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+func helmErr(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	return run(ctx, "", e2eEnv.helm, args...)
+}
+
+// cleanup runs f at the end of the test and reports its error.
+func cleanup(t *testing.T, what string, f func() error) {
+	t.Cleanup(func() {
+		if err := f(); err != nil {
+			t.Errorf("cleanup, %s: %v", what, err)
+		}
+	})
 }
 
 // eventually polls f every half second until it returns nil or timeout

@@ -26,9 +26,12 @@ func TestFailover(t *testing.T) {
 	restrictedNamespace(t, systemNamespace)
 	restrictedNamespace(t, ns)
 	dumpOnFailure(t, systemNamespace)
-	t.Cleanup(func() {
-		_, _ = run(t.Context(), "", e2eEnv.helm, "uninstall", "servicewatch", "-n", systemNamespace, "--wait")
-		_, _ = kubectlErr(t, "", "delete", "crd", "servicewatches.cloud.servicewatch.io", "--ignore-not-found", "--wait=true")
+	cleanup(t, "helm uninstall and deleting the CRD", func() error {
+		if _, err := helmErr("uninstall", "servicewatch", "-n", systemNamespace, "--wait", "--ignore-not-found"); err != nil {
+			return err
+		}
+		_, err := kubectlErr(t, "", "delete", "crd", "servicewatches.cloud.servicewatch.io", "--ignore-not-found", "--wait=true")
+		return err
 	})
 	helm(t, "install", "servicewatch", "charts/servicewatch", "-n", systemNamespace,
 		"--set", "image.repository=servicewatch", "--set", "image.tag=dev", "--set", "replicaCount=2", "--wait", "--timeout", "3m")

@@ -22,13 +22,16 @@ func TestHelm(t *testing.T) {
 	restrictedNamespace(t, "e2e-helm-data")
 	dumpOnFailure(t, systemNamespace, "e2e-helm-data")
 	installed := false
-	t.Cleanup(func() {
+	cleanup(t, "helm uninstall and deleting the CRD", func() error {
 		if installed {
-			_, _ = run(t.Context(), "", e2eEnv.helm, "uninstall", "servicewatch", "-n", systemNamespace, "--wait")
+			if _, err := helmErr("uninstall", "servicewatch", "-n", systemNamespace, "--wait"); err != nil {
+				return err
+			}
 		}
 		// The CRD outlives the release by design; remove it, and with it
 		// the watches, so the next test starts from an empty cluster.
-		_, _ = kubectlErr(t, "", "delete", "crd", "servicewatches.cloud.servicewatch.io", "--ignore-not-found", "--wait=true")
+		_, err := kubectlErr(t, "", "delete", "crd", "servicewatches.cloud.servicewatch.io", "--ignore-not-found", "--wait=true")
+		return err
 	})
 
 	t.Log("helm install --wait")

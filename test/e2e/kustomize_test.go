@@ -20,10 +20,12 @@ func TestKustomize(t *testing.T) {
 	cloud := deployFakeCloud(t, "e2e-cloud")
 	dumpOnFailure(t, systemNamespace, "e2e-data")
 	uninstalled := false
-	t.Cleanup(func() {
-		if !uninstalled {
-			_, _ = kubectlErr(t, "", "delete", "-k", "config/default", "--ignore-not-found", "--wait=true", "--timeout=2m")
+	cleanup(t, "kubectl delete -k config/default", func() error {
+		if uninstalled {
+			return nil
 		}
+		_, err := kubectlErr(t, "", "delete", "-k", "config/default", "--ignore-not-found", "--wait=true", "--timeout=3m")
+		return err
 	})
 
 	t.Log("kubectl apply --server-side -k config/default")
@@ -154,7 +156,10 @@ subjects:
   name: scraper
   namespace: %[1]s
 `, ns, metricsReader))
-	t.Cleanup(func() { _, _ = kubectlErr(t, "", "delete", "clusterrolebinding", "e2e-scraper-metrics-reader", "--ignore-not-found") })
+	cleanup(t, "deleting the scraper's ClusterRoleBinding", func() error {
+		_, err := kubectlErr(t, "", "delete", "clusterrolebinding", "e2e-scraper-metrics-reader", "--ignore-not-found")
+		return err
+	})
 	ip := strings.TrimSpace(kubectl(t, "get", "service", "-n", systemNamespace, metricsService, "-o", "jsonpath={.spec.clusterIP}"))
 	url := "https://" + ip + ":8443/metrics"
 	const token = "/var/run/secrets/kubernetes.io/serviceaccount/token"

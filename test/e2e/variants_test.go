@@ -43,8 +43,9 @@ func TestVariants(t *testing.T) {
 // and deletes it all at the end of the test.
 func deployVariant(t *testing.T, dir string) {
 	t.Helper()
-	t.Cleanup(func() {
-		_, _ = kubectlErr(t, "", "delete", "-k", dir, "--ignore-not-found", "--wait=true", "--timeout=3m")
+	cleanup(t, "deleting "+dir, func() error {
+		_, err := kubectlErr(t, "", "delete", "-k", dir, "--ignore-not-found", "--wait=true", "--timeout=3m")
+		return err
 	})
 	kubectl(t, "apply", "--server-side", "-k", dir)
 	out := kubectl(t, "get", "deployments", "-n", systemNamespace, "-l", "app.kubernetes.io/component=manager", "-o", "name")
