@@ -91,7 +91,7 @@ func kubectlErr(t *testing.T, stdin string, args ...string) (string, error) {
 	t.Helper()
 	// Not t.Context(): that is canceled before the test's cleanups run,
 	// and cleanups uninstall with kubectl and helm.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	return run(ctx, stdin, e2eEnv.kubectl, args...)
 }

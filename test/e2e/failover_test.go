@@ -34,11 +34,23 @@ func TestFailover(t *testing.T) {
 		return err
 	})
 	helm(t, "install", "servicewatch", "charts/servicewatch", "-n", systemNamespace,
-		"--set", "image.repository=servicewatch", "--set", "image.tag=dev", "--set", "replicaCount=2", "--wait", "--timeout", "3m")
+		"--set", "image.repository=servicewatch", "--set", "image.tag=dev", "--set", "replicaCount=2",
+		// The client-side budget (10 calls per 10 s per key by default)
+		// would spread the first syncs of 100 services over minutes: this
+		// test is about the fail-over, the budget has tests of its own.
+		"--set-json", `extraArgs=["--management-rate-limit=0"]`,
+		"--wait", "--timeout", "3m")
 
-	// 100 watches of the sample service, each syncing every 10 minutes: none
-	// is due again during the test.
+	// 100 watches of 100 services (copies of the sample service), so that
+	// each costs the cloud calls of its own, each syncing every 10 minutes:
+	// none is due again during the test.
 	d := fakecloud.DefaultData()
+	services := make([]string, watches)
+	for i := range services {
+		services[i] = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
+		d.Organizations[sampleOrg][services[i]] = d.Organizations[sampleOrg][sampleService]
+	}
+	cloud.setData(t, d)
 	var b strings.Builder
 	fmt.Fprintf(&b, `apiVersion: v1
 kind: Secret
@@ -62,7 +74,7 @@ spec:
   interval: 10m
   managementApi: {url: %[6]q, secretRef: {name: warehouse-api-key}}
   alertApi: {url: %[6]q, secretRef: {name: alerts-token}}
-`, i, ns, sampleOrg, sampleService, strings.Join(sampleAlerts, ", "), cloud.url)
+`, i, ns, sampleOrg, services[i], strings.Join(sampleAlerts, ", "), cloud.url)
 	}
 	apply(t, b.String())
 	kubectl(t, "wait", "-n", ns, "sw", "--all", "--for=condition=Ready", "--timeout=5m")
@@ -86,6 +98,9 @@ spec:
 		t.Fatal("the lease has no leaseDurationSeconds")
 	}
 	callsBefore := cloud.calls(t)
+	if n := callsBefore[string(fakecloud.OpListPipes)]; n < watches {
+		t.Fatalf("the cloud answered %d list_pipes calls for %d watches of distinct services: the test cannot see a burst", n, watches)
+	}
 
 	// Every watch's Ready, all through the fail-over.
 	stop := make(chan struct{})

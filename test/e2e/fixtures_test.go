@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -126,6 +127,27 @@ func (f fakeCloud) calls(t *testing.T) map[string]int {
 		t.Fatalf("fake cloud admin API: %v", err)
 	}
 	return v.Counts
+}
+
+// setData replaces the fake cloud's data.
+func (f fakeCloud) setData(t *testing.T, d fakecloud.Data) {
+	t.Helper()
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, f.admin+"data", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("fake cloud admin API: %v", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("fake cloud admin API: PUT data: %s", resp.Status)
+	}
 }
 
 // sampleWatch applies the sample's two Secrets (with the fake cloud's
