@@ -265,7 +265,7 @@ $(E2E_K8S_BIN)/.built: hack/e2e/k8s/go.mod hack/e2e/k8s/go.sum
 
 .PHONY: test-e2e
 test-e2e: e2e-packages envtest e2e-k8s $(HELM) ## Build the images and a one-node cluster, run test/e2e against it, tear it all down (root; see README).
-	K8S_BIN=$(E2E_K8S_BIN) ENVTEST_BIN=$(ENVTEST_DIR) HELM=$(HELM) hack/e2e/run.sh
+	K8S_BIN=$(E2E_K8S_BIN) ENVTEST_BIN=$(ENVTEST_DIR) HELM=$(HELM) E2E_DIR=$(BIN)/e2e hack/e2e/run.sh
 
 ##@ Benchmarks
 
