@@ -62,7 +62,7 @@ const (
 
 // run runs a command and returns its standard output; a failure carries the
 // command and its standard error.
-func run(ctx context.Context, stdin string, name string, args ...string) (string, error) {
+func run(ctx context.Context, stdin, name string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = e2eEnv.repo
 	if stdin != "" {

@@ -44,11 +44,12 @@ func TestFailover(t *testing.T) {
 	// 100 watches of 100 services (copies of the sample service), so that
 	// each costs the cloud calls of its own, each syncing every 10 minutes:
 	// none is due again during the test.
+	s := readSample(t)
 	d := fakecloud.DefaultData()
 	services := make([]string, watches)
 	for i := range services {
 		services[i] = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
-		d.Organizations[sampleOrg][services[i]] = d.Organizations[sampleOrg][sampleService]
+		d.Organizations[s.Spec.OrganizationID][services[i]] = d.Organizations[s.Spec.OrganizationID][s.Spec.ServiceID]
 	}
 	cloud.setData(t, d)
 	var b strings.Builder
@@ -74,7 +75,7 @@ spec:
   interval: 10m
   managementApi: {url: %[6]q, secretRef: {name: warehouse-api-key}}
   alertApi: {url: %[6]q, secretRef: {name: alerts-token}}
-`, i, ns, sampleOrg, services[i], strings.Join(sampleAlerts, ", "), cloud.url)
+`, i, ns, s.Spec.OrganizationID, services[i], strings.Join(s.Spec.AlertIDs, ", "), cloud.url)
 	}
 	apply(t, b.String())
 	kubectl(t, "wait", "-n", ns, "sw", "--all", "--for=condition=Ready", "--timeout=5m")

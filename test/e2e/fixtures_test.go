@@ -7,21 +7,39 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
-// The sample watch of config/samples, which the fake cloud's default data
-// serves.
-const (
-	sampleOrg     = "7f0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
-	sampleService = "4e2c6a1b-9d8f-4c3b-a2e1-0f9e8d7c6b5a"
-)
+// sample is the ServiceWatch of config/samples, which the fake cloud's
+// default data serves: the tests watch what a user trying the sample would.
+type sample struct {
+	Spec struct {
+		OrganizationID string   `json:"organizationId"`
+		ServiceID      string   `json:"serviceId"`
+		AlertIDs       []string `json:"alertIds"`
+	} `json:"spec"`
+}
 
-var sampleAlerts = []string{"65f1a2b3c4d5e6f708192a3b", "65f1a2b3c4d5e6f708192a3c"}
+func readSample(t *testing.T) sample {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(e2eEnv.repo, "config", "samples", "cloud_v1alpha1_servicewatch.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s sample
+	if err := yaml.Unmarshal(b, &s); err != nil {
+		t.Fatalf("config/samples: %v", err)
+	}
+	return s
+}
 
 // counts is what a watch of the sample service should show: the fake
 // cloud's default data, counted here independently of the operator.
@@ -29,13 +47,14 @@ type counts struct{ pipes, endpoints, alerts int }
 
 func sampleCounts(t *testing.T) counts {
 	t.Helper()
+	s := readSample(t)
 	d := fakecloud.DefaultData()
-	svc, ok := d.Organizations[sampleOrg][sampleService]
+	svc, ok := d.Organizations[s.Spec.OrganizationID][s.Spec.ServiceID]
 	if !ok {
-		t.Fatalf("the fake cloud's default data lost the sample service %s", sampleService)
+		t.Fatalf("the fake cloud's default data has no sample service %s", s.Spec.ServiceID)
 	}
 	c := counts{pipes: len(svc.Pipes), endpoints: len(svc.ReversePrivateEndpoints)}
-	for _, id := range sampleAlerts {
+	for _, id := range s.Spec.AlertIDs {
 		if _, ok := d.Alerts[id]; ok {
 			c.alerts++
 		}
@@ -111,7 +130,7 @@ spec:
 // calls returns how many calls of each operation the fake cloud answered.
 func (f fakeCloud) calls(t *testing.T) map[string]int {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, f.admin+"calls", nil)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, f.admin+"calls", http.NoBody)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,6 +174,7 @@ func (f fakeCloud) setData(t *testing.T, d fakecloud.Data) {
 // cloud.
 func sampleWatch(t *testing.T, ns, name string, cloud fakeCloud, labels map[string]string) {
 	t.Helper()
+	s := readSample(t)
 	d := fakecloud.DefaultData()
 	var lines []string
 	for k, v := range labels {
@@ -198,7 +218,7 @@ metadata:
     url: %[10]s
     secretRef: {name: alerts-token}
 `, ns, name, d.ManagementKey.KeyID, d.ManagementKey.KeySecret, d.AlertToken,
-		sampleOrg, sampleService, strings.Join(sampleAlerts, ", "), labelBlock, cloud.url))
+		s.Spec.OrganizationID, s.Spec.ServiceID, strings.Join(s.Spec.AlertIDs, ", "), labelBlock, cloud.url))
 }
 
 // watchStatus is the part of a ServiceWatch's status the tests read.

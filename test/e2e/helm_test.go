@@ -128,7 +128,7 @@ func managerPods(t *testing.T) []string {
 	out := kubectl(t, "get", "pods", "-n", systemNamespace, "-l", "app.kubernetes.io/component=manager",
 		"-o", `jsonpath={range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}`)
 	var pods []string
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+	for l := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
 		f := strings.Fields(l)
 		if len(f) == 1 {
 			pods = append(pods, f[0])

@@ -5,6 +5,7 @@ package e2e
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,8 +79,8 @@ func TestKustomize(t *testing.T) {
 		}
 		row := strings.Fields(lines[1])
 		wantRow := []string{"analytics-prod", "True", fmt.Sprint(want.pipes), fmt.Sprint(want.endpoints), fmt.Sprint(want.alerts)}
-		if len(row) < 8 || strings.Join(row[:5], " ") != strings.Join(wantRow, " ") || row[7] != sampleService {
-			t.Fatalf("kubectl get sw -o wide row %q, want it to start %q and name service %s", lines[1], strings.Join(wantRow, " "), sampleService)
+		if len(row) < 8 || strings.Join(row[:5], " ") != strings.Join(wantRow, " ") || row[7] != readSample(t).Spec.ServiceID {
+			t.Fatalf("kubectl get sw -o wide row %q, want it to start %q and name service %s", lines[1], strings.Join(wantRow, " "), readSample(t).Spec.ServiceID)
 		}
 	})
 
@@ -188,12 +189,7 @@ subjects:
 }
 
 func hasLine(text, line string) bool {
-	for _, l := range strings.Split(text, "\n") {
-		if l == line {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(strings.Split(text, "\n"), line)
 }
 
 // short keeps a probe's answer readable in a failure message.

@@ -57,7 +57,7 @@ func iptables(t *testing.T, args ...string) string {
 
 func forwardRules(t *testing.T) []string {
 	var rules []string
-	for _, l := range strings.Split(iptables(t, "-S", "FORWARD"), "\n") {
+	for l := range strings.SplitSeq(iptables(t, "-S", "FORWARD"), "\n") {
 		if strings.HasPrefix(l, "-A FORWARD ") {
 			rules = append(rules, l)
 		}
@@ -73,7 +73,7 @@ func isEgressGuard(rule string) bool {
 // guardPackets is the egress guard's packet counter.
 func guardPackets(t *testing.T) int {
 	t.Helper()
-	for _, l := range strings.Split(iptables(t, "-L", "FORWARD", "-v", "-n", "-x"), "\n") {
+	for l := range strings.SplitSeq(iptables(t, "-L", "FORWARD", "-v", "-n", "-x"), "\n") {
 		if strings.Contains(l, e2eEnv.egressComment) {
 			f := strings.Fields(l)
 			n, err := strconv.Atoi(f[0])

@@ -67,7 +67,7 @@ func run(args []string) (result, error) {
 }
 
 func get(ctx context.Context, url, tokenFile string) (result, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
 	if err != nil {
 		return result{}, fmt.Errorf("request: %w", err)
 	}
