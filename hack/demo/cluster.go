@@ -14,9 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -26,6 +24,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/childproc"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 
 type serviceWatch = swv1.ServiceWatch
@@ -40,44 +39,25 @@ const (
 
 // controlPlane is envtest's kube-apiserver and etcd, with an admin client.
 type controlPlane struct {
-	env    *envtest.Environment
+	env    *testenv.Env
 	cfg    *rest.Config
 	client client.Client
 	files  []string // kubeconfigs to remove on stop
 }
 
 func startControlPlane(p paths) (*controlPlane, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := swv1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: p.k8s,
-		CRDDirectoryPaths:     []string{p.crds},
-		ErrorIfCRDPathMissing: true,
-		Scheme:                scheme,
-	}
-	cfg, err := env.Start()
+	env, err := testenv.StartWith(testenv.Options{Assets: p.k8s, CRDs: p.crds})
 	if err != nil {
-		// Start can fail after etcd or the API server came up (installing
-		// the CRD, say); Stop ends whatever is running.
-		return nil, errors.Join(fmt.Errorf("starting the control plane: %w", err), env.Stop())
+		return nil, fmt.Errorf("starting the control plane: %w", err)
 	}
-	cp := &controlPlane{env: env, cfg: cfg}
-	if err := cp.setUp(p, scheme); err != nil {
+	cp := &controlPlane{env: env, cfg: env.Config, client: env.Client}
+	if err := cp.setUp(p); err != nil {
 		return nil, errors.Join(err, cp.stop())
 	}
 	return cp, nil
 }
 
-func (cp *controlPlane) setUp(p paths, scheme *runtime.Scheme) error {
-	var err error
-	if cp.client, err = client.New(cp.cfg, client.Options{Scheme: scheme}); err != nil {
-		return err
-	}
+func (cp *controlPlane) setUp(p paths) error {
 	if err := cp.writeKubeconfig(envtest.User{Name: "demo-admin", Groups: []string{"system:masters"}}, p.kubeconfig); err != nil {
 		return err
 	}
@@ -88,17 +68,8 @@ func (cp *controlPlane) setUp(p paths, scheme *runtime.Scheme) error {
 }
 
 func (cp *controlPlane) writeKubeconfig(u envtest.User, path string) error {
-	user, err := cp.env.AddUser(u, nil)
-	if err != nil {
-		return fmt.Errorf("adding user %s: %w", u.Name, err)
-	}
-	b, err := user.KubeConfig()
-	if err != nil {
-		return err
-	}
 	cp.files = append(cp.files, path)
-	// It holds a client certificate of the user: owner only.
-	return os.WriteFile(path, b, 0o600)
+	return cp.env.WriteKubeconfig(u, path)
 }
 
 // grantManagerRole installs the generated ClusterRole and binds it to the

@@ -71,7 +71,7 @@ func TestSlotWaitIsExportedByWork(t *testing.T) {
 	<-holding // the first read holds the only slot
 	f.start(t.Context(), time.Minute, watch("second"), "t", time.Minute, hosts, pacing.Periodic, false, clock.Now,
 		func(context.Context) ([]partResult, bool) { return nil, true })
-	waitFor(t, "the second read to wait for the host's slot", func() bool {
+	waitUntil(t, "the second read to wait for the host's slot", func() bool {
 		return f.slots.Waiting(pacing.Periodic) == 1
 	})
 	clock.Step(3 * time.Second)
@@ -97,16 +97,4 @@ func TestSlotWaitIsExportedByWork(t *testing.T) {
 	if want := map[string][2]float64{"user": {1, 0}, "secret": {0, 0}, "periodic": {1, 3}}; !maps.Equal(got, want) {
 		t.Errorf("slot waits (count, seconds) by work: %v, want %v", got, want)
 	}
-}
-
-// waitFor polls cond for up to a second.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for range 1000 {
-		if cond() {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
 }

@@ -3,7 +3,6 @@ package controller_test
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -47,27 +46,14 @@ var (
 // everything the operator wrote can prove none of them leaked.
 const secretMarker = "s3cr3t-"
 
+// TestMain runs the suite against one control plane and one manager; under
+// -short only the rules' unit tests run (the envtest tests skip).
 func TestMain(m *testing.M) {
-	code, err := runSuite(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Exit(code)
+	os.Exit(testenv.Main(m, func(e *testenv.Env) (int, error) { return runSuite(m, e) }))
 }
 
-func runSuite(m *testing.M) (int, error) {
-	flag.Parse() //nolint:revive // TestMain must parse the test flags before it can read -short
-	if testing.Short() {
-		// The rules have unit tests of their own; the envtest tests skip.
-		return m.Run(), nil
-	}
-	var err error
-	env, err = testenv.Start()
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = env.Stop() }()
+func runSuite(m *testing.M, e *testenv.Env) (int, error) {
+	env = e
 
 	// Every level, debug included: no level may print a credential.
 	ctrl.SetLogger(zap.New(zap.WriteTo(managerLog), zap.UseDevMode(true), zap.Level(zapcore.Level(-10))))

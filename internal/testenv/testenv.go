@@ -7,10 +7,13 @@ package testenv
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"testing"
+	"time"
 
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -41,32 +44,110 @@ func RepoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
+// Options say where a control plane's parts are and how its client behaves.
+// The zero value is what the test suites use.
+type Options struct {
+	// Assets is the directory of kube-apiserver and etcd; default
+	// KUBEBUILDER_ASSETS, else bin/k8s of this checkout.
+	Assets string
+	// CRDs is the directory of the CRDs to install; default
+	// config/crd/bases of this checkout.
+	CRDs string
+	// StartTimeout bounds the start; default envtest's. A loaded machine
+	// can take longer than its 20 s.
+	StartTimeout time.Duration
+	// Unlimited turns the client's own rate limit off, so that creating a
+	// thousand objects measures the API server and not the client.
+	Unlimited bool
+}
+
 // Start starts kube-apiserver and etcd and installs the CRDs of config/crd/bases.
-func Start() (*Env, error) {
-	assets, err := binaryAssets()
-	if err != nil {
-		return nil, err
+func Start() (*Env, error) { return StartWith(Options{}) }
+
+// StartWith starts kube-apiserver and etcd as o says and installs the CRDs.
+// It is the one envtest starter of the project: the test suites, the demo
+// and the scale benchmark all start their control plane here.
+func StartWith(o Options) (*Env, error) {
+	assets := o.Assets
+	if assets == "" {
+		var err error
+		if assets, err = binaryAssets(); err != nil {
+			return nil, err
+		}
+	}
+	crds := o.CRDs
+	if crds == "" {
+		crds = filepath.Join(RepoRoot(), "config", "crd", "bases")
 	}
 	scheme, err := controller.NewScheme()
 	if err != nil {
 		return nil, err
 	}
 	env := &envtest.Environment{
-		BinaryAssetsDirectory: assets,
-		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		Scheme:                scheme,
+		BinaryAssetsDirectory:    assets,
+		CRDDirectoryPaths:        []string{crds},
+		ErrorIfCRDPathMissing:    true,
+		Scheme:                   scheme,
+		ControlPlaneStartTimeout: o.StartTimeout,
 	}
 	cfg, err := env.Start()
 	if err != nil {
-		return nil, fmt.Errorf("starting envtest from %s: %w", assets, err)
+		// Start can fail after etcd or the API server came up (installing
+		// the CRD, say); Stop ends whatever is running.
+		return nil, errors.Join(fmt.Errorf("starting envtest from %s: %w", assets, err), env.Stop())
+	}
+	if o.Unlimited {
+		cfg = rest.CopyConfig(cfg)
+		cfg.QPS, cfg.Burst = -1, -1
 	}
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
-		_ = env.Stop()
-		return nil, fmt.Errorf("creating client: %w", err)
+		return nil, errors.Join(fmt.Errorf("creating client: %w", err), env.Stop())
 	}
 	return &Env{Config: cfg, Client: c, WatchClient: c, Scheme: scheme, env: env}, nil
+}
+
+// WriteKubeconfig adds the user u to the control plane and writes a
+// kubeconfig of theirs to path, readable by its owner only (it holds the
+// user's client certificate).
+func (e *Env) WriteKubeconfig(u envtest.User, path string) error {
+	user, err := e.env.AddUser(u, nil)
+	if err != nil {
+		return fmt.Errorf("adding user %s: %w", u.Name, err)
+	}
+	b, err := user.KubeConfig()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
+}
+
+// Main is the body of the TestMain of a package whose tests share one
+// control plane; TestMain exits with what it returns. Under -short it runs
+// the tests without one (those that need it skip); otherwise it starts one,
+// hands it to suite, which runs m (with whatever it starts around the tests)
+// and returns m's code, and stops it. An error of suite, or a failure to
+// start, fails the run.
+func Main(m *testing.M, suite func(*Env) (int, error)) int {
+	code, err := runMain(m, suite)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return code
+}
+
+func runMain(m *testing.M, suite func(*Env) (int, error)) (int, error) {
+	flag.Parse() //nolint:revive // TestMain must parse the test flags before it can read -short
+	if testing.Short() {
+		return m.Run(), nil
+	}
+	env, err := Start()
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = env.Stop() }()
+	return suite(env)
 }
 
 // Stop stops the control plane.

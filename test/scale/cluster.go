@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -18,58 +16,32 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
-	"github.com/servicewatch/servicewatch/internal/controller"
+	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 
 // controlPlane is envtest's kube-apiserver and etcd with the CRD installed,
 // and a client that is not rate limited, so that creating a thousand watches
 // measures the API server and not the harness.
 type controlPlane struct {
-	env    *envtest.Environment
+	env    *testenv.Env
 	cfg    *rest.Config
 	client client.WithWatch
 	scheme *runtime.Scheme
 }
 
 func startControlPlane(p paths) (*controlPlane, error) {
-	scheme, err := controller.NewScheme()
+	env, err := testenv.StartWith(testenv.Options{Assets: p.k8s, CRDs: p.crds, StartTimeout: 2 * time.Minute, Unlimited: true})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("starting the control plane: %w", err)
 	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: p.k8s,
-		CRDDirectoryPaths:     []string{p.crds},
-		ErrorIfCRDPathMissing: true,
-		Scheme:                scheme,
-		// A loaded machine can take longer than envtest's default 20 s.
-		ControlPlaneStartTimeout: 2 * time.Minute,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("starting the control plane: %w", err), env.Stop())
-	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = -1, -1 // no client-side limit
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return nil, errors.Join(err, env.Stop())
-	}
-	return &controlPlane{env: env, cfg: cfg, client: c, scheme: scheme}, nil
+	return &controlPlane{env: env, cfg: env.Config, client: env.WatchClient, scheme: env.Scheme}, nil
 }
 
 // writeAdminKubeconfig writes a kubeconfig of a cluster admin for the
 // manager. The manager's RBAC is not what is measured here; the demo checks
 // it.
 func (cp *controlPlane) writeAdminKubeconfig(path string) error {
-	user, err := cp.env.AddUser(envtest.User{Name: "scale-manager", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return fmt.Errorf("adding the manager's user: %w", err)
-	}
-	b, err := user.KubeConfig()
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o600)
+	return cp.env.WriteKubeconfig(envtest.User{Name: "scale-manager", Groups: []string{"system:masters"}}, path)
 }
 
 func (cp *controlPlane) stop() error { return cp.env.Stop() }

@@ -7,7 +7,6 @@
 package sharding
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -25,33 +24,19 @@ import (
 // apart by namespace.
 var env *testenv.Env
 
+// TestMain runs the tests against one control plane; under -short they skip.
 func TestMain(m *testing.M) {
-	code, err := run(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Exit(code)
+	os.Exit(testenv.Main(m, func(e *testenv.Env) (int, error) { return run(m, e) }))
 }
 
-func run(m *testing.M) (int, error) {
-	flag.Parse() //nolint:revive // TestMain must parse the test flags before it can read -short
-	if testing.Short() {
-		return m.Run(), nil
-	}
+func run(m *testing.M, e *testenv.Env) (int, error) {
+	env = e
 	// The managers log to a buffer, printed only when a test failed: leader
 	// election and reconciles are what explains a failure here.
 	processLog := &testenv.LockedBuffer{}
 	logger := zap.New(zap.WriteTo(processLog), zap.UseDevMode(true), zap.Level(zapcore.DebugLevel))
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger.WithName("klog")) // client-go's leader election logs through klog
-
-	var err error
-	env, err = testenv.Start()
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = env.Stop() }()
 
 	code := m.Run()
 	if code != 0 {
