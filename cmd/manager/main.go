@@ -90,6 +90,7 @@ func parseFlags(args []string) (config, error) {
 	}
 	cfg.cloud.ManagementRate = cloudapi.RateLimit(cfg.managementRate)
 	cfg.cloud.AlertRate = cloudapi.RateLimit(cfg.alertRate)
+	cfg.reconciler.Namespaces = cfg.scope.Namespaces // whose Secrets it watches
 	return cfg, validate(cfg)
 }
 

@@ -19,9 +19,9 @@ type Scope struct {
 }
 
 // CacheOptions returns the manager's cache options for the scope: the
-// ServiceWatches of the shard, and the metadata of Secrets, both only in the
-// scope's namespaces, and Secrets stripped of everything but what the
-// reconciler reads.
+// ServiceWatches of the shard, only in the scope's namespaces, stripped of
+// what the reconciler never reads. Secrets are not in the cache at all: see
+// secretWatch.
 func CacheOptions(scope Scope) cache.Options {
 	opts := cache.Options{DefaultTransform: stripForCache}
 	if len(scope.Namespaces) > 0 {
@@ -37,20 +37,8 @@ func CacheOptions(scope Scope) cache.Options {
 }
 
 // stripForCache drops what the reconciler never reads before an object
-// enters the cache. Managed fields go from every object. Metadata-only
-// objects, which in this manager are Secrets, keep only their identity and
-// version: a Secret's annotations may hold the whole Secret (kubectl apply's
-// last-applied-configuration), and its labels and owners are of no use here.
+// enters the cache: managed fields.
 func stripForCache(obj any) (any, error) {
-	if meta, ok := obj.(*metav1.PartialObjectMetadata); ok {
-		return &metav1.PartialObjectMetadata{
-			TypeMeta: meta.TypeMeta,
-			ObjectMeta: metav1.ObjectMeta{
-				Name: meta.Name, Namespace: meta.Namespace, UID: meta.UID, ResourceVersion: meta.ResourceVersion,
-				DeletionTimestamp: meta.DeletionTimestamp,
-			},
-		}, nil
-	}
 	if o, ok := obj.(metav1.Object); ok {
 		o.SetManagedFields(nil)
 	}

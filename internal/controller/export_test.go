@@ -2,9 +2,14 @@ package controller
 
 import (
 	"context"
+	"maps"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 )
@@ -22,4 +27,47 @@ func NewTestReconciler(ctx context.Context, c client.Client, reader client.Reade
 func (r *ServiceWatchReconciler) StartSync(ctx context.Context, watch *swv1.ServiceWatch) time.Duration {
 	versions := r.secretVersions(ctx, watch)
 	return r.start(ctx, watch, triggerOf(watch, versions), versions).RequeueAfter
+}
+
+// TestSecretWatch is a secretWatch outside any manager, for tests.
+type TestSecretWatch struct {
+	w *secretWatch
+	// Changed receives the Secrets it told of.
+	Changed <-chan types.NamespacedName
+}
+
+// StartSecretWatch starts a secretWatch of namespaces (all when empty) whose
+// watches reference the Secrets referenced says, until ctx ends.
+func StartSecretWatch(ctx context.Context, cfg *rest.Config, namespaces []string, referenced func(types.NamespacedName) bool) (*TestSecretWatch, error) {
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	events := make(chan ctrlevent.GenericEvent)
+	changed := make(chan types.NamespacedName, 1000)
+	w := newSecretWatch(md, namespaces, func(_ context.Context, k types.NamespacedName) bool { return referenced(k) }, events)
+	go func() { _ = w.Start(ctx) }()
+	go func() {
+		for {
+			select {
+			case e := <-events:
+				changed <- client.ObjectKeyFromObject(e.Object)
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return &TestSecretWatch{w: w, Changed: changed}, nil
+}
+
+// Kept is what it keeps: the versions of the referenced Secrets it saw.
+func (t *TestSecretWatch) Kept() map[types.NamespacedName]string {
+	t.w.mu.Lock()
+	defer t.w.mu.Unlock()
+	return maps.Clone(t.w.versions)
+}
+
+// Version is the version a reconcile reads.
+func (t *TestSecretWatch) Version(ctx context.Context, key types.NamespacedName) string {
+	return t.w.version(ctx, key)
 }

@@ -147,39 +147,6 @@ func refuseStatusWrites(t *testing.T, f *fixture) {
 
 func ptrTo[T any](v T) *T { return &v }
 
-// A Secret's annotations may hold the whole Secret (kubectl apply's
-// last-applied-configuration); the manager's cache keeps none of them.
-func TestSecretCacheHoldsOnlyIdentity(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
-	secret := f.managementSecret()
-	secret.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": `{"stringData":{"keySecret":"` + f.keySecret + `"}}`}
-	secret.Labels = map[string]string{"team": "data"}
-	f.create(secret)
-	f.create(f.newWatch("cached")) // the manager now watches Secrets
-
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		meta := &metav1.PartialObjectMetadata{}
-		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-		err := managerCache.Get(f.ctx, client.ObjectKeyFromObject(secret), meta)
-		if err == nil {
-			if len(meta.Annotations) != 0 || len(meta.Labels) != 0 || len(meta.ManagedFields) != 0 {
-				t.Fatalf("the cache holds more of the Secret than its identity: annotations %v, labels %v, %d managed fields",
-					meta.Annotations, meta.Labels, len(meta.ManagedFields))
-			}
-			if meta.ResourceVersion == "" {
-				t.Fatal("the cache lost the Secret's resourceVersion, which triggers syncs on rotation")
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the Secret never reached the cache: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // Whatever a tenant names or the cloud answers, the status stays writable:
 // every message and list is bounded, so the API server never refuses it.
 func TestOversizedInputsKeepStatusWritable(t *testing.T) {

@@ -12,12 +12,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -40,6 +42,9 @@ type Options struct {
 	// whose API URL is not on it is Stalled (URLNotAllowed) before its
 	// Secret is read. The zero value allows every URL.
 	AllowedAPIURLs cloudapi.URLAllowList
+	// Namespaces are those whose Secrets the manager watches (those of its
+	// scope); empty: all.
+	Namespaces []string
 	// MaxConcurrentReconciles is how many reconcile workers run. They do
 	// only Kubernetes work: cloud reads run in the background.
 	MaxConcurrentReconciles int
@@ -81,6 +86,10 @@ type ServiceWatchReconciler struct {
 	digests *credentialDigests
 	// shared lets watches that read the same thing share the calls.
 	shared *sharedReads
+	// secrets knows the versions of the referenced Secrets, and tells of
+	// their changes; nil outside a manager (the versions are then read from
+	// APIReader).
+	secrets *secretWatch
 	// baseCtx is the manager's context: background reads live in it, not in
 	// the reconcile that started them.
 	baseCtx context.Context
@@ -125,17 +134,27 @@ func (r *ServiceWatchReconciler) SetupWithManager(ctx context.Context, mgr ctrl.
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &swv1.ServiceWatch{}, secretNamesIndex, referencedSecrets); err != nil {
 		return fmt.Errorf("indexing ServiceWatches by Secret: %w", err)
 	}
+	md, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return fmt.Errorf("creating a metadata client for Secrets: %w", err)
+	}
+	secretChanged := make(chan ctrlevent.GenericEvent)
+	r.secrets = newSecretWatch(md, r.Options.Namespaces, referencedBy(mgr.GetCache()), secretChanged)
+	if err := mgr.Add(r.secrets); err != nil {
+		return fmt.Errorf("adding the Secret watch: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("servicewatch").
 		// Status writes change neither generation nor annotations, so the
 		// operator's own writes never trigger a sync.
 		For(&swv1.ServiceWatch{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		// Metadata only: a Secret's data never sits in the manager's cache.
-		// A Secret's change is served after the users' own changes and
-		// before periodic refreshes (see pacing.Level).
-		Watches(&corev1.Secret{}, withPriority(handler.EnqueueRequestsFromMapFunc(r.watchesForSecret), func(client.Object) int { return priorityOf(pacing.Secret) }),
-			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
+		// Changes to referenced Secrets (see secretWatch: metadata only, and
+		// nothing kept of the Secrets no watch references). A Secret's change
+		// is served after the users' own changes and before periodic
+		// refreshes (see pacing.Level).
+		WatchesRawSource(source.Channel(secretChanged,
+			withPriority(handler.EnqueueRequestsFromMapFunc(r.watchesForSecret), func(client.Object) int { return priorityOf(pacing.Secret) }))).
 		// The end of a background read wakes its watch, at the level of the
 		// work the read was for: a periodic refresh writes its result behind
 		// a user's new watch.
@@ -278,13 +297,17 @@ func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.Servic
 }
 
 // secretVersions are the resourceVersions of the referenced Secrets by name,
-// from the metadata cache; "" for a Secret the cache does not hold.
+// as secretWatch knows them; "" for a Secret that does not exist.
 func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1.ServiceWatch) map[string]string {
 	versions := make(map[string]string, 2)
 	for _, name := range referencedSecrets(watch) {
+		if r.secrets != nil {
+			versions[name] = r.secrets.version(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name})
+			continue
+		}
 		meta := &metav1.PartialObjectMetadata{}
 		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name}, meta); err == nil {
+		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name}, meta); err == nil {
 			versions[name] = meta.ResourceVersion
 		} else {
 			versions[name] = ""

@@ -60,7 +60,7 @@ const (
 )
 
 // managementAccess is the watch's access to the management API. With the
-// referenced Secret's version (from the metadata cache) and a digest known
+// referenced Secret's version (from secretWatch) and a digest known
 // for it, it reads nothing: a sync that waits for its budget asks again
 // without reading Secrets.
 func (r *ServiceWatchReconciler) managementAccess(ctx context.Context, watch *swv1.ServiceWatch, version string) managementAccess {
@@ -218,8 +218,9 @@ func (c *credentialDigests) put(secret types.NamespacedName, kind, version strin
 }
 
 // readSecret reads the named keys of a Secret in the watch's own namespace,
-// straight from the API server: Secrets are cached as metadata only, so their
-// data never sits in the manager's memory between syncs. It returns the
+// straight from the API server: Secrets are never cached (secretWatch keeps
+// only referenced ones' versions), so their data never sits in the
+// manager's memory between syncs. It returns the
 // Secret's resourceVersion with the values.
 func (r *ServiceWatchReconciler) readSecret(ctx context.Context, ref types.NamespacedName, keys ...string) (data map[string]string, version string, f *failure) {
 	namespace, name := ref.Namespace, ref.Name
