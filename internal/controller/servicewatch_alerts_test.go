@@ -42,7 +42,8 @@ func hasMetricLine(lines []string, line string) bool { return slices.Contains(li
 // channels, its silence and its execution errors; switching the alert API
 // between shapes changes nothing of what the spec's fields show.
 func TestAlertsOfBothShapes(t *testing.T) {
-	t.Parallel()
+	// Not parallel with the other tests: the timing-sensitive ones (shared
+	// reads, schedules) must not share the two cores with its fixtures.
 	f := newFixture(t)
 	w := f.readyWatch("alerts", fakecloud.DefaultAlertID, fakecloud.CurrentShapeAlertID)
 
@@ -149,7 +150,8 @@ func formatFloat(v float64) string { return strings.ToLower(fmt.Sprintf("%g", v)
 // alert's other fields are in status, the watch is Ready, and AlertsSynced
 // says which fields of which alert were left out.
 func TestAnOddAlertFieldLosesOnlyThatField(t *testing.T) {
-	t.Parallel()
+	// Not parallel with the other tests: the timing-sensitive ones (shared
+	// reads, schedules) must not share the two cores with its fixtures.
 	f := newFixture(t)
 	alert := f.fake.Data().Alerts[fakecloud.DefaultAlertID]
 	alert["threshold"] = "high"

@@ -18,7 +18,8 @@ import (
 // malformed alert ID. Each is named for what it is, says what to do, and is
 // Stalled only when retrying cannot help.
 func TestServiceErrorsAreNamedForWhatTheyAre(t *testing.T) {
-	t.Parallel()
+	// Not parallel with the other tests: the timing-sensitive ones (shared
+	// reads, schedules) must not share the two cores with its fixtures.
 	tests := []struct {
 		name      string
 		op        fakecloud.Operation
