@@ -14,7 +14,9 @@ type ReversePrivateEndpoint struct {
 	// +optional
 	Description *string `json:"description,omitempty"`
 	// type of endpoint, as the cloud spells it (for example
-	// VPC_ENDPOINT_SERVICE).
+	// VPC_ENDPOINT_SERVICE, VPC_RESOURCE, MSK_MULTI_VPC or
+	// GCP_PSC_SERVICE_ATTACHMENT). Values the operator does not know are kept
+	// as sent.
 	// +optional
 	Type *string `json:"type,omitempty"`
 	// vpcEndpointServiceName is the name of the endpoint service.
@@ -45,9 +47,39 @@ type ReversePrivateEndpoint struct {
 	// +optional
 	// +listType=atomic
 	PrivateDNSNames []string `json:"privateDnsNames,omitzero"`
-	// status of the endpoint as the cloud spells it (for example Ready).
+	// status of the endpoint as the cloud spells it (for example Ready,
+	// Provisioning, PendingAcceptance, Rejected, Failed, Expired). Values
+	// the operator does not know are kept as sent.
 	// +optional
 	Status *string `json:"status,omitempty"`
+	// gcpServiceAttachment is the service attachment a
+	// GCP_PSC_SERVICE_ATTACHMENT endpoint connects to.
+	// +optional
+	GCPServiceAttachment *string `json:"gcpServiceAttachment,omitempty"`
+	// customPrivateDnsMappings are private DNS names the endpoint answers
+	// for, such as one per broker. At most 32 are kept, in the order the
+	// cloud sent them; otherFields says when more were sent.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	CustomPrivateDNSMappings []PrivateDNSMapping `json:"customPrivateDnsMappings,omitzero"`
+	// otherFields is set by the operator: what the cloud sent for this
+	// endpoint that has no typed field above, and values of known fields
+	// that could not be read as their type, as `path: value` entries. Its
+	// form, bounds and credential rules are those of pipes[].otherFields.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=17
+	// +kubebuilder:validation:items:MaxLength=256
+	OtherFields []string `json:"otherFields,omitempty"`
+}
+
+// PrivateDNSMapping is one private DNS name of a reverse private endpoint.
+type PrivateDNSMapping struct {
+	// privateDnsName is the private DNS name, such as
+	// broker-1.example.internal.
+	// +optional
+	PrivateDNSName *string `json:"privateDnsName,omitempty"`
 }
 
 // AlertStatus is one alert named in spec.alertIds: its fields as the alert

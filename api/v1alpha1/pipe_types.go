@@ -39,6 +39,41 @@ type Pipe struct {
 	// updatedAt is when the pipe last changed, as the cloud formats it.
 	// +optional
 	UpdatedAt *string `json:"updatedAt,omitempty"`
+
+	// sourceKind is set by the operator, not sent by the cloud: the name of
+	// the member of source the pipe has (kafka, objectStorage, kinesis,
+	// postgres, pubsub, mysql, bigquery, mongodb, or the cloud's own member
+	// name for a kind the operator does not know yet), several joined by a
+	// comma in the order the cloud sent them. Absent when the pipe has no
+	// source. servicewatch_pipe_info's source_kind label carries the same
+	// value.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	SourceKind *string `json:"sourceKind,omitempty"`
+
+	// otherFields is set by the operator: what the cloud sent in this pipe
+	// that has no typed field above (a member or kind of source the operator
+	// does not know yet, a field the spec does not list), and values of
+	// known fields that could not be read as their type (left out of their
+	// field, and named in the PipesSynced message). Each entry is
+	// `path: value`, the path in the API's own names from the pipe down
+	// (source.futureKind.topic, scaling.replicaMemoryGb), the value as JSON
+	// (strings quoted). Objects and lists are flattened to their leaves; an
+	// empty one reads {} or []; null is left out.
+	//
+	// Bounds: at most 16 entries of at most 256 bytes each (a longer one is
+	// cut and ends in "…"), in the order the cloud sent them; when more were
+	// sent, a 17th entry says so. Credentials follow the same rules as the
+	// typed fields: a member named like a credential (password, secret,
+	// token, privateKey, credentials, connectionString, serviceAccountKey,
+	// serviceAccountFile, accessKey, apiKey, and names containing these) reads
+	// "<redacted>" and is never descended into, a private key in PEM form reads
+	// "<redacted>", and user info and query strings are removed from URLs.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=17
+	// +kubebuilder:validation:items:MaxLength=256
+	OtherFields []string `json:"otherFields,omitempty"`
 }
 
 // PipeScaling is how a pipe is sized.
@@ -49,17 +84,31 @@ type PipeScaling struct {
 	// concurrency is the number of concurrent consumers per replica.
 	// +optional
 	Concurrency *int64 `json:"concurrency,omitempty"`
-	// replicaCpuMillicores is the CPU of each replica, in millicores.
+	// replicaCpuMillicores is the CPU of each replica, in millicores. The
+	// cloud sends a number, or a string that is either a number of
+	// millicores ("500") or a Kubernetes quantity of CPU with a suffix
+	// ("500m" is 500, "2k" is 2,000,000); a value that is not a whole
+	// number of millicores ("0.5", "1500u") is left out here and kept as
+	// sent in otherFields.
 	// +optional
 	ReplicaCPUMillicores *int64 `json:"replicaCpuMillicores,omitempty"`
-	// replicaMemoryGb is the memory of each replica, in gigabytes; a decimal
-	// kept exactly as the cloud sent it (0.5 stays 0.5).
+	// replicaMemoryGb is the memory of each replica, in gigabytes of 10^9
+	// bytes, as the spec defines it; a decimal kept exactly as the cloud sent
+	// it (0.5 stays 0.5). The cloud sends a number, or a string that is
+	// either a number of gigabytes ("0.5") or a Kubernetes quantity of bytes
+	// with a suffix, converted exactly: "2G" reads 2 and "2Gi" (2 × 2^30
+	// bytes) reads 2.147483648, not 2; "512Mi" reads 0.536870912. A value
+	// whose exact conversion has more digits than a JSON number keeps
+	// through the API server (about 15 significant digits) is left out here
+	// and kept as sent in otherFields.
 	// +optional
 	ReplicaMemoryGb *Decimal `json:"replicaMemoryGb,omitempty"`
 }
 
 // PipeSource is where a pipe reads from. The cloud sets the member of the
-// pipe's kind of source; the others are absent.
+// pipe's kind of source; the others are absent. A member of a kind the
+// operator does not know is shown in the pipe's otherFields (and its name in
+// sourceKind).
 type PipeSource struct {
 	// kafka is a streaming-broker source.
 	// +optional
@@ -73,10 +122,57 @@ type PipeSource struct {
 	// postgres is a relational-database source.
 	// +optional
 	Postgres *PostgresSource `json:"postgres,omitempty"`
+	// pubsub is a publish-subscribe topic source.
+	// +optional
+	PubSub *PubSubSource `json:"pubsub,omitempty"`
+	// mysql is a MySQL (or compatible) database source.
+	// +optional
+	MySQL *MySQLSource `json:"mysql,omitempty"`
+	// bigquery is a data-warehouse source read through a staging path.
+	// +optional
+	BigQuery *BigQuerySource `json:"bigquery,omitempty"`
+	// mongodb is a document-database source.
+	// +optional
+	MongoDB *MongoDBSource `json:"mongodb,omitempty"`
+}
+
+// SourceCommon are the fields every kind of source carries.
+type SourceCommon struct {
+	// type is the flavour of the source as the cloud spells it (for example
+	// the broker's product, or rdsmysql for a managed MySQL).
+	// +optional
+	Type *string `json:"type,omitempty"`
+	// format is the format of the records read (for example JSONEachRow).
+	// +optional
+	Format *string `json:"format,omitempty"`
+	// authentication is the method the pipe authenticates to the source with
+	// (for example PLAIN, IAM_ROLE or basic). The credentials themselves are
+	// never shown.
+	// +optional
+	Authentication *string `json:"authentication,omitempty"`
+}
+
+// SourceTLS are the TLS settings of a database source.
+type SourceTLS struct {
+	// disableTls is true when the connection is not encrypted.
+	// +optional
+	DisableTLS *bool `json:"disableTls,omitempty"`
+	// skipCertVerification is true when the server's certificate is not
+	// verified.
+	// +optional
+	SkipCertVerification *bool `json:"skipCertVerification,omitempty"`
+	// tlsHost is the host name the server's certificate is checked against.
+	// +optional
+	TLSHost *string `json:"tlsHost,omitempty"`
+	// caCertificate is the CA certificate that signs the server's
+	// certificate (public data, not a credential).
+	// +optional
+	CACertificate *string `json:"caCertificate,omitempty"`
 }
 
 // KafkaSource is a streaming-broker source.
 type KafkaSource struct {
+	SourceCommon `json:",inline"`
 	// brokers are the bootstrap brokers.
 	// +optional
 	Brokers *string `json:"brokers,omitempty"`
@@ -104,10 +200,17 @@ type KafkaSource struct {
 	// +optional
 	// +listType=atomic
 	ReversePrivateEndpointIDs []string `json:"reversePrivateEndpointIds,omitzero"`
+	// exactlyOnce is true when records are delivered exactly once.
+	// +optional
+	ExactlyOnce *bool `json:"exactlyOnce,omitempty"`
 }
 
 // KafkaOffset is where a streaming-broker pipe starts reading.
 type KafkaOffset struct {
+	// strategy is where reading starts (for example from_beginning,
+	// from_latest or from_timestamp).
+	// +optional
+	Strategy *string `json:"strategy,omitempty"`
 	// timestamp to start from, shaped like a date-time without seconds or
 	// zone, as the cloud sent it.
 	// +optional
@@ -126,6 +229,7 @@ type SchemaRegistry struct {
 
 // ObjectStorageSource is an object-storage source.
 type ObjectStorageSource struct {
+	SourceCommon `json:",inline"`
 	// url of the objects to read; may contain wildcard patterns.
 	// +optional
 	URL *string `json:"url,omitempty"`
@@ -159,6 +263,7 @@ type ObjectStorageSource struct {
 
 // KinesisSource is a stream-service source.
 type KinesisSource struct {
+	SourceCommon `json:",inline"`
 	// streamName is the name of the stream read.
 	// +optional
 	StreamName *string `json:"streamName,omitempty"`
@@ -168,10 +273,16 @@ type KinesisSource struct {
 	// useEnhancedFanOut is true when the pipe uses enhanced fan-out.
 	// +optional
 	UseEnhancedFanOut *bool `json:"useEnhancedFanOut,omitempty"`
-	// timestamp to start reading from, as the cloud sent it (its unit is not
-	// documented).
+	// iteratorType is where reading starts (for example TRIM_HORIZON,
+	// LATEST or AT_TIMESTAMP).
 	// +optional
-	Timestamp *int64 `json:"timestamp,omitempty"`
+	IteratorType *string `json:"iteratorType,omitempty"`
+	// timestamp to start reading from, as text exactly as the cloud sent it:
+	// the service's own sources disagree on its type, so an integer (such as
+	// 1767254400000, whose unit is not documented) reads "1767254400000" and
+	// a string (such as 2026-01-01T00:00) is kept as it is.
+	// +optional
+	Timestamp *string `json:"timestamp,omitempty"`
 	// iamRole is the cloud role the pipe assumes to read the stream.
 	// +optional
 	IAMRole *string `json:"iamRole,omitempty"`
@@ -179,6 +290,8 @@ type KinesisSource struct {
 
 // PostgresSource is a relational-database source.
 type PostgresSource struct {
+	SourceCommon `json:",inline"`
+	SourceTLS    `json:",inline"`
 	// host of the database server.
 	// +optional
 	Host *string `json:"host,omitempty"`
@@ -199,6 +312,10 @@ type PostgresSource struct {
 
 // PostgresSettings tune how a relational-database source is replicated.
 type PostgresSettings struct {
+	// replicationMode is how tables are replicated (for example cdc,
+	// snapshot or cdc_only).
+	// +optional
+	ReplicationMode *string `json:"replicationMode,omitempty"`
 	// syncIntervalSeconds is the time between syncs, in seconds.
 	// +optional
 	SyncIntervalSeconds *int64 `json:"syncIntervalSeconds,omitempty"`
@@ -293,6 +410,9 @@ type TableDefinition struct {
 
 // TableEngine is the engine of a managed destination table.
 type TableEngine struct {
+	// type of the engine (for example MergeTree or ReplacingMergeTree).
+	// +optional
+	Type *string `json:"type,omitempty"`
 	// versionColumnId is the column that versions rows.
 	// +optional
 	VersionColumnID *string `json:"versionColumnId,omitempty"`
@@ -368,4 +488,182 @@ type PipeSettings struct {
 	// in parallel.
 	// +optional
 	WarehouseParallelViewProcessing *bool `json:"warehouse_parallel_view_processing,omitempty"`
+}
+
+// PubSubSource is a publish-subscribe topic source.
+type PubSubSource struct {
+	SourceCommon `json:",inline"`
+	// projectId is the cloud project of the topic.
+	// +optional
+	ProjectID *string `json:"projectId,omitempty"`
+	// topic is the topic read.
+	// +optional
+	Topic *string `json:"topic,omitempty"`
+	// subscription is the subscription the pipe reads through.
+	// +optional
+	Subscription *string `json:"subscription,omitempty"`
+	// seekType is where the subscription starts (for example latest,
+	// timestamp or snapshot).
+	// +optional
+	SeekType *string `json:"seekType,omitempty"`
+	// seekTimestamp is the time the subscription starts from, as sent.
+	// +optional
+	SeekTimestamp *string `json:"seekTimestamp,omitempty"`
+	// seekSnapshot is the snapshot the subscription starts from.
+	// +optional
+	SeekSnapshot *string `json:"seekSnapshot,omitempty"`
+	// filter is the subscription's message filter.
+	// +optional
+	Filter *string `json:"filter,omitempty"`
+	// enableOrdering is true when messages are delivered in order.
+	// +optional
+	EnableOrdering *bool `json:"enableOrdering,omitempty"`
+	// ackDeadline is the subscription's acknowledgement deadline, as sent
+	// (a number of seconds is shown as its text).
+	// +optional
+	AckDeadline *string `json:"ackDeadline,omitempty"`
+}
+
+// MySQLSource is a MySQL (or compatible) database source.
+type MySQLSource struct {
+	SourceCommon `json:",inline"`
+	SourceTLS    `json:",inline"`
+	// host of the database server.
+	// +optional
+	Host *string `json:"host,omitempty"`
+	// port of the database server.
+	// +optional
+	Port *int64 `json:"port,omitempty"`
+	// iamRole is the cloud role the pipe assumes to reach the database.
+	// +optional
+	IAMRole *string `json:"iamRole,omitempty"`
+	// serverId is the replication client's server ID.
+	// +optional
+	ServerID *int64 `json:"serverId,omitempty"`
+	// settings tune the replication.
+	// +optional
+	Settings *DatabaseSourceSettings `json:"settings,omitempty"`
+	// tableMappings map source tables to destination tables.
+	// +optional
+	// +listType=atomic
+	TableMappings []DatabaseTableMapping `json:"tableMappings,omitzero"`
+}
+
+// BigQuerySource is a data-warehouse source, read through a staging path.
+type BigQuerySource struct {
+	SourceCommon `json:",inline"`
+	// projectId is the cloud project read.
+	// +optional
+	ProjectID *string `json:"projectId,omitempty"`
+	// snapshotStagingPath is the object-storage path snapshots are staged in.
+	// +optional
+	SnapshotStagingPath *string `json:"snapshotStagingPath,omitempty"`
+	// settings tune the replication.
+	// +optional
+	Settings *DatabaseSourceSettings `json:"settings,omitempty"`
+	// tableMappings map source tables to destination tables.
+	// +optional
+	// +listType=atomic
+	TableMappings []DatabaseTableMapping `json:"tableMappings,omitzero"`
+}
+
+// MongoDBSource is a document-database source. The cloud sends a connection
+// URI, which may carry a user, a password and credential query parameters:
+// the URI itself is never shown, only the host and database read from it.
+type MongoDBSource struct {
+	SourceCommon `json:",inline"`
+	SourceTLS    `json:",inline"`
+	// host is the host list of the connection URI (for example
+	// cluster0.example.net, or h1:27017,h2:27017), without user, password or
+	// query; for a mongodb+srv URI it reads mongodb+srv://host.
+	// +optional
+	Host *string `json:"host,omitempty"`
+	// database is the database named in the path of the connection URI.
+	// +optional
+	Database *string `json:"database,omitempty"`
+	// readPreference is the replica-set read preference (for example
+	// secondaryPreferred).
+	// +optional
+	ReadPreference *string `json:"readPreference,omitempty"`
+	// settings tune the replication.
+	// +optional
+	Settings *DatabaseSourceSettings `json:"settings,omitempty"`
+	// tableMappings map source collections to destination tables.
+	// +optional
+	// +listType=atomic
+	TableMappings []CollectionMapping `json:"tableMappings,omitzero"`
+}
+
+// DatabaseSourceSettings tune how a MySQL, warehouse or document-database
+// source is replicated.
+type DatabaseSourceSettings struct {
+	// replicationMode is how tables are replicated (for example cdc,
+	// snapshot or cdc_only).
+	// +optional
+	ReplicationMode *string `json:"replicationMode,omitempty"`
+	// syncIntervalSeconds is the time between syncs, in seconds.
+	// +optional
+	SyncIntervalSeconds *int64 `json:"syncIntervalSeconds,omitempty"`
+	// pullBatchSize is the number of rows pulled per batch.
+	// +optional
+	PullBatchSize *int64 `json:"pullBatchSize,omitempty"`
+	// initialLoadParallelism is the parallelism of the initial load.
+	// +optional
+	InitialLoadParallelism *int64 `json:"initialLoadParallelism,omitempty"`
+	// snapshotNumRowsPerPartition is the number of rows per snapshot
+	// partition.
+	// +optional
+	SnapshotNumRowsPerPartition *int64 `json:"snapshotNumRowsPerPartition,omitempty"`
+	// snapshotNumberOfParallelTables is the number of tables snapshotted in
+	// parallel.
+	// +optional
+	SnapshotNumberOfParallelTables *int64 `json:"snapshotNumberOfParallelTables,omitempty"`
+}
+
+// DatabaseTableMapping maps one table of a MySQL or warehouse source to a
+// destination table.
+type DatabaseTableMapping struct {
+	// sourceDatabaseName is the database (MySQL) of the source table.
+	// +optional
+	SourceDatabaseName *string `json:"sourceDatabaseName,omitempty"`
+	// sourceDatasetName is the dataset (warehouse) of the source table.
+	// +optional
+	SourceDatasetName *string `json:"sourceDatasetName,omitempty"`
+	// sourceTable is the name of the source table.
+	// +optional
+	SourceTable *string `json:"sourceTable,omitempty"`
+	// targetTable is the name of the destination table.
+	// +optional
+	TargetTable *string `json:"targetTable,omitempty"`
+	// excludedColumns are source columns that are not replicated.
+	// +optional
+	// +listType=atomic
+	ExcludedColumns []string `json:"excludedColumns,omitzero"`
+	// useCustomSortingKey is true when sortingKeys replaces the default.
+	// +optional
+	UseCustomSortingKey *bool `json:"useCustomSortingKey,omitempty"`
+	// sortingKeys are the columns the destination table is sorted by.
+	// +optional
+	// +listType=atomic
+	SortingKeys []string `json:"sortingKeys,omitzero"`
+	// tableEngine is the engine of the destination table.
+	// +optional
+	TableEngine *string `json:"tableEngine,omitempty"`
+}
+
+// CollectionMapping maps one collection of a document-database source to a
+// destination table.
+type CollectionMapping struct {
+	// sourceDatabaseName is the database of the source collection.
+	// +optional
+	SourceDatabaseName *string `json:"sourceDatabaseName,omitempty"`
+	// sourceCollection is the name of the source collection.
+	// +optional
+	SourceCollection *string `json:"sourceCollection,omitempty"`
+	// targetTable is the name of the destination table.
+	// +optional
+	TargetTable *string `json:"targetTable,omitempty"`
+	// tableEngine is the engine of the destination table.
+	// +optional
+	TableEngine *string `json:"tableEngine,omitempty"`
 }

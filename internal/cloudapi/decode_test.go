@@ -76,8 +76,9 @@ func TestListPipesDecodesEveryField(t *testing.T) {
 					ObjectStorageUseClusterFunction:          ptr(true),
 					WarehouseParallelViewProcessing:          ptr(false),
 				},
-				CreatedAt: ptr("2026-01-10T08:00:00Z"),
-				UpdatedAt: ptr("2026-01-12 16:20:00.123456+00"),
+				CreatedAt:  ptr("2026-01-10T08:00:00Z"),
+				UpdatedAt:  ptr("2026-01-12 16:20:00.123456+00"),
+				SourceKind: ptr("kafka"),
 			},
 			{
 				ID:        ptr("22222222-2222-4222-8222-222222222222"),
@@ -104,7 +105,7 @@ func TestListPipesDecodesEveryField(t *testing.T) {
 						StreamName:        ptr("clicks"),
 						Region:            ptr("us-east-1"),
 						UseEnhancedFanOut: ptr(true),
-						Timestamp:         ptr[int64](1767254400000),
+						Timestamp:         ptr("1767254400000"),
 						IAMRole:           ptr("arn:aws:iam::123456789012:role/kinesis-reader"),
 					},
 					Postgres: &swv1.PostgresSource{
@@ -140,6 +141,7 @@ func TestListPipesDecodesEveryField(t *testing.T) {
 				Settings:      &swv1.PipeSettings{},
 				CreatedAt:     ptr("2026-01-10T08:00:00Z"),
 				UpdatedAt:     ptr("2026-01-10T08:00:00Z"),
+				SourceKind:    ptr("objectStorage,kinesis,postgres"),
 			},
 		},
 	}
@@ -185,18 +187,23 @@ func TestListPipesToleratesNullsUnknownFieldsAndValues(t *testing.T) {
 	// The pipe without an id comes first: items are ordered by id, and those
 	// without one lead. A decimal finer than the API server can store takes
 	// the form it would store (swv1.Decimal): 1.000000000000000000001 is 1.
+	// Members the spec does not list, dropped before issue 15, are kept as
+	// sent in otherFields, and a source of a kind the operator does not know
+	// names its kind.
 	want := cloudapi.List[swv1.Pipe]{
 		RequestID: "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
 		Total:     2,
 		Items: []swv1.Pipe{
 			{},
 			{
-				ID:        ptr("33333333-3333-4333-8333-333333333333"),
-				State:     ptr("SomeStateNotInTheSpec"),
-				Scaling:   &swv1.PipeScaling{ReplicaMemoryGb: dec("1")},
-				Source:    &swv1.PipeSource{},
-				Settings:  &swv1.PipeSettings{WarehouseMaxThreads: ptr[int64](0)},
-				CreatedAt: ptr("not a timestamp"),
+				ID:          ptr("33333333-3333-4333-8333-333333333333"),
+				State:       ptr("SomeStateNotInTheSpec"),
+				Scaling:     &swv1.PipeScaling{ReplicaMemoryGb: dec("1")},
+				Source:      &swv1.PipeSource{},
+				Settings:    &swv1.PipeSettings{WarehouseMaxThreads: ptr[int64](0)},
+				CreatedAt:   ptr("not a timestamp"),
+				SourceKind:  ptr("futureKind"),
+				OtherFields: []string{`scaling.gpu: 1`, `source.futureKind.x: 1`, `settings.a_new_setting: "x"`, `labels.team: "data"`},
 			},
 		},
 	}
@@ -204,7 +211,8 @@ func TestListPipesToleratesNullsUnknownFieldsAndValues(t *testing.T) {
 	b := mustJSON(t, got.Items[1], "")
 	const wantJSON = `{"id":"33333333-3333-4333-8333-333333333333","state":"SomeStateNotInTheSpec",` +
 		`"scaling":{"replicaMemoryGb":1},"source":{},"settings":{"warehouse_max_threads":0},` +
-		`"createdAt":"not a timestamp"}`
+		`"createdAt":"not a timestamp","sourceKind":"futureKind",` +
+		`"otherFields":["scaling.gpu: 1","source.futureKind.x: 1","settings.a_new_setting: \"x\"","labels.team: \"data\""]}`
 	if string(b) != wantJSON {
 		t.Errorf("re-marshaled:\n got %s\nwant %s", b, wantJSON)
 	}
@@ -247,9 +255,10 @@ func TestListReversePrivateEndpointsDecodesEveryField(t *testing.T) {
 				Status:                     ptr("Ready"),
 			},
 			{
-				ID:     ptr("66666666-6666-4666-8666-666666666666"),
-				Type:   ptr("A_TYPE_NOT_IN_THE_SPEC"),
-				Status: ptr("Provisioning"),
+				ID:          ptr("66666666-6666-4666-8666-666666666666"),
+				Type:        ptr("A_TYPE_NOT_IN_THE_SPEC"),
+				Status:      ptr("Provisioning"),
+				OtherFields: []string{`tags[0]: "x"`}, // dropped before issue 15
 			},
 		},
 	}

@@ -27,18 +27,19 @@ func decodeBytes[T any](decode listDecoder[T], body []byte, opts ListOptions[T])
 }
 
 // checkRoundTrip asserts that what decoded re-marshals and decodes to the
-// same value: the items go into status as JSON and are read back from it.
-func checkRoundTrip[T any](t *testing.T, items []T, decode listDecoder[T]) {
+// same value: the items go into status as JSON and are read back from it
+// (with encoding/json, as the controller reads status).
+func checkRoundTrip[T any](t *testing.T, items []T) {
 	t.Helper()
-	b, err := json.Marshal(map[string]any{"status": 200, "result": items})
+	b, err := json.Marshal(items)
 	if err != nil {
 		t.Fatalf("re-marshal: %v", err)
 	}
-	again, err := decodeBytes(decode, b, ListOptions[T]{})
-	if err != nil {
+	var again []T
+	if err := json.Unmarshal(b, &again); err != nil {
 		t.Fatalf("decode of re-marshaled %s: %v", b, err)
 	}
-	if !reflect.DeepEqual(items, again.Items) {
+	if !reflect.DeepEqual(items, again) {
 		t.Fatalf("round trip changed the value:\n%s", b)
 	}
 }
@@ -89,7 +90,7 @@ func listDecoderProperty[T any](decode listDecoder[T]) func(*testing.T, []byte) 
 		if l.Total != len(l.Items) || seen != l.Total {
 			t.Fatalf("%d items, Total %d, Each called %d times", len(l.Items), l.Total, seen)
 		}
-		checkRoundTrip(t, l.Items, decode)
+		checkRoundTrip(t, l.Items)
 		checkKeepsPrefix(t, body, l.Items, decode)
 	}
 }

@@ -21,12 +21,13 @@ import (
 // the size of the response.
 type keeper[T any] struct {
 	idOf   func(*T) string
-	redact func(*T)
 	each   func(*T)
 	budget int // <= 0: keep everything
 
 	seen  idSet
 	total int
+	// incomplete are the distinct items some fields of which were left out.
+	incomplete incompleteItems
 
 	kept    keptHeap
 	arena   arena // the encodings of the kept items, and holes left by dropped ones
@@ -39,25 +40,26 @@ type keeper[T any] struct {
 	hasCutoff bool
 }
 
-func newKeeper[T any](idOf func(*T) string, redact func(*T), opts ListOptions[T]) *keeper[T] {
-	k := &keeper[T]{idOf: idOf, redact: redact, each: opts.Each, budget: opts.KeepBytes, seen: newIDSet()}
+func newKeeper[T any](idOf func(*T) string, opts ListOptions[T]) *keeper[T] {
+	k := &keeper[T]{idOf: idOf, each: opts.Each, budget: opts.KeepBytes, seen: newIDSet()}
 	k.encoder = json.NewEncoder(&k.arena)
 	return k
 }
 
-// add takes one decoded item: it redacts it, shows it to Each and keeps it
-// if it fits, or, if its id was met before, lets it settle which of the two
-// is kept. It does not retain item.
-func (k *keeper[T]) add(item *T) error {
-	if k.redact != nil {
-		k.redact(item)
-	}
+// add takes one decoded (and already redacted) item: it notes what report
+// says was left out of it, shows it to Each and keeps it if it fits, or, if
+// its id was met before, lets it settle which of the two is kept. It does
+// not retain item.
+func (k *keeper[T]) add(item *T, report itemReport) error {
 	id := k.idOf(item)
 	// Items without an id are never duplicates.
 	if id != "" && !k.seen.add(id) {
 		return k.duplicate(item, id)
 	}
 	k.total++
+	if report.count > 0 {
+		k.incomplete.add(describeLeftOut(id, k.total, report))
+	}
 	if k.each != nil {
 		k.each(item)
 	}
@@ -365,4 +367,35 @@ func (h *keptHeap) down(i, n int) {
 		h.swap(i, largest)
 		i = largest
 	}
+}
+
+// maxIncompleteItems bounds the items List.IncompleteItems describes.
+const maxIncompleteItems = 5
+
+// incompleteItems counts the items of a list that lost fields, and describes
+// the first few.
+type incompleteItems struct {
+	count int
+	items []string
+}
+
+func (c *incompleteItems) add(description string) {
+	c.count++
+	if len(c.items) < maxIncompleteItems {
+		c.items = append(c.items, truncateBytes(description, 200))
+	}
+}
+
+// describeLeftOut names an item (by id, or by its place among the distinct
+// items) and the paths left out of it.
+func describeLeftOut(id string, n int, report itemReport) string {
+	name := fmt.Sprintf("item %d", n)
+	if id != "" {
+		name = truncateBytes(id, 64)
+	}
+	paths := strings.Join(report.leftOut, ", ")
+	if more := report.count - len(report.leftOut); more > 0 {
+		paths += fmt.Sprintf(" and %d more", more)
+	}
+	return name + " (" + paths + ")"
 }

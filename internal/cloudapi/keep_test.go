@@ -47,12 +47,12 @@ func encodedShare(t testing.TB, it testItem) int {
 // what it counted, and the ids Each saw.
 func keepAll(t testing.TB, items []testItem, budget int) (kept []testItem, total int, each []string) {
 	t.Helper()
-	k := newKeeper(testItemID, nil, ListOptions[testItem]{
+	k := newKeeper(testItemID, ListOptions[testItem]{
 		KeepBytes: budget,
 		Each:      func(it *testItem) { each = append(each, it.ID) },
 	})
 	for _, it := range items {
-		if err := k.add(&it); err != nil {
+		if err := k.add(&it, itemReport{}); err != nil {
 			t.Fatal(err)
 		}
 		// Dropped encodings are let go: the arena stays within twice what

@@ -14,13 +14,13 @@ type listDecoder[T any] func(body io.Reader, httpStatus int, opts ListOptions[T]
 
 // decodePipes decodes a list-pipes response body.
 func decodePipes(body io.Reader, httpStatus int, opts ListOptions[swv1.Pipe]) (List[swv1.Pipe], error) {
-	return decodeList(body, httpStatus, pipeID, redactPipe, opts)
+	return decodeList(body, httpStatus, pipeID, readPipe, opts)
 }
 
 // decodeReversePrivateEndpoints decodes a list-reverse-private-endpoints
 // response body.
 func decodeReversePrivateEndpoints(body io.Reader, httpStatus int, opts ListOptions[swv1.ReversePrivateEndpoint]) (List[swv1.ReversePrivateEndpoint], error) {
-	return decodeList(body, httpStatus, endpointID, nil, opts)
+	return decodeList(body, httpStatus, endpointID, readEndpoint, opts)
 }
 
 func pipeID(p *swv1.Pipe) string { return deref(p.ID) }
@@ -34,30 +34,18 @@ func deref(s *string) string {
 	return *s
 }
 
-// redactPipe replaces the object-storage connection string, a credential, as
-// soon as the pipe is decoded, so that nothing after the client ever holds
-// it. An empty value stays empty: it reveals nothing and says the cloud sent
-// the field.
-func redactPipe(p *swv1.Pipe) {
-	if p.Source == nil || p.Source.ObjectStorage == nil {
-		return
-	}
-	if cs := p.Source.ObjectStorage.ConnectionString; cs != nil && *cs != "" {
-		r := redacted
-		p.Source.ObjectStorage.ConnectionString = &r
-	}
-}
-
 // decodeList reads the management envelope
 // {"status":..,"requestId":..,"result":[...]} from body as a stream, its
 // members in any order, and hands each item of result to a keeper as soon as
 // it is decoded: memory follows what is kept, not the size of the response.
-// Members other than these three are skipped token by token.
-func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, redact func(*T), opts ListOptions[T]) (List[T], error) {
+// Members other than these three are skipped token by token. Each item is
+// read on its own by read (see itemReader): what it cannot use of an item is
+// left out of that item, and reported in List.Incomplete.
+func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, read func([]byte) (T, itemReport, error), opts ListOptions[T]) (List[T], error) {
 	dec := json.NewDecoder(body)
 	// Numbers in skipped members stay text: 1e999 is valid JSON.
 	dec.UseNumber()
-	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, keep: newKeeper(idOf, redact, opts)}
+	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, read: read, keep: newKeeper(idOf, opts)}
 	err := readObject(dec, env.member)
 	if err == nil {
 		err = expectEnd(dec)
@@ -68,7 +56,7 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, red
 	case err == nil && !env.sawResult:
 		err = errors.New("envelope result is missing or null, not an array")
 	}
-	list := List[T]{RequestID: env.requestID, Total: env.keep.total}
+	list := List[T]{RequestID: env.requestID, Total: env.keep.total, Incomplete: env.keep.incomplete.count, IncompleteItems: env.keep.incomplete.items}
 	if err == nil {
 		list.Items, err = env.keep.items()
 	}
@@ -86,7 +74,10 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, red
 type envelopeReader[T any] struct {
 	dec        *json.Decoder
 	httpStatus int
+	read       func([]byte) (T, itemReport, error)
 	keep       *keeper[T]
+	// position counts the items of result, for naming those without an id.
+	position int
 	requestID  string
 	sawResult  bool
 	failed     error // the first reason the response is unusable
@@ -116,11 +107,20 @@ func (e *envelopeReader[T]) member(name string) error {
 	}
 }
 
-// add hands an item to the keeper, unless the response is already unusable.
-func (e *envelopeReader[T]) add(item *T) {
-	if e.failed == nil {
-		e.fail(e.keep.add(item))
+// add reads one item of result and hands it to the keeper, unless the
+// response is already unusable. An item that is not an object is left out
+// whole, and reported.
+func (e *envelopeReader[T]) add(raw json.RawMessage) {
+	e.position++
+	if e.failed != nil {
+		return
 	}
+	item, report, err := e.read(raw)
+	if err != nil {
+		e.keep.incomplete.add(fmt.Sprintf("item %d (%v, left out)", e.position, err))
+		return
+	}
+	e.fail(e.keep.add(&item, report))
 }
 
 // fail records err (when not nil) if it is the first reason the response is
@@ -188,10 +188,10 @@ func readObject(dec *json.Decoder, member func(name string) error) error {
 	return err
 }
 
-// readArray reads a JSON array of T one element at a time, reusing one
-// value to decode into, and hands each element to add. An element that fails
-// to decode goes to bad instead, which returns an error to stop reading.
-func readArray[T any](dec *json.Decoder, add func(*T), bad func(error) error) error {
+// readArray reads a JSON array one element at a time and hands each
+// element's JSON to add. An element that fails to decode (bad syntax) goes to
+// bad instead, which returns an error to stop reading.
+func readArray(dec *json.Decoder, add func(json.RawMessage), bad func(error) error) error {
 	tok, err := dec.Token()
 	switch {
 	case err != nil:
@@ -201,17 +201,15 @@ func readArray[T any](dec *json.Decoder, add func(*T), bad func(error) error) er
 	case tok != json.Delim('['):
 		return errors.New("result is not an array")
 	}
-	var item T
 	for dec.More() {
-		var zero T
-		item = zero
-		if err := dec.Decode(&item); err != nil {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
 			if err := bad(fmt.Errorf("decode result item: %w", err)); err != nil {
 				return err
 			}
 			continue
 		}
-		add(&item)
+		add(raw)
 	}
 	_, err = dec.Token() // the closing bracket, or the error that broke the stream
 	return err

@@ -43,6 +43,14 @@ type List[T any] struct {
 	Items []T
 	// Total counts the distinct items of the response, kept or not.
 	Total int
+	// Incomplete counts the items of the response of which some fields were
+	// left out because their values could not be used (they are kept as
+	// sent in the items' otherFields), and the items left out whole because
+	// they were not JSON objects. The other items and fields are unaffected.
+	Incomplete int
+	// IncompleteItems describe the first few of them, each as its id (or
+	// "item N") and the paths left out: "p1 (scaling.replicaCpuMillicores)".
+	IncompleteItems []string
 }
 
 // AlertResult is the result of fetching one alert.
