@@ -225,6 +225,10 @@ type SchemaRegistry struct {
 	// caCertificate is the CA certificate of the schema registry.
 	// +optional
 	CACertificate *string `json:"caCertificate,omitempty"`
+	// authentication is the method the pipe authenticates to the schema
+	// registry with (for example PLAIN). The credentials are never shown.
+	// +optional
+	Authentication *string `json:"authentication,omitempty"`
 }
 
 // ObjectStorageSource is an object-storage source.

@@ -50,7 +50,7 @@ func (o *otherFields) add(path string, raw []byte) {
 	}
 	if isCredentialName(lastSegment(path)) {
 		if kindOf(raw) != 'n' {
-			o.put(path, strconv.Quote(redacted))
+			o.put(path, quoteValue(redacted))
 		}
 		return
 	}
@@ -107,7 +107,7 @@ func (o *otherFields) walkObject(dec *json.Decoder, path string) error {
 				return err
 			}
 			if kindOf(v) != 'n' {
-				o.put(p, strconv.Quote(redacted))
+				o.put(p, quoteValue(redacted))
 			}
 			continue
 		}
@@ -136,13 +136,16 @@ func (o *otherFields) walkArray(dec *json.Decoder, path string) error {
 	return err
 }
 
-// quoteValue renders a string as JSON (quoted, control characters escaped).
+// quoteValue renders a string as JSON (quoted, control characters escaped,
+// but <, > and & as they are: the entry is read by people, not by browsers).
 func quoteValue(s string) string {
-	b, err := json.Marshal(s)
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
 		return strconv.Quote(s)
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func lastSegment(path string) string {
