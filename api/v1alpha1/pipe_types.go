@@ -550,7 +550,7 @@ type MySQLSource struct {
 	// tableMappings map source tables to destination tables.
 	// +optional
 	// +listType=atomic
-	TableMappings []DatabaseTableMapping `json:"tableMappings,omitzero"`
+	TableMappings []MySQLTableMapping `json:"tableMappings,omitzero"`
 }
 
 // BigQuerySource is a data-warehouse source, read through a staging path.
@@ -568,7 +568,7 @@ type BigQuerySource struct {
 	// tableMappings map source tables to destination tables.
 	// +optional
 	// +listType=atomic
-	TableMappings []DatabaseTableMapping `json:"tableMappings,omitzero"`
+	TableMappings []BigQueryTableMapping `json:"tableMappings,omitzero"`
 }
 
 // MongoDBSource is a document-database source. The cloud sends a connection
@@ -624,15 +624,26 @@ type DatabaseSourceSettings struct {
 	SnapshotNumberOfParallelTables *int64 `json:"snapshotNumberOfParallelTables,omitempty"`
 }
 
-// DatabaseTableMapping maps one table of a MySQL or warehouse source to a
-// destination table.
-type DatabaseTableMapping struct {
-	// sourceDatabaseName is the database (MySQL) of the source table.
+// MySQLTableMapping maps one table of a MySQL source to a destination table.
+type MySQLTableMapping struct {
+	// sourceDatabaseName is the database of the source table.
 	// +optional
 	SourceDatabaseName *string `json:"sourceDatabaseName,omitempty"`
-	// sourceDatasetName is the dataset (warehouse) of the source table.
+	TableMapping       `json:",inline"`
+}
+
+// BigQueryTableMapping maps one table of a warehouse source to a destination
+// table.
+type BigQueryTableMapping struct {
+	// sourceDatasetName is the dataset of the source table.
 	// +optional
 	SourceDatasetName *string `json:"sourceDatasetName,omitempty"`
+	TableMapping      `json:",inline"`
+}
+
+// TableMapping are the fields of a table mapping of a MySQL or warehouse
+// source.
+type TableMapping struct {
 	// sourceTable is the name of the source table.
 	// +optional
 	SourceTable *string `json:"sourceTable,omitempty"`

@@ -49,8 +49,8 @@ func TestFakeCloudAcceptsClientCredentials(t *testing.T) {
 	ctx := context.Background()
 	good := cloudapi.NewBasicCredentials(fakecloud.DefaultKeyID, fakecloud.DefaultKeySecret)
 	pipes, err := c.ListPipes(ctx, fake.URL, good, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, pipeOptions{})
-	if err != nil || len(pipes.Items) != 4 {
-		t.Fatalf("ListPipes = %d pipes, %v; want 4", len(pipes.Items), err)
+	if err != nil || len(pipes.Items) != 8 {
+		t.Fatalf("ListPipes = %d pipes, %v; want 8 (one per kind of source)", len(pipes.Items), err)
 	}
 	eps, err := c.ListReversePrivateEndpoints(ctx, fake.URL, good, fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, endpointOptions{})
 	if err != nil || len(eps.Items) != 1 {

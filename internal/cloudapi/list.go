@@ -77,10 +77,10 @@ type envelopeReader[T any] struct {
 	read       func([]byte) (T, itemReport, error)
 	keep       *keeper[T]
 	// position counts the items of result, for naming those without an id.
-	position int
-	requestID  string
-	sawResult  bool
-	failed     error // the first reason the response is unusable
+	position  int
+	requestID string
+	sawResult bool
+	failed    error // the first reason the response is unusable
 }
 
 // member reads the value of the member name.

@@ -51,7 +51,7 @@ func TestListPipesReadsEverySourceKind(t *testing.T) {
 			source: swv1.PipeSource{Kafka: &swv1.KafkaSource{
 				SourceCommon: common("msk", "JSONEachRow", "SCRAM-SHA-512"),
 				Brokers:      ptr("b-1.example.invalid:9096"), Topics: ptr("events"),
-				Offset:       &swv1.KafkaOffset{Strategy: ptr("from_timestamp"), Timestamp: ptr("2026-01-01T00:00")},
+				Offset: &swv1.KafkaOffset{Strategy: ptr("from_timestamp"), Timestamp: ptr("2026-01-01T00:00")},
 				// User info and query removed from the URL.
 				SchemaRegistry: &swv1.SchemaRegistry{URL: ptr("https://registry.example.invalid/path"), Authentication: ptr("PLAIN")},
 				ExactlyOnce:    ptr(true),
@@ -101,8 +101,9 @@ func TestListPipesReadsEverySourceKind(t *testing.T) {
 				SourceTLS:    swv1.SourceTLS{DisableTLS: ptr(false), SkipCertVerification: ptr(false), TLSHost: ptr("mysql.internal.example.invalid")},
 				Host:         ptr("mysql.example.invalid"), Port: ptr[int64](3306), ServerID: ptr[int64](4242),
 				Settings: &swv1.DatabaseSourceSettings{ReplicationMode: ptr("cdc"), PullBatchSize: ptr[int64](10000)},
-				TableMappings: []swv1.DatabaseTableMapping{{
-					SourceDatabaseName: ptr("crm"), SourceTable: ptr("accounts"), TargetTable: ptr("crm_accounts"), TableEngine: ptr("ReplacingMergeTree"),
+				TableMappings: []swv1.MySQLTableMapping{{
+					SourceDatabaseName: ptr("crm"),
+					TableMapping:       swv1.TableMapping{SourceTable: ptr("accounts"), TargetTable: ptr("crm_accounts"), TableEngine: ptr("ReplacingMergeTree")},
 				}},
 			}},
 			other: []string{`source.mysql.credentials: "<redacted>"`},
@@ -113,7 +114,10 @@ func TestListPipesReadsEverySourceKind(t *testing.T) {
 				SourceCommon:        common("", "", "SERVICE_ACCOUNT"),
 				SnapshotStagingPath: ptr("gs://staging-bucket/clickpipes/"),
 				Settings:            &swv1.DatabaseSourceSettings{ReplicationMode: ptr("snapshot")},
-				TableMappings:       []swv1.DatabaseTableMapping{{SourceDatasetName: ptr("sales"), SourceTable: ptr("orders"), TargetTable: ptr("bq_orders")}},
+				TableMappings: []swv1.BigQueryTableMapping{{
+					SourceDatasetName: ptr("sales"),
+					TableMapping:      swv1.TableMapping{SourceTable: ptr("orders"), TargetTable: ptr("bq_orders")},
+				}},
 			}},
 			other: []string{`source.bigquery.credentials: "<redacted>"`},
 		},
@@ -378,4 +382,3 @@ func TestListReversePrivateEndpointsReadsTodaysFields(t *testing.T) {
 		t.Errorf("statuses %v, want them as sent", statuses)
 	}
 }
-

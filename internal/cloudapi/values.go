@@ -57,8 +57,8 @@ func readBool(raw []byte) (bool, bool) {
 	return false, false
 }
 
-// numberText is the text of a JSON number, or of a string holding one.
-func numberText(raw []byte) (string, bool) {
+// numericText is the text of a JSON number, or of a string holding one.
+func numericText(raw []byte) (string, bool) {
 	switch kindOf(raw) {
 	case '"':
 		s, ok := readRawString(raw)
@@ -72,7 +72,7 @@ func numberText(raw []byte) (string, bool) {
 // readInt reads an integer: a JSON number or numeric string whose value is a
 // whole number that fits an int64 (2.0 and 1e3 are whole).
 func readInt(raw []byte) (int64, bool) {
-	s, ok := numberText(raw)
+	s, ok := numericText(raw)
 	if !ok {
 		return 0, false
 	}
@@ -86,7 +86,7 @@ func readInt(raw []byte) (int64, bool) {
 // readDecimal reads a decimal: a JSON number or a numeric string, in the
 // form the API server stores numbers in.
 func readDecimal(raw []byte) (swv1.Decimal, bool) {
-	s, ok := numberText(raw)
+	s, ok := numericText(raw)
 	if !ok {
 		return "", false
 	}
@@ -105,7 +105,7 @@ func readDecimal(raw []byte) (swv1.Decimal, bool) {
 // a string), or a Kubernetes quantity of cores with a suffix ("500m",
 // "2k"). A value that is not a whole number of millicores is refused.
 func readMillicores(raw []byte) (int64, bool) {
-	s, ok := numberText(raw)
+	s, ok := numericText(raw)
 	if !ok {
 		return 0, false
 	}
@@ -134,7 +134,7 @@ func readGigabytes(raw []byte) (swv1.Decimal, bool) {
 	if kindOf(raw) != '"' {
 		return "", false
 	}
-	s, _ := numberText(raw)
+	s, _ := numericText(raw)
 	q, ok := parseQuantity(s)
 	if !ok {
 		return "", false

@@ -238,6 +238,21 @@ func pipesPart() part {
 	}
 }
 
+// listedMessage is the message of a list part that synced: how many items
+// the cloud listed and, when values of some could not be read, how many
+// items had fields left out, naming the first few (the client bounds them).
+func listedMessage(total int, noun string, incomplete int, described []string) string {
+	msg := fmt.Sprintf("Listed %d %s", total, noun)
+	if incomplete == 0 {
+		return msg
+	}
+	named := listWithin(described, maxListMessageBytes)
+	if more := incomplete - len(described); more > 0 {
+		named += andMore(more)
+	}
+	return fmt.Sprintf("%s; %d had fields left out that could not be read (kept as sent in otherFields): %s", msg, incomplete, named)
+}
+
 // pipesRead is what one list of pipes gives every watch that shares it.
 type pipesRead struct {
 	list    cloudapi.List[swv1.Pipe]
@@ -260,7 +275,7 @@ func readPipes(ctx context.Context, cloud Cloud, in syncInput) partResult {
 		return readFailed(err)
 	}
 	return partResult{
-		message: fmt.Sprintf("Listed %d pipes", read.list.Total),
+		message: listedMessage(read.list.Total, "pipes", read.list.Incomplete, read.list.IncompleteItems),
 		apply: func(s *swv1.ServiceWatchStatus) {
 			s.Pipes = ownCopy(read.list.Items)
 			s.Summary.Pipes = int32(read.list.Total)
@@ -330,7 +345,7 @@ func readEndpoints(ctx context.Context, cloud Cloud, in syncInput) partResult {
 		return readFailed(err)
 	}
 	return partResult{
-		message: fmt.Sprintf("Listed %d reverse private endpoints", read.list.Total),
+		message: listedMessage(read.list.Total, "reverse private endpoints", read.list.Incomplete, read.list.IncompleteItems),
 		apply: func(s *swv1.ServiceWatchStatus) {
 			s.ReversePrivateEndpoints = ownCopy(read.list.Items)
 			s.Summary.ReversePrivateEndpoints = int32(read.list.Total)

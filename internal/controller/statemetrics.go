@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"strings"
 	"time"
 
 	"k8s.io/utils/ptr"
@@ -54,7 +53,7 @@ func statusMetricsOf(watch *swv1.ServiceWatch) statemetrics.Watch {
 }
 
 func pipeItem(p *swv1.Pipe) statemetrics.Pipe {
-	return statemetrics.Pipe{ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""), SourceKind: sourceKind(p.Source)}
+	return statemetrics.Pipe{ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""), SourceKind: ptr.Deref(p.SourceKind, "")}
 }
 
 func endpointItem(e *swv1.ReversePrivateEndpoint) statemetrics.Endpoint {
@@ -101,26 +100,3 @@ func newCollector[T any, M statemetrics.Item](maxBytes int, project func(*T) M) 
 }
 
 func (c collector[T, M]) add(item *T) { c.items.Add(c.project(item)) }
-
-// sourceKind names the source members a pipe has, with the API's names; the
-// spec does not say that exactly one is present, so all are named.
-func sourceKind(src *swv1.PipeSource) string {
-	if src == nil {
-		return ""
-	}
-	var kinds []string
-	for _, k := range []struct {
-		name    string
-		present bool
-	}{
-		{"kafka", src.Kafka != nil},
-		{"objectStorage", src.ObjectStorage != nil},
-		{"kinesis", src.Kinesis != nil},
-		{"postgres", src.Postgres != nil},
-	} {
-		if k.present {
-			kinds = append(kinds, k.name)
-		}
-	}
-	return strings.Join(kinds, ",")
-}

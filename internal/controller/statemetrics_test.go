@@ -12,29 +12,8 @@ import (
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
-func TestSourceKind(t *testing.T) {
-	tests := []struct {
-		name string
-		src  *swv1.PipeSource
-		want string
-	}{
-		{"no source", nil, ""},
-		{"empty source", &swv1.PipeSource{}, ""},
-		{"kafka", &swv1.PipeSource{Kafka: &swv1.KafkaSource{}}, "kafka"},
-		{"object storage", &swv1.PipeSource{ObjectStorage: &swv1.ObjectStorageSource{}}, "objectStorage"},
-		{"kinesis", &swv1.PipeSource{Kinesis: &swv1.KinesisSource{}}, "kinesis"},
-		{"postgres", &swv1.PipeSource{Postgres: &swv1.PostgresSource{}}, "postgres"},
-		{"several, in the API's order", &swv1.PipeSource{Postgres: &swv1.PostgresSource{}, Kafka: &swv1.KafkaSource{}}, "kafka,postgres"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := sourceKind(tt.src); got != tt.want {
-				t.Errorf("sourceKind = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
+// The source kind is derived where the pipe is read (cloudapi, which tests
+// every kind); the metrics show the pipe's sourceKind as status holds it.
 func TestStateMetricsOf(t *testing.T) {
 	synced := metav1.NewTime(time.Unix(1_800_000_000, 0))
 	conditions := []metav1.Condition{{Type: swv1.ConditionReady, Status: metav1.ConditionTrue, Reason: swv1.ReasonSynced}}
@@ -58,7 +37,7 @@ func TestStateMetricsOf(t *testing.T) {
 				LastSyncTime: &synced,
 				Conditions:   conditions,
 				Pipes: []swv1.Pipe{
-					{ID: ptr.To("p1"), Name: ptr.To("events"), State: ptr.To("Running"), Source: &swv1.PipeSource{Kafka: &swv1.KafkaSource{}}},
+					{ID: ptr.To("p1"), Name: ptr.To("events"), State: ptr.To("Running"), Source: &swv1.PipeSource{MongoDB: &swv1.MongoDBSource{}}, SourceKind: ptr.To("mongodb")},
 					{Name: ptr.To("no id, no state, no source")},
 				},
 				ReversePrivateEndpoints: []swv1.ReversePrivateEndpoint{{ID: ptr.To("e1"), Type: ptr.To("VPC_ENDPOINT_SERVICE"), Status: ptr.To("Ready")}},
@@ -71,7 +50,7 @@ func TestStateMetricsOf(t *testing.T) {
 		want: statemetrics.Watch{
 			Namespace: "data", Name: "prod", Interval: time.Minute, LastSyncTime: synced.Time, Conditions: conditions,
 			Pipes: []statemetrics.Pipe{
-				{ID: "p1", Name: "events", State: "Running", SourceKind: "kafka"},
+				{ID: "p1", Name: "events", State: "Running", SourceKind: "mongodb"},
 				{Name: "no id, no state, no source"},
 			},
 			Endpoints: []statemetrics.Endpoint{{ID: "e1", Type: "VPC_ENDPOINT_SERVICE", Status: "Ready"}},

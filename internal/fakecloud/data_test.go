@@ -69,8 +69,9 @@ func TestParseDataKeepsNumbersExact(t *testing.T) {
 	}
 }
 
-// DefaultData must exercise every field of the spec: decoded by the client,
-// each field of each type is set in at least one item.
+// DefaultData must exercise every field of the spec and those the operator
+// knows beyond it: decoded by the client, each field of each type is set in
+// at least one item of the default service or of TodayServiceID.
 func TestDefaultDataCoversEverySpecField(t *testing.T) {
 	s := start(t)
 	c := cloudapi.New(cloudapi.Options{})
@@ -84,6 +85,14 @@ func TestDefaultDataCoversEverySpecField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	todayPipes, err := c.ListPipes(ctx, s.URL, creds, org, fakecloud.TodayServiceID, cloudapi.ListOptions[swv1.Pipe]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	todayEndpoints, err := c.ListReversePrivateEndpoints(ctx, s.URL, creds, org, fakecloud.TodayServiceID, cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var alerts []swv1.AlertStatus
 	for _, id := range []string{fakecloud.DefaultAlertID, fakecloud.SecondAlertID, fakecloud.CurrentShapeAlertID} {
 		a, err := c.GetAlert(ctx, s.URL, cloudapi.NewBearerToken(fakecloud.DefaultAlertToken), id)
@@ -92,7 +101,9 @@ func TestDefaultDataCoversEverySpecField(t *testing.T) {
 		}
 		alerts = append(alerts, a.Alert)
 	}
-	for _, v := range []any{pipes.Items, eps.Items, alerts} {
+	allPipes := append(append([]swv1.Pipe{}, pipes.Items...), todayPipes.Items...)
+	allEndpoints := append(append([]swv1.ReversePrivateEndpoint{}, eps.Items...), todayEndpoints.Items...)
+	for _, v := range []any{allPipes, allEndpoints, alerts} {
 		all, set := map[string]bool{}, map[string]bool{}
 		fieldPaths(reflect.TypeOf(v).Elem(), "", all, map[reflect.Type]bool{})
 		setPaths(reflect.ValueOf(v), "", set)

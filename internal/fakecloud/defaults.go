@@ -16,6 +16,26 @@ const (
 	ObjectStoragePipeID = "22222222-2222-4222-8222-222222222222"
 	KinesisPipeID       = "33333333-3333-4333-8333-333333333333"
 	PostgresPipeID      = "44444444-4444-4444-8444-444444444444"
+	PubSubPipeID        = "44444444-4444-4444-8444-444444444445"
+	MySQLPipeID         = "44444444-4444-4444-8444-444444444446"
+	BigQueryPipeID      = "44444444-4444-4444-8444-444444444447"
+	MongoDBPipeID       = "44444444-4444-4444-8444-444444444448"
+
+	// MongoDBHost and MongoDBDatabase are what the MongoDB pipe's connection
+	// URI names; the operator shows them, and never the URI itself.
+	MongoDBHost     = "cluster0.example.invalid"
+	MongoDBDatabase = "catalog"
+
+	// TodayServiceID is a service of DefaultOrganizationID shaped like the
+	// services send pipes and endpoints today (issue 15): every kind of
+	// source with the fields the spec does not list, a kind the operator
+	// does not know, scaling as Kubernetes quantities, the kinesis timestamp
+	// as a string, credentials a server might echo (all FakeCredential), and
+	// endpoints with today's fields. See TodaysPipes.
+	TodayServiceID = "5d6e7f80-91a2-4b3c-8d4e-5f6a7b8c9d0e"
+	// FakeCredential is every credential of TodayServiceID's pipes:
+	// obviously not a real one.
+	FakeCredential = "fake-credential-not-a-real-one"
 
 	ReversePrivateEndpointID = "55555555-5555-4555-8555-555555555555"
 
@@ -32,12 +52,14 @@ const (
 	FakeConnectionString = "fake-connection-string-not-a-real-credential"
 )
 
-// DefaultData returns data that covers every field of the spec: a pipe of
-// each source kind (Kafka with a schema registry and an offset, object
-// storage with a connection string, Kinesis, Postgres with settings and
-// table mappings), a reverse private endpoint, two alerts in the spec's
-// shape and one in the current shape of the alert API. Decimals are
-// json.Number so they are served with their exact text.
+// DefaultData returns data that covers every field of the spec and the
+// fields the operator knows beyond it: a pipe of each of the eight source
+// kinds (Kafka with a schema registry and an offset, object storage with a
+// connection string, Kinesis, Postgres with settings and table mappings,
+// Pub/Sub, MySQL, BigQuery and MongoDB), a reverse private endpoint, two
+// alerts in the spec's shape and one in the current shape of the alert API.
+// Decimals are json.Number so they are served with their exact text.
+// TodayServiceID holds the messier shapes of today's services.
 func DefaultData() Data {
 	return Data{
 		ManagementKey: ManagementKey{KeyID: DefaultKeyID, KeySecret: DefaultKeySecret},
@@ -47,8 +69,13 @@ func DefaultData() Data {
 				DefaultServiceID: {
 					Pipes: []map[string]any{
 						kafkaPipe(), objectStoragePipe(), kinesisPipe(), postgresPipe(),
+						pubsubPipe(), mysqlPipe(), bigqueryPipe(), mongodbPipe(),
 					},
 					ReversePrivateEndpoints: []map[string]any{reversePrivateEndpoint()},
+				},
+				TodayServiceID: {
+					Pipes:                   TodaysPipes(FakeCredential),
+					ReversePrivateEndpoints: TodaysEndpoints(),
 				},
 				EmptyServiceID: {
 					Pipes:                   []map[string]any{},
@@ -160,11 +187,15 @@ func pipe(id, name, state string, source map[string]any) map[string]any {
 func kafkaPipe() map[string]any {
 	p := pipe(KafkaPipeID, "events_kafka", "Running", map[string]any{
 		"kafka": map[string]any{
-			"brokers":       "b-1.example.invalid:9098,b-2.example.invalid:9098",
-			"topics":        "events",
-			"consumerGroup": "servicewatch-demo",
-			"iamRole":       "arn:aws:iam::123456789012:role/fake-kafka-reader",
-			"offset":        map[string]any{"timestamp": "2026-01-10T08:00"},
+			"type":           "msk",
+			"format":         "JSONEachRow",
+			"authentication": "IAM_ROLE",
+			"exactlyOnce":    false,
+			"brokers":        "b-1.example.invalid:9098,b-2.example.invalid:9098",
+			"topics":         "events",
+			"consumerGroup":  "servicewatch-demo",
+			"iamRole":        "arn:aws:iam::123456789012:role/fake-kafka-reader",
+			"offset":         map[string]any{"strategy": "from_timestamp", "timestamp": "2026-01-10T08:00"},
 			"schemaRegistry": map[string]any{
 				"url":           "https://schema-registry.example.invalid",
 				"caCertificate": "-----BEGIN CERTIFICATE-----\nFAKE-REGISTRY-CA\n-----END CERTIFICATE-----\n",
@@ -175,12 +206,17 @@ func kafkaPipe() map[string]any {
 	})
 	// A scaling with a second exact decimal, so not every pipe looks alike.
 	p["scaling"] = scaling("12.25")
+	engine := p["destination"].(map[string]any)["tableDefinition"].(map[string]any)["engine"].(map[string]any)
+	engine["type"] = "ReplacingMergeTree"
 	return p
 }
 
 func objectStoragePipe() map[string]any {
 	return pipe(ObjectStoragePipeID, "logs_object_storage", "Running", map[string]any{
 		"objectStorage": map[string]any{
+			"type":               "s3",
+			"format":             "JSONEachRow",
+			"authentication":     "IAM_ROLE",
 			"url":                "https://bucket.example.invalid/logs/**/*.ndjson.gz",
 			"delimiter":          ",",
 			"compression":        "auto",
@@ -199,8 +235,11 @@ func kinesisPipe() map[string]any {
 		"kinesis": map[string]any{
 			"streamName":        "clicks",
 			"region":            "us-east-1",
+			"format":            "JSONEachRow",
+			"authentication":    "IAM_ROLE",
 			"useEnhancedFanOut": false,
-			"timestamp":         1767254400,
+			"iteratorType":      "AT_TIMESTAMP",
+			"timestamp":         "2026-01-01T00:00",
 			"iamRole":           "arn:aws:iam::123456789012:role/fake-kinesis-reader",
 		},
 	})
@@ -209,9 +248,14 @@ func kinesisPipe() map[string]any {
 func postgresPipe() map[string]any {
 	return pipe(PostgresPipeID, "orders_postgres", "Running", map[string]any{
 		"postgres": map[string]any{
-			"host":     "db.example.invalid",
-			"port":     5432,
-			"database": "shop",
+			"type":                 "postgres",
+			"authentication":       "basic",
+			"disableTls":           false,
+			"skipCertVerification": false,
+			"tlsHost":              "db.example.invalid",
+			"host":                 "db.example.invalid",
+			"port":                 5432,
+			"database":             "shop",
 			"settings": map[string]any{
 				"syncIntervalSeconds":            10,
 				"pullBatchSize":                  100000,
@@ -259,6 +303,69 @@ func reversePrivateEndpoint() map[string]any {
 		"endpointId":                 "vpce-0fake0000000000000",
 		"dnsNames":                   []any{"vpce-0fake0000000000000.vpce-svc.us-east-1.vpce.amazonaws.example.invalid"},
 		"privateDnsNames":            []any{"kafka.internal.example.invalid"},
-		"status":                     "Ready",
+		"customPrivateDnsMappings": []any{
+			map[string]any{"privateDnsName": "b-1.kafka.internal.example.invalid"},
+			map[string]any{"privateDnsName": "b-2.kafka.internal.example.invalid"},
+		},
+		"status": "Ready",
 	}
+}
+
+func pubsubPipe() map[string]any {
+	return pipe(PubSubPipeID, "orders_pubsub", "Running", map[string]any{
+		"pubsub": map[string]any{
+			"format":         "JSONEachRow",
+			"authentication": "SERVICE_ACCOUNT",
+			"projectId":      "fake-gcp-project",
+			"topic":          "orders",
+			"subscription":   "servicewatch-demo-orders",
+			"seekType":       "latest",
+			"enableOrdering": true,
+		},
+	})
+}
+
+func mysqlPipe() map[string]any {
+	return pipe(MySQLPipeID, "crm_mysql", "Running", map[string]any{
+		"mysql": map[string]any{
+			"type":                 "rdsmysql",
+			"authentication":       "basic",
+			"host":                 "mysql.example.invalid",
+			"port":                 3306,
+			"disableTls":           false,
+			"skipCertVerification": false,
+			"tlsHost":              "mysql.example.invalid",
+			"settings":             map[string]any{"replicationMode": "cdc", "syncIntervalSeconds": 30},
+			"tableMappings": []any{
+				map[string]any{"sourceDatabaseName": "crm", "sourceTable": "accounts", "targetTable": "crm_accounts", "tableEngine": "ReplacingMergeTree"},
+			},
+		},
+	})
+}
+
+func bigqueryPipe() map[string]any {
+	return pipe(BigQueryPipeID, "sales_bigquery", "Stopped", map[string]any{
+		"bigquery": map[string]any{
+			"authentication":      "SERVICE_ACCOUNT",
+			"snapshotStagingPath": "gs://fake-staging-bucket/servicewatch/",
+			"settings":            map[string]any{"replicationMode": "snapshot"},
+			"tableMappings": []any{
+				map[string]any{"sourceDatasetName": "sales", "sourceTable": "orders", "targetTable": "bq_orders"},
+			},
+		},
+	})
+}
+
+// mongodbPipe's URI has no credentials: the default data is shown as it is
+// (TodaysPipes has one with a user and password).
+func mongodbPipe() map[string]any {
+	return pipe(MongoDBPipeID, "catalog_mongodb", "Running", map[string]any{
+		"mongodb": map[string]any{
+			"uri":            "mongodb+srv://" + MongoDBHost + "/" + MongoDBDatabase,
+			"readPreference": "secondaryPreferred",
+			"tableMappings": []any{
+				map[string]any{"sourceDatabaseName": MongoDBDatabase, "sourceCollection": "products", "targetTable": "products"},
+			},
+		},
+	})
 }

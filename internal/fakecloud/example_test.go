@@ -35,7 +35,7 @@ func Example() {
 
 	fmt.Println(fake.Calls(fakecloud.OpListPipes), fake.Calls(fakecloud.OpListReversePrivateEndpoints), fake.Calls(fakecloud.OpGetAlert))
 	// Output:
-	// 4 <nil>
+	// 8 <nil>
 	// ServerError
 	// NotFound
 	// 1 1 1

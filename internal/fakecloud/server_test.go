@@ -100,7 +100,7 @@ func TestOperationsAnswerAsTheSpecSays(t *testing.T) {
 		path, auth string
 		items      int
 	}{
-		{pipesPath, basicAuth, 4},
+		{pipesPath, basicAuth, 8},
 		{endpointsPath, basicAuth, 1},
 		{"/v1/organizations/" + org + "/services/" + fakecloud.EmptyServiceID + "/pipes", basicAuth, 0},
 		{"/v1/organizations/" + org + "/services/" + fakecloud.EmptyServiceID + "/pipesReversePrivateEndpoints", basicAuth, 0},
@@ -263,7 +263,7 @@ func TestFaults(t *testing.T) {
 			}},
 		{"content type only decorates the normal answer", fakecloud.OpListPipes, fakecloud.Fault{ContentType: "text/html"}, pipesPath, basicAuth,
 			func(t *testing.T, r result) {
-				if e := decode(t, r); r.status != 200 || r.header.Get("Content-Type") != "text/html" || len(e.Result) != 4 {
+				if e := decode(t, r); r.status != 200 || r.header.Get("Content-Type") != "text/html" || len(e.Result) != 8 {
 					t.Errorf("%d %q", r.status, r.header.Get("Content-Type"))
 				}
 			}},

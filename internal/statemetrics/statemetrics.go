@@ -43,8 +43,10 @@ type omitted struct{ pipes, endpoints, alerts int }
 // Pipe is one pipe of a watch.
 type Pipe struct {
 	ID, Name, State string
-	// SourceKind is kafka, objectStorage, kinesis or postgres; "" when the
-	// pipe has no source, several joined by "," when it has more than one.
+	// SourceKind is the pipe's sourceKind: kafka, objectStorage, kinesis,
+	// postgres, pubsub, mysql, bigquery, mongodb, or the cloud's own name for
+	// a kind the operator does not know; "" when the pipe has no source,
+	// several joined by "," when it has more than one.
 	SourceKind string
 }
 
@@ -122,7 +124,7 @@ func NewCollector(itemMetrics bool, opts ...Option) *Collector {
 		watches:      map[watchKey]Watch{},
 		descs: descriptors{
 			pipeInfo: prometheus.NewDesc("servicewatch_pipe_info",
-				"A pipe of a ServiceWatch, with its state and source kind (kafka, objectStorage, kinesis, postgres; several joined by a comma). Always 1.",
+				"A pipe of a ServiceWatch, with its state and source kind (kafka, objectStorage, kinesis, postgres, pubsub, mysql, bigquery, mongodb, or the cloud's own name of a kind the operator does not know; several joined by a comma). Always 1.",
 				with("pipe_id", "pipe_name", "state", "source_kind"), nil),
 			endpointInfo: prometheus.NewDesc("servicewatch_reverse_private_endpoint_info",
 				"A reverse private endpoint of a ServiceWatch, with its type and status. Always 1.",
