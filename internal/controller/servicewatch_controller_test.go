@@ -3,7 +3,9 @@ package controller_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -35,7 +37,9 @@ func normalize(t *testing.T, v any) any {
 }
 
 // expectedPipes is the fake's pipes as the status must show them: sorted by
-// id, the connection string redacted.
+// id, the connection string redacted, the MongoDB URI read into its host and
+// database, and the kind of source named (the fake sends the members of an
+// object in sorted order).
 func expectedPipes(t *testing.T, fake *fakecloud.Server) any {
 	pipes := asList(t, normalize(t, fake.Data().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID].Pipes))
 	for _, p := range pipes {
@@ -43,6 +47,12 @@ func expectedPipes(t *testing.T, fake *fakecloud.Server) any {
 		if os, ok := source["objectStorage"].(map[string]any); ok && os["connectionString"] != nil {
 			os["connectionString"] = "<redacted>"
 		}
+		if m, ok := source["mongodb"].(map[string]any); ok {
+			delete(m, "uri")
+			m["host"], m["database"] = fakecloud.MongoDBHost, fakecloud.MongoDBDatabase
+		}
+		kinds := slices.Sorted(maps.Keys(source))
+		asObject(t, p)["sourceKind"] = strings.Join(kinds, ",")
 	}
 	idOf := func(p any) string {
 		id, ok := asObject(t, p)["id"].(string)
@@ -81,7 +91,7 @@ func TestFullSyncShowsEveryField(t *testing.T) {
 	if got := string(mustJSON(t, status)); strings.Contains(got, fakecloud.FakeConnectionString) {
 		t.Error("the object-storage connection string reached status")
 	}
-	wantSummary := swv1.Summary{Pipes: 4, PipesByState: map[string]int32{"Running": 3, "Stopped": 1}, ReversePrivateEndpoints: 1, Alerts: 2}
+	wantSummary := swv1.Summary{Pipes: 8, PipesByState: map[string]int32{"Running": 6, "Stopped": 2}, ReversePrivateEndpoints: 1, Alerts: 2}
 	if !reflect.DeepEqual(*w.Status.Summary, wantSummary) {
 		t.Errorf("summary = %+v, want %+v", *w.Status.Summary, wantSummary)
 	}
@@ -393,7 +403,7 @@ func TestSuspend(t *testing.T) {
 		t.Fatal(err)
 	}
 	resumed := f.waitFor("paused", 20*time.Second, "Ready after resuming", isReady)
-	if resumed.Status.Summary.Pipes != 4 {
+	if resumed.Status.Summary.Pipes != 8 {
 		t.Errorf("summary after resuming: %+v", resumed.Status.Summary)
 	}
 
@@ -404,7 +414,7 @@ func TestSuspend(t *testing.T) {
 		t.Fatal(err)
 	}
 	suspended := f.waitFor("paused", 20*time.Second, "Suspended again", conditionIs(swv1.ConditionReady, metav1.ConditionFalse, swv1.ReasonSuspended))
-	if !reflect.DeepEqual(suspended.Status.Pipes, resumed.Status.Pipes) || suspended.Status.Summary.Pipes != 4 {
+	if !reflect.DeepEqual(suspended.Status.Pipes, resumed.Status.Pipes) || suspended.Status.Summary.Pipes != 8 {
 		t.Error("suspending dropped the data")
 	}
 }
@@ -629,7 +639,9 @@ func TestHugeServiceIsTruncated(t *testing.T) {
 
 // Real services are messier than their spec: nulls, fields and enum values it
 // does not list. Status keeps what was sent (false, 0 and "" included), leaves
-// out what was absent or null, drops unknown fields, keeps unknown values.
+// out what was absent or null, keeps unknown values, and (since issue 15)
+// keeps unknown fields as sent in otherFields instead of dropping them; the
+// kinesis timestamp is text, as sent.
 func TestMessyCloudDataIsToleratedFaithfully(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -651,8 +663,10 @@ func TestMessyCloudDataIsToleratedFaithfully(t *testing.T) {
 		"state":         "Hibernating",
 		"name":          "",
 		"fieldMappings": []any{},
-		"source":        map[string]any{"kinesis": map[string]any{"useEnhancedFanOut": false, "timestamp": 0}},
+		"source":        map[string]any{"kinesis": map[string]any{"useEnhancedFanOut": false, "timestamp": "0"}},
 		"settings":      map[string]any{"warehouse_max_threads": 0},
+		"sourceKind":    "kinesis",
+		"otherFields":   []any{`color: "blue"`, `settings.brand_new_setting: 3`, `source.kinesis.futureOption: "x"`},
 	}})
 	diffJSON(t, "pipes", got, want)
 	if w := f.get("messy"); w.Status.Summary.PipesByState["Hibernating"] != 1 {

@@ -120,3 +120,26 @@ func TestAPanickingReadFailsItsPartOnly(t *testing.T) {
 		t.Errorf("alerts: %+v, want a failure naming the panic", results[2].failure)
 	}
 }
+
+func TestListedMessage(t *testing.T) {
+	tests := []struct {
+		name       string
+		total      int
+		incomplete int
+		described  []string
+		want       string
+	}{
+		{"every item read", 3, 0, nil, "Listed 3 pipes"},
+		{"one item lost a field", 3, 1, []string{"p1 (scaling.replicas)"},
+			"Listed 3 pipes; 1 had fields left out that could not be read (kept as sent in otherFields): p1 (scaling.replicas)"},
+		{"more than the client described", 100, 7, []string{"p1 (a)", "p2 (b)"},
+			"Listed 100 pipes; 7 had fields left out that could not be read (kept as sent in otherFields): p1 (a); p2 (b); and 5 more"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := listedMessage(tt.total, "pipes", tt.incomplete, tt.described); got != tt.want {
+				t.Errorf("listedMessage =\n  %q\nwant\n  %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -107,7 +107,7 @@ func TestWatchesOfOneServiceShareTheirCalls(t *testing.T) {
 		if w := f.get(name); !isReady(w) || !w.Status.LastSyncTime.After(readyAt) {
 			t.Errorf("%s: Ready %v, last synced %v: it did not sync in the round", name, isReady(w), w.Status.LastSyncTime)
 		}
-		if w := f.get(name); w.Status.Summary.Pipes != 4 || len(w.Status.Alerts) != 2 || w.Status.Alerts[1].ID != fakecloud.SecondAlertID {
+		if w := f.get(name); w.Status.Summary.Pipes != 8 || len(w.Status.Alerts) != 2 || w.Status.Alerts[1].ID != fakecloud.SecondAlertID {
 			t.Errorf("%s: a shared read did not give the watch its data: %+v", name, w.Status.Summary)
 		}
 	}

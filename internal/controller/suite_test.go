@@ -37,9 +37,10 @@ var (
 	managerLog = &testenv.LockedBuffer{}
 	// managerCache reads the manager's cache, as the reconciler does.
 	managerCache client.Reader
-	// stateMetrics is the manager's state metrics collector, for tests to
-	// read what Prometheus would scrape.
+	// stateMetrics and syncMetrics are what the manager's metrics endpoint
+	// would serve: the state metrics and the sync and request metrics.
 	stateMetrics = statemetrics.NewCollector(true)
+	syncMetrics  = prometheus.NewRegistry()
 )
 
 // secretMarker starts every credential the tests create, so that a sweep of
@@ -68,7 +69,7 @@ func runSuite(m *testing.M, e *testenv.Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	metrics, err := controller.NewMetrics(prometheus.NewRegistry())
+	metrics, err := controller.NewMetrics(syncMetrics)
 	if err != nil {
 		return 0, err
 	}
