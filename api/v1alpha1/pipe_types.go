@@ -579,7 +579,7 @@ type MongoDBSource struct {
 	SourceTLS    `json:",inline"`
 	// host is the host list of the connection URI (for example
 	// cluster0.example.net, or h1:27017,h2:27017), without user, password or
-	// query; for a mongodb+srv URI it reads mongodb+srv://host.
+	// query.
 	// +optional
 	Host *string `json:"host,omitempty"`
 	// database is the database named in the path of the connection URI.

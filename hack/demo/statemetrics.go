@@ -98,12 +98,14 @@ func str(obj map[string]any, key string) string {
 	return s
 }
 
-// sourceKinds names the source members of a pipe as the operator does.
+// sourceKinds names the source members of a pipe as the operator does: each
+// member that is not null, in the order sent (the fake cloud sends the
+// members of an object sorted by name).
 func sourceKinds(pipe map[string]any) string {
 	src, _ := pipe["source"].(map[string]any)
 	var kinds []string
-	for _, k := range []string{"kafka", "objectStorage", "kinesis", "postgres"} {
-		if _, ok := src[k]; ok {
+	for _, k := range slices.Sorted(maps.Keys(src)) {
+		if src[k] != nil {
 			kinds = append(kinds, k)
 		}
 	}
