@@ -79,16 +79,20 @@
 // # Decoding
 //
 // Items are decoded straight into the api/v1alpha1 types, the one schema of
-// the cloud's data, whose field documentation kubectl explain shows.
-// Decoding is tolerant of what the spec leaves open: absent fields and nulls
-// stay nil, fields the spec does not list are dropped, enumerations are plain
-// strings, and decimals are swv1.Decimal, in the form the API server stores
-// them. A value of the wrong JSON type for a known field of a pipe or an
-// endpoint is an InvalidResponse; an alert is decoded member by member, so
-// that such a value leaves out that member only (AlertResult.LeftOut names
-// it), and reads both shapes of the alert API (see swv1.AlertStatus). A pipe's objectStorage connectionString, a credential,
-// reads "<redacted>" as soon as the pipe is decoded, before anything outside
-// the client sees it.
+// the cloud's data, whose field documentation kubectl explain shows. Each
+// item of a list is read on its own, member by member (see lenient.go), so
+// that no list is lost to one odd item: absent fields and nulls stay nil,
+// enumerations are plain strings, decimals are swv1.Decimal in the form the
+// API server stores them, numbers are also read from numeric strings and
+// scaling from Kubernetes quantities. A value that cannot be used is left out
+// of its field, kept as sent in the item's otherFields and counted in
+// List.Incomplete; members the types do not have are kept in otherFields, in
+// a bounded form. Credentials are redacted as soon as an item is read,
+// before anything outside the client sees it: a pipe's objectStorage
+// connectionString, any member named like a credential, private keys, and
+// the user info and query of URLs. An alert is decoded member by member too,
+// so that such a value leaves out that member only (AlertResult.LeftOut
+// names it), and reads both shapes of the alert API (see swv1.AlertStatus).
 //
 // A list response is decoded as it streams in, one item at a time, and what
 // is kept is bounded by ListOptions.KeepBytes: the longest prefix of the
