@@ -44,8 +44,8 @@ type Pipe struct {
 	// the member of source the pipe has (kafka, objectStorage, kinesis,
 	// postgres, pubsub, mysql, bigquery, mongodb, or the cloud's own member
 	// name for a kind the operator does not know yet), several joined by a
-	// comma in the order the cloud sent them. Absent when the pipe has no
-	// source. servicewatch_pipe_info's source_kind label carries the same
+	// comma: the known kinds in the order above, then the others in the
+	// order the cloud sent them. Absent when the pipe has no source. servicewatch_pipe_info's source_kind label carries the same
 	// value.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
@@ -286,7 +286,7 @@ type KinesisSource struct {
 	// 1767254400000, whose unit is not documented) reads "1767254400000" and
 	// a string (such as 2026-01-01T00:00) is kept as it is.
 	// +optional
-	Timestamp *string `json:"timestamp,omitempty"`
+	Timestamp *Text `json:"timestamp,omitempty"`
 	// iamRole is the cloud role the pipe assumes to read the stream.
 	// +optional
 	IAMRole *string `json:"iamRole,omitempty"`
@@ -525,7 +525,7 @@ type PubSubSource struct {
 	// ackDeadline is the subscription's acknowledgement deadline, as sent
 	// (a number of seconds is shown as its text).
 	// +optional
-	AckDeadline *string `json:"ackDeadline,omitempty"`
+	AckDeadline *Text `json:"ackDeadline,omitempty"`
 }
 
 // MySQLSource is a MySQL (or compatible) database source.

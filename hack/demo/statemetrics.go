@@ -98,14 +98,21 @@ func str(obj map[string]any, key string) string {
 	return s
 }
 
-// sourceKinds names the source members of a pipe as the operator does: each
-// member that is not null, in the order sent (the fake cloud sends the
-// members of an object sorted by name).
+// sourceKinds names the source members of a pipe as the operator does: the
+// kinds it knows in its order, then the others in the order sent (the fake
+// cloud sends the members of an object sorted by name); null members are
+// absent.
 func sourceKinds(pipe map[string]any) string {
 	src, _ := pipe["source"].(map[string]any)
+	known := []string{"kafka", "objectStorage", "kinesis", "postgres", "pubsub", "mysql", "bigquery", "mongodb"}
 	var kinds []string
-	for _, k := range slices.Sorted(maps.Keys(src)) {
+	for _, k := range known {
 		if src[k] != nil {
+			kinds = append(kinds, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(src)) {
+		if src[k] != nil && !slices.Contains(known, k) {
 			kinds = append(kinds, k)
 		}
 	}

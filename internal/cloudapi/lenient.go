@@ -37,22 +37,28 @@ type itemReader struct {
 	// at most maxLeftOutPaths of them; leftOutCount counts them all.
 	leftOut      []string
 	leftOutCount int
-	// kinds are the members of a pipe's source, in the order sent.
-	kinds []string
+	// unknownKinds are the members of a pipe's source the types do not
+	// have, in the order sent.
+	unknownKinds []string
 }
 
 // maxLeftOutPaths bounds the paths an item reports as left out.
 const maxLeftOutPaths = 4
 
-// itemReport says what of one item could not be read.
+// itemReport says what of one item could not be read, and what the item
+// holds beyond its types.
 type itemReport struct {
 	// leftOut are the first paths left out; count counts them all.
 	leftOut []string
 	count   int
+	// other are the item's otherFields.
+	other []string
+	// unknownKinds are the members of a pipe's source the types lack.
+	unknownKinds []string
 }
 
 func (r *itemReader) report() itemReport {
-	return itemReport{leftOut: r.leftOut, count: r.leftOutCount}
+	return itemReport{leftOut: r.leftOut, count: r.leftOutCount, unknownKinds: r.unknownKinds}
 }
 
 // leaveOut records that the value raw of the known field at path could not
@@ -70,33 +76,177 @@ var errNotObject = errors.New("not a JSON object")
 
 // readPipe reads one pipe of a list.
 func readPipe(raw []byte) (swv1.Pipe, itemReport, error) {
-	var p swv1.Pipe
-	r := &itemReader{}
+	p, report, err := readItem[swv1.Pipe](raw)
+	if err != nil {
+		return p, report, err
+	}
+	if kinds := sourceKinds(p.Source, report.unknownKinds); kinds != "" {
+		p.SourceKind = &kinds
+	}
+	p.OtherFields = report.other
+	return p, report, nil
+}
+
+// readEndpoint reads one reverse private endpoint of a list.
+func readEndpoint(raw []byte) (swv1.ReversePrivateEndpoint, itemReport, error) {
+	e, report, err := readItem[swv1.ReversePrivateEndpoint](raw)
+	e.OtherFields = report.other
+	return e, report, err
+}
+
+// readItem reads one item. Most items are what the types say, and a strict
+// decode (no member the types lack, every value of its field's type) reads
+// them at the speed of encoding/json; any other item is read member by
+// member. Either way, the credential rules are applied to the result in one
+// place, redactStrings.
+func readItem[T any](raw []byte) (T, itemReport, error) {
+	var item T
 	if kindOf(raw) != '{' {
-		return p, itemReport{}, errNotObject
+		return item, itemReport{}, errNotObject
 	}
-	r.object(reflect.ValueOf(&p).Elem(), raw, "")
-	if len(r.kinds) > 0 {
-		kind := truncateBytes(strings.Join(r.kinds, ","), maxSourceKindBytes)
-		p.SourceKind = &kind
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&item); err == nil && !setsOperatorFields(reflect.ValueOf(&item).Elem()) {
+		redactStrings(reflect.ValueOf(&item).Elem(), false)
+		return item, itemReport{}, nil
 	}
-	p.OtherFields = r.other.entries()
-	return p, r.report(), nil
+	var zero T
+	item = zero
+	r := &itemReader{}
+	r.object(reflect.ValueOf(&item).Elem(), raw, "")
+	redactStrings(reflect.ValueOf(&item).Elem(), false)
+	report := r.report()
+	report.other = r.other.entries()
+	return item, report, nil
+}
+
+// setsOperatorFields reports whether the struct v has a value in one of the
+// operator's own fields: then the cloud sent a member of that name, which is
+// not the operator's and is read member by member into otherFields.
+func setsOperatorFields(v reflect.Value) bool {
+	t := v.Type()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if operatorFields[name] && !v.Field(i).IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// knownKinds are the members of swv1.PipeSource, in its order.
+var knownKinds = []struct {
+	name    string
+	present func(*swv1.PipeSource) bool
+}{
+	{"kafka", func(s *swv1.PipeSource) bool { return s.Kafka != nil }},
+	{"objectStorage", func(s *swv1.PipeSource) bool { return s.ObjectStorage != nil }},
+	{"kinesis", func(s *swv1.PipeSource) bool { return s.Kinesis != nil }},
+	{"postgres", func(s *swv1.PipeSource) bool { return s.Postgres != nil }},
+	{"pubsub", func(s *swv1.PipeSource) bool { return s.PubSub != nil }},
+	{"mysql", func(s *swv1.PipeSource) bool { return s.MySQL != nil }},
+	{"bigquery", func(s *swv1.PipeSource) bool { return s.BigQuery != nil }},
+	{"mongodb", func(s *swv1.PipeSource) bool { return s.MongoDB != nil }},
+}
+
+// sourceKinds names the members of a pipe's source: the known ones present,
+// in the order of swv1.PipeSource, then those of kinds the operator does not
+// know, in the order sent; joined by commas, bounded.
+func sourceKinds(src *swv1.PipeSource, unknown []string) string {
+	var kinds []string
+	if src != nil {
+		for _, k := range knownKinds {
+			if k.present(src) {
+				kinds = append(kinds, k.name)
+			}
+		}
+	}
+	kinds = append(kinds, unknown...)
+	return truncateBytes(strings.Join(kinds, ","), maxSourceKindBytes)
 }
 
 // maxSourceKindBytes bounds Pipe.SourceKind (its CRD MaxLength).
 const maxSourceKindBytes = 256
 
-// readEndpoint reads one reverse private endpoint of a list.
-func readEndpoint(raw []byte) (swv1.ReversePrivateEndpoint, itemReport, error) {
-	var e swv1.ReversePrivateEndpoint
-	r := &itemReader{}
-	if kindOf(raw) != '{' {
-		return e, itemReport{}, errNotObject
+// redactStrings applies the credential rules to every string of the struct
+// v: a non-empty field named like a credential reads "<redacted>", and every
+// other string is sanitized (see sanitizeString). The operator's own fields
+// are left alone: otherFields is built by those same rules.
+func redactStrings(v reflect.Value, credential bool) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			redactStrings(v.Elem(), credential)
+		}
+	case reflect.Struct:
+		for _, f := range stringFields[v.Type()] {
+			redactStrings(v.Field(f.index), f.credential)
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			redactStrings(v.Index(i), credential)
+		}
+	case reflect.String:
+		if v.Type() == decimalType {
+			return
+		}
+		s := v.String()
+		switch {
+		case credential && s != "":
+			v.SetString(redacted)
+		default:
+			if clean := sanitizeString(s); clean != s {
+				v.SetString(clean)
+			}
+		}
 	}
-	r.object(reflect.ValueOf(&e).Elem(), raw, "")
-	e.OtherFields = r.other.entries()
-	return e, r.report(), nil
+}
+
+// stringField is a field of a struct that holds strings, directly or below.
+type stringField struct {
+	index int
+	// credential: the field is named like a credential.
+	credential bool
+}
+
+// stringFields maps each struct type of the items to its fields that hold
+// strings, the operator's own left out. Built once, here, and never changed.
+var stringFields = buildStringFields(reflect.TypeFor[swv1.Pipe](), reflect.TypeFor[swv1.ReversePrivateEndpoint]())
+
+func buildStringFields(roots ...reflect.Type) map[reflect.Type][]stringField {
+	out := map[reflect.Type][]stringField{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		if _, done := out[t]; done {
+			return
+		}
+		out[t] = nil
+		var fields []stringField
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if operatorFields[name] {
+				continue
+			}
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
+				ft = ft.Elem()
+			}
+			switch ft.Kind() {
+			case reflect.Struct:
+				walk(ft)
+			case reflect.String:
+			default:
+				continue
+			}
+			fields = append(fields, stringField{index: i, credential: isCredentialName(name)})
+		}
+		out[t] = fields
+	}
+	for _, t := range roots {
+		walk(t)
+	}
+	return out
 }
 
 // kindOf returns the first byte of a JSON value: '{', '[', '"', 't', 'f',
@@ -118,19 +268,19 @@ func (r *itemReader) object(v reflect.Value, raw []byte, path string) {
 		if kindOf(value) == 'n' {
 			return // null: absent
 		}
-		if v.Type() == pipeSourceType {
-			r.kinds = append(r.kinds, name)
-		}
 		if hook := hookFor(v.Type(), name); hook != nil {
 			hook(r, v, value, p)
 			return
 		}
 		index, ok := fields[name]
 		if !ok {
+			if v.Type() == pipeSourceType {
+				r.unknownKinds = append(r.unknownKinds, name)
+			}
 			r.other.add(p, value)
 			return
 		}
-		r.field(v.FieldByIndex(index), name, value, p)
+		r.field(v.FieldByIndex(index), value, p)
 	})
 }
 
@@ -166,11 +316,11 @@ func eachElement(raw []byte, f func(i int, value json.RawMessage)) error {
 	return nil
 }
 
-// field reads raw into the field v named name.
-func (r *itemReader) field(v reflect.Value, name string, raw []byte, path string) {
+// field reads raw into the field v.
+func (r *itemReader) field(v reflect.Value, raw []byte, path string) {
 	switch v.Kind() {
 	case reflect.Pointer:
-		r.pointer(v, name, raw, path)
+		r.pointer(v, raw, path)
 	case reflect.Slice:
 		r.slice(v, raw, path)
 	default:
@@ -185,49 +335,36 @@ var (
 )
 
 // pointer reads raw into the pointer field v.
-func (r *itemReader) pointer(v reflect.Value, name string, raw []byte, path string) {
+func (r *itemReader) pointer(v reflect.Value, raw []byte, path string) {
 	elem := v.Type().Elem()
-	var out reflect.Value
+	out := reflect.New(elem)
+	ok := true
 	switch {
 	case elem == decimalType:
-		d, ok := readDecimal(raw)
-		if !ok {
-			r.leaveOut(path, raw)
-			return
-		}
-		out = reflect.ValueOf(&d)
+		var d swv1.Decimal
+		d, ok = readDecimal(raw)
+		out.Elem().SetString(string(d))
 	case elem.Kind() == reflect.String:
-		s, ok := readString(raw)
-		if !ok {
-			r.leaveOut(path, raw)
-			return
-		}
-		if isCredentialName(name) && s != "" {
-			s = redacted
-		}
-		out = reflect.ValueOf(&s)
+		var s string
+		s, ok = readString(raw)
+		out.Elem().SetString(s)
 	case elem.Kind() == reflect.Int64:
-		n, ok := readInt(raw)
-		if !ok {
-			r.leaveOut(path, raw)
-			return
-		}
-		out = reflect.ValueOf(&n)
+		var n int64
+		n, ok = readInt(raw)
+		out.Elem().SetInt(n)
 	case elem.Kind() == reflect.Bool:
-		b, ok := readBool(raw)
-		if !ok {
-			r.leaveOut(path, raw)
-			return
-		}
-		out = reflect.ValueOf(&b)
+		var b bool
+		b, ok = readBool(raw)
+		out.Elem().SetBool(b)
 	case elem.Kind() == reflect.Struct:
-		if kindOf(raw) != '{' {
-			r.leaveOut(path, raw)
-			return
+		ok = kindOf(raw) == '{'
+		if ok {
+			r.object(out.Elem(), raw, path)
 		}
-		out = reflect.New(elem)
-		r.object(out.Elem(), raw, path)
 	default:
+		ok = false
+	}
+	if !ok {
 		r.leaveOut(path, raw)
 		return
 	}

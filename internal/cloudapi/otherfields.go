@@ -181,9 +181,20 @@ var credentialWords = []string{
 
 // isCredentialName reports whether a member named name holds a credential.
 func isCredentialName(name string) bool {
-	n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
+	var buf [64]byte
+	n := buf[:0]
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '_' || c == '-':
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		n = append(n, c)
+	}
 	for _, w := range credentialWords {
-		if strings.Contains(n, w) {
+		if bytes.Contains(n, []byte(w)) {
 			return true
 		}
 	}

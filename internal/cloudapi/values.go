@@ -22,12 +22,11 @@ func readRawString(raw []byte) (string, bool) {
 }
 
 // readString reads a string field: a JSON string, or a number or boolean as
-// its JSON text. The value is sanitized (see sanitizeString).
+// its JSON text. (readItem sanitizes it afterwards, with the other strings.)
 func readString(raw []byte) (string, bool) {
 	switch k := kindOf(raw); {
 	case k == '"':
-		s, ok := readRawString(raw)
-		return sanitizeString(s), ok
+		return readRawString(raw)
 	case k == 't' || k == 'f':
 		b, ok := readBool(raw)
 		return strconv.FormatBool(b), ok

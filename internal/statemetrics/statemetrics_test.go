@@ -56,7 +56,7 @@ const sampleHelp = `
 # TYPE servicewatch_interval_seconds gauge
 # HELP servicewatch_last_sync_timestamp_seconds Unix time of a ServiceWatch's last sync that reached the cloud; absent until the first.
 # TYPE servicewatch_last_sync_timestamp_seconds gauge
-# HELP servicewatch_pipe_info A pipe of a ServiceWatch, with its state and source kind (kafka, objectStorage, kinesis, postgres; several joined by a comma). Always 1.
+# HELP servicewatch_pipe_info A pipe of a ServiceWatch, with its state and source kind (kafka, objectStorage, kinesis, postgres, pubsub, mysql, bigquery, mongodb, or the cloud's own name of a kind the operator does not know; several joined by a comma). Always 1.
 # TYPE servicewatch_pipe_info gauge
 # HELP servicewatch_reverse_private_endpoint_info A reverse private endpoint of a ServiceWatch, with its type and status. Always 1.
 # TYPE servicewatch_reverse_private_endpoint_info gauge
