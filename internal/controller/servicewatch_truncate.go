@@ -20,6 +20,11 @@ const DefaultStatusSizeLimit = 800 << 10
 // which is set after the lists are cut.
 const truncatedConditionBytes = 512
 
+// requestedAtRoom is the most status.lastHandledRequestedAt takes in JSON:
+// its member name, and maxRequestedAtEcho bytes of at most 6 bytes each
+// once escaped (\u00XX).
+const requestedAtRoom = len(`,"lastHandledRequestedAt":""`) + 6*maxRequestedAtEcho
+
 // statusList is how truncation sees one part's list in status.
 type statusList struct {
 	// field is the list's JSON name in status.
@@ -41,7 +46,7 @@ type statusList struct {
 // byte-identical status.
 func truncate(watch *swv1.ServiceWatch, parts []part, limit int) {
 	status := &watch.Status
-	if limit > 0 && jsonSize(status) > limit {
+	if limit > 0 && fixedSize(status) > limit {
 		lists := make([]statusList, len(parts))
 		for i, p := range parts {
 			lists[i] = p.list
@@ -50,13 +55,13 @@ func truncate(watch *swv1.ServiceWatch, parts []part, limit int) {
 
 		sizes := make([][]int, len(lists))
 		bare := *status
-		budget := limit - truncatedConditionBytes
+		budget := limit
 		for i, l := range lists {
 			sizes[i] = l.sizes(status)
 			l.keep(&bare, 0)
 			budget -= len(`,"":[]`) + len(l.field)
 		}
-		budget -= jsonSize(&bare)
+		budget -= fixedSize(&bare)
 		for i, l := range lists {
 			n := prefixFitting(sizes[i], budget)
 			budget -= sum(sizes[i][:n])
@@ -64,6 +69,20 @@ func truncate(watch *swv1.ServiceWatch, parts []part, limit int) {
 		}
 	}
 	setTruncatedCondition(watch, parts, limit)
+}
+
+// fixedSize is the JSON size status is measured at for truncation: as if
+// the StatusTruncated condition and the echo of a requested sync took the
+// most room they can, whether they are there yet or not. So the first sync,
+// which has neither, cuts the lists where every later sync of the same data
+// does, and the status stays under the limit once the condition is set.
+func fixedSize(status *swv1.ServiceWatchStatus) int {
+	s := *status
+	s.LastHandledRequestedAt = ""
+	s.Conditions = slices.DeleteFunc(slices.Clone(s.Conditions), func(c metav1.Condition) bool {
+		return c.Type == swv1.ConditionStatusTruncated
+	})
+	return jsonSize(&s) + truncatedConditionBytes + requestedAtRoom
 }
 
 // setTruncatedCondition derives StatusTruncated from the lists and their

@@ -97,3 +97,26 @@ func TestPrefixFitting(t *testing.T) {
 		}
 	}
 }
+
+// Which items fit does not depend on what the status held before: the
+// first sync (no StatusTruncated condition yet, no requested-at echo) cuts
+// where a later, requested sync of the same data does, and stays under the
+// limit once the condition is set. Pipe counts around the limit try every
+// place the cut can fall at.
+func TestTruncateDependsOnTheDataAlone(t *testing.T) {
+	const limit = 20 << 10
+	for n := 60; n <= 110; n++ {
+		results := []partResult{pipesOK(manyPipes(n)...), endpointsOK(1), alertsFetched(nil)}
+		w := testWatch()
+		applyResults(w, syncParts(), results, limit)
+		if raw, _ := json.Marshal(w.Status); len(raw) > limit {
+			t.Errorf("%d pipes: the first sync's status is %d bytes, over the limit of %d", n, len(raw), limit)
+		}
+		first := len(w.Status.Pipes)
+		w.Status.LastHandledRequestedAt = strings.Repeat("\"", maxRequestedAtEcho)
+		applyResults(w, syncParts(), results, limit)
+		if raw, _ := json.Marshal(w.Status); len(w.Status.Pipes) != first || len(raw) > limit {
+			t.Errorf("%d pipes: the first sync kept %d, a requested one %d (%d bytes)", n, first, len(w.Status.Pipes), len(raw))
+		}
+	}
+}
