@@ -138,7 +138,7 @@ type PipeSource struct {
 
 // SourceCommon are the fields every kind of source carries.
 type SourceCommon struct {
-	// type is the flavour of the source as the cloud spells it (for example
+	// type is the variant of the source as the cloud spells it (for example
 	// the broker's product, or rdsmysql for a managed MySQL).
 	// +optional
 	Type *string `json:"type,omitempty"`

@@ -338,7 +338,7 @@ var (
 func (r *itemReader) pointer(v reflect.Value, raw []byte, path string) {
 	elem := v.Type().Elem()
 	out := reflect.New(elem)
-	ok := true
+	var ok bool
 	switch {
 	case elem == decimalType:
 		var d swv1.Decimal
@@ -465,7 +465,9 @@ func readCPUMember(r *itemReader, v reflect.Value, raw []byte, path string) {
 		r.leaveOut(path, raw)
 		return
 	}
-	v.Addr().Interface().(*swv1.PipeScaling).ReplicaCPUMillicores = &n
+	if s, isScaling := reflect.TypeAssert[*swv1.PipeScaling](v.Addr()); isScaling {
+		s.ReplicaCPUMillicores = &n
+	}
 }
 
 // readMemoryMember reads scaling.replicaMemoryGb, also as a quantity.
@@ -475,7 +477,9 @@ func readMemoryMember(r *itemReader, v reflect.Value, raw []byte, path string) {
 		r.leaveOut(path, raw)
 		return
 	}
-	v.Addr().Interface().(*swv1.PipeScaling).ReplicaMemoryGb = &d
+	if s, isScaling := reflect.TypeAssert[*swv1.PipeScaling](v.Addr()); isScaling {
+		s.ReplicaMemoryGb = &d
+	}
 }
 
 // readMongoURIMember reads the host and database of a MongoDB source's
@@ -487,7 +491,10 @@ func readMongoURIMember(r *itemReader, v reflect.Value, raw []byte, path string)
 		r.leaveOut(path, []byte(strconv.Quote(redacted)))
 		return
 	}
-	src := v.Addr().Interface().(*swv1.MongoDBSource)
+	src, isMongoDB := reflect.TypeAssert[*swv1.MongoDBSource](v.Addr())
+	if !isMongoDB {
+		return
+	}
 	host, database := mongoHostAndDatabase(s)
 	if host != "" {
 		src.Host = &host

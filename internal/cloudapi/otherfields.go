@@ -59,17 +59,17 @@ func (o *otherFields) add(path string, raw []byte) {
 	_ = o.walk(dec, path)
 }
 
-// errFull stops a walk once no entry fits any more.
-type errFull struct{}
+// fullError stops a walk once no entry fits any more.
+type fullError struct{}
 
-func (errFull) Error() string { return "otherFields full" }
+func (fullError) Error() string { return "otherFields full" }
 
 // walk flattens the next value of dec, token by token, so that a large value
 // costs no more memory than its tokens, and stops once no entry fits.
 func (o *otherFields) walk(dec *json.Decoder, path string) error {
 	if len(o.list) >= maxOtherFields {
 		o.more = true
-		return errFull{}
+		return fullError{}
 	}
 	tok, err := dec.Token()
 	if err != nil {

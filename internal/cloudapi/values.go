@@ -38,7 +38,7 @@ func readString(raw []byte) (string, bool) {
 
 // readBool reads a boolean: true, false, or the strings "true" and "false"
 // in any case.
-func readBool(raw []byte) (bool, bool) {
+func readBool(raw []byte) (value, ok bool) {
 	switch kindOf(raw) {
 	case 't', 'f':
 		var b bool
@@ -212,38 +212,38 @@ func (d decimal) equal(o decimal) bool { return d.normalized() == o.normalized()
 
 // int64 returns d when it is a whole number that fits an int64.
 func (d decimal) int64() (int64, bool) {
-	d = d.normalized()
-	if d.digits == "" {
+	n := d.normalized()
+	if n.digits == "" {
 		return 0, true
 	}
-	if d.exp < 0 || len(d.digits)+d.exp > 19 {
+	if n.exp < 0 || len(n.digits)+n.exp > 19 {
 		return 0, false
 	}
-	text := d.digits + strings.Repeat("0", d.exp)
-	if d.neg {
+	text := n.digits + strings.Repeat("0", n.exp)
+	if n.neg {
 		text = "-" + text
 	}
-	n, err := strconv.ParseInt(text, 10, 64)
-	return n, err == nil
+	v, err := strconv.ParseInt(text, 10, 64)
+	return v, err == nil
 }
 
 // String writes d as a plain decimal (no exponent).
 func (d decimal) String() string {
-	d = d.normalized()
-	if d.digits == "" {
+	n := d.normalized()
+	if n.digits == "" {
 		return "0"
 	}
 	var s string
 	switch {
-	case d.exp >= 0:
-		s = d.digits + strings.Repeat("0", d.exp)
-	case -d.exp < len(d.digits):
-		cut := len(d.digits) + d.exp
-		s = d.digits[:cut] + "." + d.digits[cut:]
+	case n.exp >= 0:
+		s = n.digits + strings.Repeat("0", n.exp)
+	case -n.exp < len(n.digits):
+		cut := len(n.digits) + n.exp
+		s = n.digits[:cut] + "." + n.digits[cut:]
 	default:
-		s = "0." + strings.Repeat("0", -d.exp-len(d.digits)) + d.digits
+		s = "0." + strings.Repeat("0", -n.exp-len(n.digits)) + n.digits
 	}
-	if d.neg {
+	if n.neg {
 		s = "-" + s
 	}
 	return s

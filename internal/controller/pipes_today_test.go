@@ -181,7 +181,7 @@ func TestTodaysPipesAndEndpointsAsUsersSeeThem(t *testing.T) {
 	if c := meta.FindStatusCondition(again.Status.Conditions, swv1.ConditionPipesSynced); c == nil || !c.LastTransitionTime.Equal(&synced.LastTransitionTime) || c.Message != wantMsg {
 		t.Errorf("PipesSynced changed on an unchanged cloud: %+v", c)
 	}
-	if string(mustJSON(t, again.Status.Pipes)) != string(mustJSON(t, w.Status.Pipes)) {
+	if !bytes.Equal(mustJSON(t, again.Status.Pipes), mustJSON(t, w.Status.Pipes)) {
 		t.Error("pipes changed on an unchanged cloud")
 	}
 }

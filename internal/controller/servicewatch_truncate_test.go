@@ -109,14 +109,14 @@ func TestTruncateDependsOnTheDataAlone(t *testing.T) {
 		results := []partResult{pipesOK(manyPipes(n)...), endpointsOK(1), alertsFetched(nil)}
 		w := testWatch()
 		applyResults(w, syncParts(), results, limit)
-		if raw, _ := json.Marshal(w.Status); len(raw) > limit {
-			t.Errorf("%d pipes: the first sync's status is %d bytes, over the limit of %d", n, len(raw), limit)
+		if size := jsonSize(&w.Status); size > limit {
+			t.Errorf("%d pipes: the first sync's status is %d bytes, over the limit of %d", n, size, limit)
 		}
 		first := len(w.Status.Pipes)
 		w.Status.LastHandledRequestedAt = strings.Repeat("\"", maxRequestedAtEcho)
 		applyResults(w, syncParts(), results, limit)
-		if raw, _ := json.Marshal(w.Status); len(w.Status.Pipes) != first || len(raw) > limit {
-			t.Errorf("%d pipes: the first sync kept %d, a requested one %d (%d bytes)", n, first, len(w.Status.Pipes), len(raw))
+		if size := jsonSize(&w.Status); len(w.Status.Pipes) != first || size > limit {
+			t.Errorf("%d pipes: the first sync kept %d, a requested one %d (%d bytes)", n, first, len(w.Status.Pipes), size)
 		}
 	}
 }

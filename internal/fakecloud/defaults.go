@@ -147,6 +147,7 @@ func pipe(id, name, state string, source map[string]any) map[string]any {
 			"managedTable": true,
 			"tableDefinition": map[string]any{
 				"engine": map[string]any{
+					"type":            "ReplacingMergeTree",
 					"versionColumnId": "updated_at",
 					"columnIds":       []any{"id", "updated_at"},
 				},
@@ -206,8 +207,6 @@ func kafkaPipe() map[string]any {
 	})
 	// A scaling with a second exact decimal, so not every pipe looks alike.
 	p["scaling"] = scaling("12.25")
-	engine := p["destination"].(map[string]any)["tableDefinition"].(map[string]any)["engine"].(map[string]any)
-	engine["type"] = "ReplacingMergeTree"
 	return p
 }
 
