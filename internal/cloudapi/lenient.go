@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strconv"
 	"strings"
@@ -75,8 +76,8 @@ func (r *itemReader) leaveOut(path string, raw []byte) {
 var errNotObject = errors.New("not a JSON object")
 
 // readPipe reads one pipe of a list.
-func readPipe(raw []byte) (swv1.Pipe, itemReport, error) {
-	p, report, err := readItem[swv1.Pipe](raw)
+func readPipe(strict *strictDecoder, raw []byte) (swv1.Pipe, itemReport, error) {
+	p, report, err := readItem[swv1.Pipe](strict, raw)
 	if err != nil {
 		return p, report, err
 	}
@@ -88,8 +89,8 @@ func readPipe(raw []byte) (swv1.Pipe, itemReport, error) {
 }
 
 // readEndpoint reads one reverse private endpoint of a list.
-func readEndpoint(raw []byte) (swv1.ReversePrivateEndpoint, itemReport, error) {
-	e, report, err := readItem[swv1.ReversePrivateEndpoint](raw)
+func readEndpoint(strict *strictDecoder, raw []byte) (swv1.ReversePrivateEndpoint, itemReport, error) {
+	e, report, err := readItem[swv1.ReversePrivateEndpoint](strict, raw)
 	e.OtherFields = report.other
 	return e, report, err
 }
@@ -99,14 +100,12 @@ func readEndpoint(raw []byte) (swv1.ReversePrivateEndpoint, itemReport, error) {
 // them at the speed of encoding/json; any other item is read member by
 // member. Either way, the credential rules are applied to the result in one
 // place, redactStrings.
-func readItem[T any](raw []byte) (T, itemReport, error) {
+func readItem[T any](strict *strictDecoder, raw []byte) (T, itemReport, error) {
 	var item T
 	if kindOf(raw) != '{' {
 		return item, itemReport{}, errNotObject
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&item); err == nil && !setsOperatorFields(reflect.ValueOf(&item).Elem()) {
+	if err := strict.decode(raw, &item); err == nil && !setsOperatorFields(reflect.ValueOf(&item).Elem()) {
 		redactStrings(reflect.ValueOf(&item).Elem(), false)
 		return item, itemReport{}, nil
 	}
@@ -118,6 +117,47 @@ func readItem[T any](raw []byte) (T, itemReport, error) {
 	report := r.report()
 	report.other = r.other.entries()
 	return item, report, nil
+}
+
+// strictDecoder decodes the items of one list strictly, one after the other,
+// with one json.Decoder: a decoder per item would cost an allocation of its
+// buffer each, which a list of millions of tiny items pays millions of times.
+type strictDecoder struct {
+	feed feed
+	dec  *json.Decoder
+}
+
+func newStrictDecoder() *strictDecoder {
+	s := &strictDecoder{}
+	s.dec = json.NewDecoder(&s.feed)
+	s.dec.DisallowUnknownFields()
+	return s
+}
+
+// decode decodes raw, one complete JSON object (the list's decoder read it
+// as such), into v, refusing members v does not have. The decoder reads a
+// value to its end before it decodes it, and knows an object has ended at
+// its closing brace, so it has consumed all of raw whether it succeeds or
+// not, and asks for nothing more: the feed never has to say EOF, which would
+// end the decoder for good. (A number, which ends only where something else
+// begins, could not be decoded so; readItem passes objects alone.)
+func (s *strictDecoder) decode(raw []byte, v any) error {
+	s.feed.b = raw
+	err := s.dec.Decode(v)
+	s.feed.b = nil
+	return err
+}
+
+// feed hands out the bytes it holds.
+type feed struct{ b []byte }
+
+func (f *feed) Read(p []byte) (int, error) {
+	if len(f.b) == 0 {
+		return 0, io.ErrNoProgress // never asked for: see strictDecoder.decode
+	}
+	n := copy(p, f.b)
+	f.b = f.b[n:]
+	return n, nil
 }
 
 // setsOperatorFields reports whether the struct v has a value in one of the

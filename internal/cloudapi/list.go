@@ -34,6 +34,9 @@ func deref(s *string) string {
 	return *s
 }
 
+// itemRead reads one item of a list (see readItem).
+type itemRead[T any] func(strict *strictDecoder, raw []byte) (T, itemReport, error)
+
 // decodeList reads the management envelope
 // {"status":..,"requestId":..,"result":[...]} from body as a stream, its
 // members in any order, and hands each item of result to a keeper as soon as
@@ -41,11 +44,11 @@ func deref(s *string) string {
 // Members other than these three are skipped token by token. Each item is
 // read on its own by read (see itemReader): what it cannot use of an item is
 // left out of that item, and reported in List.Incomplete.
-func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, read func([]byte) (T, itemReport, error), opts ListOptions[T]) (List[T], error) {
+func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, read itemRead[T], opts ListOptions[T]) (List[T], error) {
 	dec := json.NewDecoder(body)
 	// Numbers in skipped members stay text: 1e999 is valid JSON.
 	dec.UseNumber()
-	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, read: read, keep: newKeeper(idOf, opts)}
+	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, read: read, strict: newStrictDecoder(), keep: newKeeper(idOf, opts)}
 	err := readObject(dec, env.member)
 	if err == nil {
 		err = expectEnd(dec)
@@ -74,7 +77,8 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, rea
 type envelopeReader[T any] struct {
 	dec        *json.Decoder
 	httpStatus int
-	read       func([]byte) (T, itemReport, error)
+	read       itemRead[T]
+	strict     *strictDecoder
 	keep       *keeper[T]
 	// position counts the items of result, for naming those without an id.
 	position  int
@@ -115,7 +119,7 @@ func (e *envelopeReader[T]) add(raw json.RawMessage) {
 	if e.failed != nil {
 		return
 	}
-	item, report, err := e.read(raw)
+	item, report, err := e.read(e.strict, raw)
 	if err != nil {
 		e.keep.incomplete.add(fmt.Sprintf("item %d (%v, left out)", e.position, err))
 		return
