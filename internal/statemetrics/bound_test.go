@@ -37,7 +37,7 @@ func TestItemSeriesBoundedInBytes(t *testing.T) {
 # HELP servicewatch_item_metrics_omitted Items of a ServiceWatch, by kind (pipe, reverse_private_endpoint, alert), left out of the item series because the watch's series passed their bound in bytes (--item-metrics-max-bytes); the first items ordered by ID are shown. Absent when none are left out.
 # TYPE servicewatch_item_metrics_omitted gauge
 servicewatch_item_metrics_omitted{kind="pipe",namespace="ns",servicewatch="w"} 8
-# HELP servicewatch_pipe_info A pipe of a ServiceWatch, with its state and source kind (kafka, objectStorage, kinesis, postgres; several joined by a comma). Always 1.
+# HELP servicewatch_pipe_info A pipe of a ServiceWatch, with its state and source kind (kafka, objectStorage, kinesis, postgres, pubsub, mysql, bigquery, mongodb, or the cloud's own name of a kind the operator does not know; several joined by a comma). Always 1.
 # TYPE servicewatch_pipe_info gauge
 servicewatch_pipe_info{namespace="ns",pipe_id="p1",pipe_name="a",servicewatch="w",source_kind="",state=""} 1
 servicewatch_pipe_info{namespace="ns",pipe_id="p2",pipe_name="b",servicewatch="w",source_kind="",state=""} 1
