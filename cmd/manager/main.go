@@ -71,12 +71,13 @@ func parseFlags(args []string) (config, error) {
 	fs.Func("alert-api-url", "Alert API base URL for watches whose spec.alertApi.url is empty.", baseURL(&cfg.reconciler.AlertAPIURL))
 	fs.Func("allowed-api-urls", "Comma-separated API base URLs (https://api.example.com, https://gw.example.com/cloud: that scheme, host and port, paths under it) and hosts (alerts.example.com, *.example.com, api.example.com:8443) that watches may send their credentials to; a watch with another URL is Stalled (URLNotAllowed) before its Secret is read. Empty allows every URL.", allowList(&cfg.reconciler.AllowedAPIURLs))
 	fs.BoolVar(&cfg.cloud.DenyLocalAddresses, "deny-local-addresses", false, "Refuse to connect to loopback, unspecified and link-local addresses and cloud metadata services (169.254.169.254, fd00:ec2::254, ...), checked on the resolved address of each connection; such a watch is Stalled (AddressNotAllowed). Off by default for a manager run beside a local fake cloud; the shipped manifests and chart turn it on.")
-	fs.IntVar(&cfg.reconciler.MaxConcurrentSyncs, "max-concurrent-syncs", controller.DefaultMaxConcurrentSyncs, "How many ServiceWatches may have cloud calls in flight at once.")
-	fs.IntVar(&cfg.reconciler.MaxSyncsPerHost, "max-syncs-per-host", controller.DefaultMaxSyncsPerHost, "How many of those may call one API host, so that a host that hangs holds at most that many; one host serves at most this many divided by its latency syncs per second.")
-	fs.IntVar(&cfg.reconciler.MaxConcurrentReconciles, "reconcile-workers", 4, "How many reconcile workers run; they do only Kubernetes work (cloud calls run in the background).")
-	fs.IntVar(&cfg.reconciler.AlertConcurrency, "alert-concurrency", 4, "How many alerts of one ServiceWatch are fetched at once.")
-	fs.IntVar(&cfg.reconciler.StatusSizeLimit, "status-size-limit", controller.DefaultStatusSizeLimit, "Largest status in bytes; pipe and endpoint lists are truncated past it.")
-	fs.DurationVar(&cfg.reconciler.SyncTimeout, "sync-timeout", 2*time.Minute, "Longest one sync may take.")
+	defaults := controller.DefaultOptions()
+	fs.IntVar(&cfg.reconciler.MaxConcurrentSyncs, "max-concurrent-syncs", defaults.MaxConcurrentSyncs, "How many ServiceWatches may have cloud calls in flight at once.")
+	fs.IntVar(&cfg.reconciler.MaxSyncsPerHost, "max-syncs-per-host", defaults.MaxSyncsPerHost, "How many of those may call one API host, so that a host that hangs holds at most that many; one host serves at most this many divided by its latency syncs per second.")
+	fs.IntVar(&cfg.reconciler.MaxConcurrentReconciles, "reconcile-workers", defaults.MaxConcurrentReconciles, "How many reconcile workers run; they do only Kubernetes work (cloud calls run in the background).")
+	fs.IntVar(&cfg.reconciler.AlertConcurrency, "alert-concurrency", defaults.AlertConcurrency, "How many alerts of one ServiceWatch are fetched at once.")
+	fs.IntVar(&cfg.reconciler.StatusSizeLimit, "status-size-limit", defaults.StatusSizeLimit, "Largest status in bytes; pipe and endpoint lists are truncated past it.")
+	fs.DurationVar(&cfg.reconciler.SyncTimeout, "sync-timeout", defaults.SyncTimeout, "Longest one sync may take.")
 	fs.DurationVar(&cfg.cloud.Timeout, "cloud-timeout", cloudapi.DefaultTimeout, "Timeout of one cloud API call.")
 	fs.Int64Var(&cfg.cloud.MaxResponseBytes, "cloud-max-response-bytes", cloudapi.DefaultMaxResponseBytes, "Largest cloud API response body accepted.")
 	cfg.managementRate = rateFlag(cloudapi.DefaultManagementRate())
@@ -229,7 +230,7 @@ func run(ctx context.Context, cfg config) error {
 		StateMetrics: stateMetrics,
 		Options:      cfg.reconciler,
 	}
-	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
+	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -15,10 +15,11 @@ import (
 )
 
 // NewTestReconciler is a reconciler outside any manager, whose background
-// reads live in ctx, for tests that drive its steps one by one.
+// reads run until ctx ends, for tests that drive its steps one by one.
 func NewTestReconciler(ctx context.Context, c client.Client, reader client.Reader, cloud Cloud, metrics *Metrics) *ServiceWatchReconciler {
-	r := &ServiceWatchReconciler{Client: c, APIReader: reader, Cloud: cloud, Metrics: metrics, baseCtx: ctx}
+	r := &ServiceWatchReconciler{Client: c, APIReader: reader, Cloud: cloud, Metrics: metrics}
 	r.defaults()
+	go func() { _ = r.fetches.Start(ctx) }()
 	return r
 }
 

@@ -10,6 +10,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
@@ -60,17 +61,16 @@ func TestSlotWaitIsExportedByWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	f := newFetches(1, 1, m.observeSlotWait)
+	f := newFetches(1, 1, time.Minute, clock.Now, m.observeSlotWait)
+	go func() { _ = f.Start(t.Context()) }()
 	hosts := []string{"api.example.com"}
-	watch := func(name string) *swv1.ServiceWatch {
-		return &swv1.ServiceWatch{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
-	}
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
 	unblock, holding := make(chan struct{}), make(chan struct{})
-	f.start(t.Context(), time.Minute, watch("first"), "t", time.Minute, hosts, pacing.User, false, clock.Now,
-		func(context.Context) ([]partResult, bool) { close(holding); <-unblock; return nil, true })
+	f.start(t.Context(), readRequest{key: key("first"), trigger: "t", every: time.Minute, level: pacing.User, hosts: hosts,
+		read: func(context.Context) ([]partResult, bool) { close(holding); <-unblock; return nil, true }})
 	<-holding // the first read holds the only slot
-	f.start(t.Context(), time.Minute, watch("second"), "t", time.Minute, hosts, pacing.Periodic, false, clock.Now,
-		func(context.Context) ([]partResult, bool) { return nil, true })
+	f.start(t.Context(), readRequest{key: key("second"), trigger: "t", every: time.Minute, level: pacing.Periodic, hosts: hosts,
+		read: func(context.Context) ([]partResult, bool) { return nil, true }})
 	waitUntil(t, "the second read to wait for the host's slot", func() bool {
 		return f.slots.Waiting(pacing.Periodic) == 1
 	})

@@ -90,9 +90,6 @@ type ServiceWatchReconciler struct {
 	// their changes; nil outside a manager (the versions are then read from
 	// APIReader).
 	secrets *secretWatch
-	// baseCtx is the manager's context: background reads live in it, not in
-	// the reconcile that started them.
-	baseCtx context.Context
 	// now is the clock; tests replace it.
 	now func() time.Time
 	// jitter draws the random term of a periodic sync, at most limit.
@@ -127,12 +124,15 @@ const secretNamesIndex = ".spec.secretRefNames"
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// SetupWithManager registers the reconciler with mgr.
-func (r *ServiceWatchReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+// SetupWithManager registers the reconciler with mgr, and the background
+// reads as a runnable of mgr.
+func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.defaults()
-	r.baseCtx = ctx
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &swv1.ServiceWatch{}, secretNamesIndex, referencedSecrets); err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &swv1.ServiceWatch{}, secretNamesIndex, referencedSecrets); err != nil {
 		return fmt.Errorf("indexing ServiceWatches by Secret: %w", err)
+	}
+	if err := mgr.Add(r.fetches); err != nil {
+		return fmt.Errorf("adding the background reads: %w", err)
 	}
 	md, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
@@ -163,21 +163,43 @@ func (r *ServiceWatchReconciler) SetupWithManager(ctx context.Context, mgr ctrl.
 		Complete(r)
 }
 
+// DefaultOptions are the options' defaults: the manager's flags show them,
+// and the reconciler fills in any option left zero with them.
+func DefaultOptions() Options {
+	return Options{
+		MaxConcurrentReconciles: 4,
+		MaxConcurrentSyncs:      DefaultMaxConcurrentSyncs,
+		MaxSyncsPerHost:         DefaultMaxSyncsPerHost,
+		AlertConcurrency:        4,
+		StatusSizeLimit:         DefaultStatusSizeLimit,
+		SyncTimeout:             2 * time.Minute,
+	}
+}
+
+// withDefaults is o with its zero tunables set to DefaultOptions'.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	for _, v := range []struct {
+		field *int
+		def   int
+	}{
+		{&o.MaxConcurrentReconciles, d.MaxConcurrentReconciles}, {&o.MaxConcurrentSyncs, d.MaxConcurrentSyncs},
+		{&o.MaxSyncsPerHost, d.MaxSyncsPerHost}, {&o.AlertConcurrency, d.AlertConcurrency}, {&o.StatusSizeLimit, d.StatusSizeLimit},
+	} {
+		if *v.field == 0 {
+			*v.field = v.def
+		}
+	}
+	if o.SyncTimeout == 0 {
+		o.SyncTimeout = d.SyncTimeout
+	}
+	return o
+}
+
 func (r *ServiceWatchReconciler) defaults() {
-	if r.Options.StatusSizeLimit == 0 {
-		r.Options.StatusSizeLimit = DefaultStatusSizeLimit
-	}
-	if r.Options.AlertConcurrency == 0 {
-		r.Options.AlertConcurrency = 4
-	}
-	if r.Options.MaxConcurrentReconciles == 0 {
-		r.Options.MaxConcurrentReconciles = 4
-	}
-	if r.Options.MaxConcurrentSyncs == 0 {
-		r.Options.MaxConcurrentSyncs = DefaultMaxConcurrentSyncs
-	}
-	if r.Options.MaxSyncsPerHost == 0 {
-		r.Options.MaxSyncsPerHost = DefaultMaxSyncsPerHost
+	r.Options = r.Options.withDefaults()
+	if r.now == nil {
+		r.now = time.Now
 	}
 	if r.digests == nil {
 		r.digests = newCredentialDigests()
@@ -186,13 +208,7 @@ func (r *ServiceWatchReconciler) defaults() {
 		r.pacer = pacing.New[types.NamespacedName, readKey]()
 	}
 	if r.fetches == nil {
-		r.fetches = newFetches(r.Options.MaxSyncsPerHost, r.Options.MaxConcurrentSyncs, r.Metrics.observeSlotWait)
-	}
-	if r.Options.SyncTimeout == 0 {
-		r.Options.SyncTimeout = 2 * time.Minute
-	}
-	if r.now == nil {
-		r.now = time.Now
+		r.fetches = newFetches(r.Options.MaxSyncsPerHost, r.Options.MaxConcurrentSyncs, r.Options.SyncTimeout, r.now, r.Metrics.observeSlotWait)
 	}
 	if r.shared == nil {
 		r.shared = newSharedReads(sharedFreshness, r.now)
@@ -377,10 +393,10 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceW
 		announced = r.announce(ctx, watch, work)
 	}
 	parts := syncParts()
-	r.fetches.start(r.baseCtx, r.Options.SyncTimeout, watch, trigger, every, apiHosts(in), level, announced, r.now,
-		func(ctx context.Context) ([]partResult, bool) {
+	r.fetches.start(ctx, readRequest{key: key, trigger: trigger, every: every, level: level, announced: announced, hosts: apiHosts(in),
+		read: func(ctx context.Context) ([]partResult, bool) {
 			return readCloud(ctx, r.Cloud, parts, in), in.reachedCloud(watch)
-		})
+		}})
 	return ctrl.Result{}
 }
 

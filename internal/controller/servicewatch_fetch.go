@@ -20,12 +20,22 @@ import (
 // workers: a worker starts a read and moves on, and the read's end wakes the
 // watch again to write what was read. A cloud that is slow, hangs or asks to
 // wait therefore never holds a worker, and other tenants' watches are served
-// meanwhile. Reads are bounded per API host and in all (pacing.HostSlots), work a
-// user asked for first.
+// meanwhile. Reads are bounded per API host and in all (pacing.HostSlots),
+// work a user asked for first.
+//
+// fetches is a manager.Runnable: the reads live in the context the manager
+// starts it with, not in the reconcile that asked for them, and end when the
+// manager stops.
 type fetches struct {
 	slots *pacing.HostSlots
 	// slotWait learns how long each read waited for its slots.
 	slotWait func(pacing.Level, time.Duration)
+	// timeout bounds one read, slot wait included.
+	timeout time.Duration
+	// now stamps the reads' ends.
+	now func() time.Time
+	// requests are the reads asked for, which Start runs.
+	requests chan readRequest
 	// wake tells the controller that a watch's read ended.
 	wake chan ctrlevent.GenericEvent
 
@@ -50,10 +60,27 @@ type fetched struct {
 	endedAt      time.Time
 }
 
-func newFetches(perHost, all int, slotWait func(pacing.Level, time.Duration)) *fetches {
+// readRequest is one read to run in the background.
+type readRequest struct {
+	key types.NamespacedName
+	// trigger, every, level and announced are as in fetched.
+	trigger   string
+	every     time.Duration
+	level     pacing.Level
+	announced bool
+	// hosts are the API hosts the read calls, for their slots.
+	hosts []string
+	// read calls the cloud; it tells whether the sync reached the cloud.
+	read func(context.Context) ([]partResult, bool)
+}
+
+func newFetches(perHost, all int, timeout time.Duration, now func() time.Time, slotWait func(pacing.Level, time.Duration)) *fetches {
 	return &fetches{
 		slots:    pacing.NewHostSlots(perHost, all),
 		slotWait: slotWait,
+		timeout:  timeout,
+		now:      now,
+		requests: make(chan readRequest, 1024),
 		wake:     make(chan ctrlevent.GenericEvent, 1024),
 		running:  map[types.NamespacedName]bool{},
 		done:     map[types.NamespacedName]fetched{},
@@ -84,39 +111,58 @@ func (f *fetches) forget(key types.NamespacedName) {
 	delete(f.done, key)
 }
 
-// start runs read in the background for the watch, within ctx (the
-// manager's context, not a reconcile's) and timeout; reads of a higher level
-// get slots first. now stamps the end.
-func (f *fetches) start(ctx context.Context, timeout time.Duration, watch *swv1.ServiceWatch, trigger string, every time.Duration, hosts []string, level pacing.Level, announced bool,
-	now func() time.Time, read func(context.Context) ([]partResult, bool)) {
-	key := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Name}
+// start asks for req's read to run in the background; reads of a higher
+// level get slots first. Until the manager runs fetches, the requests wait;
+// ctx (the reconcile's) bounds that wait.
+func (f *fetches) start(ctx context.Context, req readRequest) {
 	f.mu.Lock()
-	f.running[key] = true
+	f.running[req.key] = true
 	f.mu.Unlock()
+	select {
+	case f.requests <- req:
+	case <-ctx.Done():
+		f.mu.Lock()
+		delete(f.running, req.key)
+		f.mu.Unlock()
+	}
+}
 
-	go func() {
-		res := fetched{trigger: trigger, every: every, level: level, announced: announced}
-		readCtx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		defer func() {
-			if p := recover(); p != nil {
-				// A bug in a part must not take the manager down with it:
-				// the watch reads as failed and is retried on the backoff.
-				log.FromContext(ctx).Error(nil, "a cloud read panicked", "panic", p)
-				res.results = nil
-			}
-			res.endedAt = now()
-			f.finish(ctx, key, res)
-		}()
-		asked := now()
-		release, err := f.slots.Acquire(readCtx, hosts, level)
-		if err != nil {
-			return // no results: the sync reads as interrupted
+// Start runs the reads asked for until ctx ends; it makes fetches a
+// manager.Runnable.
+func (f *fetches) Start(ctx context.Context) error {
+	for {
+		select {
+		case req := <-f.requests:
+			go f.run(ctx, req)
+		case <-ctx.Done():
+			return nil
 		}
-		defer release()
-		f.slotWait(level, now().Sub(asked))
-		res.results, res.reachedCloud = read(readCtx)
+	}
+}
+
+// run runs one read within ctx and the timeout, and records its end.
+func (f *fetches) run(ctx context.Context, req readRequest) {
+	res := fetched{trigger: req.trigger, every: req.every, level: req.level, announced: req.announced}
+	readCtx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			// A bug in a part must not take the manager down with it: the
+			// watch reads as failed and is retried on the backoff.
+			log.FromContext(ctx).Error(nil, "a cloud read panicked", "panic", p)
+			res.results = nil
+		}
+		res.endedAt = f.now()
+		f.finish(ctx, req.key, res)
 	}()
+	asked := f.now()
+	release, err := f.slots.Acquire(readCtx, req.hosts, req.level)
+	if err != nil {
+		return // no results: the sync reads as interrupted
+	}
+	defer release()
+	f.slotWait(req.level, f.now().Sub(asked))
+	res.results, res.reachedCloud = req.read(readCtx)
 }
 
 // priorityOf is the workqueue priority of the wake of obj's ended read: that

@@ -96,7 +96,7 @@ func runSuite(m *testing.M, e *testenv.Env) (int, error) {
 		Options: controller.Options{MaxConcurrentReconciles: 8, AllowedAPIURLs: allowed,
 			ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL},
 	}
-	if err := r.SetupWithManager(ctx, mgr); err != nil {
+	if err := r.SetupWithManager(mgr); err != nil {
 		return 0, err
 	}
 	managerCache = mgr.GetCache()

@@ -268,7 +268,7 @@ func (w *world) startManager(name, selector, leaseID string) *shardManager {
 		Metrics:  metrics,
 		Options:  controller.Options{MaxConcurrentReconciles: 4},
 	}
-	if err := r.SetupWithManager(ctx, mgr); err != nil {
+	if err := r.SetupWithManager(mgr); err != nil {
 		cancel()
 		w.t.Fatalf("setting up manager %s: %v", name, err)
 	}
