@@ -59,13 +59,19 @@ func (r *ServiceWatchReconciler) admit(in syncInput, level pacing.Level) admissi
 
 // ask asks one budget for n calls of work at level. Work of a higher level
 // that was told to wait for this budget goes first (see pacing.Claims); work
-// told to wait claims the budget for its level until it comes back.
+// told to wait claims the budget for its level until it comes back, and
+// comes back when its place in the budget's line comes (pacing.Queue), so
+// that waiting costs about one ask per watch however many wait.
 func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Level, api, url string, cred cloudapi.CredentialID, n int) time.Duration {
 	budget := cloudapi.Fingerprint(api, url, cred)
 	now := r.now()
 	wait, held := r.pacer.Claims.HeldFor(budget, key, level, now)
 	if !held {
-		wait = r.Cloud.Admit(api, url, cred, n)
+		if wait = r.Cloud.Admit(api, url, cred, n); wait > 0 {
+			wait = r.pacer.Queue.Wait(budget, key, level, n, r.Cloud.Allowance(api), wait)
+		} else {
+			r.pacer.Queue.Served(budget, key, level, n)
+		}
 	}
 	if wait > 0 {
 		r.Metrics.RecordDeferral(api, DeferralBudget)

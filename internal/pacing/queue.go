@@ -1,0 +1,121 @@
+package pacing
+
+import (
+	"sync"
+	"time"
+)
+
+// Queue spaces out the asks of the watches that wait for one rate budget.
+// A budget that is spent tells every asker the same short wait, until it has
+// room for the next few calls; were each waiting watch to come back then,
+// every room made would cost a round of asks of all of them, and the waiting
+// would cost work in proportion to the waiters. Instead each waiter takes a
+// place in its budget's line at its level, and comes back when the calls
+// queued before it will have been made at the budget's rate: about once,
+// whatever the length of the line. A higher level's line does not wait for
+// a lower one's (see Claims).
+type Queue[K comparable] struct {
+	mu      sync.Mutex
+	budgets map[string]*[Levels]line[K]
+	of      map[K]map[string]Level
+}
+
+// line is the waiters of one level on one budget, as counts of calls: a
+// waiter's place is the calls queued before it, and served counts the calls
+// admitted since the line formed.
+type line[K comparable] struct {
+	issued, served float64
+	place          map[K]float64
+}
+
+// NewQueue returns an empty book.
+func NewQueue[K comparable]() *Queue[K] {
+	return &Queue[K]{budgets: map[string]*[Levels]line[K]{}, of: map[K]map[string]Level{}}
+}
+
+// Wait is how long the watch, told by the budget to wait wait for n calls
+// of work at level, should wait: until the calls before it in its line will
+// have been made at rate calls per second, and never less than wait. A rate
+// of 0 (unlimited) leaves wait as it is.
+func (q *Queue[K]) Wait(budget string, key K, level Level, n int, rate float64, wait time.Duration) time.Duration {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if prev, ok := q.of[key][budget]; ok && prev != level {
+		q.leaveLocked(budget, key) // its work changed: it queues anew
+	}
+	return q.waitLocked(budget, key, level, n, rate, wait)
+}
+
+func (q *Queue[K]) waitLocked(budget string, key K, level Level, n int, rate float64, wait time.Duration) time.Duration {
+	lines := q.budgets[budget]
+	if lines == nil {
+		lines = &[Levels]line[K]{}
+		q.budgets[budget] = lines
+	}
+	l := &lines[level]
+	if l.place == nil {
+		l.place = map[K]float64{}
+	}
+	place, ok := l.place[key]
+	if !ok {
+		place = l.issued
+		l.place[key] = place
+		l.issued += float64(n)
+		if q.of[key] == nil {
+			q.of[key] = map[string]Level{}
+		}
+		q.of[key][budget] = level
+	}
+	if rate <= 0 {
+		return wait
+	}
+	ahead := max(0, place-l.served)
+	return max(wait, time.Duration(ahead/rate*float64(time.Second)))
+}
+
+// Served records that the budget admitted n calls of the watch at level:
+// the line moves on, and the watch leaves it.
+func (q *Queue[K]) Served(budget string, key K, level Level, n int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	lines := q.budgets[budget]
+	if lines == nil {
+		return
+	}
+	lines[level].served += float64(n)
+	q.leaveLocked(budget, key)
+}
+
+// Forget takes a watch that went away out of every line.
+func (q *Queue[K]) Forget(key K) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for budget := range q.of[key] {
+		q.leaveLocked(budget, key)
+	}
+}
+
+// leaveLocked takes the watch out of its line on the budget; a line left
+// empty starts over, and a budget with no line goes.
+func (q *Queue[K]) leaveLocked(budget string, key K) {
+	level, ok := q.of[key][budget]
+	if !ok {
+		return
+	}
+	delete(q.of[key], budget)
+	if len(q.of[key]) == 0 {
+		delete(q.of, key)
+	}
+	lines := q.budgets[budget]
+	l := &lines[level]
+	delete(l.place, key)
+	if len(l.place) == 0 {
+		*l = line[K]{}
+	}
+	for i := range lines {
+		if len(lines[i].place) > 0 {
+			return
+		}
+	}
+	delete(q.budgets, budget)
+}

@@ -1,0 +1,88 @@
+package pacing
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// Waiters of one budget come back one after another at the budget's rate,
+// each about once, instead of all at the budget's short wait; a higher
+// level's line does not wait for a lower one's, and the line moves on as
+// the budget admits.
+func TestQueueSpacesWaitersAtTheBudgetsRate(t *testing.T) {
+	const rate = 0.5 // calls per second: a sync of 2 calls every 4 s
+	short := 100 * time.Millisecond
+	tests := []struct {
+		name  string
+		steps func(q *Queue[string]) []time.Duration
+		want  []time.Duration
+	}{
+		{"each waiter behind the calls before it", func(q *Queue[string]) []time.Duration {
+			var waits []time.Duration
+			for i := range 4 {
+				waits = append(waits, q.Wait("k", fmt.Sprint(i), User, 2, rate, short))
+			}
+			return waits
+		}, []time.Duration{short, 4 * time.Second, 8 * time.Second, 12 * time.Second}},
+		{"asking again keeps the place", func(q *Queue[string]) []time.Duration {
+			q.Wait("k", "a", User, 2, rate, short)
+			q.Wait("k", "b", User, 2, rate, short)
+			return []time.Duration{q.Wait("k", "b", User, 2, rate, short), q.Wait("k", "b", User, 2, rate, short)}
+		}, []time.Duration{4 * time.Second, 4 * time.Second}},
+		{"the line moves on as the budget admits", func(q *Queue[string]) []time.Duration {
+			q.Wait("k", "a", User, 2, rate, short)
+			q.Wait("k", "b", User, 2, rate, short)
+			q.Wait("k", "c", User, 2, rate, short)
+			q.Served("k", "a", User, 2)
+			return []time.Duration{q.Wait("k", "b", User, 2, rate, short), q.Wait("k", "c", User, 2, rate, short)}
+		}, []time.Duration{short, 4 * time.Second}},
+		{"user work does not queue behind periodic refreshes", func(q *Queue[string]) []time.Duration {
+			for i := range 10 {
+				q.Wait("k", fmt.Sprint(i), Periodic, 2, rate, short)
+			}
+			return []time.Duration{q.Wait("k", "new", User, 2, rate, short)}
+		}, []time.Duration{short}},
+		{"another budget has its own line", func(q *Queue[string]) []time.Duration {
+			q.Wait("k", "a", User, 2, rate, short)
+			return []time.Duration{q.Wait("other", "b", User, 2, rate, short)}
+		}, []time.Duration{short}},
+		{"the budget's own wait is never shortened", func(q *Queue[string]) []time.Duration {
+			q.Wait("k", "a", User, 2, rate, short)
+			return []time.Duration{q.Wait("k", "b", User, 2, rate, time.Minute)}
+		}, []time.Duration{time.Minute}},
+		{"an unlimited budget keeps its wait", func(q *Queue[string]) []time.Duration {
+			q.Wait("k", "a", User, 2, 0, short)
+			return []time.Duration{q.Wait("k", "b", User, 2, 0, short)}
+		}, []time.Duration{short}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.steps(NewQueue[string]())
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("waits %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// Served and forgotten waiters leave nothing behind.
+func TestQueueForgetsEmptyLines(t *testing.T) {
+	q := NewQueue[string]()
+	for i := range 100 {
+		q.Wait("k", fmt.Sprint(i), User, 2, 1, time.Second)
+	}
+	q.Wait("k2", "x", Secret, 1, 1, time.Second)
+	q.Wait("k2", "x", User, 1, 1, time.Second) // its work changed: one place only
+	for i := range 100 {
+		if i%2 == 0 {
+			q.Served("k", fmt.Sprint(i), User, 2)
+		} else {
+			q.Forget(fmt.Sprint(i))
+		}
+	}
+	q.Forget("x")
+	if len(q.budgets) != 0 || len(q.of) != 0 {
+		t.Errorf("left: %v, %v", q.budgets, q.of)
+	}
+}
