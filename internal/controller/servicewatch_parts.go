@@ -260,20 +260,34 @@ type pipesRead struct {
 	items   []statemetrics.Pipe
 }
 
-func readPipes(ctx context.Context, cloud Cloud, in syncInput) partResult {
+// readList reads one of the watch's lists of the management API with list:
+// shared with the watches that read the same, asking the budget at call time
+// when admission left it to a shared read, and made the part's result by
+// result.
+func readList[R any](ctx context.Context, cloud Cloud, in syncInput, kind string,
+	list func(context.Context, Cloud, syncInput) (R, error), result func(R) partResult) partResult {
 	if in.management.failure != nil {
 		return partResult{failure: in.management.failure}
 	}
-	key := in.listRead(pipesReadKind)
-	read, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (pipesRead, error) {
+	key := in.listRead(kind)
+	read, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (R, error) {
 		if err := in.admitAtCall(cloud, cloudapi.APIManagement, key); err != nil {
-			return pipesRead{}, err
+			var none R
+			return none, err
 		}
-		return listPipes(ctx, cloud, in)
+		return list(ctx, cloud, in)
 	})
 	if err != nil {
 		return readFailed(err)
 	}
+	return result(read)
+}
+
+func readPipes(ctx context.Context, cloud Cloud, in syncInput) partResult {
+	return readList(ctx, cloud, in, pipesReadKind, listPipes, pipesResult)
+}
+
+func pipesResult(read pipesRead) partResult {
 	return partResult{
 		message: listedMessage(read.list.Total, "pipes", read.list.Incomplete, read.list.IncompleteItems),
 		apply: func(s *swv1.ServiceWatchStatus) {
@@ -331,19 +345,10 @@ type endpointsRead struct {
 }
 
 func readEndpoints(ctx context.Context, cloud Cloud, in syncInput) partResult {
-	if in.management.failure != nil {
-		return partResult{failure: in.management.failure}
-	}
-	key := in.listRead(endpointsReadKind)
-	read, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (endpointsRead, error) {
-		if err := in.admitAtCall(cloud, cloudapi.APIManagement, key); err != nil {
-			return endpointsRead{}, err
-		}
-		return listEndpoints(ctx, cloud, in)
-	})
-	if err != nil {
-		return readFailed(err)
-	}
+	return readList(ctx, cloud, in, endpointsReadKind, listEndpoints, endpointsResult)
+}
+
+func endpointsResult(read endpointsRead) partResult {
 	return partResult{
 		message: listedMessage(read.list.Total, "reverse private endpoints", read.list.Incomplete, read.list.IncompleteItems),
 		apply: func(s *swv1.ServiceWatchStatus) {
