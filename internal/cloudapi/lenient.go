@@ -77,7 +77,7 @@ var errNotObject = errors.New("not a JSON object")
 
 // readPipe reads one pipe of a list.
 func readPipe(strict *strictDecoder, raw []byte) (swv1.Pipe, itemReport, error) {
-	p, report, err := readItem[swv1.Pipe](strict, raw)
+	p, report, err := readItem(strict, raw, func(p *swv1.Pipe) bool { return p.SourceKind != nil || p.OtherFields != nil })
 	if err != nil {
 		return p, report, err
 	}
@@ -90,7 +90,7 @@ func readPipe(strict *strictDecoder, raw []byte) (swv1.Pipe, itemReport, error) 
 
 // readEndpoint reads one reverse private endpoint of a list.
 func readEndpoint(strict *strictDecoder, raw []byte) (swv1.ReversePrivateEndpoint, itemReport, error) {
-	e, report, err := readItem[swv1.ReversePrivateEndpoint](strict, raw)
+	e, report, err := readItem(strict, raw, func(e *swv1.ReversePrivateEndpoint) bool { return e.OtherFields != nil })
 	e.OtherFields = report.other
 	return e, report, err
 }
@@ -100,12 +100,15 @@ func readEndpoint(strict *strictDecoder, raw []byte) (swv1.ReversePrivateEndpoin
 // them at the speed of encoding/json; any other item is read member by
 // member. Either way, the credential rules are applied to the result in one
 // place, redactStrings.
-func readItem[T any](strict *strictDecoder, raw []byte) (T, itemReport, error) {
+// setsOperatorFields reports whether a strict decode put a value in one of
+// the operator's own fields: then the cloud sent a member of that name,
+// which is not the operator's and is read member by member into otherFields.
+func readItem[T any](strict *strictDecoder, raw []byte, setsOperatorFields func(*T) bool) (T, itemReport, error) {
 	var item T
 	if kindOf(raw) != '{' {
 		return item, itemReport{}, errNotObject
 	}
-	if err := strict.decode(raw, &item); err == nil && !setsOperatorFields(reflect.ValueOf(&item).Elem()) {
+	if err := strict.decode(raw, &item); err == nil && !setsOperatorFields(&item) {
 		redactStrings(reflect.ValueOf(&item).Elem(), false)
 		return item, itemReport{}, nil
 	}
@@ -158,20 +161,6 @@ func (f *feed) Read(p []byte) (int, error) {
 	n := copy(p, f.b)
 	f.b = f.b[n:]
 	return n, nil
-}
-
-// setsOperatorFields reports whether the struct v has a value in one of the
-// operator's own fields: then the cloud sent a member of that name, which is
-// not the operator's and is read member by member into otherFields.
-func setsOperatorFields(v reflect.Value) bool {
-	t := v.Type()
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if operatorFields[name] && !v.Field(i).IsZero() {
-			return true
-		}
-	}
-	return false
 }
 
 // knownKinds are the members of swv1.PipeSource, in its order.
