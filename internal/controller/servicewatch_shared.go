@@ -213,21 +213,3 @@ func (s *sharedReads) sweepLocked(now time.Time) {
 	}
 	s.swept = now
 }
-
-// size is how many calls are remembered, for tests.
-func (s *sharedReads) size() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.calls)
-}
-
-// joinedUnderWay is how many reads joined the call of key under way, for
-// tests.
-func (s *sharedReads) joinedUnderWay(key readKey) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c := s.calls[key]; c != nil && !c.ended {
-		return c.joined
-	}
-	return -1
-}

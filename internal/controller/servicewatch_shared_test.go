@@ -367,3 +367,20 @@ func TestWantsFresh(t *testing.T) {
 		})
 	}
 }
+
+// size is how many calls are remembered.
+func (s *sharedReads) size() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.calls)
+}
+
+// joinedUnderWay is how many reads joined the call of key under way.
+func (s *sharedReads) joinedUnderWay(key readKey) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.calls[key]; c != nil && !c.ended {
+		return c.joined
+	}
+	return -1
+}
