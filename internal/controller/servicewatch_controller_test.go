@@ -223,9 +223,7 @@ func TestRejectedCredentialsStall(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			f.fake.SetFault(tt.op, tt.fault)
-			f.createSecrets()
-			f.create(f.newWatch("rejected", fakecloud.DefaultAlertID))
+			f.faultyWatch("rejected", tt.op, tt.fault, fakecloud.DefaultAlertID)
 
 			w := f.waitFor("rejected", 20*time.Second, "Stalled "+tt.reason,
 				conditionIs(swv1.ConditionStalled, metav1.ConditionTrue, tt.reason))
@@ -354,9 +352,7 @@ func TestRateLimitedWaitsForRetryAfter(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	const retryAfter = 8 * time.Second // longer than the first backoff step (5s)
-	f.fake.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Status: 429, RetryAfter: "8", Body: "Too Many Requests", ContentType: "text/plain", Times: 1})
-	f.createSecrets()
-	f.create(f.newWatch("limited"))
+	f.faultyWatch("limited", fakecloud.OpListPipes, fakecloud.Fault{Status: 429, RetryAfter: "8", Body: "Too Many Requests", ContentType: "text/plain", Times: 1})
 
 	w := f.waitFor("limited", 20*time.Second, "PipesSynced RateLimited",
 		conditionIs(swv1.ConditionPipesSynced, metav1.ConditionFalse, swv1.ReasonRateLimited))
@@ -566,9 +562,7 @@ func TestNoCredentialLeaks(t *testing.T) {
 	f := newFixture(t)
 	// An error body that echoes the credential back, as some services do.
 	f.fake.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Status: 401, Body: fmt.Sprintf(`{"status":401,"requestId":"r","error":"bad key %s:%s"}`, f.keyID, f.keySecret)})
-	f.fake.SetFault(fakecloud.OpGetAlert, fakecloud.Fault{Status: 500, Body: fmt.Sprintf(`{"message":"token %s rejected"}`, f.token)})
-	f.createSecrets()
-	f.create(f.newWatch("leaky", fakecloud.DefaultAlertID))
+	f.faultyWatch("leaky", fakecloud.OpGetAlert, fakecloud.Fault{Status: 500, Body: fmt.Sprintf(`{"message":"token %s rejected"}`, f.token)}, fakecloud.DefaultAlertID)
 
 	f.waitFor("leaky", 20*time.Second, "Stalled Unauthorized", conditionIs(swv1.ConditionStalled, metav1.ConditionTrue, swv1.ReasonUnauthorized))
 	f.fake.ClearFaults()
@@ -703,9 +697,7 @@ func TestCloudFailuresReadWellInConditions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			f.fake.SetFault(fakecloud.OpListPipes, tt.fault)
-			f.createSecrets()
-			f.create(f.newWatch("faulty"))
+			f.faultyWatch("faulty", fakecloud.OpListPipes, tt.fault)
 			w := f.waitFor("faulty", 30*time.Second, "PipesSynced "+tt.reason,
 				conditionIs(swv1.ConditionPipesSynced, metav1.ConditionFalse, tt.reason))
 			msg := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionPipesSynced).Message

@@ -218,6 +218,15 @@ func (f *fixture) newWatch(name string, alertIDs ...string) *swv1.ServiceWatch {
 	return w
 }
 
+// faultyWatch sets fault on op of the fixture's fake cloud, then creates
+// the Secrets and a watch of the fake's default service and alerts.
+func (f *fixture) faultyWatch(name string, op fakecloud.Operation, fault fakecloud.Fault, alertIDs ...string) {
+	f.t.Helper()
+	f.fake.SetFault(op, fault)
+	f.createSecrets()
+	f.create(f.newWatch(name, alertIDs...))
+}
+
 // readyWatch creates the Secrets and a watch of the fake's default service
 // and alerts, and waits until it is Ready.
 func (f *fixture) readyWatch(name string, alertIDs ...string) *swv1.ServiceWatch {

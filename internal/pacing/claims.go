@@ -31,7 +31,7 @@ type Claims[K comparable] struct {
 	// byBudget holds, per budget fingerprint, the claims of each level.
 	byBudget map[string]*[Levels]claimSet[K]
 	// of holds the budgets each watch claims, at their levels.
-	of map[K]map[string]Level
+	of members[K]
 }
 
 // claimSet is the claims of one level on one budget.
@@ -43,7 +43,7 @@ type claimSet[K comparable] struct {
 
 // NewClaims returns an empty book.
 func NewClaims[K comparable]() *Claims[K] {
-	return &Claims[K]{byBudget: map[string]*[Levels]claimSet[K]{}, of: map[K]map[string]Level{}}
+	return &Claims[K]{byBudget: map[string]*[Levels]claimSet[K]{}, of: members[K]{}}
 }
 
 // Claim records that the watch, deferred on the budget, comes back at until
@@ -69,10 +69,7 @@ func (c *Claims[K]) Claim(budget string, key K, level Level, until time.Time) {
 	if until.After(s.latest) {
 		s.latest = until
 	}
-	if c.of[key] == nil {
-		c.of[key] = map[string]Level{}
-	}
-	c.of[key][budget] = level
+	c.of.set(key, budget, level)
 }
 
 // Release drops the watch's claims: it was admitted, or it is gone.
@@ -86,14 +83,11 @@ func (c *Claims[K]) Release(key K) {
 
 // dropLocked drops the watch's claim on the budget, if it has one.
 func (c *Claims[K]) dropLocked(budget string, key K) {
-	level, ok := c.of[key][budget]
+	level, ok := c.of.of(key, budget)
 	if !ok {
 		return
 	}
-	delete(c.of[key], budget)
-	if len(c.of[key]) == 0 {
-		delete(c.of, key)
-	}
+	c.of.drop(key, budget)
 	sets := c.byBudget[budget]
 	s := &sets[level]
 	delete(s.until, key)
@@ -144,10 +138,7 @@ func (c *Claims[K]) heldAtLocked(budget string, s *claimSet[K], key K, now time.
 	}
 	if !s.latest.After(now) { // every claim of the level has ended
 		for k := range s.until {
-			delete(c.of[k], budget)
-			if len(c.of[k]) == 0 {
-				delete(c.of, k)
-			}
+			c.of.drop(k, budget)
 		}
 		*s = claimSet[K]{}
 		return false

@@ -17,7 +17,7 @@ import (
 type Queue[K comparable] struct {
 	mu      sync.Mutex
 	budgets map[string]*[Levels]line[K]
-	of      map[K]map[string]Level
+	of      members[K]
 }
 
 // line is the waiters of one level on one budget, as counts of calls: a
@@ -30,7 +30,7 @@ type line[K comparable] struct {
 
 // NewQueue returns an empty book.
 func NewQueue[K comparable]() *Queue[K] {
-	return &Queue[K]{budgets: map[string]*[Levels]line[K]{}, of: map[K]map[string]Level{}}
+	return &Queue[K]{budgets: map[string]*[Levels]line[K]{}, of: members[K]{}}
 }
 
 // Wait is how long the watch, told by the budget to wait wait for n calls
@@ -40,7 +40,7 @@ func NewQueue[K comparable]() *Queue[K] {
 func (q *Queue[K]) Wait(budget string, key K, level Level, n int, rate float64, wait time.Duration) time.Duration {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if prev, ok := q.of[key][budget]; ok && prev != level {
+	if prev, ok := q.of.of(key, budget); ok && prev != level {
 		q.leaveLocked(budget, key) // its work changed: it queues anew
 	}
 	return q.waitLocked(budget, key, level, n, rate, wait)
@@ -61,10 +61,7 @@ func (q *Queue[K]) waitLocked(budget string, key K, level Level, n int, rate flo
 		place = l.issued
 		l.place[key] = place
 		l.issued += float64(n)
-		if q.of[key] == nil {
-			q.of[key] = map[string]Level{}
-		}
-		q.of[key][budget] = level
+		q.of.set(key, budget, level)
 	}
 	if rate <= 0 {
 		return wait
@@ -98,14 +95,11 @@ func (q *Queue[K]) Forget(key K) {
 // leaveLocked takes the watch out of its line on the budget; a line left
 // empty starts over, and a budget with no line goes.
 func (q *Queue[K]) leaveLocked(budget string, key K) {
-	level, ok := q.of[key][budget]
+	level, ok := q.of.of(key, budget)
 	if !ok {
 		return
 	}
-	delete(q.of[key], budget)
-	if len(q.of[key]) == 0 {
-		delete(q.of, key)
-	}
+	q.of.drop(key, budget)
 	lines := q.budgets[budget]
 	l := &lines[level]
 	delete(l.place, key)
