@@ -44,7 +44,12 @@ func asError(t *testing.T, err error) *cloudapi.Error {
 
 func TestStatusAndBodyMapToReason(t *testing.T) {
 	const json = "application/json"
-	httpDate := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
+	// The client reads the answers at a fixed instant: an HTTP date and a
+	// Unix reset time have whole seconds, so with the real clock the waits
+	// they give would lose the fraction of the second the table was built
+	// in, and the time the rows before took.
+	at := time.Date(2026, time.November, 23, 12, 0, 0, 0, time.UTC)
+	httpDate := at.Add(30 * time.Second).Format(http.TimeFormat)
 	tests := []struct {
 		name       string
 		call       callFunc
@@ -84,7 +89,7 @@ func TestStatusAndBodyMapToReason(t *testing.T) {
 			reply:  reply{status: 429, header: map[string]string{"X-RateLimit-Reset": "5"}},
 			reason: cloudapi.ReasonRateLimited, status: 429, retryAfter: 5 * time.Second},
 		{name: "429 X-RateLimit-Reset as Unix time", call: getAlert,
-			reply:  reply{status: 429, header: map[string]string{"X-RateLimit-Reset": fmt.Sprint(time.Now().Add(20 * time.Second).Unix())}},
+			reply:  reply{status: 429, header: map[string]string{"X-RateLimit-Reset": fmt.Sprint(at.Add(20 * time.Second).Unix())}},
 			reason: cloudapi.ReasonRateLimited, status: 429, retryAfter: 20 * time.Second},
 		{name: "429 without a hint", call: listPipes, reply: reply{status: 429},
 			reason: cloudapi.ReasonRateLimited, status: 429},
@@ -144,7 +149,9 @@ func TestStatusAndBodyMapToReason(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, _ := serve(t, tt.reply)
-			err := tt.call(context.Background(), newClient(tt.opts), srv.URL)
+			c := newClient(tt.opts)
+			cloudapi.SetClock(c, func() time.Time { return at })
+			err := tt.call(context.Background(), c, srv.URL)
 			e := asError(t, err)
 			if e.Reason != tt.reason || e.StatusCode != tt.status {
 				t.Errorf("got %s %d, want %s %d (%v)", e.Reason, e.StatusCode, tt.reason, tt.status, err)
