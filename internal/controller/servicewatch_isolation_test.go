@@ -17,6 +17,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/conditions"
+	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
@@ -35,11 +36,15 @@ func TestHangingNeighboursDoNotDelayANewWatch(t *testing.T) {
 		w.Spec.ServiceID = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
 		noisy.create(w)
 	}
-	// Wait until all eight are stuck in calls.
+	// Wait until the noisy host's read slots are all held by hanging calls;
+	// the other watches wait for those slots. All eight are never in calls
+	// at once: a hanging call holds its slot until the client gives up (5 s),
+	// so waiting for eight calls would wait for a third round of them, and
+	// find the slots free again.
 	deadline := time.Now().Add(10 * time.Second)
-	for noisy.fake.Calls(fakecloud.OpListPipes) < 8 {
+	for noisy.fake.Calls(fakecloud.OpListPipes) < controller.DefaultMaxSyncsPerHost {
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d of 8 hanging calls started", noisy.fake.Calls(fakecloud.OpListPipes))
+			t.Fatalf("only %d of %d hanging calls started", noisy.fake.Calls(fakecloud.OpListPipes), controller.DefaultMaxSyncsPerHost)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
