@@ -36,11 +36,25 @@ func CacheOptions(scope Scope) cache.Options {
 	return opts
 }
 
+// maxCachedStatusBytes bounds the decoded status of a watch in the cache.
+// The manager writes statuses within --status-size-limit charged at their
+// decoded size (see DefaultStatusSizeLimit), far under this; a status over it
+// was written otherwise (by a version of the operator that charged only
+// JSON: 800 KiB of empty items decoded to 37 MiB), and would fill the
+// manager's memory before its watch's next sync rewrote it.
+const maxCachedStatusBytes = 4 * DefaultStatusSizeLimit
+
 // stripForCache drops what the reconciler never reads before an object
-// enters the cache: managed fields.
+// enters the cache: managed fields, and the lists of a status over
+// maxCachedStatusBytes. Without the lists, a part that fails at the next
+// sync keeps its list in the API server (the status patch leaves it out) and
+// the other parts' lists are written anew.
 func stripForCache(obj any) (any, error) {
 	if o, ok := obj.(metav1.Object); ok {
 		o.SetManagedFields(nil)
+	}
+	if watch, ok := obj.(*swv1.ServiceWatch); ok && goSize(&watch.Status) > maxCachedStatusBytes {
+		watch.Status.Pipes, watch.Status.ReversePrivateEndpoints, watch.Status.Alerts = nil, nil, nil
 	}
 	return obj, nil
 }

@@ -1,10 +1,12 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -306,7 +308,7 @@ func listPipes(ctx context.Context, cloud Cloud, in syncInput) (pipesRead, error
 	items := newCollector(in.metricBytes, pipeItem)
 	list, err := cloud.ListPipes(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
 		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, Each: func(p *swv1.Pipe) {
-			byState[ptr.Deref(p.State, "Unknown")]++
+			countState(byState, ptr.Deref(p.State, "Unknown"))
 			items.add(p)
 		}})
 	if err != nil {
@@ -315,6 +317,7 @@ func listPipes(ctx context.Context, cloud Cloud, in syncInput) (pipesRead, error
 	if len(byState) == 0 {
 		byState = nil
 	}
+	boundStates(byState)
 	return pipesRead{list: list, byState: byState, items: items.items.Items()}, nil
 }
 
@@ -538,4 +541,52 @@ func summarizeAlertFailures(ids []string, failures []*failure, whole *failure) *
 		retryAfter: first.retryAfter,
 		message:    fmt.Sprintf("%d of %d alerts failed: %s", len(failed), len(ids), listWithin(failed, maxListMessageBytes)),
 	}
+}
+
+// Bounds on status.summary.pipesByState, whose keys are the cloud's words:
+// a cloud that gives each of a million pipes a state of its own must not make
+// the summary, which is never truncated, unbounded.
+const (
+	// maxPipeStates is how many states the summary names; the pipes of the
+	// others are counted under otherPipeStates.
+	maxPipeStates = 32
+	// maxCountedStates is how many distinct states a list counts by name
+	// while it streams.
+	maxCountedStates = 1000
+	// maxPipeStateBytes cuts a state's name.
+	maxPipeStateBytes = 64
+	// otherPipeStates counts the pipes of the states left unnamed.
+	otherPipeStates = "(other)"
+)
+
+// countState counts a pipe of state, under its name while fewer than
+// maxCountedStates are named.
+func countState(byState map[string]int32, state string) {
+	state = cutString(state, maxPipeStateBytes)
+	if _, named := byState[state]; !named && len(byState) >= maxCountedStates {
+		state = otherPipeStates
+	}
+	byState[state]++
+}
+
+// boundStates keeps the maxPipeStates-1 states with the most pipes by name
+// (ties by name), and counts the rest under otherPipeStates.
+func boundStates(byState map[string]int32) {
+	if len(byState) <= maxPipeStates {
+		return
+	}
+	other := byState[otherPipeStates]
+	delete(byState, otherPipeStates)
+	states := slices.Collect(maps.Keys(byState))
+	slices.SortFunc(states, func(a, b string) int {
+		if c := cmp.Compare(byState[b], byState[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	for _, s := range states[maxPipeStates-1:] {
+		other += byState[s]
+		delete(byState, s)
+	}
+	byState[otherPipeStates] = other
 }

@@ -12,8 +12,13 @@ import (
 	"github.com/servicewatch/servicewatch/internal/conditions"
 )
 
-// DefaultStatusSizeLimit bounds the JSON size of a status, well under etcd's
+// DefaultStatusSizeLimit bounds the size of a status, well under etcd's
 // 1.5 MiB object limit, leaving room for metadata, spec and managed fields.
+// A status is charged the larger of its JSON and its decoded size (goSize):
+// the manager's cache holds every watch decoded, and a list of tiny items
+// decodes to many times its JSON (an empty pipe: 3 bytes of JSON, over a
+// hundred decoded), so that the cached copy of a watch stays about the limit
+// whatever the cloud sent.
 const DefaultStatusSizeLimit = 800 << 10
 
 // truncatedConditionBytes is room kept for the StatusTruncated condition,
@@ -40,8 +45,8 @@ type statusList struct {
 }
 
 // truncate cuts the status lists, each from the end of its stable order,
-// until the status fits in limit bytes, and says so in the StatusTruncated
-// condition. The summary keeps the real counts. The same input always gives
+// until the status fits in limit bytes, both as JSON and decoded (see
+// DefaultStatusSizeLimit), and says so in the StatusTruncated condition. The summary keeps the real counts. The same input always gives
 // the same output, so a large, unchanged service still yields a
 // byte-identical status.
 func truncate(watch *swv1.ServiceWatch, parts []part, limit int) {
@@ -71,7 +76,8 @@ func truncate(watch *swv1.ServiceWatch, parts []part, limit int) {
 	setTruncatedCondition(watch, parts, limit)
 }
 
-// fixedSize is the JSON size status is measured at for truncation: as if
+// fixedSize is the size status is measured at for truncation (the larger
+// of its JSON and decoded size, see statusSize): as if
 // the StatusTruncated condition and the echo of a requested sync took the
 // most room they can, whether they are there yet or not. So the first sync,
 // which has neither, cuts the lists where every later sync of the same data
@@ -82,7 +88,7 @@ func fixedSize(status *swv1.ServiceWatchStatus) int {
 	s.Conditions = slices.DeleteFunc(slices.Clone(s.Conditions), func(c metav1.Condition) bool {
 		return c.Type == swv1.ConditionStatusTruncated
 	})
-	return jsonSize(&s) + truncatedConditionBytes + requestedAtRoom
+	return statusSize(&s) + truncatedConditionBytes + requestedAtRoom
 }
 
 // setTruncatedCondition derives StatusTruncated from the lists and their
@@ -105,8 +111,9 @@ func setTruncatedCondition(watch *swv1.ServiceWatch, parts []part, limit int) {
 			joinAnd(counts), left, limit>>10)})
 }
 
-// itemSizes returns the JSON size of each item, plus one for the comma that
-// separates it from the next.
+// itemSizes returns what each item is charged: the larger of its JSON size,
+// plus one for the comma that separates it from the next, and its decoded
+// size.
 func itemSizes[T any](items []T) []int {
 	sizes := make([]int, len(items))
 	for i := range items {
@@ -115,9 +122,15 @@ func itemSizes[T any](items []T) []int {
 			sizes[i] = math.MaxInt32 // cannot be written: never kept
 			continue
 		}
-		sizes[i] = len(raw) + 1
+		sizes[i] = max(len(raw)+1, goSize(&items[i]))
 	}
 	return sizes
+}
+
+// statusSize is what a status is charged: the larger of its JSON and its
+// decoded size.
+func statusSize(status *swv1.ServiceWatchStatus) int {
+	return max(jsonSize(status), goSize(status))
 }
 
 // prefixFitting returns how many leading items fit in budget bytes.

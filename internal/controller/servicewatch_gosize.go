@@ -1,0 +1,66 @@
+package controller
+
+import (
+	"reflect"
+	"time"
+)
+
+// mapEntryBytes is what a map costs per entry besides its keys and values:
+// the buckets' tophash, overflow pointers and load factor, about.
+const mapEntryBytes = 16
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// goSize estimates the bytes a value of the status types costs decoded, as
+// the manager's cache holds it: its own size and everything it points to
+// (strings, slices, maps, pointed-to structs), not the allocator's rounding.
+// A status of many tiny items costs several times its JSON: an empty pipe
+// is 2 bytes of JSON and over a hundred decoded.
+func goSize[T any](v *T) int {
+	rv := reflect.ValueOf(v).Elem()
+	return int(rv.Type().Size()) + heapSize(rv)
+}
+
+// heapSize is what v points to, outside its own inline size.
+func heapSize(v reflect.Value) int {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return 0
+		}
+		return int(v.Type().Elem().Size()) + heapSize(v.Elem())
+	case reflect.Interface:
+		if v.IsNil() {
+			return 0
+		}
+		return int(v.Elem().Type().Size()) + heapSize(v.Elem())
+	case reflect.String:
+		return v.Len()
+	case reflect.Slice:
+		// Its length, not its capacity: a list cut for the status keeps its
+		// backing array only until it is written, and decoding grows one at
+		// most by half again.
+		n := v.Len() * int(v.Type().Elem().Size())
+		for i := range v.Len() {
+			n += heapSize(v.Index(i))
+		}
+		return n
+	case reflect.Map:
+		n := v.Len() * (int(v.Type().Key().Size()+v.Type().Elem().Size()) + mapEntryBytes)
+		for it := v.MapRange(); it.Next(); {
+			n += heapSize(it.Key()) + heapSize(it.Value())
+		}
+		return n
+	case reflect.Struct:
+		if v.Type() == timeType {
+			return 0 // its location is shared
+		}
+		n := 0
+		for _, field := range v.Fields() {
+			n += heapSize(field)
+		}
+		return n
+	default:
+		return 0
+	}
+}
