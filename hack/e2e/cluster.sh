@@ -88,11 +88,13 @@ cert() {
 }
 
 # start NAME COMMAND...: runs a component in the background, its output in
-# E2E_LOG_DIR/NAME.log and its PID in RUN/pids/NAME.
+# E2E_LOG_DIR/NAME.log and its PID in RUN/pids/NAME. In a session of its
+# own, so that a Ctrl-C of make reaches the tests and the teardown, not the
+# cluster under them: the teardown stops the components in order.
 start() {
 	local name=$1
 	shift
-	"$@" >"$E2E_LOG_DIR/$name.log" 2>&1 &
+	setsid "$@" >"$E2E_LOG_DIR/$name.log" 2>&1 </dev/null &
 	echo $! >"$RUN/pids/$name"
 }
 
