@@ -67,3 +67,36 @@ func benchmarkDecodePipes(b *testing.B, opts ListOptions[swv1.Pipe]) {
 		}
 	}
 }
+
+// BenchmarkDecodeAlert decodes one alert of the current shape (channels,
+// silence, execution errors), as each alert of a sync is.
+func BenchmarkDecodeAlert(b *testing.B) {
+	body, err := os.ReadFile("testdata/alert_current.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	scrub := newScrubber([]string{"a-bearer-token-of-the-operator"})
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := decodeAlert(body, scrub); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeRealPipes decodes testdata/pipes_real.json, pipes shaped as
+// the real services send them, which take the member-by-member reading.
+func BenchmarkDecodeRealPipes(b *testing.B) {
+	body, err := os.ReadFile("testdata/pipes_real.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodePipes(bytes.NewReader(body), 200, ListOptions[swv1.Pipe]{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

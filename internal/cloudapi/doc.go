@@ -90,7 +90,7 @@
 // a bounded form. Credentials are redacted as soon as an item is read,
 // before anything outside the client sees it: a pipe's objectStorage
 // connectionString, any member named like a credential, private keys, and
-// the user info and query of URLs. An alert is decoded member by member too,
+// the user info and query of URLs. An alert is read by the same reader,
 // so that such a value leaves out that member only (AlertResult.LeftOut
 // names it), and reads both shapes of the alert API (see swv1.AlertStatus).
 //

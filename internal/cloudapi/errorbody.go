@@ -84,6 +84,7 @@ func jsonObject(raw []byte) (map[string]json.RawMessage, bool) {
 	return obj, true
 }
 
+// jsonString reads a JSON string as it is, without sanitizing it.
 func jsonString(raw []byte) (string, bool) {
 	if firstByte(raw) != '"' {
 		return "", false

@@ -15,36 +15,55 @@ import (
 
 // Real services send more than the spec lists, and not always in the type it
 // lists: a ninth kind of source, a scaling value as a Kubernetes quantity, a
-// timestamp as a string. So an item of a list is not decoded with
+// timestamp as a string, an alert's team under a new name. So an item of a
+// list, and an alert (alert.go, with its own itemRules), is not decoded with
 // encoding/json, which fails the whole item (and with it the list) on one
 // odd value, but read member by member against the api/v1alpha1 types:
 //
 //   - a member of a known field is read into it when its value can be used
-//     as the field's type (numbers also from numeric strings, strings also
-//     from numbers and booleans);
+//     as the field's type (numbers also from numeric strings; a list
+//     item's strings also from numbers and booleans);
 //   - a value that cannot be used is left out of its field, kept as sent in
 //     the item's otherFields, and its path reported (itemReport);
 //   - a member the types do not have is kept as sent in otherFields;
 //   - null is absent, as before.
 //
-// Credential rules apply to everything read: a field or member named like a
-// credential reads "<redacted>", a PEM private key reads "<redacted>", and
-// URLs lose their user info and query (see sanitizeString).
+// Credential rules apply to everything a list item holds: a field or member
+// named like a credential reads "<redacted>", a PEM private key reads
+// "<redacted>", and URLs lose their user info and query (see
+// sanitizeString). An alert keeps no member it does not know, and the free
+// text of its note and execution errors is cleaned by decodeAlert.
 
-// itemReader reads one item. Its zero value is not ready: use newItemReader.
+// itemRules are what differs between the kinds of item one itemReader reads.
+type itemRules struct {
+	// maxLeftOut bounds the paths an item reports as left out.
+	maxLeftOut int
+	// onlyStringsAreStrings: a string field takes a JSON string only, not a
+	// number's or a boolean's text.
+	onlyStringsAreStrings bool
+	// inFieldOrder: an object's members are read in the order of its type's
+	// fields (so that what is left out is named in an order the server's
+	// member order cannot change), and members the types do not have are
+	// not read at all; otherwise in the order sent, the others kept in
+	// otherFields.
+	inFieldOrder bool
+}
+
+// listItemRules read the items of the management API's lists.
+var listItemRules = itemRules{maxLeftOut: 4}
+
+// itemReader reads one item.
 type itemReader struct {
+	rules itemRules
 	other otherFields
 	// leftOut are the paths of known fields whose value could not be used,
-	// at most maxLeftOutPaths of them; leftOutCount counts them all.
+	// at most rules.maxLeftOut of them; leftOutCount counts them all.
 	leftOut      []string
 	leftOutCount int
 	// unknownKinds are the members of a pipe's source the types do not
 	// have, in the order sent.
 	unknownKinds []string
 }
-
-// maxLeftOutPaths bounds the paths an item reports as left out.
-const maxLeftOutPaths = 4
 
 // itemReport says what of one item could not be read, and what the item
 // holds beyond its types.
@@ -66,7 +85,7 @@ func (r *itemReader) report() itemReport {
 // be used, and keeps it as sent.
 func (r *itemReader) leaveOut(path string, raw []byte) {
 	r.leftOutCount++
-	if len(r.leftOut) < maxLeftOutPaths {
+	if len(r.leftOut) < r.rules.maxLeftOut {
 		r.leftOut = append(r.leftOut, path)
 	}
 	r.other.add(path, raw)
@@ -105,7 +124,7 @@ func readEndpoint(strict *strictDecoder, raw []byte) (swv1.ReversePrivateEndpoin
 // which is not the operator's and is read member by member into otherFields.
 func readItem[T any](strict *strictDecoder, raw []byte, setsOperatorFields func(*T) bool) (T, itemReport, error) {
 	var item T
-	if kindOf(raw) != '{' {
+	if firstByte(raw) != '{' {
 		return item, itemReport{}, errNotObject
 	}
 	if err := strict.decode(raw, &item); err == nil && !setsOperatorFields(&item) {
@@ -114,7 +133,7 @@ func readItem[T any](strict *strictDecoder, raw []byte, setsOperatorFields func(
 	}
 	var zero T
 	item = zero
-	r := &itemReader{}
+	r := &itemReader{rules: listItemRules}
 	r.object(reflect.ValueOf(&item).Elem(), raw, "")
 	redactStrings(reflect.ValueOf(&item).Elem(), false)
 	report := r.report()
@@ -278,39 +297,48 @@ func buildStringFields(roots ...reflect.Type) map[reflect.Type][]stringField {
 	return out
 }
 
-// kindOf returns the first byte of a JSON value: '{', '[', '"', 't', 'f',
-// 'n', or a digit or '-' for a number; 0 for nothing.
-func kindOf(raw []byte) byte {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return 0
-	}
-	return raw[0]
-}
-
 // object reads the JSON object raw into the struct v; path is v's path in
 // the item ("" for the item itself).
 func (r *itemReader) object(v reflect.Value, raw []byte, path string) {
-	fields := schemaOf(v.Type())
-	_ = eachMember(raw, func(name string, value json.RawMessage) {
-		p := joinPath(path, name)
-		if kindOf(value) == 'n' {
-			return // null: absent
+	if !r.rules.inFieldOrder {
+		_ = eachMember(raw, func(name string, value json.RawMessage) { r.member(v, name, value, path) })
+		return
+	}
+	members, _ := jsonObject(raw)
+	for _, name := range schemas[v.Type()].order {
+		if value, sent := members[name]; sent {
+			r.member(v, name, value, path)
 		}
-		if hook := hookFor(v.Type(), name); hook != nil {
-			hook(r, v, value, p)
-			return
+	}
+}
+
+// member reads the member name of the struct v, of value raw.
+func (r *itemReader) member(v reflect.Value, name string, raw []byte, path string) {
+	p := joinPath(path, name)
+	if firstByte(raw) == 'n' {
+		return // null: absent
+	}
+	if hook := hookFor(v.Type(), name); hook != nil {
+		hook(r, v, raw, p)
+		return
+	}
+	index, ok := schemas[v.Type()].fields[name]
+	if !ok {
+		if v.Type() == pipeSourceType {
+			r.unknownKinds = append(r.unknownKinds, name)
 		}
-		index, ok := fields[name]
-		if !ok {
-			if v.Type() == pipeSourceType {
-				r.unknownKinds = append(r.unknownKinds, name)
-			}
-			r.other.add(p, value)
-			return
-		}
-		r.field(v.FieldByIndex(index), value, p)
-	})
+		r.other.add(p, raw)
+		return
+	}
+	r.field(v.FieldByIndex(index), raw, p)
+}
+
+// str reads a string field by the reader's rules.
+func (r *itemReader) str(raw []byte) (string, bool) {
+	if r.rules.onlyStringsAreStrings {
+		return jsonString(raw)
+	}
+	return readString(raw)
 }
 
 // eachMember calls f for each member of the JSON object raw, in order. raw
@@ -352,8 +380,14 @@ func (r *itemReader) field(v reflect.Value, raw []byte, path string) {
 		r.pointer(v, raw, path)
 	case reflect.Slice:
 		r.slice(v, raw, path)
+	case reflect.String: // a required string, such as an alert's id
+		s, ok := r.str(raw)
+		if !ok {
+			r.leaveOut(path, raw)
+			return
+		}
+		v.SetString(s)
 	default:
-		// The schema holds only pointers and slices (every field is optional).
 		r.leaveOut(path, raw)
 	}
 }
@@ -375,7 +409,7 @@ func (r *itemReader) pointer(v reflect.Value, raw []byte, path string) {
 		out.Elem().SetString(string(d))
 	case elem.Kind() == reflect.String:
 		var s string
-		s, ok = readString(raw)
+		s, ok = r.str(raw)
 		out.Elem().SetString(s)
 	case elem.Kind() == reflect.Int64:
 		var n int64
@@ -386,7 +420,7 @@ func (r *itemReader) pointer(v reflect.Value, raw []byte, path string) {
 		b, ok = readBool(raw)
 		out.Elem().SetBool(b)
 	case elem.Kind() == reflect.Struct:
-		ok = kindOf(raw) == '{'
+		ok = firstByte(raw) == '{'
 		if ok {
 			r.object(out.Elem(), raw, path)
 		}
@@ -409,7 +443,7 @@ func (r *itemReader) slice(v reflect.Value, raw []byte, path string) {
 // sliceWithin is slice keeping at most limit elements (< 0: all); the
 // elements past it are counted in otherFields.
 func (r *itemReader) sliceWithin(v reflect.Value, raw []byte, path string, limit int) {
-	if kindOf(raw) != '[' {
+	if firstByte(raw) != '[' {
 		r.leaveOut(path, raw)
 		return
 	}
@@ -418,7 +452,7 @@ func (r *itemReader) sliceWithin(v reflect.Value, raw []byte, path string, limit
 	dropped := 0
 	_ = eachElement(raw, func(i int, value json.RawMessage) {
 		p := fmt.Sprintf("%s[%d]", path, i)
-		if kindOf(value) == 'n' {
+		if firstByte(value) == 'n' {
 			return
 		}
 		if limit >= 0 && out.Len() >= limit {
@@ -427,14 +461,14 @@ func (r *itemReader) sliceWithin(v reflect.Value, raw []byte, path string, limit
 		}
 		switch elem.Kind() {
 		case reflect.String:
-			s, ok := readString(value)
+			s, ok := r.str(value)
 			if !ok {
 				r.leaveOut(p, value)
 				return
 			}
 			out = reflect.Append(out, reflect.ValueOf(s))
 		case reflect.Struct:
-			if kindOf(value) != '{' {
+			if firstByte(value) != '{' {
 				r.leaveOut(p, value)
 				return
 			}
@@ -478,7 +512,7 @@ func hookFor(t reflect.Type, name string) memberHook {
 	case memberKey{endpointType, "customPrivateDnsMappings"}:
 		return readDNSMappingsMember
 	}
-	return nil
+	return alertHookFor(t, name)
 }
 
 var (
@@ -487,34 +521,37 @@ var (
 	endpointType = reflect.TypeFor[swv1.ReversePrivateEndpoint]()
 )
 
-// readCPUMember reads scaling.replicaCpuMillicores, also as a quantity.
-func readCPUMember(r *itemReader, v reflect.Value, raw []byte, path string) {
-	n, ok := readMillicores(raw)
-	if !ok {
-		r.leaveOut(path, raw)
-		return
-	}
-	if s, isScaling := reflect.TypeAssert[*swv1.PipeScaling](v.Addr()); isScaling {
-		s.ReplicaCPUMillicores = &n
-	}
-}
+// Hooks that read a member with a reader of its own. Built once, here, and
+// never changed.
+var (
+	// readCPUMember reads scaling.replicaCpuMillicores, also as a quantity.
+	readCPUMember = readInto("replicaCpuMillicores", readMillicores, true)
+	// readMemoryMember reads scaling.replicaMemoryGb, also as a quantity.
+	readMemoryMember = readInto("replicaMemoryGb", readGigabytes, true)
+)
 
-// readMemoryMember reads scaling.replicaMemoryGb, also as a quantity.
-func readMemoryMember(r *itemReader, v reflect.Value, raw []byte, path string) {
-	d, ok := readGigabytes(raw)
-	if !ok {
-		r.leaveOut(path, raw)
-		return
-	}
-	if s, isScaling := reflect.TypeAssert[*swv1.PipeScaling](v.Addr()); isScaling {
-		s.ReplicaMemoryGb = &d
+// readInto returns a hook that reads a member with read into the pointer
+// field whose JSON name is field (of the struct the member belongs to), or
+// leaves it out when read cannot use it. A member that does not win (see
+// renamedAlertMembers) only fills the field while nothing else has.
+func readInto[V any](field string, read func([]byte) (V, bool), wins bool) memberHook {
+	return func(r *itemReader, v reflect.Value, raw []byte, path string) {
+		value, ok := read(raw)
+		if !ok {
+			r.leaveOut(path, raw)
+			return
+		}
+		dst := v.FieldByIndex(schemas[v.Type()].fields[field])
+		if wins || dst.IsNil() {
+			dst.Set(reflect.ValueOf(&value))
+		}
 	}
 }
 
 // readMongoURIMember reads the host and database of a MongoDB source's
 // connection URI; the URI itself, which may hold a password, is not kept.
 func readMongoURIMember(r *itemReader, v reflect.Value, raw []byte, path string) {
-	s, ok := readRawString(raw)
+	s, ok := jsonString(raw)
 	if !ok {
 		// Whatever its shape, it may hold a password: not kept as sent.
 		r.leaveOut(path, []byte(strconv.Quote(redacted)))
@@ -539,26 +576,34 @@ func readDNSMappingsMember(r *itemReader, v reflect.Value, raw []byte, path stri
 	r.sliceWithin(v.FieldByName("CustomPrivateDNSMappings"), raw, path, maxDNSMappings)
 }
 
-// operatorFields are fields of the item types that the operator sets: a
-// member of that name in the cloud's answer is not theirs, and is kept in
-// otherFields like any other member the types do not have.
-var operatorFields = map[string]bool{"sourceKind": true, "otherFields": true}
+// operatorFields are fields of the item types that the operator sets (a
+// pipe's sourceKind, an item's otherFields, an alert's error): a member of
+// that name in the cloud's answer is not theirs, and is kept in otherFields
+// like any other member the types do not have (an alert keeps none).
+var operatorFields = map[string]bool{"sourceKind": true, "otherFields": true, "error": true}
 
-// schemas maps each struct type of the items to its fields by JSON name
-// (through inline embedded structs). Built once, here, and never changed.
-var schemas = buildSchemas(reflect.TypeFor[swv1.Pipe](), reflect.TypeFor[swv1.ReversePrivateEndpoint]())
+// schema is a struct type's members: its fields by JSON name (through
+// inline embedded structs), and the names to read, in the order of the
+// fields, each field's other names (see otherNamesOf) before its own.
+type schema struct {
+	fields map[string][]int
+	order  []string
+}
 
-func schemaOf(t reflect.Type) map[string][]int { return schemas[t] }
+// schemas maps each struct type of the items to its schema. Built once,
+// here, and never changed.
+var schemas = buildSchemas(reflect.TypeFor[swv1.Pipe](), reflect.TypeFor[swv1.ReversePrivateEndpoint](), reflect.TypeFor[swv1.AlertStatus]())
 
-func buildSchemas(roots ...reflect.Type) map[reflect.Type]map[string][]int {
-	out := map[reflect.Type]map[string][]int{}
+func buildSchemas(roots ...reflect.Type) map[reflect.Type]*schema {
+	out := map[reflect.Type]*schema{}
 	var walk func(t reflect.Type)
 	walk = func(t reflect.Type) {
 		if _, done := out[t]; done {
 			return
 		}
 		fields := map[string][]int{}
-		out[t] = fields
+		sc := &schema{fields: fields}
+		out[t] = sc
 		var add func(t reflect.Type, prefix []int)
 		add = func(t reflect.Type, prefix []int) {
 			for i := range t.NumField() {
@@ -573,6 +618,8 @@ func buildSchemas(roots ...reflect.Type) map[reflect.Type]map[string][]int {
 					continue
 				}
 				fields[name] = index
+				sc.order = append(sc.order, otherNamesOf(t, name)...)
+				sc.order = append(sc.order, name)
 				ft := f.Type
 				for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
 					ft = ft.Elem()

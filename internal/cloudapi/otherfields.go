@@ -49,7 +49,7 @@ func (o *otherFields) add(path string, raw []byte) {
 		return
 	}
 	if isCredentialName(lastSegment(path)) {
-		if kindOf(raw) != 'n' {
+		if firstByte(raw) != 'n' {
 			o.put(path, quoteValue(redacted))
 		}
 		return
@@ -106,7 +106,7 @@ func (o *otherFields) walkObject(dec *json.Decoder, path string) error {
 			if err := dec.Decode(&v); err != nil {
 				return err
 			}
-			if kindOf(v) != 'n' {
+			if firstByte(v) != 'n' {
 				o.put(p, quoteValue(redacted))
 			}
 			continue

@@ -63,7 +63,7 @@ type AlertResult struct {
 	RequestID string
 	// LeftOut names the members of the alert that were left out because
 	// their value was of a type the operator cannot use, such as
-	// "threshold" or "channels[2].webhookId": at most 10, in the order
-	// read. The other members are in Alert.
+	// "threshold" or "channels[2].webhookId": at most 10, in the order of
+	// Alert's fields. The other members are in Alert.
 	LeftOut []string
 }

@@ -9,24 +9,12 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 )
 
-// readRawString reads a JSON string as it is, without sanitizing it.
-func readRawString(raw []byte) (string, bool) {
-	if kindOf(raw) != '"' {
-		return "", false
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
-}
-
 // readString reads a string field: a JSON string, or a number or boolean as
 // its JSON text. (readItem sanitizes it afterwards, with the other strings.)
 func readString(raw []byte) (string, bool) {
-	switch k := kindOf(raw); {
+	switch k := firstByte(raw); {
 	case k == '"':
-		return readRawString(raw)
+		return jsonString(raw)
 	case k == 't' || k == 'f':
 		b, ok := readBool(raw)
 		return strconv.FormatBool(b), ok
@@ -39,13 +27,13 @@ func readString(raw []byte) (string, bool) {
 // readBool reads a boolean: true, false, or the strings "true" and "false"
 // in any case.
 func readBool(raw []byte) (value, ok bool) {
-	switch kindOf(raw) {
+	switch firstByte(raw) {
 	case 't', 'f':
 		var b bool
 		err := json.Unmarshal(raw, &b)
 		return b, err == nil
 	case '"':
-		s, _ := readRawString(raw)
+		s, _ := jsonString(raw)
 		switch strings.ToLower(strings.TrimSpace(s)) {
 		case "true":
 			return true, true
@@ -58,9 +46,9 @@ func readBool(raw []byte) (value, ok bool) {
 
 // numericText is the text of a JSON number, or of a string holding one.
 func numericText(raw []byte) (string, bool) {
-	switch kindOf(raw) {
+	switch firstByte(raw) {
 	case '"':
-		s, ok := readRawString(raw)
+		s, ok := jsonString(raw)
 		return strings.TrimSpace(s), ok
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		return strings.TrimSpace(string(raw)), true
@@ -111,7 +99,7 @@ func readMillicores(raw []byte) (int64, bool) {
 	if d, ok := parseExactDecimal(s); ok {
 		return d.int64()
 	}
-	if kindOf(raw) != '"' {
+	if firstByte(raw) != '"' {
 		return 0, false
 	}
 	q, ok := parseQuantity(s)
@@ -130,7 +118,7 @@ func readGigabytes(raw []byte) (swv1.Decimal, bool) {
 	if d, ok := readDecimal(raw); ok {
 		return d, true
 	}
-	if kindOf(raw) != '"' {
+	if firstByte(raw) != '"' {
 		return "", false
 	}
 	s, _ := numericText(raw)
