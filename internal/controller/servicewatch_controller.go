@@ -361,7 +361,7 @@ func (r *ServiceWatchReconciler) untilDue(key types.NamespacedName, watch *swv1.
 		r.pacer.Schedules.Set(key, *known)
 	}
 	if known != nil && known.Plan != nil {
-		return pacing.RecheckWithin(wait, known.Plan.Every)
+		return pacing.RecheckWithin(wait, known.Plan.Jitter, known.Plan.Every)
 	}
 	return wait
 }
@@ -503,7 +503,7 @@ func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger 
 	next, plan := pacing.NextSync(now, every, failures, o, r.phaseOf(watch), interval(watch), jitter)
 	r.pacer.Schedules.Set(key, pacing.Entry{Trigger: trigger, NextSync: next, Failures: failures, Plan: plan})
 	if plan != nil {
-		return pacing.RecheckWithin(next.Sub(now), every)
+		return pacing.RecheckWithin(next.Sub(now), plan.Jitter, every)
 	}
 	return next.Sub(now)
 }

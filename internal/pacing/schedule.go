@@ -60,8 +60,26 @@ func (p *Plan) Due(phase, base time.Duration) time.Time {
 // with a phase that has moved since is placed again before it is due: the
 // earliest slot is half an interval after the last sync, and so is the
 // recheck. It costs one reconcile from the cache, no call and no write.
-func RecheckWithin(wait, every time.Duration) time.Duration {
-	return min(wait, every/2)
+//
+// The rechecks fall at the slot less whole half intervals, not half an
+// interval after each watch's own sync: the watches of a group share their
+// slot, so they look at the phase at the same instants and make the same
+// choice even when another group comes or goes in between. Rechecked half
+// an interval after their own syncs, which end seconds apart on a busy
+// manager, a phase that moved between their rechecks split the group
+// between the old slot and the new one, and each half made the calls the
+// group shares. jitter is the plan's, left out of the instants so that it
+// spreads only the syncs.
+func RecheckWithin(wait, jitter, every time.Duration) time.Duration {
+	half := every / 2
+	if wait <= half || half <= 0 {
+		return wait
+	}
+	toSlot := wait - jitter
+	if toSlot <= half {
+		return toSlot
+	}
+	return (toSlot-1)%half + 1
 }
 
 // Outcome is what the schedule needs to know of a sync's results.

@@ -119,7 +119,7 @@ func TestPeriodicSyncsArePlacedWithSettledPhases(t *testing.T) {
 		ended := created.Add(time.Duration(i) * 10 * time.Millisecond)
 		phase := book.PhaseOf(key, hash, every)
 		stale[i], plans[i] = NextSync(ended, every, 0, Outcome{}, phase, every, 0)
-		if recheck := RecheckWithin(stale[i].Sub(ended), every); recheck > every/2 {
+		if recheck := RecheckWithin(stale[i].Sub(ended), plans[i].Jitter, every); recheck > every/2 {
 			t.Fatalf("watch %d is looked at again after %v, past half its interval", i, recheck)
 		}
 	}
@@ -184,4 +184,58 @@ func serviceHash(i int) uint64 {
 		_, _ = h.Write([]byte{0})
 	}
 	return h.Sum64()
+}
+
+// The watches of a group end their syncs seconds apart on a busy manager,
+// and another group's coming or going moves their phase while they wait.
+// Each watch looks at the phase again at its rechecks (RecheckWithin) and
+// when its slot is due; whenever the phase moves, the group's next syncs
+// still come together, within the jitter, so the reads they share are made
+// once. (A move within the jitter of the slot itself still splits the
+// group: those whose jittered slot came first have synced.)
+func TestAGroupSyncsTogetherWhenItsPhaseMoves(t *testing.T) {
+	const n = 10
+	every := 30 * time.Second
+	base := time.Unix(1_800_000_000, 0).Truncate(every)
+	for _, phases := range [][2]time.Duration{{10 * time.Second, 5 * time.Second}, {5 * time.Second, 10 * time.Second}, {10 * time.Second, 25 * time.Second}} {
+		testPhaseMove(t, n, every, base, phases[0], phases[1])
+	}
+}
+
+func testPhaseMove(t *testing.T, n int, every time.Duration, base time.Time, before, after time.Duration) {
+	t.Helper()
+	for move := 15 * time.Second; move < 45*time.Second; move += 100 * time.Millisecond {
+		if slot := base.Add(every + before); !base.Add(move).Before(slot) && base.Add(move).Before(slot.Add(MaxJitter)) {
+			continue // within the jitter of the slot
+		}
+		phaseAt := func(at time.Time) time.Duration {
+			if at.Before(base.Add(move)) {
+				return before
+			}
+			return after
+		}
+		var first, last time.Time
+		for i := range n {
+			ended := base.Add(time.Second + time.Duration(i)*400*time.Millisecond)
+			jitter := time.Duration(i) * 20 * time.Millisecond
+			next, plan := NextSync(ended, every, 0, Outcome{}, phaseAt(ended), every, jitter)
+			at := ended.Add(RecheckWithin(next.Sub(ended), plan.Jitter, every))
+			for {
+				due := plan.Due(phaseAt(at), every)
+				if !due.After(at) {
+					break
+				}
+				at = at.Add(RecheckWithin(due.Sub(at), plan.Jitter, every))
+			}
+			if i == 0 || at.Before(first) {
+				first = at
+			}
+			if at.After(last) {
+				last = at
+			}
+		}
+		if spread := last.Sub(first); spread > MaxJitter {
+			t.Errorf("phase moved from %v to %v at %v: the group's syncs spread over %v", before, after, move, spread)
+		}
+	}
 }
