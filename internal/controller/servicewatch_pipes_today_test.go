@@ -147,11 +147,26 @@ func TestTodaysPipesAndEndpointsAsUsersSeeThem(t *testing.T) {
 		t.Errorf("GCP endpoint: %s", mustJSON(t, gcp))
 	}
 
-	// What the metrics show: each kind in source_kind.
-	text := metricsText(t)
+	// What the metrics show: each kind in source_kind. The manager sets a
+	// watch's series just after it writes the status, so a scrape right
+	// after Ready may come a moment before them.
+	series := map[string]*regexp.Regexp{}
 	for id, kind := range wantKinds {
-		series := regexp.MustCompile(`servicewatch_pipe_info\{[^}]*namespace="` + f.ns + `"[^}]*pipe_id="` + id + `"[^}]*source_kind="` + kind + `"`)
-		if !series.MatchString(text) {
+		series[id] = regexp.MustCompile(`servicewatch_pipe_info\{[^}]*namespace="` + f.ns + `"[^}]*pipe_id="` + id + `"[^}]*source_kind="` + kind + `"`)
+	}
+	text := metricsText(t)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); text = metricsText(t) {
+		all := strings.Contains(text, `type="GCP_PSC_SERVICE_ATTACHMENT"`)
+		for _, re := range series {
+			all = all && re.MatchString(text)
+		}
+		if all {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for id, kind := range wantKinds {
+		if !series[id].MatchString(text) {
 			t.Errorf("no servicewatch_pipe_info series for %s with source_kind=%q:\n%s", id, kind, linesWith(text, id))
 		}
 	}
