@@ -627,7 +627,8 @@ func TestHugeServiceIsTruncated(t *testing.T) {
 	// lastSyncTime.
 	again := f.requestSyncAndWait("huge")
 	if !reflect.DeepEqual(again.Status.Pipes, w.Status.Pipes) {
-		t.Error("truncation is not deterministic")
+		t.Errorf("truncation is not deterministic: the first sync kept %d pipes, the requested one %d (its Ready: %+v)",
+			len(w.Status.Pipes), len(again.Status.Pipes), meta.FindStatusCondition(again.Status.Conditions, swv1.ConditionReady))
 	}
 }
 
