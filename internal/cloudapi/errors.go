@@ -49,7 +49,7 @@ const (
 	// request, the data cannot be read until the service runs again.
 	ReasonServiceIdle Reason = "ServiceIdle"
 	// ReasonServiceNotRunning is a 424 whose body says the service is in
-	// another state than running or idle, such as stopped or awaking
+	// another state than running or idle, such as stopped, stopping or awaking
 	// (Error.ServiceState): like an idle service, nothing is wrong with the
 	// request, and the data cannot be read until the service runs.
 	ReasonServiceNotRunning Reason = "ServiceNotRunning"
@@ -184,6 +184,13 @@ var notRunningRE = regexp.MustCompile(`(?i)\bnot running\b`)
 // "FAILED_DEPENDENCY: Service is not running. Current state: stopped".
 var currentStateRE = regexp.MustCompile(`(?i)\bcurrent state:\s*([a-z][a-z_-]*)`)
 
+// serviceIsRE finds a state of a service that is neither running nor idle
+// in a 424's message, as in "FAILED_DEPENDENCY: Service is stopping": a
+// service on its way down or up cannot serve the call any more than a
+// stopped one. The states are those of the service lifecycle; another word
+// after "Service is" says nothing of a state.
+var serviceIsRE = regexp.MustCompile(`(?i)\bservice is (stopping|stopped|starting|awaking|waking|provisioning|terminating|terminated)\b`)
+
 // maxServiceStateRunes bounds Error.ServiceState.
 const maxServiceStateRunes = 32
 
@@ -230,13 +237,16 @@ func reasonFor424(d errorDetails) Reason {
 }
 
 // serviceStateOf is the state of the service a 424 names: serviceState, or
-// "Current state: ..." in its words; "" for none.
+// "Current state: ..." or "Service is stopping" (see serviceIsRE) in its
+// words; "" for none.
 func serviceStateOf(d errorDetails) string {
 	if s := strings.TrimSpace(d.ServiceState); s != "" {
 		return s
 	}
-	if m := currentStateRE.FindStringSubmatch(d.Message); m != nil {
-		return m[1]
+	for _, re := range []*regexp.Regexp{currentStateRE, serviceIsRE} {
+		if m := re.FindStringSubmatch(d.Message); m != nil {
+			return m[1]
+		}
 	}
 	return ""
 }

@@ -358,8 +358,9 @@ func TestReasonOfAndRetryAfterOf(t *testing.T) {
 }
 
 // A paused service answers 424 saying it is idle: that is not an unexpected
-// status but a state the user should recognize. Any other 424 stays
-// UnexpectedStatus, and "idle" under another status changes nothing.
+// status but a state the user should recognize. A 424 that names no state
+// of the service stays UnexpectedStatus, and "idle" under another status
+// changes nothing.
 func TestIdleServiceIsReportedAsServiceIdle(t *testing.T) {
 	const realBody = `{"status":424,"requestId":"5f0c8e2a-3b1d-4c6e-9a7f-2d4b6c8e0a1f","error":"FAILED_DEPENDENCY: Service is not running. Current state: idle"}`
 	tests := []struct {
@@ -370,7 +371,8 @@ func TestIdleServiceIsReportedAsServiceIdle(t *testing.T) {
 		{"the cloud's 424 for an idle service", reply{status: 424, contentType: "application/json", body: realBody}, cloudapi.ReasonServiceIdle},
 		{"plain text, upper case", reply{status: 424, contentType: "text/plain", body: "Service is IDLE"}, cloudapi.ReasonServiceIdle},
 		{"alert API message", reply{status: 424, contentType: "application/json", body: `{"message":"Service idle; resume it first"}`}, cloudapi.ReasonServiceIdle},
-		{"other 424", reply{status: 424, contentType: "application/json", body: `{"status":424,"error":"FAILED_DEPENDENCY: Service is stopping"}`}, cloudapi.ReasonUnexpectedStatus},
+		{"a stopping service is not running", reply{status: 424, contentType: "application/json", body: `{"status":424,"error":"FAILED_DEPENDENCY: Service is stopping"}`}, cloudapi.ReasonServiceNotRunning},
+		{"other 424", reply{status: 424, contentType: "application/json", body: `{"status":424,"error":"FAILED_DEPENDENCY: Service is unavailable"}`}, cloudapi.ReasonUnexpectedStatus},
 		{"424 without a body", reply{status: 424}, cloudapi.ReasonUnexpectedStatus},
 		{"idle within another word", reply{status: 424, contentType: "text/plain", body: "idleness timeout"}, cloudapi.ReasonUnexpectedStatus},
 		{"idle under a 503", reply{status: 503, contentType: "text/plain", body: "Service is idle"}, cloudapi.ReasonServerError},
@@ -433,6 +435,9 @@ func TestErrorsAreNamedForWhatTheyAre(t *testing.T) {
 				body: `{"error":"Service is waking up, try again shortly","code":"SERVICE_NOT_RUNNING","serviceState":"awaking","canWake":false,"status":424}`},
 			reason: cloudapi.ReasonServiceNotRunning, state: "awaking", message: "Service is waking up, try again shortly",
 			errText: "424 ServiceNotRunning: Service is waking up, try again shortly (service state awaking)"},
+		{name: "424 stopping, in the words", call: listPipes,
+			reply:  reply{status: 424, contentType: json, body: `{"status":424,"error":"FAILED_DEPENDENCY: Service is stopping"}`},
+			reason: cloudapi.ReasonServiceNotRunning, state: "stopping", message: "FAILED_DEPENDENCY: Service is stopping"},
 		{name: "424 structured without a state", call: listPipes,
 			reply:  reply{status: 424, contentType: json, body: `{"error":"Service unavailable","code":"SERVICE_NOT_RUNNING","status":424}`},
 			reason: cloudapi.ReasonServiceNotRunning, message: "Service unavailable"},
