@@ -22,7 +22,8 @@ import (
 type keeper[T any] struct {
 	idOf   func(*T) string
 	each   func(*T)
-	budget int // <= 0: keep everything
+	charge func(*T) int // nil: the JSON size alone
+	budget int          // <= 0: keep everything
 
 	seen  idSet
 	total int
@@ -41,7 +42,7 @@ type keeper[T any] struct {
 }
 
 func newKeeper[T any](idOf func(*T) string, opts ListOptions[T]) *keeper[T] {
-	k := &keeper[T]{idOf: idOf, each: opts.Each, budget: opts.KeepBytes, seen: newIDSet()}
+	k := &keeper[T]{idOf: idOf, each: opts.Each, charge: opts.Charge, budget: opts.KeepBytes, seen: newIDSet()}
 	k.encoder = json.NewEncoder(&k.arena)
 	return k
 }
@@ -93,7 +94,7 @@ func (k *keeper[T]) keep(item *T, id string) error {
 			return nil
 		}
 	}
-	charge := max(size, minItemCharge)
+	charge := max(size, minItemCharge, k.chargeOf(item))
 	if k.budget > 0 && k.used+charge > k.budget && k.kept.maxBelow(key) {
 		// It would be the first to go: drop it before storing it.
 		k.arena = k.arena[:off]
@@ -125,7 +126,7 @@ func (k *keeper[T]) duplicate(item *T, id string) error {
 		return err
 	}
 	e := &k.kept.entries[i]
-	charge := max(size, minItemCharge, e.charge)
+	charge := max(size, minItemCharge, k.chargeOf(item), e.charge)
 	if bytes.Compare(k.arena[off:off+size], k.arena[e.off:e.off+e.size]) < 0 {
 		e.off, e.size = off, size // the old encoding is a hole now
 	} else {
@@ -398,4 +399,12 @@ func describeLeftOut(id string, n int, report itemReport) string {
 		paths += fmt.Sprintf(" and %d more", more)
 	}
 	return name + " (" + paths + ")"
+}
+
+// chargeOf is the caller's charge for item (ListOptions.Charge), 0 without one.
+func (k *keeper[T]) chargeOf(item *T) int {
+	if k.charge == nil {
+		return 0
+	}
+	return k.charge(item)
 }

@@ -12,6 +12,11 @@ type ListOptions[T any] struct {
 	// at least 64 bytes however small its JSON (each item's
 	// encoding plus one byte for its comma). <= 0 keeps everything.
 	KeepBytes int
+	// Charge, when set, is what an item counts against KeepBytes when that
+	// is more than its JSON: the caller's measure of what the item costs it
+	// kept, such as its size as a Go value (an item of empty nested objects
+	// is 60 bytes of JSON and several hundred decoded).
+	Charge func(*T) int
 	// Each, when set, is called once for every distinct item of the response,
 	// in response order, after redaction and before the item is kept or
 	// dropped, so the caller can count or project items it will not keep.

@@ -307,7 +307,7 @@ func listPipes(ctx context.Context, cloud Cloud, in syncInput) (pipesRead, error
 	byState := map[string]int32{}
 	items := newCollector(in.metricBytes, pipeItem)
 	list, err := cloud.ListPipes(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
-		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, Each: func(p *swv1.Pipe) {
+		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, Charge: goSize[swv1.Pipe], Each: func(p *swv1.Pipe) {
 			countState(byState, ptr.Deref(p.State, "Unknown"))
 			items.add(p)
 		}})
@@ -366,7 +366,7 @@ func endpointsResult(read endpointsRead) partResult {
 func listEndpoints(ctx context.Context, cloud Cloud, in syncInput) (endpointsRead, error) {
 	items := newCollector(in.metricBytes, endpointItem)
 	list, err := cloud.ListReversePrivateEndpoints(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
-		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: in.keepBytes, Each: items.add})
+		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: in.keepBytes, Charge: goSize[swv1.ReversePrivateEndpoint], Each: items.add})
 	if err != nil {
 		return endpointsRead{}, err
 	}
