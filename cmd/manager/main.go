@@ -76,7 +76,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.reconciler.MaxSyncsPerHost, "max-syncs-per-host", defaults.MaxSyncsPerHost, "How many of those may call one API host, so that a host that hangs holds at most that many; one host serves at most this many divided by its latency syncs per second.")
 	fs.IntVar(&cfg.reconciler.MaxConcurrentReconciles, "reconcile-workers", defaults.MaxConcurrentReconciles, "How many reconcile workers run; they do only Kubernetes work (cloud calls run in the background).")
 	fs.IntVar(&cfg.reconciler.AlertConcurrency, "alert-concurrency", defaults.AlertConcurrency, "How many alerts of one ServiceWatch are fetched at once.")
-	fs.IntVar(&cfg.reconciler.StatusSizeLimit, "status-size-limit", defaults.StatusSizeLimit, "Largest status in bytes; pipe and endpoint lists are truncated past it.")
+	fs.IntVar(&cfg.reconciler.StatusSizeLimit, "status-size-limit", defaults.StatusSizeLimit, "Largest status in bytes, each item charged the larger of its JSON and its decoded size (the manager's cache holds it decoded); the lists are truncated past it.")
 	fs.DurationVar(&cfg.reconciler.SyncTimeout, "sync-timeout", defaults.SyncTimeout, "Longest one sync may take.")
 	fs.DurationVar(&cfg.cloud.Timeout, "cloud-timeout", cloudapi.DefaultTimeout, "Timeout of one cloud API call.")
 	fs.Int64Var(&cfg.cloud.MaxResponseBytes, "cloud-max-response-bytes", cloudapi.DefaultMaxResponseBytes, "Largest cloud API response body accepted.")

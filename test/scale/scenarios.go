@@ -60,6 +60,8 @@ func scenarios() []scenario {
 			"< 128 MiB", memoryScenario(bigPipes)},
 		{"memory-alerts", "one watch with 100 alerts, each answered with 4 MiB, no client limits: manager peak RSS vs a manager with one normal watch",
 			"< 128 MiB", memoryScenario(bigAlerts)},
+		{"memory-worst-60", "60 watches (distinct services) whose pipes answer is the worst for the manager's memory: status filled with pipes of empty nested objects (10,100, 800 KiB of JSON), then 10,000 pipes named with 1.2 KB each for the state metrics (13 MB in all); no client limits: manager peak RSS once all are synced, and whether it exited",
+			"< 256 MiB (the Deployment's GOMEMLIMIT), no exit", worstMemoryScenario},
 		{"noisy-neighbor", "8 watches whose management API hangs, 24 on one throttled key (10/10 s enforced), then a new watch in a new namespace with its own key: its time to Ready",
 			"< 2 s", noisyNeighbourScenario},
 		{"status-reject", "an admission policy rejects every status update of one watch (interval 30 s): its cloud syncs (list-pipes calls) in 60 s",
@@ -579,6 +581,64 @@ var bigAlerts = bigAnswer{
 	fault:     func() fakecloud.Fault { return fakecloud.Fault{OversizedBytes: 4 << 20} },
 	spec:      watchSpec{serviceID: defaultService, alertIDs: alertIDs(100)},
 	condition: swv1.ConditionAlertsSynced,
+}
+
+// worstMemoryScenario syncs 60 watches whose every pipes answer is
+// worstPipesEnvelope and reports the manager's peak memory: the issue 17
+// goal, 60 watches at the worst case under the Deployment's 256 MiB.
+func worstMemoryScenario(ctx context.Context, e *runEnv) (string, error) {
+	const n = 60
+	ts := makeTenants("worst-memory", 4)
+	if err := setUp(ctx, e, ts); err != nil {
+		return "", err
+	}
+	if err := e.cloud.setFault(ctx, fakecloud.OpListPipes, fakecloud.Fault{Body: worstPipesEnvelope()}); err != nil {
+		return "", err
+	}
+	m, err := e.startManager(ctx, noClientLimits...)
+	if err != nil {
+		return "", err
+	}
+	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{})); err != nil {
+		return "", err
+	}
+	_, waitErr := waitAllReady(ctx, e, "", n, 5*time.Minute)
+	if err := sleepUntil(ctx, time.Now().Add(5*time.Second)); err != nil {
+		return "", err
+	}
+	_, ready, _, _ := e.track.summary("")
+	peak, _ := m.peakRSS()
+	outcome := fmt.Sprintf("%d of %d Ready", ready, n)
+	if m.exited() {
+		outcome += "; the manager exited (killed at the cap or crashed)"
+	}
+	if waitErr != nil {
+		outcome += "; " + waitErr.Error()
+	}
+	return fmt.Sprintf("peak RSS %s (%s per watch over a 50 MiB baseline); %s",
+		mebibytes(peak), mebibytes((peak-50<<20)/n), outcome), nil
+}
+
+// worstPipesEnvelope is a pipes answer that costs the manager the most
+// memory per byte it keeps: first (by id) as many pipes made of empty nested
+// objects as the client keeps for the status (each is charged 64 bytes there,
+// and decodes to about 400), then 10,000 pipes with names of 1.2 KB, which
+// the status has no room for but the state metrics see.
+func worstPipesEnvelope() string {
+	var b strings.Builder
+	b.WriteString(`{"status":200,"requestId":"00000000-0000-4000-8000-000000000000","result":[`)
+	for i := range 10_100 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":"a%07d","source":{"postgres":{"settings":{}}},"settings":{}}`, i)
+	}
+	name := strings.Repeat("n", 1200)
+	for i := range 10_000 {
+		fmt.Fprintf(&b, `,{"id":"b%07d","name":"%s-%d","state":"Running"}`, i, name, i)
+	}
+	b.WriteString(`]}`)
+	return b.String()
 }
 
 // emptyItemsEnvelope is a management answer of exactly size bytes whose
