@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 
@@ -28,6 +29,13 @@ func NewTestReconciler(ctx context.Context, c client.Client, reader client.Reade
 func (r *ServiceWatchReconciler) StartSync(ctx context.Context, watch *swv1.ServiceWatch) time.Duration {
 	versions := r.secretVersions(ctx, watch)
 	return r.start(ctx, watch, triggerOf(watch, versions), versions).RequeueAfter
+}
+
+// WriteInterruptedSync writes what a sync of watch whose read was cut short
+// writes when its read ends, and returns what the reconcile returns.
+func (r *ServiceWatchReconciler) WriteInterruptedSync(ctx context.Context, watch *swv1.ServiceWatch) ctrl.Result {
+	versions := r.secretVersions(ctx, watch)
+	return r.write(ctx, watch, triggerOf(watch, versions), fetched{every: interval(watch)})
 }
 
 // TestSecretWatch is a secretWatch outside any manager, for tests.

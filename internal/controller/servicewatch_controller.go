@@ -305,7 +305,8 @@ func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.Servic
 	watch.Status.LastHandledRequestedAt = requestedAt(watch)
 	r.pacer.Schedules.Forget(client.ObjectKeyFromObject(watch)) // resuming syncs at once
 	if err := r.patchStatus(ctx, before, watch); err != nil {
-		return err
+		// A watch deleted meanwhile is forgotten by its delete event.
+		return client.IgnoreNotFound(err)
 	}
 	r.StateMetrics.Set(stateMetricsOf(watch))
 	r.emit(ctx, watch, eventsFor(before, watch, syncParts()))
@@ -448,13 +449,22 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 	if outcome.RetryAfter > 0 {
 		watch.Status.RetryNotBefore = &metav1.Time{Time: read.endedAt.Add(outcome.RetryAfter + time.Second).Truncate(time.Second)}
 	}
-	if err := r.patchStatus(ctx, before, watch); err != nil {
+	err := r.patchStatus(ctx, before, watch)
+	switch {
+	case apierrors.IsNotFound(err):
+		// Deleted while its read ran: there is no status left to write, no
+		// event to emit and nothing to schedule. Its delete event may have
+		// been handled before this write, so it is forgotten here too.
+		log.FromContext(ctx).V(1).Info("the watch was deleted during its sync; nothing written")
+		r.forget(client.ObjectKeyFromObject(watch))
+		return ctrl.Result{}
+	case err != nil:
 		// Retrying at once would call the cloud again for a status the API
 		// server may refuse again: the write waits for the schedule's backoff
 		// like any transient failure.
 		log.FromContext(ctx).Error(err, "writing status; retrying on the backoff schedule")
 		outcome.Failed, outcome.Transient = true, true
-	} else {
+	default:
 		r.emit(ctx, watch, eventsFor(before, watch, parts))
 		r.Metrics.record(watch, parts)
 		r.StateMetrics.Set(stateMetricsOf(watch, results...))
@@ -520,7 +530,9 @@ func (r *ServiceWatchReconciler) announce(ctx context.Context, watch *swv1.Servi
 	before := watch.DeepCopy()
 	markReconciling(watch, work)
 	if err := r.patchStatus(ctx, before, watch); err != nil {
-		log.FromContext(ctx).Error(err, "announcing the sync")
+		if !apierrors.IsNotFound(err) { // a deleted watch's write forgets it
+			log.FromContext(ctx).Error(err, "announcing the sync")
+		}
 		return false
 	}
 	return true
