@@ -3,42 +3,35 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
 // budgetFlag parses a service-side budget written REQUESTS/WINDOW, such as
-// 10/10s; "0" turns enforcement off.
+// 10/10s, in the syntax of the manager's rate flags (cloudapi.ParseRateLimit)
+// less the burst; "0" turns enforcement off.
 type budgetFlag fakecloud.Budget
 
 func (f *budgetFlag) String() string {
-	if f.Requests <= 0 {
-		return "0"
-	}
-	return fmt.Sprintf("%d/%s", f.Requests, f.Window)
+	return cloudapi.RateLimit{Requests: f.Requests, Per: f.Window, Burst: f.Requests}.String()
 }
 
 func (f *budgetFlag) Set(value string) error {
-	if value == "0" {
-		*f = budgetFlag{}
-		return nil
-	}
-	requests, window, ok := strings.Cut(value, "/")
-	if !ok {
+	// The service counts whole windows and takes no burst.
+	if strings.Count(value, "/") > 1 {
 		return fmt.Errorf("want REQUESTS/WINDOW, got %q", value)
 	}
-	n, err := strconv.Atoi(requests)
-	if err != nil || n <= 0 {
-		return fmt.Errorf("requests must be a positive integer, got %q", requests)
+	l, err := cloudapi.ParseRateLimit(value)
+	if err != nil {
+		return err
 	}
-	d, err := time.ParseDuration(window)
-	if err != nil || d <= 0 {
-		return fmt.Errorf("window must be a positive duration, got %q", window)
+	*f = budgetFlag{}
+	if l.Requests > 0 {
+		*f = budgetFlag{Requests: l.Requests, Window: l.Per}
 	}
-	*f = budgetFlag{Requests: n, Window: d}
 	return nil
 }
 
