@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -21,10 +20,10 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/servicewatch/servicewatch/internal/testenv"
+	"github.com/servicewatch/servicewatch/test/internal/objects"
 )
 
 const (
@@ -70,7 +69,7 @@ func TestChartObjectsPassServerSideDryRun(t *testing.T) {
 				err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()),
 					client.DryRunAll, client.FieldOwner("chart-test"), client.ForceOwnership)
 				if err != nil {
-					t.Errorf("%s: %v", id(u), err)
+					t.Errorf("%s: %v", objects.ID(u), err)
 				}
 				checked++
 			}
@@ -85,8 +84,8 @@ func TestChartObjectsPassServerSideDryRun(t *testing.T) {
 // from drifting apart: same objects, same RBAC rules and bindings, same
 // manager container and pod security.
 func TestChartDefaultsEqualConfigDefault(t *testing.T) {
-	chart := byID(render(t))
-	kustomize := byID(kustomizeBuild(t, "default"))
+	chart := objects.ByID(render(t))
+	kustomize := objects.ByID(kustomizeBuild(t, "default"))
 	delete(kustomize, "Namespace/"+namespace) // Helm installs into an existing namespace.
 
 	if got, want := slices.Sorted(maps.Keys(chart)), slices.Sorted(maps.Keys(kustomize)); !slices.Equal(got, want) {
@@ -133,7 +132,7 @@ func TestChartDefaultsEqualConfigDefault(t *testing.T) {
 // TestChartShipsConfigsRulesAndDashboard checks the optional objects carry
 // config/'s alerting rules and dashboard.
 func TestChartShipsConfigsRulesAndDashboard(t *testing.T) {
-	objs := byID(render(t, "--set", "prometheusRule.enabled=true,dashboard.enabled=true"))
+	objs := objects.ByID(render(t, "--set", "prometheusRule.enabled=true,dashboard.enabled=true"))
 	rule := objs["PrometheusRule/"+namespace+"/servicewatch-rules"]
 	if rule == nil {
 		t.Fatal("no PrometheusRule rendered")
@@ -158,7 +157,7 @@ func TestChartShipsConfigsRulesAndDashboard(t *testing.T) {
 }
 
 func TestChartNamespacedAndShardValues(t *testing.T) {
-	ns := byID(render(t, "--set", "watchNamespaces={team-a,team-b}"))
+	ns := objects.ByID(render(t, "--set", "watchNamespaces={team-a,team-b}"))
 	for _, id := range []string{"ClusterRole/servicewatch-manager-role", "ClusterRoleBinding/servicewatch-manager-rolebinding"} {
 		if ns[id] != nil {
 			t.Errorf("with watchNamespaces the chart still renders %s, a cluster-wide grant on Secrets", id)
@@ -175,7 +174,7 @@ func TestChartNamespacedAndShardValues(t *testing.T) {
 		t.Errorf("manager args %v lack --watch-namespaces=team-a,team-b", args)
 	}
 
-	shard := byID(render(t, "--set", "shard.name=a,shard.labelSelector=sharding.servicewatch.io/shard=a"))
+	shard := objects.ByID(render(t, "--set", "shard.name=a,shard.labelSelector=sharding.servicewatch.io/shard=a"))
 	args := containerArgs(shard["Deployment/"+namespace+"/servicewatch-controller-manager"])
 	for _, want := range []string{"--watch-label-selector=sharding.servicewatch.io/shard=a", "--leader-election-id=a.servicewatch.cloud.servicewatch.io"} {
 		if !slices.Contains(args, want) {
@@ -191,14 +190,14 @@ func TestChartNamespacedAndShardValues(t *testing.T) {
 // lets it be turned off), and passes allowedApiUrls to the manager.
 func TestChartEgressValues(t *testing.T) {
 	const deployment = "Deployment/" + namespace + "/servicewatch-controller-manager"
-	def := containerArgs(byID(render(t))[deployment])
+	def := containerArgs(objects.ByID(render(t))[deployment])
 	if !slices.Contains(def, "--deny-local-addresses") {
 		t.Errorf("default manager args %v lack --deny-local-addresses", def)
 	}
 	if slices.ContainsFunc(def, func(a string) bool { return strings.HasPrefix(a, "--allowed-api-urls") }) {
 		t.Errorf("default manager args %v restrict the URLs; the default allows any", def)
 	}
-	set := containerArgs(byID(render(t, "--set", "denyLocalAddresses=false", "--set", "allowedApiUrls={https://api.example.com,*.alerts.example.com}"))[deployment])
+	set := containerArgs(objects.ByID(render(t, "--set", "denyLocalAddresses=false", "--set", "allowedApiUrls={https://api.example.com,*.alerts.example.com}"))[deployment])
 	if slices.Contains(set, "--deny-local-addresses") {
 		t.Errorf("with denyLocalAddresses=false the manager args %v still have --deny-local-addresses", set)
 	}
@@ -307,35 +306,11 @@ func kustomizeBuild(t *testing.T, dir string) []*unstructured.Unstructured {
 
 func decode(t *testing.T, b []byte) []*unstructured.Unstructured {
 	t.Helper()
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs
-			}
-			t.Fatal(err)
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
+	objs, err := objects.Decode(b)
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-func id(u *unstructured.Unstructured) string {
-	if u.GetNamespace() != "" {
-		return u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
-	}
-	return u.GetKind() + "/" + u.GetName()
-}
-
-func byID(objs []*unstructured.Unstructured) map[string]*unstructured.Unstructured {
-	m := map[string]*unstructured.Unstructured{}
-	for _, u := range objs {
-		m[id(u)] = u
-	}
-	return m
+	return objs
 }
 
 func namespacesOf(objs []*unstructured.Unstructured) []string {

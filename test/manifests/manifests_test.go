@@ -6,9 +6,7 @@ package manifests
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,12 +20,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/servicewatch/servicewatch/internal/testenv"
+	"github.com/servicewatch/servicewatch/test/internal/objects"
 )
 
 // TestManifests starts one control plane for all of its subtests: starting
@@ -72,7 +70,7 @@ const systemNamespace = "servicewatch-system"
 func render(t *testing.T, dir string) []*unstructured.Unstructured {
 	t.Helper()
 	out := kubectl(t, "kustomize", filepath.Join(testenv.RepoRoot(), "config", dir))
-	objs, err := decode(out)
+	objs, err := objects.Decode(out)
 	if err != nil {
 		t.Fatalf("decoding `kubectl kustomize config/%s`: %v", dir, err)
 	}
@@ -98,30 +96,6 @@ func kubectl(t *testing.T, args ...string) []byte {
 	return out
 }
 
-func decode(b []byte) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs, nil
-			}
-			return nil, err
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
-	}
-}
-
-func id(u *unstructured.Unstructured) string {
-	if u.GetNamespace() != "" {
-		return u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
-	}
-	return u.GetKind() + "/" + u.GetName()
-}
-
 // ensureNamespace creates a namespace for real: a dry-run namespace does not
 // exist for the objects that go in it.
 func (s suite) ensureNamespace(t *testing.T, u *unstructured.Unstructured) {
@@ -130,7 +104,7 @@ func (s suite) ensureNamespace(t *testing.T, u *unstructured.Unstructured) {
 	err := s.env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()),
 		client.FieldOwner("manifests-test"), client.ForceOwnership)
 	if err != nil {
-		t.Fatalf("creating %s: %v", id(u), err)
+		t.Fatalf("creating %s: %v", objects.ID(u), err)
 	}
 }
 
@@ -145,7 +119,7 @@ func (s suite) defaultRendersWhatTheOperatorNeeds(t *testing.T) {
 	objs := render(t, "default")
 	var got []string
 	for _, u := range objs {
-		got = append(got, id(u))
+		got = append(got, objects.ID(u))
 	}
 	want := []string{
 		"Namespace/" + systemNamespace,
@@ -189,7 +163,7 @@ func (s suite) manifestsApplyWithServerSideDryRun(t *testing.T) {
 					u.SetNamespace(systemNamespace)
 				}
 				if err := s.dryRunApply(u); err != nil {
-					t.Errorf("%s: %v", id(u), err)
+					t.Errorf("%s: %v", objects.ID(u), err)
 				}
 			}
 		})
@@ -200,7 +174,7 @@ func (s suite) isNamespaced(t *testing.T, u *unstructured.Unstructured) bool {
 	t.Helper()
 	namespaced, err := s.env.Client.IsObjectNamespaced(u)
 	if err != nil {
-		t.Fatalf("%s: %v", id(u), err)
+		t.Fatalf("%s: %v", objects.ID(u), err)
 	}
 	return namespaced
 }
@@ -270,11 +244,11 @@ func setInFirstItem(t *testing.T, u *unstructured.Unstructured, field string, va
 	t.Helper()
 	items, found, err := unstructured.NestedSlice(u.Object, path...)
 	if err != nil || !found || len(items) == 0 {
-		t.Fatalf("%s has no list at %v (%v)", id(u), path, err)
+		t.Fatalf("%s has no list at %v (%v)", objects.ID(u), path, err)
 	}
 	item, ok := items[0].(map[string]any)
 	if !ok {
-		t.Fatalf("%s: the first item at %v is %T, not an object", id(u), path, items[0])
+		t.Fatalf("%s: the first item at %v is %T, not an object", objects.ID(u), path, items[0])
 	}
 	item[field] = value
 	if err := unstructured.SetNestedSlice(u.Object, items, path...); err != nil {
@@ -398,7 +372,7 @@ func (s suite) managerDeployment(t *testing.T) {
 	// name prefix and namespace.
 	byID := map[string]*unstructured.Unstructured{}
 	for _, u := range objs {
-		byID[id(u)] = u
+		byID[objects.ID(u)] = u
 	}
 	if _, ok := byID["ServiceAccount/"+d.Namespace+"/"+spec.ServiceAccountName]; !ok {
 		t.Errorf("the Deployment runs as ServiceAccount %q, which config/default does not create", spec.ServiceAccountName)
@@ -416,15 +390,15 @@ func (s suite) managerDeployment(t *testing.T) {
 				roleID = roleKind + "/" + u.GetNamespace() + "/" + roleName
 			}
 			if _, ok := byID[roleID]; !ok {
-				t.Errorf("%s refers to %s, which config/default does not create", id(u), roleID)
+				t.Errorf("%s refers to %s, which config/default does not create", objects.ID(u), roleID)
 			}
 			for _, item := range subjects {
 				subject, ok := item.(map[string]any)
 				if !ok {
-					t.Fatalf("%s has a subject %v that is not an object", id(u), item)
+					t.Fatalf("%s has a subject %v that is not an object", objects.ID(u), item)
 				}
 				if subject["kind"] != "ServiceAccount" || subject["name"] != spec.ServiceAccountName || subject["namespace"] != d.Namespace {
-					t.Errorf("%s binds %v, want the manager's ServiceAccount %s/%s", id(u), subject, d.Namespace, spec.ServiceAccountName)
+					t.Errorf("%s binds %v, want the manager's ServiceAccount %s/%s", objects.ID(u), subject, d.Namespace, spec.ServiceAccountName)
 				}
 			}
 		}
@@ -567,7 +541,7 @@ func (s suite) kubectlExplainAndGet(t *testing.T) {
 // TestNamespacedAndShardVariants checks what the kustomize variants change
 // of config/default, without an API server.
 func TestNamespacedAndShardVariants(t *testing.T) {
-	namespaced := objectsByID(render(t, "namespaced"))
+	namespaced := objects.ByID(render(t, "namespaced"))
 	if namespaced["ClusterRoleBinding/servicewatch-manager-rolebinding"] != nil {
 		t.Error("config/namespaced keeps the cluster-wide binding of the manager's role (Secrets in every namespace)")
 	}
@@ -578,14 +552,14 @@ func TestNamespacedAndShardVariants(t *testing.T) {
 			continue
 		}
 		if ref, _, _ := unstructured.NestedString(rb.Object, "roleRef", "name"); namespaced["ClusterRole/"+ref] == nil {
-			t.Errorf("%s binds %s, which config/namespaced does not create", id(rb), ref)
+			t.Errorf("%s binds %s, which config/namespaced does not create", objects.ID(rb), ref)
 		}
 	}
 	if args := managerArgs(t, namespaced["Deployment/"+systemNamespace+"/servicewatch-controller-manager"]); !slices.Contains(args, "--watch-namespaces=team-a,team-b") {
 		t.Errorf("config/namespaced manager args %v lack --watch-namespaces=team-a,team-b", args)
 	}
 
-	sharded := objectsByID(render(t, "sharded"))
+	sharded := objects.ByID(render(t, "sharded"))
 	d := sharded["Deployment/"+systemNamespace+"/servicewatch-controller-manager-shard-0"]
 	args := managerArgs(t, d)
 	for _, want := range []string{"--watch-label-selector=sharding.servicewatch.io/shard=shard-0", "--leader-election-id=shard-0.servicewatch.cloud.servicewatch.io"} {
@@ -597,14 +571,6 @@ func TestNamespacedAndShardVariants(t *testing.T) {
 	if selector, _, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector"); selector["sharding.servicewatch.io/shard"] != "shard-0" {
 		t.Errorf("config/sharded metrics Service selects %v, also other shards' pods", selector)
 	}
-}
-
-func objectsByID(objs []*unstructured.Unstructured) map[string]*unstructured.Unstructured {
-	m := map[string]*unstructured.Unstructured{}
-	for _, u := range objs {
-		m[id(u)] = u
-	}
-	return m
 }
 
 func managerArgs(t *testing.T, deployment *unstructured.Unstructured) []string {
