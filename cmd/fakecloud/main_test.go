@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/fakecloud/fakecloudtest"
 )
 
 // The committed sample file is exactly what --print-default-data prints, so
@@ -55,26 +56,10 @@ func TestFlags(t *testing.T) {
 }
 
 func TestServe(t *testing.T) {
-	c, err := parseFlags([]string{"--listen", "127.0.0.1:0", "--admin", "--data", "../../hack/fakecloud/data.yaml"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := loadData(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, c, data, pw) }()
-	url, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	url = strings.TrimSpace(url)
+	url, cancel, done := startServe(t, "--listen", "127.0.0.1:0", "--admin", "--data", "../../hack/fakecloud/data.yaml")
 
-	pipes := url + "/v1/organizations/" + fakecloud.DefaultOrganizationID + "/services/" + fakecloud.DefaultServiceID + "/pipes"
-	if got := status(t, http.MethodGet, pipes, "Basic ZmFrZS1rZXktaWQ6ZmFrZS1rZXktc2VjcmV0", ""); got != 200 {
+	pipes := url + pipesPath
+	if got := status(t, http.MethodGet, pipes, fakecloudtest.BasicAuth, ""); got != 200 {
 		t.Errorf("pipes: %d", got)
 	}
 	if got := status(t, http.MethodPut, url+"/_fakecloud/faults/list_pipes", "", `{"status":503,"latency":"10ms","times":1}`); got != 204 {
@@ -83,18 +68,8 @@ func TestServe(t *testing.T) {
 	if got := status(t, http.MethodGet, pipes, "", ""); got != 503 {
 		t.Errorf("faulted pipes: %d", got)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url+"/_fakecloud/calls", http.NoBody)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var calls struct{ Counts map[string]int }
-	err = json.NewDecoder(resp.Body).Decode(&calls)
-	resp.Body.Close()
-	if err != nil {
+	if err := json.Unmarshal(fakecloudtest.Do(t, http.MethodGet, url+"/_fakecloud/calls", "", "").Body, &calls); err != nil {
 		t.Fatalf("decoding the call counts: %v", err)
 	}
 	if calls.Counts["list_pipes"] != 2 {
@@ -112,21 +87,36 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// pipesPath is where the default service's pipes are listed.
+const pipesPath = "/v1/organizations/" + fakecloud.DefaultOrganizationID + "/services/" + fakecloud.DefaultServiceID + "/pipes"
+
+// startServe runs serve with the flags args until cancel, and returns the
+// URL it printed and the channel its result arrives on.
+func startServe(t *testing.T, args ...string) (url string, cancel context.CancelFunc, done <-chan error) {
+	t.Helper()
+	c, err := parseFlags(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := loadData(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	pr, pw := io.Pipe()
+	result := make(chan error, 1)
+	go func() { result <- serve(ctx, c, data, pw) }()
+	url, err = bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(url), cancel, result
+}
+
 func status(t *testing.T, method, url, auth, body string) int {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	return fakecloudtest.Do(t, method, url, auth, body).Status
 }
 
 func TestBudgetFlag(t *testing.T) {
@@ -176,28 +166,12 @@ func TestBudgetPhase(t *testing.T) {
 func TestServeEnforcesBudgetAndLatency(t *testing.T) {
 	// Windows start half an hour from now, so all calls fall into one.
 	phase := time.Duration(time.Now().UnixNano()%int64(time.Hour)) + 30*time.Minute
-	c, err := parseFlags([]string{"--listen", "127.0.0.1:0", "--management-budget", "2/1h", "--budget-phase", phase.String(), "--latency", "50ms"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := loadData(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, c, data, pw) }()
-	url, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	pipes := strings.TrimSpace(url) + "/v1/organizations/" + fakecloud.DefaultOrganizationID + "/services/" + fakecloud.DefaultServiceID + "/pipes"
+	url, cancel, done := startServe(t, "--listen", "127.0.0.1:0", "--management-budget", "2/1h", "--budget-phase", phase.String(), "--latency", "50ms")
+	pipes := url + pipesPath
 	begin := time.Now()
 	var got []int
 	for range 3 {
-		got = append(got, status(t, http.MethodGet, pipes, "Basic ZmFrZS1rZXktaWQ6ZmFrZS1rZXktc2VjcmV0", ""))
+		got = append(got, status(t, http.MethodGet, pipes, fakecloudtest.BasicAuth, ""))
 	}
 	if got[0] != 200 || got[1] != 200 || got[2] != 429 {
 		t.Errorf("statuses %v, want 200 200 429 under a budget of 2 per hour", got)

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/fakecloud/fakecloudtest"
 )
 
 const (
@@ -30,9 +30,10 @@ var (
 	alertPath     = "/api/v2/alerts/" + fakecloud.DefaultAlertID
 )
 
-// base64("fake-key-id:fake-key-secret")
-const basicAuth = "Basic ZmFrZS1rZXktaWQ6ZmFrZS1rZXktc2VjcmV0"
-const bearerAuth = "Bearer " + fakecloud.DefaultAlertToken
+var (
+	basicAuth  = fakecloudtest.BasicAuth
+	bearerAuth = fakecloudtest.BearerAuth
+)
 
 func start(t *testing.T) *fakecloud.Server {
 	t.Helper()
@@ -49,23 +50,8 @@ type result struct {
 
 func get(t *testing.T, s *fakecloud.Server, path, auth string) result {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, s.URL+path, http.NoBody)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return result{resp.StatusCode, resp.Header, b}
+	r := fakecloudtest.Do(t, http.MethodGet, s.URL+path, auth, "")
+	return result{r.Status, r.Header, r.Body}
 }
 
 // envelope holds the members of both APIs' bodies.
