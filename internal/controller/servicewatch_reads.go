@@ -40,8 +40,19 @@ type fetches struct {
 	wake chan ctrlevent.GenericEvent
 
 	mu      sync.Mutex
-	running map[types.NamespacedName]bool
+	running map[types.NamespacedName]*inflight
 	done    map[types.NamespacedName]fetched
+}
+
+// inflight is a read asked for and not yet ended. A watch deleted (or
+// suspended) meanwhile cancels it, so that its goroutine, its connections
+// and the Secret values it holds go at once, not at the sync timeout.
+type inflight struct {
+	// cancel ends the read's context; nil until the read has begun.
+	cancel context.CancelFunc
+	// forgotten: the watch went away; the read must not begin, and its end
+	// is neither recorded nor woken.
+	forgotten bool
 }
 
 // fetched is a read that ended and waits to be written to status.
@@ -72,6 +83,8 @@ type readRequest struct {
 	hosts []string
 	// read calls the cloud; it tells whether the sync reached the cloud.
 	read func(context.Context) ([]partResult, bool)
+	// inflight is the read's entry in fetches.running; start sets it.
+	inflight *inflight
 }
 
 func newFetches(perHost, all int, timeout time.Duration, now func() time.Time, slotWait func(pacing.Level, time.Duration)) *fetches {
@@ -82,7 +95,7 @@ func newFetches(perHost, all int, timeout time.Duration, now func() time.Time, s
 		now:      now,
 		requests: make(chan readRequest, 1024),
 		wake:     make(chan ctrlevent.GenericEvent, 1024),
-		running:  map[types.NamespacedName]bool{},
+		running:  map[types.NamespacedName]*inflight{},
 		done:     map[types.NamespacedName]fetched{},
 	}
 }
@@ -100,29 +113,39 @@ func (f *fetches) take(key types.NamespacedName) (fetched, bool) {
 func (f *fetches) busy(key types.NamespacedName) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.running[key]
+	return f.running[key] != nil
 }
 
-// forget drops what is known of a deleted watch; a read under way ends
-// unheard.
+// forget drops what is known of a deleted (or suspended) watch: a read under
+// way is canceled and ends unheard, one still waiting to begin never does.
 func (f *fetches) forget(key types.NamespacedName) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.done, key)
+	if r := f.running[key]; r != nil {
+		r.forgotten = true
+		if r.cancel != nil {
+			r.cancel()
+		}
+		delete(f.running, key)
+	}
 }
 
 // start asks for req's read to run in the background; reads of a higher
 // level get slots first. Until the manager runs fetches, the requests wait;
 // ctx (the reconcile's) bounds that wait.
 func (f *fetches) start(ctx context.Context, req readRequest) {
+	req.inflight = &inflight{}
 	f.mu.Lock()
-	f.running[req.key] = true
+	f.running[req.key] = req.inflight
 	f.mu.Unlock()
 	select {
 	case f.requests <- req:
 	case <-ctx.Done():
 		f.mu.Lock()
-		delete(f.running, req.key)
+		if f.running[req.key] == req.inflight {
+			delete(f.running, req.key)
+		}
 		f.mu.Unlock()
 	}
 }
@@ -145,6 +168,12 @@ func (f *fetches) run(ctx context.Context, req readRequest) {
 	res := fetched{trigger: req.trigger, every: req.every, level: req.level, announced: req.announced}
 	readCtx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
+	f.mu.Lock()
+	req.inflight.cancel = cancel
+	if req.inflight.forgotten { // forgotten while it waited to begin
+		cancel()
+	}
+	f.mu.Unlock()
 	defer func() {
 		if p := recover(); p != nil {
 			// A bug in a part must not take the manager down with it: the
@@ -153,7 +182,7 @@ func (f *fetches) run(ctx context.Context, req readRequest) {
 			res.results = nil
 		}
 		res.endedAt = f.now()
-		f.finish(ctx, req.key, res)
+		f.finish(ctx, req, res)
 	}()
 	asked := f.now()
 	release, err := f.slots.Acquire(readCtx, req.hosts, req.level)
@@ -177,9 +206,14 @@ func (f *fetches) priorityOf(obj client.Object) int {
 }
 
 // finish records an ended read and wakes the watch, unless the manager is
-// stopping.
-func (f *fetches) finish(ctx context.Context, key types.NamespacedName, res fetched) {
+// stopping or the watch was forgotten meanwhile.
+func (f *fetches) finish(ctx context.Context, req readRequest, res fetched) {
+	key := req.key
 	f.mu.Lock()
+	if req.inflight.forgotten {
+		f.mu.Unlock()
+		return
+	}
 	delete(f.running, key)
 	f.done[key] = res
 	f.mu.Unlock()

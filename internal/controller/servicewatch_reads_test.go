@@ -1,0 +1,68 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/servicewatch/servicewatch/internal/pacing"
+)
+
+// A deleted watch's read is canceled at once, whether it is calling the
+// cloud or still waiting for its slot: its goroutine and the Secret values it
+// holds do not live on until the sync timeout (issue 17: 2,000 deleted
+// watches kept 2,030 goroutines). Its end is not recorded nor woken.
+func TestForgetCancelsTheReadUnderWay(t *testing.T) {
+	f := newFetches(1, 1, time.Hour, time.Now, func(pacing.Level, time.Duration) {})
+	go func() { _ = f.Start(t.Context()) }()
+	hosts := []string{"api.example.com"}
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+	calling, ended := make(chan struct{}), make(chan error, 1)
+	f.start(t.Context(), readRequest{key: key("calling"), trigger: "t", every: time.Minute, level: pacing.User, hosts: hosts,
+		read: func(ctx context.Context) ([]partResult, bool) {
+			close(calling)
+			<-ctx.Done() // a cloud that never answers
+			ended <- ctx.Err()
+			return nil, true
+		}})
+	<-calling // it holds the host's only slot
+	began := make(chan struct{}, 1)
+	f.start(t.Context(), readRequest{key: key("waiting"), trigger: "t", every: time.Minute, level: pacing.User, hosts: hosts,
+		read: func(context.Context) ([]partResult, bool) { began <- struct{}{}; return nil, true }})
+	waitUntil(t, "the second read to wait for the host's slot", func() bool {
+		return f.slots.Waiting(pacing.User) == 1
+	})
+
+	f.forget(key("waiting"))
+	f.forget(key("calling"))
+	select {
+	case err := <-ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the read's context ended with %v, want %v", err, context.Canceled)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the deleted watch's read still runs 5s after it was forgotten (its timeout is 1h)")
+	}
+	waitUntil(t, "the waiting read to leave the slot's line", func() bool {
+		return f.slots.Waiting(pacing.User) == 0
+	})
+	select {
+	case <-began:
+		t.Error("the forgotten waiting read began calling the cloud")
+	case <-time.After(200 * time.Millisecond):
+	}
+	if f.busy(key("calling")) || f.busy(key("waiting")) {
+		t.Error("a forgotten watch still reads as busy")
+	}
+	if _, ok := f.take(key("calling")); ok {
+		t.Error("a forgotten read's end was recorded")
+	}
+	select {
+	case ev := <-f.wake:
+		t.Errorf("a forgotten read woke %s", ev.Object.GetName())
+	default:
+	}
+}
