@@ -80,3 +80,15 @@ func (t *TestSecretWatch) Kept() map[types.NamespacedName]string {
 func (t *TestSecretWatch) Version(ctx context.Context, key types.NamespacedName) string {
 	return t.w.version(ctx, key)
 }
+
+// Suspend runs what a reconcile of a suspended watch runs.
+func (r *ServiceWatchReconciler) Suspend(ctx context.Context, watch *swv1.ServiceWatch) error {
+	return r.suspend(ctx, watch)
+}
+
+// BudgetedInterval notes what watch asks of its budgets, as the start of its
+// sync does, and returns the interval the budgets allow it.
+func (r *ServiceWatchReconciler) BudgetedInterval(ctx context.Context, watch *swv1.ServiceWatch) time.Duration {
+	versions := r.secretVersions(ctx, watch)
+	return r.noteDemand(client.ObjectKeyFromObject(watch), watch, r.readAccess(ctx, watch, versions))
+}

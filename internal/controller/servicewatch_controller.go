@@ -303,7 +303,11 @@ func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.Servic
 	before := watch.DeepCopy()
 	markSuspended(watch)
 	watch.Status.LastHandledRequestedAt = requestedAt(watch)
-	r.pacer.Schedules.Forget(client.ObjectKeyFromObject(watch)) // resuming syncs at once
+	// A suspended watch makes no call: it leaves the budget book, its claims
+	// and its lines, so the watches on its credentials are no longer
+	// stretched for it; resuming syncs at once and asks again.
+	r.pacer.Forget(client.ObjectKeyFromObject(watch))
+	r.Metrics.setBudgetDemands(r.pacer.Demands.Ratios())
 	if err := r.patchStatus(ctx, before, watch); err != nil {
 		// A watch deleted meanwhile is forgotten by its delete event.
 		return client.IgnoreNotFound(err)
