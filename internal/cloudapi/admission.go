@@ -36,14 +36,28 @@ func (c *Client) Hold(api, baseURL string, cred CredentialID, until time.Time) {
 	c.budgets.hold(budgetKeyOf(api, baseURL, cred), c.limitOf(api), now, until)
 }
 
+// BudgetID returns the full identifier of the budget (api, baseURL host,
+// credential): the 32 bytes of its SHA-256 digest, never the credential.
+// Whatever is kept per budget is keyed by it: two credentials never share
+// an entry, whoever chose them.
+func BudgetID(api, baseURL string, cred CredentialID) string {
+	key := budgetKeyOf(api, baseURL, cred)
+	return string(key[:])
+}
+
 // Fingerprint returns a short, stable, non-reversible identifier of the budget
 // (api, baseURL host, credential) for metrics labels; never the credential.
 //
-// It is 12 hex digits (48 bits) of a SHA-256 digest: enough to tell a
-// manager's budgets apart, and the same across restarts.
+// It is 12 hex digits (48 bits) of the budget's digest (BudgetID): enough to
+// tell a manager's budgets apart on a dashboard, and the same across
+// restarts, but a tenant can find colliding ones, so it only labels.
 func Fingerprint(api, baseURL string, cred CredentialID) string {
-	key := budgetKeyOf(api, baseURL, cred)
-	return hex.EncodeToString(key[:6])
+	return FingerprintOf(BudgetID(api, baseURL, cred))
+}
+
+// FingerprintOf returns the Fingerprint of a BudgetID.
+func FingerprintOf(budget string) string {
+	return hex.EncodeToString([]byte(budget[:min(len(budget), 6)]))
 }
 
 // limitOf returns the RateLimit of api.

@@ -63,7 +63,7 @@ func (r *ServiceWatchReconciler) admit(in syncInput, level pacing.Level) admissi
 // comes back when its place in the budget's line comes (pacing.Queue), so
 // that waiting costs about one ask per watch however many wait.
 func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Level, api, url string, cred cloudapi.CredentialID, n int) time.Duration {
-	budget := cloudapi.Fingerprint(api, url, cred)
+	budget := cloudapi.BudgetID(api, url, cred)
 	now := r.now()
 	wait, held := r.pacer.Claims.HeldFor(budget, key, level, now)
 	if !held {
@@ -102,22 +102,25 @@ func (r *ServiceWatchReconciler) noteDemand(key types.NamespacedName, watch *swv
 	var demands []pacing.Demand[readKey]
 	if in.management.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
-			API:         cloudapi.APIManagement,
-			Fingerprint: cloudapi.Fingerprint(cloudapi.APIManagement, in.management.url, in.management.digest),
-			Allowed:     r.Cloud.Allowance(cloudapi.APIManagement),
-			Reads:       in.managementReads(),
+			API:     cloudapi.APIManagement,
+			Budget:  cloudapi.BudgetID(cloudapi.APIManagement, in.management.url, in.management.digest),
+			Allowed: r.Cloud.Allowance(cloudapi.APIManagement),
+			Reads:   in.managementReads(),
 		})
 	}
 	if len(watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
-			API:         cloudapi.APIAlert,
-			Fingerprint: cloudapi.Fingerprint(cloudapi.APIAlert, in.alerts.url, in.alerts.digest),
-			Allowed:     r.Cloud.Allowance(cloudapi.APIAlert),
-			Reads:       in.alertReads(),
+			API:     cloudapi.APIAlert,
+			Budget:  cloudapi.BudgetID(cloudapi.APIAlert, in.alerts.url, in.alerts.digest),
+			Allowed: r.Cloud.Allowance(cloudapi.APIAlert),
+			Reads:   in.alertReads(),
 		})
 	}
 	every := interval(watch)
+	for i := range demands {
+		demands[i].Label = cloudapi.FingerprintOf(demands[i].Budget)
+	}
 	factor := r.pacer.Demands.Note(key, every, readHash(watch, r.Options.ManagementAPIURL), demands)
-	r.Metrics.setBudgetDemands(r.pacer.Demands.Ratios())
+	r.Metrics.publishBudgetDemands(r.pacer.Demands)
 	return pacing.Stretched(every, factor)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/pacing"
@@ -63,15 +64,43 @@ func TestBudgetDemandSeriesFollowTheBudgetsInUse(t *testing.T) {
 		}
 		return out
 	}
-	m.setBudgetDemands(map[string]pacing.Ratio{"aaa": {API: "management", Ratio: 2}, "bbb": {API: "alert", Ratio: 0.5}})
-	if got, want := shown(), map[string]float64{gauge("management", "aaa"): 2, gauge("alert", "bbb"): 0.5}; !maps.Equal(got, want) {
+	book := pacing.NewDemands[types.NamespacedName, readKey]()
+	watch := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+	note := func(name string, demands ...pacing.Demand[readKey]) {
+		book.Note(watch(name), time.Second, 0, demands)
+		m.publishBudgetDemands(book)
+	}
+	forget := func(name string) {
+		book.Forget(watch(name))
+		m.publishBudgetDemands(book)
+	}
+	reads := func(n int) []readKey {
+		out := make([]readKey, n)
+		for i := range out {
+			out[i] = readKey{kind: alertReadKind, alertID: fmt.Sprint(i)}
+		}
+		return out
+	}
+	note("a", pacing.Demand[readKey]{API: "management", Budget: "key-a", Label: "aaa", Allowed: 1, Reads: reads(2)},
+		pacing.Demand[readKey]{API: "alert", Budget: "token-b", Label: "bbb", Allowed: 8, Reads: reads(5)})
+	if got, want := shown(), map[string]float64{gauge("management", "aaa"): 2, gauge("alert", "bbb"): 0.625}; !maps.Equal(got, want) {
 		t.Fatalf("series %v, want %v", got, want)
 	}
-	m.setBudgetDemands(map[string]pacing.Ratio{"bbb": {API: "alert", Ratio: 0.25}})
+	// A budget whose fingerprint collides with another's is its own budget
+	// (0.625 and 0.25, not 0.875 together); the label shows the higher.
+	note("c", pacing.Demand[readKey]{API: "alert", Budget: "token-c", Label: "bbb", Allowed: 8, Reads: reads(2)})
+	if got, want := shown(), map[string]float64{gauge("management", "aaa"): 2, gauge("alert", "bbb"): 0.625}; !maps.Equal(got, want) {
+		t.Fatalf("with a colliding budget: series %v, want %v", got, want)
+	}
+	note("a", pacing.Demand[readKey]{API: "alert", Budget: "token-b", Label: "bbb", Allowed: 8, Reads: reads(1)})
 	if got, want := shown(), map[string]float64{gauge("alert", "bbb"): 0.25}; !maps.Equal(got, want) {
 		t.Fatalf("after the management key went away: series %v, want %v", got, want)
 	}
-	m.setBudgetDemands(nil)
+	forget("a")
+	if got, want := shown(), map[string]float64{gauge("alert", "bbb"): 0.25}; !maps.Equal(got, want) {
+		t.Fatalf("after one of two colliding budgets went away: series %v, want %v", got, want)
+	}
+	forget("c")
 	if got := shown(); len(got) != 0 {
 		t.Fatalf("after every watch went away: series %v", got)
 	}

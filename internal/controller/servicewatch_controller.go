@@ -291,7 +291,7 @@ func periodic(wait time.Duration) ctrl.Result {
 func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 	r.pacer.Forget(key)
 	r.fetches.forget(key)
-	r.Metrics.setBudgetDemands(r.pacer.Demands.Ratios())
+	r.Metrics.publishBudgetDemands(r.pacer.Demands)
 	r.Metrics.forget(key)
 	r.StateMetrics.Delete(key.Namespace, key.Name)
 }
@@ -307,7 +307,7 @@ func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.Servic
 	// and its lines, so the watches on its credentials are no longer
 	// stretched for it; resuming syncs at once and asks again.
 	r.pacer.Forget(client.ObjectKeyFromObject(watch))
-	r.Metrics.setBudgetDemands(r.pacer.Demands.Ratios())
+	r.Metrics.publishBudgetDemands(r.pacer.Demands)
 	if err := r.patchStatus(ctx, before, watch); err != nil {
 		// A watch deleted meanwhile is forgotten by its delete event.
 		return client.IgnoreNotFound(err)

@@ -24,9 +24,9 @@ type Metrics struct {
 	budgetDemand  *prometheus.GaugeVec
 	slotWait      *prometheus.HistogramVec
 
+	// budgetMu orders the publication of budget demands, so that a ratio
+	// taken earlier never overwrites one taken later.
 	budgetMu sync.Mutex
-	// budgetShown is the API of each budget whose series is exported.
-	budgetShown map[string]string
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -95,24 +95,24 @@ func (m *Metrics) RecordDeferral(api, reason string) {
 	m.deferrals.WithLabelValues(api, reason).Inc()
 }
 
-// setBudgetDemands sets the demand ratio of every rate budget in use, by
-// fingerprint (the label is public, the key behind it is not), and removes
-// the series of budgets no watch uses any more: a rotated key or deleted
-// watches must not leave a stale ratio behind.
-func (m *Metrics) setBudgetDemands(ratios map[string]pacing.Ratio) {
+// budgetChanges hands out the demand ratios that changed (pacing.Demands).
+type budgetChanges interface{ TakeChanges() []pacing.Ratio }
+
+// publishBudgetDemands sets the demand ratio of each rate budget whose
+// demand changed, by fingerprint (the label is public, the key behind it is
+// not), and removes the series of budgets no watch uses any more: a rotated
+// key or deleted watches must not leave a stale ratio behind. It costs what
+// changed, so a sync start or a deleted watch costs the same with 10 or
+// 10,000 budgets.
+func (m *Metrics) publishBudgetDemands(book budgetChanges) {
 	m.budgetMu.Lock()
 	defer m.budgetMu.Unlock()
-	for fp, r := range ratios {
-		m.budgetDemand.WithLabelValues(r.API, fp).Set(r.Ratio)
-	}
-	for fp, api := range m.budgetShown {
-		if r, ok := ratios[fp]; !ok || r.API != api {
-			m.budgetDemand.DeleteLabelValues(api, fp)
+	for _, r := range book.TakeChanges() {
+		if r.Gone {
+			m.budgetDemand.DeleteLabelValues(r.API, r.Label)
+			continue
 		}
-	}
-	m.budgetShown = make(map[string]string, len(ratios))
-	for fp, r := range ratios {
-		m.budgetShown[fp] = r.API
+		m.budgetDemand.WithLabelValues(r.API, r.Label).Set(r.Ratio)
 	}
 }
 

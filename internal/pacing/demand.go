@@ -7,7 +7,9 @@ import (
 )
 
 // Demands knows, for each rate budget (an API key or token at one API host,
-// named by a fingerprint), what the watches that use it ask of it. When they
+// named by the full digest of the credential and host, never by the short
+// fingerprint the metrics show: two credentials whose fingerprints collide
+// must not share a book entry), what the watches that use it ask of it. When they
 // ask for more calls than the budget allows, each one's interval is
 // stretched by the same factor, so that they share the budget in proportion
 // to what they asked, stay Ready, and the client never has to refuse a call.
@@ -15,16 +17,29 @@ import (
 // A read that several watches make together is made once, so it is asked
 // for once: ten watches of one service at 30 s ask two calls per 30 s of
 // their key, not twenty. K names a watch, R a read.
+//
+// Noting and forgetting a watch cost in proportion to its own reads, never
+// to the number of budgets or watches: the ratios the metrics show are
+// handed out only for the labels that changed (TakeChanges).
 type Demands[K, R comparable] struct {
 	mu      sync.Mutex
 	budgets map[string]*budgetUse[K, R]
 	of      map[K][]heldAsk[R]
+	// labels holds the budgets shown under each metric label: one, but for
+	// a fingerprint collision.
+	labels map[labelKey]map[string]bool
+	// changed are the labels whose ratio changed since TakeChanges.
+	changed map[labelKey]bool
 }
+
+// labelKey is what names a budget's series in the metrics.
+type labelKey struct{ api, label string }
 
 // budgetUse is what the watches on one budget ask of it.
 type budgetUse[K, R comparable] struct {
-	// api is the API the budget is of, for the metrics.
-	api string
+	// api is the API the budget is of, and label its fingerprint, for the
+	// metrics.
+	api, label string
 	// allowed is the calls per second the budget allows.
 	allowed float64
 	// asks are the reads the watches make of the budget, each with the
@@ -47,31 +62,43 @@ type sharedAsk[R comparable] struct {
 
 // heldAsk is an ask of one watch, to forget it.
 type heldAsk[R comparable] struct {
-	fingerprint string
-	ask         sharedAsk[R]
+	budget string
+	ask    sharedAsk[R]
 }
 
 // Demand is a watch's share of one budget.
 type Demand[R comparable] struct {
 	// API is the API the budget is of, for the metrics.
 	API string
-	// Fingerprint names the budget, never the credential.
-	Fingerprint string
+	// Budget names the budget exactly: a full digest of the API, host and
+	// credential, never the credential.
+	Budget string
+	// Label is the budget's short fingerprint, shown in the metrics only.
+	Label string
 	// Allowed is the calls per second the budget allows; 0 means unlimited.
 	Allowed float64
 	// Reads are the calls of this budget one sync makes.
 	Reads []R
 }
 
-// Ratio is one budget's demand ratio and the API it is of.
+// Ratio is the demand ratio shown under one metric label. Budgets whose
+// labels collide show the highest of their ratios.
 type Ratio struct {
 	API   string
+	Label string
 	Ratio float64
+	// Gone: no watch uses a budget of this label any more.
+	Gone bool
 }
 
 // NewDemands returns an empty book.
 func NewDemands[K, R comparable]() *Demands[K, R] {
-	return &Demands[K, R]{budgets: map[string]*budgetUse[K, R]{}, of: map[K][]heldAsk[R]{}}
+	return &Demands[K, R]{
+		budgets: map[string]*budgetUse[K, R]{},
+		of:      map[K][]heldAsk[R]{},
+		labels:  map[labelKey]map[string]bool{},
+		changed: map[labelKey]bool{},
+	}
 }
 
 // Note records what the watch, of phase group group, asks of its budgets at
@@ -86,12 +113,14 @@ func (b *Demands[K, R]) Note(key K, every time.Duration, group uint64, demands [
 		if len(d.Reads) == 0 || d.Allowed <= 0 {
 			continue
 		}
-		use := b.budgets[d.Fingerprint]
+		use := b.budgets[d.Budget]
 		if use == nil {
-			use = &budgetUse[K, R]{asks: map[sharedAsk[R]]map[K]bool{}}
-			b.budgets[d.Fingerprint] = use
+			use = &budgetUse[K, R]{asks: map[sharedAsk[R]]map[K]bool{}, api: d.API, label: d.Label}
+			b.budgets[d.Budget] = use
+			b.showLocked(d.Budget, use)
 		}
-		use.api, use.allowed = d.API, d.Allowed
+		use.allowed = d.Allowed
+		b.changed[use.labelKey()] = true
 		for _, read := range d.Reads {
 			ask := sharedAsk[R]{read: read, every: every, group: group}
 			if use.asks[ask] == nil {
@@ -99,7 +128,7 @@ func (b *Demands[K, R]) Note(key K, every time.Duration, group uint64, demands [
 				use.perSecond += 1 / every.Seconds()
 			}
 			use.asks[ask][key] = true
-			b.of[key] = append(b.of[key], heldAsk[R]{fingerprint: d.Fingerprint, ask: ask})
+			b.of[key] = append(b.of[key], heldAsk[R]{budget: d.Budget, ask: ask})
 		}
 		factor = max(factor, use.ratio())
 	}
@@ -111,17 +140,43 @@ func (u *budgetUse[K, R]) ratio() float64 {
 	return max(0, u.perSecond) / u.allowed
 }
 
-// Ratios returns each budget's demand ratio by fingerprint, for the
-// metrics: a budget no watch uses any more is not in it.
-func (b *Demands[K, R]) Ratios() map[string]Ratio {
+func (u *budgetUse[K, R]) labelKey() labelKey { return labelKey{api: u.api, label: u.label} }
+
+// showLocked files a new budget under its label.
+func (b *Demands[K, R]) showLocked(budget string, use *budgetUse[K, R]) {
+	k := use.labelKey()
+	if b.labels[k] == nil {
+		b.labels[k] = map[string]bool{}
+	}
+	b.labels[k][budget] = true
+}
+
+// hideLocked takes a budget that went away out of its label.
+func (b *Demands[K, R]) hideLocked(budget string, use *budgetUse[K, R]) {
+	k := use.labelKey()
+	delete(b.labels[k], budget)
+	if len(b.labels[k]) == 0 {
+		delete(b.labels, k)
+	}
+	b.changed[k] = true
+}
+
+// TakeChanges returns the ratio of every label that changed since the last
+// call, Gone for those no budget shows any more, and starts over: the
+// metrics cost what changed, not what is.
+func (b *Demands[K, R]) TakeChanges() []Ratio {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make(map[string]Ratio, len(b.budgets))
-	for fp, use := range b.budgets {
-		if use.allowed > 0 {
-			out[fp] = Ratio{API: use.api, Ratio: use.ratio()}
+	out := make([]Ratio, 0, len(b.changed))
+	for k := range b.changed {
+		r := Ratio{API: k.api, Label: k.label, Gone: true}
+		for budget := range b.labels[k] {
+			r.Gone = false
+			r.Ratio = max(r.Ratio, b.budgets[budget].ratio())
 		}
+		out = append(out, r)
 	}
+	clear(b.changed)
 	return out
 }
 
@@ -134,10 +189,11 @@ func (b *Demands[K, R]) Forget(key K) {
 
 func (b *Demands[K, R]) removeLocked(key K) {
 	for _, held := range b.of[key] {
-		use := b.budgets[held.fingerprint]
+		use := b.budgets[held.budget]
 		if use == nil {
 			continue
 		}
+		b.changed[use.labelKey()] = true
 		if watches := use.asks[held.ask]; watches != nil {
 			delete(watches, key)
 			if len(watches) == 0 {
@@ -146,7 +202,8 @@ func (b *Demands[K, R]) removeLocked(key K) {
 			}
 		}
 		if len(use.asks) == 0 {
-			delete(b.budgets, held.fingerprint)
+			delete(b.budgets, held.budget)
+			b.hideLocked(held.budget, use)
 		}
 	}
 	delete(b.of, key)

@@ -27,7 +27,7 @@ func TestDemandsStretchesWhenOverBudget(t *testing.T) {
 			var factor float64
 			for i := range tt.watches {
 				factor = b.Note(types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)}, tt.every, uint64(i),
-					[]Demand[read]{{Fingerprint: "key-1", Allowed: allowed, Reads: serviceReads(fmt.Sprint(i))}})
+					[]Demand[read]{{Budget: "key-1", Label: "key-1", Allowed: allowed, Reads: serviceReads(fmt.Sprint(i))}})
 			}
 			if math.Abs(factor-tt.wantFactor) > 0.01 {
 				t.Errorf("factor = %.3f, want %.3f", factor, tt.wantFactor)
@@ -44,23 +44,23 @@ func TestDemandsForgetsAndSeparatesBudgets(t *testing.T) {
 	b := NewDemands[types.NamespacedName, read]()
 	key := func(i int) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)} }
 	for i := range 20 {
-		b.Note(key(i), 30*time.Second, uint64(i), []Demand[read]{{Fingerprint: "busy", Allowed: 1, Reads: serviceReads(fmt.Sprint(i))}})
+		b.Note(key(i), 30*time.Second, uint64(i), []Demand[read]{{Budget: "busy", Label: "busy", Allowed: 1, Reads: serviceReads(fmt.Sprint(i))}})
 	}
-	if f := b.Note(key(100), 30*time.Second, 100, []Demand[read]{{Fingerprint: "quiet", Allowed: 1, Reads: serviceReads("100")}}); f != 1 {
+	if f := b.Note(key(100), 30*time.Second, 100, []Demand[read]{{Budget: "quiet", Label: "quiet", Allowed: 1, Reads: serviceReads("100")}}); f != 1 {
 		t.Errorf("a watch on another key is stretched by %v", f)
 	}
-	if r := b.Ratios()["busy"]; math.Abs(r.Ratio-20*2/30.0) > 1e-9 {
+	if r := ratiosOf(b)["busy"]; math.Abs(r.Ratio-20*2/30.0) > 1e-9 {
 		t.Errorf("busy ratio = %v", r)
 	}
 	for i := range 20 {
 		b.Forget(key(i))
 	}
-	if _, ok := b.Ratios()["busy"]; ok {
+	if _, ok := ratiosOf(b)["busy"]; ok {
 		t.Error("a budget with no watches left is still reported")
 	}
 	// Noting a watch again replaces, never adds to, what it asked.
-	b.Note(key(100), 30*time.Second, 100, []Demand[read]{{Fingerprint: "quiet", Allowed: 1, Reads: serviceReads("100")}})
-	if r := b.Ratios()["quiet"]; math.Abs(r.Ratio-2/30.0) > 1e-9 {
+	b.Note(key(100), 30*time.Second, 100, []Demand[read]{{Budget: "quiet", Label: "quiet", Allowed: 1, Reads: serviceReads("100")}})
+	if r := ratiosOf(b)["quiet"]; math.Abs(r.Ratio-2/30.0) > 1e-9 {
 		t.Errorf("quiet ratio = %v after noting the same watch twice", r)
 	}
 }
@@ -109,9 +109,9 @@ func TestDemandsCountsSharedReadsOnce(t *testing.T) {
 			var factor float64
 			for i, w := range tt.watches {
 				factor = b.Note(types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)}, w.every, w.group,
-					[]Demand[read]{{Fingerprint: "key-1", Allowed: allowed, Reads: w.reads}})
+					[]Demand[read]{{Budget: "key-1", Label: "key-1", Allowed: allowed, Reads: w.reads}})
 			}
-			if got := b.Ratios()["key-1"].Ratio * allowed; math.Abs(got-tt.wantCalls) > 1e-9 {
+			if got := ratiosOf(b)["key-1"].Ratio * allowed; math.Abs(got-tt.wantCalls) > 1e-9 {
 				t.Errorf("demand = %.4f calls/s, want %.4f", got, tt.wantCalls)
 			}
 			if math.Abs(factor-tt.wantFactor) > 0.01 {
@@ -120,8 +120,8 @@ func TestDemandsCountsSharedReadsOnce(t *testing.T) {
 			for i := range tt.watches {
 				b.Forget(types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)})
 			}
-			if len(b.Ratios()) != 0 {
-				t.Errorf("budgets left after every watch was forgotten: %v", b.Ratios())
+			if len(ratiosOf(b)) != 0 {
+				t.Errorf("budgets left after every watch was forgotten: %v", ratiosOf(b))
 			}
 		})
 	}
@@ -129,3 +129,47 @@ func TestDemandsCountsSharedReadsOnce(t *testing.T) {
 
 // read stands for the controller's read keys.
 type read struct{ kind, service string }
+
+// ratiosOf is each budget's demand ratio by budget.
+func ratiosOf[K, R comparable](b *Demands[K, R]) map[string]Ratio {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]Ratio{}
+	for budget, use := range b.budgets {
+		out[budget] = Ratio{API: use.api, Label: use.label, Ratio: use.ratio()}
+	}
+	return out
+}
+
+// Budgets are kept by their full digest: two credentials whose short
+// fingerprints (the metric label) collide are two budgets, and one's
+// watches never stretch the other's.
+func TestDemandsKeepCollidingFingerprintsApart(t *testing.T) {
+	b := NewDemands[types.NamespacedName, read]()
+	key := func(i int) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)} }
+	for i := range 20 { // the attacker's 20 watches ask 40 calls per 30 s of a budget allowing 1/s
+		b.Note(key(i), 30*time.Second, uint64(i), []Demand[read]{{Budget: "attacker-digest", Label: "abcdef012345", Allowed: 1, Reads: serviceReads(fmt.Sprint(i))}})
+	}
+	if f := b.Note(key(100), 30*time.Second, 100, []Demand[read]{{Budget: "victim-digest", Label: "abcdef012345", Allowed: 1, Reads: serviceReads("100")}}); f != 1 {
+		t.Errorf("the victim is stretched by %v by a budget that shares only its fingerprint", f)
+	}
+	got := ratiosOf(b)
+	if len(got) != 2 || math.Abs(got["victim-digest"].Ratio-2/30.0) > 1e-9 {
+		t.Errorf("budgets = %v, want the victim's alone at 2/30", got)
+	}
+	// The label shows the higher of the two; it goes only with both.
+	changes := b.TakeChanges()
+	if len(changes) != 1 || changes[0].Gone || math.Abs(changes[0].Ratio-40/30.0) > 1e-9 {
+		t.Errorf("changes = %v, want the label at 40/30", changes)
+	}
+	for i := range 20 {
+		b.Forget(key(i))
+	}
+	if changes := b.TakeChanges(); len(changes) != 1 || changes[0].Gone || math.Abs(changes[0].Ratio-2/30.0) > 1e-9 {
+		t.Errorf("after the attacker left: changes = %v, want the label at the victim's 2/30", changes)
+	}
+	b.Forget(key(100))
+	if changes := b.TakeChanges(); len(changes) != 1 || !changes[0].Gone {
+		t.Errorf("after every watch left: changes = %v, want the label gone", changes)
+	}
+}
