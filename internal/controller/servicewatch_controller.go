@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -94,6 +95,10 @@ type ServiceWatchReconciler struct {
 	now func() time.Time
 	// jitter draws the random term of a periodic sync, at most limit.
 	jitter func(limit time.Duration) time.Duration
+	// holdsRestored is set once the persisted Retry-After holds were given
+	// back to the client (restoreHolds); holdsMu orders the restoring.
+	holdsRestored atomic.Bool
+	holdsMu       sync.Mutex
 }
 
 // DefaultMaxConcurrentSyncs is the default bound on syncs in flight to all
@@ -379,6 +384,7 @@ func (r *ServiceWatchReconciler) untilDue(key types.NamespacedName, watch *swv1.
 // they will.
 func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceWatch, trigger string, versions map[string]string) ctrl.Result {
 	key := client.ObjectKeyFromObject(watch)
+	r.restoreHolds(ctx)
 	in := r.readAccess(ctx, watch, versions)
 	in.fresh = r.wantsFresh(watch, trigger)
 	every := r.noteDemand(key, watch, in)

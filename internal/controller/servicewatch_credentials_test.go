@@ -105,3 +105,5 @@ func (c *refusingCloud) Admit(string, string, cloudapi.CredentialID, int) time.D
 }
 
 func (c *refusingCloud) Allowance(string) float64 { return 1 }
+
+func (c *refusingCloud) Hold(string, string, cloudapi.CredentialID, time.Time) {}

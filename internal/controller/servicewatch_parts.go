@@ -27,6 +27,9 @@ type Cloud interface {
 	// Admit reserves n calls of a budget before they are made, or says how
 	// long to wait; see cloudapi.Client.Admit.
 	Admit(api, baseURL string, cred cloudapi.CredentialID, n int) time.Duration
+	// Hold keeps every call of a budget back until until, as a 429's
+	// Retry-After does; see cloudapi.Client.Hold.
+	Hold(api, baseURL string, cred cloudapi.CredentialID, until time.Time)
 	// Allowance is the calls per second one budget of api admits; 0 means
 	// unlimited.
 	Allowance(api string) float64
