@@ -214,6 +214,21 @@ func (s *budgetStore) len() int {
 	return len(s.budgets)
 }
 
+// MaxBatch is the most calls of api one Admit can reserve without waiting
+// for the budget to rest whole: its Burst (Requests when Burst is unset); 0
+// means unlimited. A caller with more calls to make splits them into batches
+// of at most this many.
+func (c *Client) MaxBatch(api string) int {
+	l := c.limitOf(api)
+	if !l.enabled() {
+		return 0
+	}
+	if l.Burst <= 0 || l.Burst > l.Requests {
+		return l.Requests
+	}
+	return l.Burst
+}
+
 // Allowance is how many calls per second the client admits on one budget of
 // api (a key or token at one host), margin included; 0 means unlimited. The
 // controller compares it with what the watches on a budget ask.

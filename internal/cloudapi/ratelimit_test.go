@@ -189,3 +189,26 @@ func TestRateLimitedCredentialIsHeldBack(t *testing.T) {
 		t.Errorf("other key: %v, want it sent", err)
 	}
 }
+
+// MaxBatch is the most calls one Admit reserves: the burst, Requests when
+// the burst is unset or larger, 0 without a limit.
+func TestMaxBatch(t *testing.T) {
+	tests := []struct {
+		name  string
+		limit cloudapi.RateLimit
+		want  int
+	}{
+		{"the burst", cloudapi.RateLimit{Requests: 100, Per: time.Minute, Burst: 10}, 10},
+		{"no burst: the requests", cloudapi.RateLimit{Requests: 7, Per: time.Minute}, 7},
+		{"a burst over the requests", cloudapi.RateLimit{Requests: 5, Per: time.Minute, Burst: 50}, 5},
+		{"no limit", cloudapi.RateLimit{Requests: -1}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := cloudapi.New(cloudapi.Options{AlertRate: tt.limit})
+			if got := c.MaxBatch(cloudapi.APIAlert); got != tt.want {
+				t.Errorf("MaxBatch = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

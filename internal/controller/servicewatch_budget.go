@@ -21,6 +21,25 @@ type admission struct {
 	// unreserved are the reads that asked for no budget: a read of another
 	// watch will answer them (see syncInput.admitAtCall).
 	unreserved map[readKey]bool
+	// alertBatch are the alerts this sync fetches when the token's budget
+	// admits fewer at once than the watch has; nil: all of them.
+	alertBatch map[string]bool
+}
+
+// alertBatch is the batch of the watch's alert reads this sync asks for:
+// all of them when the token's budget admits them at once (size calls, 0
+// for no limit), else the next size of them in turn (pacing.Turns). A batch
+// larger than the budget would never be admitted, and its standing claim
+// would hold back every other watch's alerts on the token.
+func (r *ServiceWatchReconciler) alertBatch(key types.NamespacedName, reads []readKey, size int) []readKey {
+	if size <= 0 || len(reads) <= size {
+		return reads
+	}
+	batch := make([]readKey, 0, size)
+	for _, i := range r.pacer.Turns.Next(key, len(reads), size) {
+		batch = append(batch, reads[i])
+	}
+	return batch
 }
 
 // admit asks the client for the calls the sync will make, so that no call is
@@ -44,13 +63,22 @@ func (r *ServiceWatchReconciler) admit(in syncInput, level pacing.Level) admissi
 		}
 	}
 	if len(in.watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
-		if n := r.toReserve(in, in.alertReads(), admitted.unreserved); n > 0 {
+		reads, size := in.alertReads(), r.Cloud.MaxBatch(cloudapi.APIAlert)
+		batch := r.alertBatch(key, reads, size)
+		if n := r.toReserve(in, batch, admitted.unreserved); n > 0 {
 			if wait := r.ask(key, level, cloudapi.APIAlert, in.alerts.url, in.alerts.digest, n); wait > 0 {
 				if requestedWork(in.watch) != "" {
 					return admission{wait: wait}
 				}
 				admitted.alertsDeferred = true
 			}
+		}
+		if !admitted.alertsDeferred && len(batch) < len(reads) {
+			admitted.alertBatch = make(map[string]bool, len(batch))
+			for _, read := range batch {
+				admitted.alertBatch[read.alertID] = true
+			}
+			r.pacer.Turns.Took(key, len(reads), size)
 		}
 	}
 	r.pacer.Claims.Release(key)

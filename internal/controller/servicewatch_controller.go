@@ -393,7 +393,7 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceW
 	if admitted.wait > 0 {
 		return ctrl.Result{RequeueAfter: admitted.wait}
 	}
-	in.alertsDeferred, in.unreserved = admitted.alertsDeferred, admitted.unreserved
+	in.alertsDeferred, in.unreserved, in.alertBatch = admitted.alertsDeferred, admitted.unreserved, admitted.alertBatch
 	if !r.readCredentials(ctx, &in) {
 		return ctrl.Result{RequeueAfter: time.Second}
 	}

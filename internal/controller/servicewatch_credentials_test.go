@@ -104,6 +104,8 @@ func (c *refusingCloud) Admit(string, string, cloudapi.CredentialID, int) time.D
 	return 0
 }
 
+func (c *refusingCloud) MaxBatch(string) int { return 0 }
+
 func (c *refusingCloud) Allowance(string) float64 { return 1 }
 
 func (c *refusingCloud) Hold(string, string, cloudapi.CredentialID, time.Time) {}

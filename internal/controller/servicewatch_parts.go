@@ -33,6 +33,9 @@ type Cloud interface {
 	// Allowance is the calls per second one budget of api admits; 0 means
 	// unlimited.
 	Allowance(api string) float64
+	// MaxBatch is the most calls of api one Admit reserves at once; 0
+	// means unlimited.
+	MaxBatch(api string) int
 }
 
 // part is one independent piece of a sync. Everything that differs between
@@ -78,6 +81,10 @@ type syncInput struct {
 	metricBytes int
 	// alertsDeferred: the alert calls wait for the next sync (see admit).
 	alertsDeferred bool
+	// alertBatch, when not nil, are the alert IDs this sync fetches: the
+	// token's budget admits fewer calls at once than the watch has alerts,
+	// so each sync fetches the next batch in turn (see admit).
+	alertBatch map[string]bool
 	// shared joins the reads of watches that read the same thing; nil
 	// reads alone.
 	shared *sharedReads
@@ -404,6 +411,8 @@ type alertFetch struct {
 	failure *failure
 	// deferred: the fetch waits for room in the budget (see admitAtCall).
 	deferred *failure
+	// later: not in this sync's batch; the alert's last fetch stays.
+	later bool
 }
 
 // readAlerts fetches every alert of the spec, a few at a time: a bounded
@@ -423,6 +432,10 @@ func readAlerts(ctx context.Context, cloud Cloud, in syncInput) partResult {
 	limit := make(chan struct{}, max(1, in.alertConcurrency))
 	var wg sync.WaitGroup
 	for i, id := range ids {
+		if in.alertBatch != nil && !in.alertBatch[id] {
+			fetches[i] = laterFetch(in.watch, id, len(in.alertBatch))
+			continue
+		}
 		wg.Go(func() {
 			limit <- struct{}{}
 			defer func() { <-limit }()
@@ -439,6 +452,19 @@ func readAlerts(ctx context.Context, cloud Cloud, in syncInput) partResult {
 		}
 	}
 	return alertsResult(ids, fetches, nil)
+}
+
+// laterFetch is an alert left for a later sync's batch: one fetched before
+// keeps its last fetch; one never fetched waits for its turn, and its
+// watch is not Ready until it came.
+func laterFetch(watch *swv1.ServiceWatch, id string, batch int) alertFetch {
+	for _, a := range watch.Status.Alerts {
+		if a.ID == id && a.Error == "" {
+			return alertFetch{later: true}
+		}
+	}
+	return alertFetch{alert: swv1.AlertStatus{ID: id}, failure: newFailure(swv1.ReasonRateLimited,
+		"not fetched yet: the alert API token's rate budget admits %d calls at once, and each sync fetches the next %d alerts", batch, batch)}
 }
 
 func readAlert(ctx context.Context, cloud Cloud, in syncInput, id string) alertFetch {
@@ -476,7 +502,7 @@ func alertsResult(ids []string, fetches []alertFetch, whole *failure) partResult
 		}
 	}
 	res := partResult{
-		message: fmt.Sprintf("Fetched %d alerts", len(ids)) + leftOutNote(ids, fetches),
+		message: fetchedMessage(ids, fetches) + leftOutNote(ids, fetches),
 		failure: summarizeAlertFailures(ids, failures, whole),
 	}
 	var full []swv1.AlertStatus // what apply wrote, before any truncation
@@ -489,6 +515,10 @@ func alertsResult(ids []string, fetches []alertFetch, whole *failure) partResult
 		var alerts []swv1.AlertStatus
 		failed := 0
 		for i, id := range ids {
+			if failures[i] == nil && fetches[i].later {
+				alerts = append(alerts, previous[id]) // its last fetch, which succeeded
+				continue
+			}
 			if failures[i] == nil {
 				alerts = append(alerts, *fetches[i].alert.DeepCopy()) // the fetch may be shared
 				continue
@@ -502,6 +532,22 @@ func alertsResult(ids []string, fetches []alertFetch, whole *failure) partResult
 		s.Summary.Alerts = int32(len(alerts) - failed)
 	}
 	return res
+}
+
+// fetchedMessage says how many alerts this sync fetched, and, when the
+// token's budget made it fetch only a batch, that the others keep their last
+// fetch.
+func fetchedMessage(ids []string, fetches []alertFetch) string {
+	later := 0
+	for _, f := range fetches {
+		if f.later {
+			later++
+		}
+	}
+	if later == 0 {
+		return fmt.Sprintf("Fetched %d alerts", len(ids))
+	}
+	return fmt.Sprintf("Fetched %d of %d alerts: the alert API token's rate budget admits fewer calls at once than there are alerts, so each sync fetches the next ones in turn and the others keep their last fetch", len(ids)-later, len(ids))
 }
 
 // leftOutNote tells which alerts had values the operator could not read and

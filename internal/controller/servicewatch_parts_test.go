@@ -50,6 +50,8 @@ func (c stubCloud) GetAlert(context.Context, string, cloudapi.BearerToken, strin
 func (c stubCloud) Admit(string, string, cloudapi.CredentialID, int) time.Duration { return 0 }
 func (c stubCloud) Hold(string, string, cloudapi.CredentialID, time.Time)          {}
 
+func (c stubCloud) MaxBatch(string) int { return 0 }
+
 func (c stubCloud) Allowance(string) float64 { return 0 }
 
 // The client keeps what fits the status; the summary counts and the state

@@ -10,11 +10,12 @@ type Pacer[K, R comparable] struct {
 	Demands   *Demands[K, R]
 	Claims    *Claims[K]
 	Queue     *Queue[K]
+	Turns     *Turns[K]
 }
 
 // New returns empty books.
 func New[K, R comparable]() *Pacer[K, R] {
-	return &Pacer[K, R]{Schedules: NewSchedules[K](), Phases: NewPhases[K](), Demands: NewDemands[K, R](), Claims: NewClaims[K](), Queue: NewQueue[K]()}
+	return &Pacer[K, R]{Schedules: NewSchedules[K](), Phases: NewPhases[K](), Demands: NewDemands[K, R](), Claims: NewClaims[K](), Queue: NewQueue[K](), Turns: NewTurns[K]()}
 }
 
 // Forget drops everything the books hold of a watch that went away.
@@ -24,4 +25,5 @@ func (p *Pacer[K, R]) Forget(key K) {
 	p.Demands.Forget(key)
 	p.Claims.Release(key)
 	p.Queue.Forget(key)
+	p.Turns.Forget(key)
 }
