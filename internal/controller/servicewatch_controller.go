@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -305,15 +306,13 @@ func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 // Suspended, a requested sync is echoed as handled, and no call is made.
 func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.ServiceWatch) error {
 	r.fetches.forget(client.ObjectKeyFromObject(watch)) // a read under way is not written
-	before := watch.DeepCopy()
-	markSuspended(watch)
-	watch.Status.LastHandledRequestedAt = requestedAt(watch)
 	// A suspended watch makes no call: it leaves the budget book, its claims
 	// and its lines, so the watches on its credentials are no longer
 	// stretched for it; resuming syncs at once and asks again.
 	r.pacer.Forget(client.ObjectKeyFromObject(watch))
 	r.Metrics.publishBudgetDemands(r.pacer.Demands)
-	if err := r.patchStatus(ctx, before, watch); err != nil {
+	before, err := r.writeStatus(ctx, watch, statusChange{suspended: true})
+	if err != nil {
 		// A watch deleted meanwhile is forgotten by its delete event.
 		return client.IgnoreNotFound(err)
 	}
@@ -397,14 +396,13 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceW
 	if !r.readCredentials(ctx, &in) {
 		return ctrl.Result{RequeueAfter: time.Second}
 	}
-	announced := false
 	if work := requestedWork(watch); work != "" && watch.Status.ObservedGeneration > 0 {
 		// A new watch reads observedGeneration -1, which kstatus already
 		// shows as in progress: it costs no write of its own.
-		announced = r.announce(ctx, watch, work)
+		r.announce(ctx, watch, work)
 	}
 	parts := syncParts()
-	r.fetches.start(ctx, readRequest{key: key, trigger: trigger, every: every, level: level, announced: announced, hosts: apiHosts(in),
+	r.fetches.start(ctx, readRequest{key: key, trigger: trigger, every: every, level: level, hosts: apiHosts(in),
 		read: func(ctx context.Context) ([]partResult, bool) {
 			return readCloud(ctx, r.Cloud, parts, in), in.reachedCloud(watch)
 		}})
@@ -446,20 +444,9 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 	if len(results) != len(parts) {
 		results = interrupted(parts)
 	}
-	before := patchBase(watch, read.announced)
-	applyResults(watch, parts, results, r.Options.StatusSizeLimit)
-	watch.Status.ObservedGeneration = watch.Generation
-	watch.Status.LastHandledRequestedAt = requestedAt(watch)
-	if read.reachedCloud {
-		watch.Status.LastSyncTime = &metav1.Time{Time: read.endedAt.Truncate(time.Second)}
-	}
-	setIntervalMetCondition(watch, read.every)
+	before, err := r.writeStatus(ctx, watch, statusChange{synced: &syncEnd{
+		parts: parts, results: results, reachedCloud: read.reachedCloud, endedAt: read.endedAt, every: read.every}})
 	outcome := assess(results)
-	watch.Status.RetryNotBefore = nil
-	if outcome.RetryAfter > 0 {
-		watch.Status.RetryNotBefore = &metav1.Time{Time: read.endedAt.Add(outcome.RetryAfter + time.Second).Truncate(time.Second)}
-	}
-	err := r.patchStatus(ctx, before, watch)
 	switch {
 	case apierrors.IsNotFound(err):
 		// Deleted while its read ran: there is no status left to write, no
@@ -468,6 +455,9 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 		log.FromContext(ctx).V(1).Info("the watch was deleted during its sync; nothing written")
 		r.forget(client.ObjectKeyFromObject(watch))
 		return ctrl.Result{}
+	case errors.Is(err, errChangedDuringSync):
+		log.FromContext(ctx).V(1).Info(err.Error())
+		outcome.Failed, outcome.Transient = true, true
 	case err != nil:
 		// Retrying at once would call the cloud again for a status the API
 		// server may refuse again: the write waits for the schedule's backoff
@@ -536,28 +526,63 @@ func (r *ServiceWatchReconciler) phaseOf(watch *swv1.ServiceWatch) time.Duration
 // announce marks the watch Reconciling before slow cloud calls, so that
 // `kubectl get` and kstatus show a requested sync is being worked on. It is
 // best effort: the sync's own write follows.
-func (r *ServiceWatchReconciler) announce(ctx context.Context, watch *swv1.ServiceWatch, work string) bool {
-	before := watch.DeepCopy()
-	markReconciling(watch, work)
-	if err := r.patchStatus(ctx, before, watch); err != nil {
-		if !apierrors.IsNotFound(err) { // a deleted watch's write forgets it
-			log.FromContext(ctx).Error(err, "announcing the sync")
-		}
-		return false
+func (r *ServiceWatchReconciler) announce(ctx context.Context, watch *swv1.ServiceWatch, work string) {
+	if _, err := r.writeStatus(ctx, watch, statusChange{announce: work}); err != nil && !apierrors.IsNotFound(err) {
+		// A deleted watch's write forgets it; any other failure is the
+		// sync's own write's to retry.
+		log.FromContext(ctx).Error(err, "announcing the sync")
 	}
-	return true
 }
 
-// patchStatus sends a merge patch of the status subresource with what
-// changed, so an unchanged cloud costs at most a patch of lastSyncTime. The
-// patch replaces whole lists (conditions included): this controller is the
-// only writer of this status.
-func (r *ServiceWatchReconciler) patchStatus(ctx context.Context, before, watch *swv1.ServiceWatch) error {
-	if equality.Semantic.DeepEqual(before.Status, watch.Status) {
-		return nil
+// errChangedDuringSync: the user changed what a sync was for (the spec or
+// the requested-at annotation) while it ran, so its result is not written;
+// the change's own reconcile syncs again.
+var errChangedDuringSync = errors.New("the watch changed during its sync; not written")
+
+// maxStatusConflicts bounds how many times one status write is built again
+// on the watch as the API server has it, after the API server refused it for
+// an older resourceVersion.
+const maxStatusConflicts = 3
+
+// writeStatus is the one writer of a watch's status. It builds the desired
+// status for change on the watch (buildStatus: the conditions this controller
+// owns, lists, times) and sends a merge patch of what differs, so that an
+// unchanged cloud costs at most a patch of lastSyncTime. The patch replaces
+// whole lists, conditions included, and so carries the resourceVersion it was
+// built on: when the API server has a newer watch (another writer's
+// condition, or the controller's own last write that the cache has not shown
+// yet), it refuses the patch, and the status is built again on the watch read
+// from the API server. So another writer's conditions are never clobbered,
+// and on a condition the controller owns its value wins. The result is not
+// written when the user changed what the sync was for meanwhile (a new
+// generation or requested-at value): that change syncs again.
+//
+// It returns the status it built on, for the events of what changed. On
+// error nothing was written and watch's status is not what the API server
+// has.
+func (r *ServiceWatchReconciler) writeStatus(ctx context.Context, watch *swv1.ServiceWatch, change statusChange) (*swv1.ServiceWatch, error) {
+	generation, asked := watch.Generation, requestedAt(watch)
+	for conflicts := 0; ; conflicts++ {
+		before := watch.DeepCopy()
+		buildStatus(watch, change, r.Options.StatusSizeLimit)
+		keepOthersConditions(watch, before.Status.Conditions)
+		if equality.Semantic.DeepEqual(before.Status, watch.Status) {
+			return before, nil
+		}
+		err := r.Client.Status().Patch(ctx, watch, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		if err == nil {
+			return before, nil
+		}
+		if !apierrors.IsConflict(err) || conflicts == maxStatusConflicts {
+			return before, fmt.Errorf("patching status: %w", err)
+		}
+		live := &swv1.ServiceWatch{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(watch), live); err != nil {
+			return before, fmt.Errorf("reading the watch after a conflicting status write: %w", err)
+		}
+		if live.Generation != generation || requestedAt(live) != asked {
+			return before, errChangedDuringSync
+		}
+		*watch = *live
 	}
-	if err := r.Client.Status().Patch(ctx, watch, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("patching status: %w", err)
-	}
-	return nil
 }

@@ -20,8 +20,12 @@ func TestAWatchDeletedDuringItsSyncIsForgottenQuietly(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.createSecrets()
-	// Never created: to the API server it is a watch deleted meanwhile.
-	w := f.newWatch("deleted-mid-sync")
+	// The watch as the reconcile read it, then deleted while its read ran.
+	f.create(f.newWatch("deleted-mid-sync"))
+	w := f.get("deleted-mid-sync")
+	if err := env.Client.Delete(f.ctx, w); err != nil {
+		t.Fatal(err)
+	}
 	metrics, err := controller.NewMetrics(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)

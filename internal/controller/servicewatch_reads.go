@@ -63,9 +63,7 @@ type fetched struct {
 	// every is the interval the watch's budgets allowed when the read began.
 	every time.Duration
 	// level is the level of the work the read was for.
-	level pacing.Level
-	// announced: the sync wrote Reconciling before the read began.
-	announced    bool
+	level        pacing.Level
 	results      []partResult
 	reachedCloud bool
 	endedAt      time.Time
@@ -74,11 +72,10 @@ type fetched struct {
 // readRequest is one read to run in the background.
 type readRequest struct {
 	key types.NamespacedName
-	// trigger, every, level and announced are as in fetched.
-	trigger   string
-	every     time.Duration
-	level     pacing.Level
-	announced bool
+	// trigger, every and level are as in fetched.
+	trigger string
+	every   time.Duration
+	level   pacing.Level
 	// hosts are the API hosts the read calls, for their slots.
 	hosts []string
 	// read calls the cloud; it tells whether the sync reached the cloud.
@@ -165,7 +162,7 @@ func (f *fetches) Start(ctx context.Context) error {
 
 // run runs one read within ctx and the timeout, and records its end.
 func (f *fetches) run(ctx context.Context, req readRequest) {
-	res := fetched{trigger: req.trigger, every: req.every, level: req.level, announced: req.announced}
+	res := fetched{trigger: req.trigger, every: req.every, level: req.level}
 	readCtx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	f.mu.Lock()

@@ -23,6 +23,107 @@ const (
 	maxListMessageBytes = 1 << 10
 )
 
+// statusChange is what one reconcile has to say in a watch's status; exactly
+// one of its fields is set. buildStatus turns it into the whole desired
+// status, and writeStatus writes that.
+type statusChange struct {
+	// suspended: spec.suspend is true.
+	suspended bool
+	// announce, when set, says which work a sync that starts is for: the
+	// watch is Reconciling until the sync's end is written.
+	announce string
+	// synced is the end of a sync: what its reads found.
+	synced *syncEnd
+}
+
+// syncEnd is what the reads of one sync found, for its status.
+type syncEnd struct {
+	parts   []part
+	results []partResult
+	// reachedCloud: the sync called the cloud; only such syncs are
+	// lastSyncTime.
+	reachedCloud bool
+	endedAt      time.Time
+	// every is the interval the budgets allow the watch.
+	every time.Duration
+}
+
+// buildStatus makes the watch's status what change says, on top of the
+// status it has: every condition this controller owns, the lists and their
+// truncation, observedGeneration, the echo of a requested sync, lastSyncTime
+// and retryNotBefore. The conditions of other writers are not touched.
+func buildStatus(watch *swv1.ServiceWatch, change statusChange, sizeLimit int) {
+	switch {
+	case change.suspended:
+		markSuspended(watch)
+		watch.Status.LastHandledRequestedAt = requestedAt(watch)
+	case change.synced != nil:
+		applySync(watch, *change.synced, sizeLimit)
+	case change.announce != "":
+		markReconciling(watch, change.announce)
+	}
+}
+
+// applySync writes the end of a sync: its results, then what follows from
+// them and from the time it ended.
+func applySync(watch *swv1.ServiceWatch, end syncEnd, sizeLimit int) {
+	applyResults(watch, end.parts, end.results, sizeLimit)
+	watch.Status.ObservedGeneration = watch.Generation
+	watch.Status.LastHandledRequestedAt = requestedAt(watch)
+	if end.reachedCloud {
+		watch.Status.LastSyncTime = &metav1.Time{Time: end.endedAt.Truncate(time.Second)}
+	}
+	setIntervalMetCondition(watch, end.every)
+	watch.Status.RetryNotBefore = nil
+	if wait := assess(end.results).RetryAfter; wait > 0 {
+		// A second more, and whole seconds: the wait the cloud asked for
+		// has passed once the time shown has.
+		watch.Status.RetryNotBefore = &metav1.Time{Time: end.endedAt.Add(wait + time.Second).Truncate(time.Second)}
+	}
+}
+
+// ownsCondition tells the condition types this controller writes. A
+// condition of any other type is another writer's (a policy engine, a
+// reviewer's tool): the controller keeps it as the API server has it.
+func ownsCondition(condType string) bool {
+	switch condType {
+	case swv1.ConditionReady, swv1.ConditionReconciling, swv1.ConditionStalled,
+		swv1.ConditionPipesSynced, swv1.ConditionReversePrivateEndpointsSynced, swv1.ConditionAlertsSynced,
+		swv1.ConditionStatusTruncated, swv1.ConditionIntervalMet:
+		return true
+	}
+	return false
+}
+
+// keepOthersConditions makes the conditions of types the controller does not
+// own in watch exactly those of base, in their places, whatever a setter did.
+func keepOthersConditions(watch *swv1.ServiceWatch, base []metav1.Condition) {
+	others := map[string]metav1.Condition{}
+	for _, c := range base {
+		if !ownsCondition(c.Type) {
+			others[c.Type] = c
+		}
+	}
+	conds := make([]metav1.Condition, 0, len(watch.Status.Conditions)+len(others))
+	for _, c := range watch.Status.Conditions {
+		if ownsCondition(c.Type) {
+			conds = append(conds, c)
+		} else if theirs, ok := others[c.Type]; ok {
+			conds = append(conds, theirs)
+			delete(others, c.Type)
+		}
+	}
+	for _, c := range base { // any a setter dropped, in base's order
+		if _, ok := others[c.Type]; ok {
+			conds = append(conds, c)
+		}
+	}
+	if len(conds) == 0 {
+		conds = nil
+	}
+	watch.Status.Conditions = conds
+}
+
 // applyResults writes the outcome of one sync into the watch's status, part
 // by part in the order of parts, derives Ready and Stalled, then truncates
 // the lists to sizeLimit. A part that failed keeps its last good data;
@@ -180,19 +281,6 @@ func cutString(s string, maxBytes int) string {
 		cut--
 	}
 	return s[:cut] + ellipsis
-}
-
-// patchBase is what the write of a sync's result patches from: the watch as
-// the cache shows it, with the Reconciling condition the sync announced. The
-// cache may not have seen the announcement yet when the read ends; a merge
-// patch from a base without it would leave the conditions out when nothing
-// else in them changed, and Reconciling would stay True beside Ready.
-func patchBase(watch *swv1.ServiceWatch, announced bool) *swv1.ServiceWatch {
-	base := watch.DeepCopy()
-	if announced && conditions.Get(base, swv1.ConditionReconciling) == nil {
-		markReconciling(base, "")
-	}
-	return base
 }
 
 // setIntervalMetCondition says, while the budget stretches the watch's

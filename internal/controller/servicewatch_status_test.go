@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/conditions"
@@ -308,37 +307,109 @@ func TestMarkSuspendedKeepsData(t *testing.T) {
 	}
 }
 
-// The write of a sync that announced Reconciling patches from a base that
-// has it, even when the cache has not seen the announcement yet, so that the
-// patch carries the conditions and Reconciling does not stay True beside
-// Ready. Without an announcement the base is the cached watch.
-func TestPatchBaseEndsAnAnnouncementTheCacheMissed(t *testing.T) {
-	cached := testWatch() // as the cache shows it: synced, no Reconciling yet
-	cached.Status.ObservedGeneration = cached.Generation
-	applyResults(cached, syncParts(), []partResult{pipesOK(), endpointsOK(0), alertsFetched(nil)}, DefaultStatusSizeLimit)
-
+// buildStatus is the whole desired status for each kind of change: a
+// suspension, an announcement, the end of a sync.
+func TestBuildStatus(t *testing.T) {
+	ended := time.Date(2026, 11, 23, 10, 0, 0, 700_000_000, time.UTC)
+	synced := func(results ...partResult) statusChange {
+		return statusChange{synced: &syncEnd{parts: syncParts(), results: results, reachedCloud: true, endedAt: ended, every: time.Minute}}
+	}
 	tests := []struct {
-		name          string
-		announced     bool
-		wantCondition bool
+		name   string
+		change statusChange
+		check  func(t *testing.T, w *swv1.ServiceWatch)
 	}{
-		{"announced: the patch replaces the conditions", true, true},
-		{"not announced: nothing to end", false, false},
+		{"suspended: Ready False, the request echoed, data kept", statusChange{suspended: true}, func(t *testing.T, w *swv1.ServiceWatch) {
+			if got := condition(w, swv1.ConditionReady); got != "False/Suspended" {
+				t.Errorf("Ready = %s", got)
+			}
+			if w.Status.LastHandledRequestedAt != "req-1" || len(w.Status.Pipes) != 1 {
+				t.Errorf("lastHandledRequestedAt %q, %d pipes", w.Status.LastHandledRequestedAt, len(w.Status.Pipes))
+			}
+		}},
+		{"announced: Reconciling True, nothing else", statusChange{announce: "syncing generation 4"}, func(t *testing.T, w *swv1.ServiceWatch) {
+			if got := condition(w, swv1.ConditionReconciling); got != "True/Progressing" {
+				t.Errorf("Reconciling = %s", got)
+			}
+			if w.Status.LastHandledRequestedAt != "" || w.Status.ObservedGeneration != 2 {
+				t.Errorf("an announcement handled the request or the generation: %+v", w.Status)
+			}
+		}},
+		{"synced: Ready, the generation and request handled, Reconciling ended, lastSyncTime in whole seconds",
+			synced(pipesOK(), endpointsOK(0), alertsFetched(nil)), func(t *testing.T, w *swv1.ServiceWatch) {
+				if !conditions.IsReady(w) || condition(w, swv1.ConditionReconciling) != "absent" {
+					t.Errorf("Ready %s, Reconciling %s", condition(w, swv1.ConditionReady), condition(w, swv1.ConditionReconciling))
+				}
+				if w.Status.ObservedGeneration != w.Generation || w.Status.LastHandledRequestedAt != "req-1" {
+					t.Errorf("observedGeneration %d, lastHandledRequestedAt %q", w.Status.ObservedGeneration, w.Status.LastHandledRequestedAt)
+				}
+				if !w.Status.LastSyncTime.Equal(&metav1.Time{Time: ended.Truncate(time.Second)}) || w.Status.RetryNotBefore != nil {
+					t.Errorf("lastSyncTime %v, retryNotBefore %v", w.Status.LastSyncTime, w.Status.RetryNotBefore)
+				}
+			}},
+		{"synced with a Retry-After: retryNotBefore a second past it, in whole seconds",
+			synced(partResult{failure: &failure{reason: swv1.ReasonRateLimited, message: "429", retryAfter: 30 * time.Second}}, endpointsOK(0), alertsFetched(nil)),
+			func(t *testing.T, w *swv1.ServiceWatch) {
+				want := ended.Add(31 * time.Second).Truncate(time.Second)
+				if w.Status.RetryNotBefore == nil || !w.Status.RetryNotBefore.Time.Equal(want) {
+					t.Errorf("retryNotBefore %v, want %v", w.Status.RetryNotBefore, want)
+				}
+				if len(w.Status.Pipes) != 1 {
+					t.Error("the failed part lost its data")
+				}
+			}},
+		{"synced but stretched by the budget: IntervalMet False",
+			statusChange{synced: &syncEnd{parts: syncParts(), results: []partResult{pipesOK(), endpointsOK(0), alertsFetched(nil)}, endedAt: ended, every: 2 * time.Minute}},
+			func(t *testing.T, w *swv1.ServiceWatch) {
+				if got := condition(w, swv1.ConditionIntervalMet); got != "False/BudgetExceeded" {
+					t.Errorf("IntervalMet = %s", got)
+				}
+				if w.Status.LastSyncTime != nil {
+					t.Errorf("a sync that did not reach the cloud set lastSyncTime %v", w.Status.LastSyncTime)
+				}
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			watch := cached.DeepCopy()
-			base := patchBase(watch, tt.announced)
-			applyResults(watch, syncParts(), []partResult{pipesOK(), endpointsOK(0), alertsFetched(nil)}, DefaultStatusSizeLimit)
-			if conditions.Get(watch, swv1.ConditionReconciling) != nil {
-				t.Fatal("the result still says Reconciling")
-			}
-			data, err := client.MergeFrom(base).Data(watch)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := strings.Contains(string(data), `"conditions"`); got != tt.wantCondition {
-				t.Errorf("patch %s: carries the conditions = %v, want %v", data, got, tt.wantCondition)
+			w := testWatch()
+			w.Generation = 4
+			w.Annotations = map[string]string{swv1.RequestedAtAnnotation: "req-1"}
+			applyResults(w, syncParts(), []partResult{pipesOK(pipe("a", "Running")), endpointsOK(0), alertsFetched(nil)}, DefaultStatusSizeLimit)
+			w.Status.ObservedGeneration = 2
+			buildStatus(w, tt.change, DefaultStatusSizeLimit)
+			tt.check(t, w)
+		})
+	}
+}
+
+// The conditions of types the controller does not own are kept exactly as
+// the base has them, in their places; those it owns are the controller's.
+func TestKeepOthersConditions(t *testing.T) {
+	reviewed := metav1.Condition{Type: "example.com/Reviewed", Status: metav1.ConditionTrue, Reason: "Approved"}
+	ready := metav1.Condition{Type: swv1.ConditionReady, Status: metav1.ConditionTrue, Reason: swv1.ReasonSynced}
+	notReady := metav1.Condition{Type: swv1.ConditionReady, Status: metav1.ConditionFalse, Reason: swv1.ReasonUnreachable}
+	changed := reviewed
+	changed.Status = metav1.ConditionFalse
+	tests := []struct {
+		name        string
+		base, built []metav1.Condition
+		want        []metav1.Condition
+	}{
+		{"only owned: as built", []metav1.Condition{ready}, []metav1.Condition{notReady}, []metav1.Condition{notReady}},
+		{"another's kept in its place", []metav1.Condition{reviewed, ready}, []metav1.Condition{reviewed, notReady}, []metav1.Condition{reviewed, notReady}},
+		{"another's changed by a setter: the base's wins", []metav1.Condition{ready, reviewed}, []metav1.Condition{notReady, changed}, []metav1.Condition{notReady, reviewed}},
+		{"another's dropped by a setter: put back", []metav1.Condition{reviewed, ready}, []metav1.Condition{notReady}, []metav1.Condition{notReady, reviewed}},
+		{"one the base lacks is not another's to add", []metav1.Condition{ready}, []metav1.Condition{notReady, reviewed}, []metav1.Condition{notReady}},
+		{"an owned one the controller deleted stays deleted", []metav1.Condition{ready, reviewed}, []metav1.Condition{reviewed}, []metav1.Condition{reviewed}},
+		{"none", nil, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := testWatch()
+			w.Status.Conditions = tt.built
+			keepOthersConditions(w, tt.base)
+			if !equality.Semantic.DeepEqual(w.Status.Conditions, tt.want) {
+				t.Errorf("got %+v\nwant %+v", w.Status.Conditions, tt.want)
 			}
 		})
 	}
