@@ -27,6 +27,9 @@ GO_TEST_FLAGS ?= -count=1 -timeout=20m
 # release binary. Each is the newest release whose go.mod needs Go <= 1.26.
 PROMETHEUS_VERSION ?= v0.316.0
 PROMTOOL := $(BIN)/promtool-$(PROMETHEUS_VERSION)
+# The Prometheus server of the end-to-end tests, from the same module version
+# and build tags as promtool, so a second build reuses most of the first.
+PROMETHEUS := $(BIN)/prometheus-$(PROMETHEUS_VERSION)
 HELM_VERSION ?= v4.3.1
 HELM := $(BIN)/helm-$(HELM_VERSION)
 # The chart tests (test/chart, test/monitoring) run this helm.
@@ -129,6 +132,12 @@ $(PROMTOOL):
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	GOBIN="$$tmp" $(GO) install -tags remove_all_sd github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_VERSION); \
 	mkdir -p $(BIN); mv "$$tmp/promtool" $@
+
+$(PROMETHEUS):
+	@echo ">> building prometheus $(PROMETHEUS_VERSION) from Go modules (first time: a few minutes)"
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	GOBIN="$$tmp" $(GO) install -tags remove_all_sd github.com/prometheus/prometheus/cmd/prometheus@$(PROMETHEUS_VERSION); \
+	mkdir -p $(BIN); mv "$$tmp/prometheus" $@
 
 $(HELM):
 	@echo ">> building helm $(HELM_VERSION) from Go modules (first time: a few minutes)"
@@ -264,8 +273,8 @@ $(E2E_K8S_BIN)/.built: hack/e2e/k8s/go.mod hack/e2e/k8s/go.sum
 	rm -rf $(E2E_K8S_BIN); mv "$$tmp" $(E2E_K8S_BIN); touch $@
 
 .PHONY: test-e2e
-test-e2e: e2e-packages envtest e2e-k8s $(HELM) ## Build the images and a one-node cluster, run test/e2e against it, tear it all down (root; see README).
-	K8S_BIN=$(E2E_K8S_BIN) ENVTEST_BIN=$(ENVTEST_DIR) HELM=$(HELM) E2E_DIR=$(BIN)/e2e hack/e2e/run.sh
+test-e2e: e2e-packages envtest e2e-k8s $(HELM) $(PROMETHEUS) ## Build the images and a one-node cluster, run test/e2e against it, tear it all down (root; see README).
+	K8S_BIN=$(E2E_K8S_BIN) ENVTEST_BIN=$(ENVTEST_DIR) HELM=$(HELM) PROMETHEUS=$(PROMETHEUS) E2E_DIR=$(BIN)/e2e hack/e2e/run.sh
 
 ##@ Benchmarks
 
