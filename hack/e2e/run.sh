@@ -4,14 +4,14 @@
 # teardown, on success, failure or interrupt, with a check that nothing of
 # the cluster is left.
 #
-#   K8S_BIN=... ENVTEST_BIN=... HELM=... hack/e2e/run.sh
+#   K8S_BIN=... ENVTEST_BIN=... HELM=... PROMETHEUS=... hack/e2e/run.sh
 #
 # E2E_RUN picks tests (go test -run); E2E_KEEP=1 leaves the cluster running
 # after the tests for a look around (then: hack/e2e/cluster.sh down).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
-: "${K8S_BIN:?}" "${ENVTEST_BIN:?}" "${HELM:?}"
+: "${K8S_BIN:?}" "${ENVTEST_BIN:?}" "${HELM:?}" "${PROMETHEUS:?}"
 export K8S_BIN ENVTEST_BIN
 : "${E2E_DIR:=$repo/bin/e2e}"
 export E2E_LOG_DIR=${E2E_LOG_DIR:-$E2E_DIR/logs}
@@ -54,7 +54,7 @@ mkdir -p "$E2E_LOG_DIR"
 hack/e2e/images.sh "$E2E_DIR"
 "$cluster" up "$E2E_DIR"
 eval "$("$cluster" env)"
-export HELM E2E_REPO=$repo
+export HELM PROMETHEUS E2E_REPO=$repo
 
 echo ">> e2e: go test -tags e2e ./test/e2e"
 go test -tags e2e -count=1 -timeout 30m -v ${E2E_RUN:+-run "$E2E_RUN"} ./test/e2e 2>&1 | tee "$E2E_LOG_DIR/go-test.log"

@@ -15,8 +15,8 @@ import (
 
 // TestKustomize installs the operator as the README says (kubectl apply -k
 // config/default, with the image built from this tree), watches the fake
-// cloud's sample service, reads the metrics as Prometheus would, and
-// uninstalls it again.
+// cloud's sample service, reads the metrics as Prometheus would, has a real
+// Prometheus scrape them and alert on them, and uninstalls it again.
 func TestKustomize(t *testing.T) {
 	cloud := deployFakeCloud(t, "e2e-cloud")
 	dumpOnFailure(t, systemNamespace, "e2e-data")
@@ -97,6 +97,10 @@ func TestKustomize(t *testing.T) {
 
 	t.Run("metrics over HTTPS from a Pod", func(t *testing.T) {
 		testMetrics(t, "analytics-prod", "e2e-data", want)
+	})
+
+	t.Run("Prometheus scrapes as the ServiceMonitor says; the pipe alert fires and resolves", func(t *testing.T) {
+		testPrometheus(t, cloud, "analytics-prod", "e2e-data")
 	})
 
 	t.Run("egress from the Pod range is dropped", testEgressGuard)
