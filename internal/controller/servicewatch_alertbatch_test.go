@@ -72,7 +72,7 @@ func TestAlertsLargerThanTheBudgetAreFetchedInBatches(t *testing.T) {
 	ids := []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7"}
 	big := testWatch(ids...) // a new watch: work the user asked for
 	access := alertAccess{url: "https://alerts.example.com", digest: cloudapi.DigestOf(cloudapi.NewBearerToken("token"))}
-	sync := func(w *swv1.ServiceWatch, level pacing.Level) admission {
+	syncWatch := func(w *swv1.ServiceWatch, level pacing.Level) admission {
 		t.Helper()
 		in := syncInput{watch: w, management: managementAccess{failure: newFailure(swv1.ReasonConfigurationError, "not read here")}, alerts: access, alertConcurrency: 2}
 		admitted := r.admit(in, level)
@@ -85,7 +85,7 @@ func TestAlertsLargerThanTheBudgetAreFetchedInBatches(t *testing.T) {
 		return admitted
 	}
 
-	if a := sync(big, pacing.User); a.wait > 0 {
+	if a := syncWatch(big, pacing.User); a.wait > 0 {
 		t.Fatalf("the watch with 7 alerts on a budget of 3 at once waits %s: it would wait for ever", a.wait)
 	}
 	if got := condition(big, swv1.ConditionAlertsSynced); got != "False/RateLimited" {
@@ -99,13 +99,13 @@ func TestAlertsLargerThanTheBudgetAreFetchedInBatches(t *testing.T) {
 	small := testWatch("b1")
 	small.Status.ObservedGeneration = small.Generation
 	small.Name = "small"
-	if a := sync(small, pacing.Periodic); a.wait > 0 || a.alertsDeferred {
+	if a := syncWatch(small, pacing.Periodic); a.wait > 0 || a.alertsDeferred {
 		t.Errorf("another watch's periodic alerts are deferred (%+v) behind the big watch", a)
 	}
 
 	for i := range 2 {
 		clock = clock.Add(time.Minute)
-		if a := sync(big, pacing.Periodic); a.wait > 0 || a.alertsDeferred {
+		if a := syncWatch(big, pacing.Periodic); a.wait > 0 || a.alertsDeferred {
 			t.Fatalf("batch %d: deferred (%+v)", i+2, a)
 		}
 	}
