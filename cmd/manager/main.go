@@ -72,8 +72,9 @@ func parseFlags(args []string) (config, error) {
 	fs.Func("allowed-api-urls", "Comma-separated API base URLs (https://api.example.com, https://gw.example.com/cloud: that scheme, host and port, paths under it) and hosts (alerts.example.com, *.example.com, api.example.com:8443) that watches may send their credentials to; a watch with another URL is Stalled (URLNotAllowed) before its Secret is read. Empty allows every URL.", allowList(&cfg.reconciler.AllowedAPIURLs))
 	fs.BoolVar(&cfg.cloud.DenyLocalAddresses, "deny-local-addresses", false, "Refuse to connect to loopback, unspecified and link-local addresses and cloud metadata services (169.254.169.254, fd00:ec2::254, ...), checked on the resolved address of each connection; such a watch is Stalled (AddressNotAllowed). Off by default for a manager run beside a local fake cloud; the shipped manifests and chart turn it on.")
 	defaults := controller.DefaultOptions()
-	fs.IntVar(&cfg.reconciler.MaxConcurrentSyncs, "max-concurrent-syncs", defaults.MaxConcurrentSyncs, "How many ServiceWatches may have cloud calls in flight at once.")
+	fs.IntVar(&cfg.reconciler.MaxConcurrentSyncs, "max-concurrent-syncs", defaults.MaxConcurrentSyncs, "How many syncs may call the cloud at once, each counted once per API host it is calling (a sync holds a host's slot only while it calls that host).")
 	fs.IntVar(&cfg.reconciler.MaxSyncsPerHost, "max-syncs-per-host", defaults.MaxSyncsPerHost, "How many of those may call one API host, so that a host that hangs holds at most that many; one host serves at most this many divided by its latency syncs per second.")
+	fs.IntVar(&cfg.reconciler.MaxSyncsPerNamespace, "max-syncs-per-namespace", defaults.MaxSyncsPerNamespace, "How many of those the watches of one namespace may hold, on all hosts together, so that one namespace leaves the rest to the others (namespaces that wait take turns); one namespace syncs at most this many divided by the cloud's latency per second.")
 	fs.IntVar(&cfg.reconciler.MaxConcurrentReconciles, "reconcile-workers", defaults.MaxConcurrentReconciles, "How many reconcile workers run; they do only Kubernetes work (cloud calls run in the background).")
 	fs.IntVar(&cfg.reconciler.AlertConcurrency, "alert-concurrency", defaults.AlertConcurrency, "How many alerts of one ServiceWatch are fetched at once.")
 	fs.IntVar(&cfg.reconciler.StatusSizeLimit, "status-size-limit", defaults.StatusSizeLimit, "Largest status in bytes, each item charged the larger of its JSON and its decoded size (the manager's cache holds it decoded); the lists are truncated past it.")
@@ -168,6 +169,7 @@ func validate(cfg config) error {
 	positive := map[string]int64{
 		"--max-concurrent-syncs":     int64(cfg.reconciler.MaxConcurrentSyncs),
 		"--max-syncs-per-host":       int64(cfg.reconciler.MaxSyncsPerHost),
+		"--max-syncs-per-namespace":  int64(cfg.reconciler.MaxSyncsPerNamespace),
 		"--reconcile-workers":        int64(cfg.reconciler.MaxConcurrentReconciles),
 		"--alert-concurrency":        int64(cfg.reconciler.AlertConcurrency),
 		"--status-size-limit":        int64(cfg.reconciler.StatusSizeLimit),

@@ -20,6 +20,7 @@ func TestParseFlags(t *testing.T) {
 		{"--max-concurrent-syncs=0"},
 		{"--max-syncs-per-host=-1"},
 		{"--max-syncs-per-host=0"},
+		{"--max-syncs-per-namespace=0"},
 		{"--reconcile-workers=-1"},
 		{"--cloud-timeout=0s"},
 		{"--status-size-limit=-1"},

@@ -50,12 +50,19 @@ type Options struct {
 	// MaxConcurrentReconciles is how many reconcile workers run. They do
 	// only Kubernetes work: cloud reads run in the background.
 	MaxConcurrentReconciles int
-	// MaxConcurrentSyncs bounds the syncs whose cloud reads are in flight.
+	// MaxConcurrentSyncs bounds the syncs calling the cloud at once, each
+	// counted once per API host it is calling (a sync holds a host's slot
+	// only while it calls that host). Default DefaultMaxConcurrentSyncs.
 	MaxConcurrentSyncs int
-	// MaxSyncsPerHost bounds the syncs in flight that call one API host, so
+	// MaxSyncsPerHost bounds the syncs calling one API host at once, so
 	// that a host that hangs holds at most that many of MaxConcurrentSyncs.
 	// Default DefaultMaxSyncsPerHost.
 	MaxSyncsPerHost int
+	// MaxSyncsPerNamespace bounds the syncs of one namespace's watches
+	// calling the cloud at once, on all hosts together, so that one
+	// namespace (however many watches and hosts it has) leaves the rest of
+	// the slots to the others. Default DefaultMaxSyncsPerNamespace.
+	MaxSyncsPerNamespace int
 	// AlertConcurrency is how many alerts of one watch are fetched at once.
 	AlertConcurrency int
 	// StatusSizeLimit bounds the JSON size of a status; lists are truncated
@@ -102,24 +109,39 @@ type ServiceWatchReconciler struct {
 	holdsMu       sync.Mutex
 }
 
-// DefaultMaxConcurrentSyncs is the default bound on syncs in flight to all
-// API hosts: room for ten hosts' worth of DefaultMaxSyncsPerHost, so that
-// tenants whose URLs hang hold only their hosts' slots and the others still
-// find some.
-const DefaultMaxConcurrentSyncs = 32
-
-// DefaultMaxSyncsPerHost is the default bound on syncs in flight to one API
-// host. Measured with make bench-scale (1,000 new watches, a cloud of 50 ms,
-// 2 cores), 3 per host is the most at which the syncs still run at the
-// cloud's pace (1.08 to 1.15 times the bound N × latency / slots, in 5 runs);
-// at 4 per host and beyond, their status writes and events saturate the API
-// server, which every other controller of the cluster shares, and the time
-// to all Ready stops falling (1.10 to 1.61 times the bound at 4 per host, the
-// same 12 to 16 s at 8 and 16). A cluster whose cloud answers more slowly, or
-// whose watches ask for more syncs per second than the slots carry
-// (servicewatch_sync_slot_wait_seconds tells), sets --max-syncs-per-host
-// higher.
-const DefaultMaxSyncsPerHost = 3
+// The default read slots. A sync holds a host's slot only while it calls
+// that host (see syncSlots), and the namespaces that wait take turns, so the
+// bounds are chosen from what one tenant must not be able to take from the
+// others (issue 17), as well as from the API server's load:
+//
+//   - DefaultMaxSyncsPerNamespace: one namespace's watches call at most 4
+//     hosts' worth of syncs at once, whatever hosts they name and however
+//     many they are. That is about the pace at which one namespace's burst
+//     of new watches still runs at the cloud's pace without saturating the
+//     API server with status writes (make bench-scale: 3 to 4 syncs in
+//     flight, 1.08 to 1.15 times the bound N × latency / slots at 3, 1.10
+//     to 1.61 at 4, no faster at 8 or 16), so a namespace alone loses
+//     little by it.
+//   - DefaultMaxSyncsPerHost: 16, four namespaces' worth. The real
+//     management API is one host for every tenant: per-host slots alone do
+//     not separate tenants there, and one namespace whose calls hang until
+//     the client gives up must leave the others most of that host.
+//   - DefaultMaxConcurrentSyncs: 32, eight namespaces' worth and two hosts'
+//     worth: a hanging host holds at most half of all.
+//
+// A cluster whose many namespaces sync at once, or whose cloud answers
+// slowly, raises them (servicewatch_sync_slot_wait_seconds tells).
+const (
+	// DefaultMaxConcurrentSyncs is the default bound on syncs calling the
+	// cloud at once, on all hosts.
+	DefaultMaxConcurrentSyncs = 32
+	// DefaultMaxSyncsPerHost is the default bound on syncs calling one API
+	// host at once.
+	DefaultMaxSyncsPerHost = 16
+	// DefaultMaxSyncsPerNamespace is the default bound on syncs of one
+	// namespace calling the cloud at once.
+	DefaultMaxSyncsPerNamespace = 4
+)
 
 // secretNamesIndex indexes ServiceWatches by the Secrets they reference, so a
 // change to a Secret finds its watches without listing them all.
@@ -176,6 +198,7 @@ func DefaultOptions() Options {
 		MaxConcurrentReconciles: 4,
 		MaxConcurrentSyncs:      DefaultMaxConcurrentSyncs,
 		MaxSyncsPerHost:         DefaultMaxSyncsPerHost,
+		MaxSyncsPerNamespace:    DefaultMaxSyncsPerNamespace,
 		AlertConcurrency:        4,
 		StatusSizeLimit:         DefaultStatusSizeLimit,
 		SyncTimeout:             2 * time.Minute,
@@ -190,7 +213,7 @@ func (o Options) withDefaults() Options {
 		def   int
 	}{
 		{&o.MaxConcurrentReconciles, d.MaxConcurrentReconciles}, {&o.MaxConcurrentSyncs, d.MaxConcurrentSyncs},
-		{&o.MaxSyncsPerHost, d.MaxSyncsPerHost}, {&o.AlertConcurrency, d.AlertConcurrency}, {&o.StatusSizeLimit, d.StatusSizeLimit},
+		{&o.MaxSyncsPerHost, d.MaxSyncsPerHost}, {&o.MaxSyncsPerNamespace, d.MaxSyncsPerNamespace}, {&o.AlertConcurrency, d.AlertConcurrency}, {&o.StatusSizeLimit, d.StatusSizeLimit},
 	} {
 		if *v.field == 0 {
 			*v.field = v.def
@@ -214,7 +237,8 @@ func (r *ServiceWatchReconciler) defaults() {
 		r.pacer = pacing.New[types.NamespacedName, readKey]()
 	}
 	if r.fetches == nil {
-		r.fetches = newFetches(r.Options.MaxSyncsPerHost, r.Options.MaxConcurrentSyncs, r.Options.SyncTimeout, r.now, r.Metrics.observeSlotWait)
+		r.fetches = newFetches(pacing.SlotLimits{All: r.Options.MaxConcurrentSyncs, PerHost: r.Options.MaxSyncsPerHost,
+			PerTenant: r.Options.MaxSyncsPerNamespace}, r.Options.SyncTimeout, r.now, r.Metrics.observeSlotWait)
 	}
 	if r.shared == nil {
 		r.shared = newSharedReads(sharedFreshness, r.now)
@@ -402,9 +426,9 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceW
 		r.announce(ctx, watch, work)
 	}
 	parts := syncParts()
-	r.fetches.start(ctx, readRequest{key: key, trigger: trigger, every: every, level: level, hosts: apiHosts(in),
-		read: func(ctx context.Context) ([]partResult, bool) {
-			return readCloud(ctx, r.Cloud, parts, in), in.reachedCloud(watch)
+	r.fetches.start(ctx, readRequest{key: key, trigger: trigger, every: every, level: level,
+		read: func(ctx context.Context, slots *syncSlots) ([]partResult, bool) {
+			return readCloud(ctx, slottedCloud{Cloud: r.Cloud, slots: slots}, parts, in), in.reachedCloud(watch)
 		}})
 	return ctrl.Result{}
 }

@@ -36,18 +36,13 @@ func TestHangingNeighboursDoNotDelayANewWatch(t *testing.T) {
 		w.Spec.ServiceID = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
 		noisy.create(w)
 	}
-	// Wait until the noisy host's read slots are all held by hanging calls;
-	// the other watches wait for those slots. All eight are never in calls
-	// at once: a hanging call holds its slot until the client gives up (5 s),
-	// so waiting for eight calls would wait for a third round of them, and
-	// find the slots free again.
-	deadline := time.Now().Add(10 * time.Second)
-	for noisy.fake.Calls(fakecloud.OpListPipes) < controller.DefaultMaxSyncsPerHost {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d hanging calls started", noisy.fake.Calls(fakecloud.OpListPipes), controller.DefaultMaxSyncsPerHost)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	// Wait until the slots the noisy namespace may hold are all held by
+	// hanging calls; its other watches wait for those slots. All eight are
+	// never in calls at once: a hanging call holds its slot until the client
+	// gives up (5 s), so waiting for eight calls would wait for a second
+	// round of them, and find the slots free again.
+	holds := min(controller.DefaultMaxSyncsPerHost, controller.DefaultMaxSyncsPerNamespace)
+	waitForCalls(t, "the noisy namespace's calls to hang", holds, func() int { return noisy.fake.Calls(fakecloud.OpListPipes) })
 
 	throttled := newNamedFixture(t, t.Name()+"-throttled")
 	throttled.fake.SetManagementBudget(fakecloud.Budget{Requests: 10, Window: 10 * time.Second})

@@ -61,16 +61,15 @@ func TestSlotWaitIsExportedByWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	f := newFetches(1, 1, time.Minute, clock.Now, m.observeSlotWait)
+	f := newFetches(pacing.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Minute, clock.Now, m.observeSlotWait)
 	go func() { _ = f.Start(t.Context()) }()
-	hosts := []string{"api.example.com"}
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
 	unblock, holding := make(chan struct{}), make(chan struct{})
-	f.start(t.Context(), readRequest{key: key("first"), trigger: "t", every: time.Minute, level: pacing.User, hosts: hosts,
-		read: func(context.Context) ([]partResult, bool) { close(holding); <-unblock; return nil, true }})
+	f.start(t.Context(), readRequest{key: key("first"), trigger: "t", every: time.Minute, level: pacing.User,
+		read: calling(testAPI, func(context.Context) { close(holding); <-unblock })})
 	<-holding // the first read holds the only slot
-	f.start(t.Context(), readRequest{key: key("second"), trigger: "t", every: time.Minute, level: pacing.Periodic, hosts: hosts,
-		read: func(context.Context) ([]partResult, bool) { return nil, true }})
+	f.start(t.Context(), readRequest{key: key("second"), trigger: "t", every: time.Minute, level: pacing.Periodic,
+		read: calling(testAPI, func(context.Context) {})})
 	waitUntil(t, "the second read to wait for the host's slot", func() bool {
 		return f.slots.Waiting(pacing.Periodic) == 1
 	})

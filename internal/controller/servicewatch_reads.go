@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
@@ -20,17 +22,19 @@ import (
 // workers: a worker starts a read and moves on, and the read's end wakes the
 // watch again to write what was read. A cloud that is slow, hangs or asks to
 // wait therefore never holds a worker, and other tenants' watches are served
-// meanwhile. Reads are bounded per API host and in all (pacing.HostSlots),
-// work a user asked for first.
+// meanwhile. The calls of the reads are bounded per API host, per namespace
+// and in all (pacing.Slots; see syncSlots): a sync holds a host's slot only
+// while it calls that host, work a user asked for goes first, and the
+// namespaces that wait take turns.
 //
 // fetches is a manager.Runnable: the reads live in the context the manager
 // starts it with, not in the reconcile that asked for them, and end when the
 // manager stops.
 type fetches struct {
-	slots *pacing.HostSlots
-	// slotWait learns how long each read waited for its slots.
+	slots *pacing.Slots
+	// slotWait learns how long each read waited for each of its slots.
 	slotWait func(pacing.Level, time.Duration)
-	// timeout bounds one read, slot wait included.
+	// timeout bounds one read, slot waits included.
 	timeout time.Duration
 	// now stamps the reads' ends.
 	now func() time.Time
@@ -76,17 +80,16 @@ type readRequest struct {
 	trigger string
 	every   time.Duration
 	level   pacing.Level
-	// hosts are the API hosts the read calls, for their slots.
-	hosts []string
-	// read calls the cloud; it tells whether the sync reached the cloud.
-	read func(context.Context) ([]partResult, bool)
+	// read calls the cloud, holding each host's slot of slots while it
+	// calls that host; it tells whether the sync reached the cloud.
+	read func(ctx context.Context, slots *syncSlots) ([]partResult, bool)
 	// inflight is the read's entry in fetches.running; start sets it.
 	inflight *inflight
 }
 
-func newFetches(perHost, all int, timeout time.Duration, now func() time.Time, slotWait func(pacing.Level, time.Duration)) *fetches {
+func newFetches(limits pacing.SlotLimits, timeout time.Duration, now func() time.Time, slotWait func(pacing.Level, time.Duration)) *fetches {
 	return &fetches{
-		slots:    pacing.NewHostSlots(perHost, all),
+		slots:    pacing.NewSlots(limits),
 		slotWait: slotWait,
 		timeout:  timeout,
 		now:      now,
@@ -181,14 +184,12 @@ func (f *fetches) run(ctx context.Context, req readRequest) {
 		res.endedAt = f.now()
 		f.finish(ctx, req, res)
 	}()
-	asked := f.now()
-	release, err := f.slots.Acquire(readCtx, req.hosts, req.level)
-	if err != nil {
-		return // no results: the sync reads as interrupted
+	slots := &syncSlots{fetches: f, ask: pacing.SlotAsk{Tenant: req.key.Namespace, Level: req.level}, hosts: map[string]*hostHold{}}
+	results, reachedCloud := req.read(readCtx, slots)
+	if readCtx.Err() != nil && !slots.wasGranted() {
+		return // no slot before the end: the sync reads as interrupted
 	}
-	defer release()
-	f.slotWait(req.level, f.now().Sub(asked))
-	res.results, res.reachedCloud = req.read(readCtx)
+	res.results, res.reachedCloud = results, reachedCloud
 }
 
 // priorityOf is the workqueue priority of the wake of obj's ended read: that
@@ -221,13 +222,149 @@ func (f *fetches) finish(ctx context.Context, req readRequest, res fetched) {
 	}
 }
 
-// apiHosts are the hosts a sync of the watch calls.
-func apiHosts(in syncInput) []string {
-	var hosts []string
-	for _, raw := range []string{in.management.url, in.alerts.url} {
-		if u, err := url.Parse(raw); err == nil && u.Host != "" {
-			hosts = append(hosts, u.Host)
-		}
+// syncSlots are the slots of one sync's read: it holds a host's slot while
+// it calls that host, and only then. Its calls to one host at once (the
+// pipes and the endpoints, a few alerts) share one slot, so that the slots
+// count syncs calling a host, as the flags say; when its last call to a host
+// ends, the slot goes back, and the sync never holds one while it waits for
+// another host (issue 17: three watches whose alert API hung held the shared
+// management host's slots for the whole sync timeout).
+type syncSlots struct {
+	fetches *fetches
+	// ask is the sync's namespace and level; the host is each call's.
+	ask pacing.SlotAsk
+
+	mu      sync.Mutex
+	hosts   map[string]*hostHold
+	granted bool
+}
+
+// hostHold is a sync's slot of one host, shared by its calls to the host.
+type hostHold struct {
+	users int
+	// ready is closed when the slot is granted or refused (err).
+	ready   chan struct{}
+	err     error
+	release func()
+}
+
+// hold takes the slot of baseURL's host for a call, or shares the one the
+// sync holds for it already, waiting until ctx ends. The returned function
+// ends the call's share.
+func (s *syncSlots) hold(ctx context.Context, baseURL string) (func(), error) {
+	host := hostOf(baseURL)
+	s.mu.Lock()
+	h := s.hosts[host]
+	first := h == nil
+	if first {
+		h = &hostHold{ready: make(chan struct{})}
+		s.hosts[host] = h
 	}
-	return hosts
+	h.users++
+	s.mu.Unlock()
+
+	if first {
+		s.acquire(ctx, host, h)
+	}
+	select {
+	case <-h.ready:
+	case <-ctx.Done():
+		s.leave(host, h)
+		return nil, fmt.Errorf("waiting for a read slot of %s: %w", host, ctx.Err())
+	}
+	if h.err != nil {
+		s.leave(host, h)
+		return nil, fmt.Errorf("waiting for a read slot of %s: %w", host, h.err)
+	}
+	return func() { s.leave(host, h) }, nil
+}
+
+// acquire asks the fetches' slots for the host's slot, and tells h's users.
+func (s *syncSlots) acquire(ctx context.Context, host string, h *hostHold) {
+	ask := s.ask
+	ask.Host = host
+	asked := s.fetches.now()
+	release, err := s.fetches.slots.Acquire(ctx, ask)
+	if err == nil {
+		s.fetches.slotWait(ask.Level, s.fetches.now().Sub(asked))
+	}
+	s.mu.Lock()
+	h.release, h.err = release, err
+	if err == nil {
+		s.granted = true
+	} else if s.hosts[host] == h {
+		delete(s.hosts, host) // a later call asks anew
+	}
+	s.mu.Unlock()
+	close(h.ready)
+}
+
+// leave ends a call's share of h; the last one gives the slot back.
+func (s *syncSlots) leave(host string, h *hostHold) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h.users--
+	if h.users > 0 {
+		return
+	}
+	if s.hosts[host] == h {
+		delete(s.hosts, host)
+	}
+	if h.release != nil {
+		h.release()
+	}
+}
+
+// wasGranted tells whether the sync held a slot at all.
+func (s *syncSlots) wasGranted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.granted
+}
+
+// hostOf is the host (and port) of an API base URL, which its slots are
+// counted by; the URL itself when it has none.
+func hostOf(baseURL string) string {
+	if u, err := url.Parse(baseURL); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return baseURL
+}
+
+// slottedCloud is the Cloud of one sync's read: each call holds its host's
+// slot (syncSlots) while it runs. Admission asks no slot: it calls nothing.
+type slottedCloud struct {
+	Cloud
+	slots *syncSlots
+}
+
+// ListPipes lists the pipes holding the management host's slot.
+func (c slottedCloud) ListPipes(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string, opts cloudapi.ListOptions[swv1.Pipe]) (cloudapi.List[swv1.Pipe], error) {
+	release, err := c.slots.hold(ctx, baseURL)
+	if err != nil {
+		return cloudapi.List[swv1.Pipe]{}, err
+	}
+	defer release()
+	return c.Cloud.ListPipes(ctx, baseURL, creds, organizationID, serviceID, opts)
+}
+
+// ListReversePrivateEndpoints lists the endpoints holding the management
+// host's slot.
+func (c slottedCloud) ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string, opts cloudapi.ListOptions[swv1.ReversePrivateEndpoint]) (cloudapi.List[swv1.ReversePrivateEndpoint], error) {
+	release, err := c.slots.hold(ctx, baseURL)
+	if err != nil {
+		return cloudapi.List[swv1.ReversePrivateEndpoint]{}, err
+	}
+	defer release()
+	return c.Cloud.ListReversePrivateEndpoints(ctx, baseURL, creds, organizationID, serviceID, opts)
+}
+
+// GetAlert fetches an alert holding the alert host's slot.
+func (c slottedCloud) GetAlert(ctx context.Context, baseURL string, token cloudapi.BearerToken, alertID string) (cloudapi.AlertResult, error) {
+	release, err := c.slots.hold(ctx, baseURL)
+	if err != nil {
+		return cloudapi.AlertResult{}, err
+	}
+	defer release()
+	return c.Cloud.GetAlert(ctx, baseURL, token, alertID)
 }

@@ -16,22 +16,20 @@ import (
 // holds do not live on until the sync timeout (issue 17: 2,000 deleted
 // watches kept 2,030 goroutines). Its end is not recorded nor woken.
 func TestForgetCancelsTheReadUnderWay(t *testing.T) {
-	f := newFetches(1, 1, time.Hour, time.Now, func(pacing.Level, time.Duration) {})
+	f := newFetches(pacing.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Hour, time.Now, func(pacing.Level, time.Duration) {})
 	go func() { _ = f.Start(t.Context()) }()
-	hosts := []string{"api.example.com"}
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
-	calling, ended := make(chan struct{}), make(chan error, 1)
-	f.start(t.Context(), readRequest{key: key("calling"), trigger: "t", every: time.Minute, level: pacing.User, hosts: hosts,
-		read: func(ctx context.Context) ([]partResult, bool) {
-			close(calling)
+	inCall, ended := make(chan struct{}), make(chan error, 1)
+	f.start(t.Context(), readRequest{key: key("calling"), trigger: "t", every: time.Minute, level: pacing.User,
+		read: calling(testAPI, func(ctx context.Context) {
+			close(inCall)
 			<-ctx.Done() // a cloud that never answers
 			ended <- ctx.Err()
-			return nil, true
-		}})
-	<-calling // it holds the host's only slot
+		})})
+	<-inCall // it holds the host's only slot
 	began := make(chan struct{}, 1)
-	f.start(t.Context(), readRequest{key: key("waiting"), trigger: "t", every: time.Minute, level: pacing.User, hosts: hosts,
-		read: func(context.Context) ([]partResult, bool) { began <- struct{}{}; return nil, true }})
+	f.start(t.Context(), readRequest{key: key("waiting"), trigger: "t", every: time.Minute, level: pacing.User,
+		read: calling(testAPI, func(context.Context) { began <- struct{}{} })})
 	waitUntil(t, "the second read to wait for the host's slot", func() bool {
 		return f.slots.Waiting(pacing.User) == 1
 	})
@@ -64,5 +62,22 @@ func TestForgetCancelsTheReadUnderWay(t *testing.T) {
 	case ev := <-f.wake:
 		t.Errorf("a forgotten read woke %s", ev.Object.GetName())
 	default:
+	}
+}
+
+// testAPI is the API the reads of these tests call.
+const testAPI = "https://api.example.com"
+
+// calling is a read that makes one call to baseURL, call, holding the
+// host's slot as a cloud call does.
+func calling(baseURL string, call func(context.Context)) func(context.Context, *syncSlots) ([]partResult, bool) {
+	return func(ctx context.Context, slots *syncSlots) ([]partResult, bool) {
+		release, err := slots.hold(ctx, baseURL)
+		if err != nil {
+			return nil, true
+		}
+		defer release()
+		call(ctx)
+		return nil, true
 	}
 }

@@ -6,179 +6,270 @@ import (
 	"sync"
 )
 
-// Slots is a counting semaphore whose waiters are served by work level,
-// highest first, and in arrival order within a level: work a user asked for
-// before a Secret's change, both before periodic refreshes. It bounds how
-// many cloud reads run at once.
+// SlotLimits bound the cloud calls in flight. A slot is held by one sync
+// while it calls one host (its calls to that host at once share it), so a
+// sync calling two hosts holds two, and none while it waits for another
+// host. The bounds count those holds.
+type SlotLimits struct {
+	// All bounds the holds of every host and tenant together.
+	All int
+	// PerHost bounds the holds of one API host, so that a host that hangs
+	// holds at most that many of All.
+	PerHost int
+	// PerTenant bounds the holds of one tenant (a namespace) on all hosts
+	// together, so that the watches of one tenant, whatever hosts they name
+	// and however many they are, leave the rest of All (and of each host's
+	// PerHost) to the others.
+	PerTenant int
+}
+
+// SlotAsk is what a sync asks a slot for.
+type SlotAsk struct {
+	// Tenant is whose work it is: a watch's namespace.
+	Tenant string
+	// Host is the API host the sync is to call.
+	Host string
+	// Level is the work's level: higher levels are served first.
+	Level Level
+}
+
+// Slots hands out the slots of SlotLimits. Waiters are served by level,
+// highest first; within a level, the tenants that wait take turns (round
+// robin), and a tenant's own waiters go in arrival order. A waiter that
+// cannot be served (its host or its tenant is at its bound) does not hold
+// up those behind it that can.
 type Slots struct {
 	mu      sync.Mutex
-	free    int
-	waiting [Levels][]chan struct{}
+	book    slotBook
+	granted map[*slotWaiter]chan struct{}
 }
 
-// NewSlots returns n slots (at least one).
-func NewSlots(n int) *Slots { return &Slots{free: max(1, n)} }
+// NewSlots returns slots bounded by l (each bound at least one).
+func NewSlots(l SlotLimits) *Slots {
+	return &Slots{book: newSlotBook(l), granted: map[*slotWaiter]chan struct{}{}}
+}
 
-// Acquire takes a slot, waiting behind the waiters of its level and the
-// levels above, until ctx ends.
-func (s *Slots) Acquire(ctx context.Context, level Level) error {
+// Acquire takes a slot for ask, waiting its turn until ctx ends. The
+// returned function gives the slot back; call it once.
+func (s *Slots) Acquire(ctx context.Context, ask SlotAsk) (func(), error) {
 	s.mu.Lock()
-	if s.free > 0 && !s.waitersFrom(level) {
-		s.free--
-		s.mu.Unlock()
-		return nil
-	}
+	w := s.book.push(ask)
 	ch := make(chan struct{})
-	s.waiting[level] = append(s.waiting[level], ch)
+	s.granted[w] = ch
+	s.dispatchLocked()
 	s.mu.Unlock()
 
+	release := func() { s.release(w) }
 	select {
 	case <-ch:
-		return nil
+		return release, nil
 	case <-ctx.Done():
 		s.mu.Lock()
-		waiting := s.remove(ch)
+		waiting := s.book.remove(w)
+		delete(s.granted, w)
 		s.mu.Unlock()
 		if !waiting { // granted meanwhile: hand the slot on
-			s.Release()
+			release()
 		}
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 
-// waitersFrom tells whether anyone waits at level or above.
-func (s *Slots) waitersFrom(level Level) bool {
-	for l := level; l < Levels; l++ {
-		if len(s.waiting[l]) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// Release frees a slot, handing it to the first waiter of the highest level
-// that has one.
-func (s *Slots) Release() {
+// release gives w's slot back and serves the waiters it lets in.
+func (s *Slots) release(w *slotWaiter) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for l := Levels - 1; l >= 0; l-- {
-		if q := s.waiting[l]; len(q) > 0 {
-			close(q[0])
-			s.waiting[l] = q[1:]
+	s.book.release(w.ask)
+	s.dispatchLocked()
+}
+
+// dispatchLocked grants every waiter that may go now.
+func (s *Slots) dispatchLocked() {
+	for {
+		w := s.book.next()
+		if w == nil {
+			return
+		}
+		close(s.granted[w])
+		delete(s.granted, w)
+	}
+}
+
+// Waiting counts the asks waiting at level.
+func (s *Slots) Waiting(level Level) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.book.levels[level].waiting
+}
+
+// slotBook is the bookkeeping of Slots, without locks or channels: what is
+// held, who waits, and whose turn it is.
+type slotBook struct {
+	limits  SlotLimits
+	held    int
+	hosts   map[string]int
+	tenants map[string]int
+	levels  [Levels]slotLevel
+	// served is when each tenant that holds or waits was last granted a
+	// slot, counted in grants; a tenant never served (or back after it
+	// held and waited for nothing) has none, and goes first.
+	served map[string]uint64
+	grants uint64
+	seq    uint64
+}
+
+// slotLevel is the waiters of one level, per tenant.
+type slotLevel struct {
+	tenants map[string]*tenantWaiters
+	waiting int
+}
+
+// tenantWaiters are one tenant's waiters of a level, in arrival order per
+// host.
+type tenantWaiters struct {
+	hosts map[string][]*slotWaiter
+	n     int
+}
+
+type slotWaiter struct {
+	ask SlotAsk
+	seq uint64 // arrival order
+}
+
+func newSlotBook(l SlotLimits) slotBook {
+	l.All, l.PerHost, l.PerTenant = max(1, l.All), max(1, l.PerHost), max(1, l.PerTenant)
+	b := slotBook{limits: l, hosts: map[string]int{}, tenants: map[string]int{}, served: map[string]uint64{}}
+	for i := range b.levels {
+		b.levels[i].tenants = map[string]*tenantWaiters{}
+	}
+	return b
+}
+
+// push puts an ask in line.
+func (b *slotBook) push(ask SlotAsk) *slotWaiter {
+	b.seq++
+	w := &slotWaiter{ask: ask, seq: b.seq}
+	l := &b.levels[ask.Level]
+	t := l.tenants[ask.Tenant]
+	if t == nil {
+		t = &tenantWaiters{hosts: map[string][]*slotWaiter{}}
+		l.tenants[ask.Tenant] = t
+	}
+	t.hosts[ask.Host] = append(t.hosts[ask.Host], w)
+	t.n++
+	l.waiting++
+	return w
+}
+
+// next takes the waiter that goes next out of line and counts its slot as
+// held; nil when none may go now. Of the highest level that has a waiter
+// that may go, the tenants take turns: the one served least recently goes
+// (a round robin that also puts a tenant that just came ahead of one that
+// has been served all along), and its earliest waiter that may go.
+func (b *slotBook) next() *slotWaiter {
+	if b.held >= b.limits.All {
+		return nil
+	}
+	for lv := Levels - 1; lv >= 0; lv-- {
+		var best *slotWaiter
+		for tenant, t := range b.levels[lv].tenants {
+			if b.tenants[tenant] >= b.limits.PerTenant {
+				continue
+			}
+			if w := b.first(t); w != nil && (best == nil || b.before(w, best)) {
+				best = w
+			}
+		}
+		if best != nil {
+			b.drop(best)
+			b.held++
+			b.hosts[best.ask.Host]++
+			b.tenants[best.ask.Tenant]++
+			b.grants++
+			b.served[best.ask.Tenant] = b.grants
+			return best
+		}
+	}
+	return nil
+}
+
+// before tells whether w's tenant's turn comes before other's: served less
+// recently, or as recently and asked earlier.
+func (b *slotBook) before(w, other *slotWaiter) bool {
+	ws, others := b.served[w.ask.Tenant], b.served[other.ask.Tenant]
+	if ws != others {
+		return ws < others
+	}
+	return w.seq < other.seq
+}
+
+// first is the tenant's earliest waiter whose host has a free slot.
+func (b *slotBook) first(t *tenantWaiters) *slotWaiter {
+	var best *slotWaiter
+	for host, line := range t.hosts {
+		if b.hosts[host] < b.limits.PerHost && (best == nil || line[0].seq < best.seq) {
+			best = line[0]
+		}
+	}
+	return best
+}
+
+// remove takes a waiter that gave up out of line; false when it was not
+// waiting any more.
+func (b *slotBook) remove(w *slotWaiter) bool {
+	t := b.levels[w.ask.Level].tenants[w.ask.Tenant]
+	if t == nil || !slices.Contains(t.hosts[w.ask.Host], w) {
+		return false
+	}
+	b.drop(w)
+	b.forgetIfIdle(w.ask.Tenant)
+	return true
+}
+
+// drop takes w out of its line.
+func (b *slotBook) drop(w *slotWaiter) {
+	l := &b.levels[w.ask.Level]
+	t := l.tenants[w.ask.Tenant]
+	line := slices.DeleteFunc(t.hosts[w.ask.Host], func(other *slotWaiter) bool { return other == w })
+	if len(line) == 0 {
+		delete(t.hosts, w.ask.Host)
+	} else {
+		t.hosts[w.ask.Host] = line
+	}
+	t.n--
+	l.waiting--
+	if t.n == 0 {
+		delete(l.tenants, w.ask.Tenant)
+	}
+}
+
+// release counts a held slot of ask as free.
+func (b *slotBook) release(ask SlotAsk) {
+	b.held--
+	decrement(b.hosts, ask.Host)
+	decrement(b.tenants, ask.Tenant)
+	b.forgetIfIdle(ask.Tenant)
+}
+
+// forgetIfIdle forgets when a tenant that neither holds nor waits was
+// served, so that the book keeps nothing of tenants gone.
+func (b *slotBook) forgetIfIdle(tenant string) {
+	if b.tenants[tenant] > 0 {
+		return
+	}
+	for i := range b.levels {
+		if b.levels[i].tenants[tenant] != nil {
 			return
 		}
 	}
-	s.free++
+	delete(b.served, tenant)
 }
 
-// remove drops a waiter that gave up; false when it was not waiting any more.
-func (s *Slots) remove(ch chan struct{}) bool {
-	for l := range s.waiting {
-		if i := slices.Index(s.waiting[l], ch); i >= 0 {
-			s.waiting[l] = slices.Delete(s.waiting[l], i, i+1)
-			return true
-		}
+// decrement counts one less of key, forgetting it at zero.
+func decrement(m map[string]int, key string) {
+	if m[key] <= 1 {
+		delete(m, key)
+		return
 	}
-	return false
-}
-
-// HostSlots bounds the cloud reads in flight per API host and in all, so
-// that a host that hangs can hold at most its own share: reads of other hosts
-// still find slots.
-type HostSlots struct {
-	perHost int
-	all     *Slots
-	mu      sync.Mutex
-	hosts   map[string]*hostEntry
-}
-
-type hostEntry struct {
-	slots *Slots
-	users int // acquirers holding or waiting: the entry goes when none is left
-}
-
-// NewHostSlots bounds the reads to perHost per host and all in all.
-func NewHostSlots(perHost, all int) *HostSlots {
-	return &HostSlots{perHost: max(1, perHost), all: NewSlots(all), hosts: map[string]*hostEntry{}}
-}
-
-// Acquire takes a slot of each host (in a fixed order, so two reads of the
-// same hosts never wait on each other) and then one of the total. The
-// returned function releases them all.
-func (h *HostSlots) Acquire(ctx context.Context, hosts []string, level Level) (func(), error) {
-	hosts = slices.Compact(slices.Sorted(slices.Values(hosts)))
-	var held []string
-	releaseHosts := func() {
-		for _, host := range held {
-			h.put(host)
-		}
-	}
-	for _, host := range hosts {
-		if err := h.get(host).Acquire(ctx, level); err != nil {
-			h.drop(host)
-			releaseHosts()
-			return nil, err
-		}
-		held = append(held, host)
-	}
-	if err := h.all.Acquire(ctx, level); err != nil {
-		releaseHosts()
-		return nil, err
-	}
-	return func() {
-		h.all.Release()
-		releaseHosts()
-	}, nil
-}
-
-// get returns the host's slots, counting one more user.
-func (h *HostSlots) get(host string) *Slots {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	e := h.hosts[host]
-	if e == nil {
-		e = &hostEntry{slots: NewSlots(h.perHost)}
-		h.hosts[host] = e
-	}
-	e.users++
-	return e.slots
-}
-
-// put releases a held slot of the host.
-func (h *HostSlots) put(host string) {
-	h.mu.Lock()
-	e := h.hosts[host]
-	h.mu.Unlock()
-	e.slots.Release()
-	h.drop(host)
-}
-
-// drop counts one user less, forgetting the host when it has none.
-func (h *HostSlots) drop(host string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if e := h.hosts[host]; e != nil {
-		e.users--
-		if e.users == 0 {
-			delete(h.hosts, host)
-		}
-	}
-}
-
-// Waiting counts the reads waiting at level, for a host's slots or the
-// total's.
-func (h *HostSlots) Waiting(level Level) int {
-	h.mu.Lock()
-	entries := make([]*Slots, 0, len(h.hosts)+1)
-	for _, e := range h.hosts {
-		entries = append(entries, e.slots)
-	}
-	h.mu.Unlock()
-	n := 0
-	for _, s := range append(entries, h.all) {
-		s.mu.Lock()
-		n += len(s.waiting[level])
-		s.mu.Unlock()
-	}
-	return n
+	m[key]--
 }
