@@ -64,6 +64,16 @@ func scenarios() []scenario {
 			"< 256 MiB (the Deployment's GOMEMLIMIT), no exit", worstMemoryScenario},
 		{"noisy-neighbor", "8 watches whose management API hangs, 24 on one throttled key (10/10 s enforced), then a new watch in a new namespace with its own key: its time to Ready",
 			"< 2 s", noisyNeighbourScenario},
+		{"fair-alert-host", "issue 17 (a): as many watches as one host has slots (--max-syncs-per-host), at most 4 per namespace, read the shared management host with a made-up key (401 at once) and an alert host that hangs: a new watch's time to Ready on the shared host",
+			"< 2 s", fairAlertHostScenario},
+		{"fair-hosts", "issue 17 (b): one namespace's watches hang on --max-concurrent-syncs ÷ --max-syncs-per-host + 2 hosts (host names that all lead to the fake), each host filled: a new watch's time to Ready in another namespace",
+			"< 2 s", fairHostsScenario},
+		{"fair-burst-150", "issue 17 (c): one namespace creates 150 watches at once on a cloud of 200 ms (no client limits): a new watch's time to Ready in another namespace, created right after, on the same host",
+			"< 2 s", fairBurstScenario(150)},
+		{"fair-burst-1500", "as fair-burst-150 with 1,500 watches (1,000 distinct services)",
+			"< 2 s", fairBurstScenario(1500)},
+		{"fair-shared-host", "issue 17 (d): on the one management host all share, one namespace's 20 watches read services whose calls hang until the client's timeout (30 s): a new watch's time to Ready in another namespace",
+			"< 2 s", fairSharedHostScenario},
 		{"status-reject", "an admission policy rejects every status update of one watch (interval 30 s): its cloud syncs (list-pipes calls) in 60 s",
 			"≈ 2 (its schedule)", statusRejectScenario},
 	}
@@ -156,7 +166,7 @@ func readyScenarioAt(latency time.Duration, concurrency int) func(context.Contex
 		if err := setUp(ctx, e, ts, "--latency", latency.String()); err != nil {
 			return "", err
 		}
-		args, inFlight, err := concurrencyFlags(ctx, e, concurrency)
+		args, inFlight, err := concurrencyFlags(ctx, e, concurrency, len(ts))
 		if err != nil {
 			return "", err
 		}
@@ -287,9 +297,10 @@ func fleetMemoryScenario(ctx context.Context, e *runEnv) (string, error) {
 // syncs in flight against the fake cloud's one host, and how many it will
 // then run. Concurrency 0 passes no flag and reads the binary's defaults. A
 // manager with --max-syncs-per-host bounds the syncs to one host by it too
-// (by default half of --max-concurrent-syncs); one without it runs its
+// (by default half of --max-concurrent-syncs), and one with
+// --max-syncs-per-namespace by it times the tenants' namespaces; one without it runs its
 // --max-concurrent-syncs reconciles, each calling the cloud in turn.
-func concurrencyFlags(ctx context.Context, e *runEnv, concurrency int) (args []string, inFlight int, err error) {
+func concurrencyFlags(ctx context.Context, e *runEnv, concurrency, tenants int) (args []string, inFlight int, err error) {
 	defaults, err := e.managerFlagDefaults(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -299,11 +310,15 @@ func concurrencyFlags(ctx context.Context, e *runEnv, concurrency int) (args []s
 		return nil, 0, errors.New("the manager has no --max-concurrent-syncs")
 	}
 	perHost, hasPerHost := defaults["max-syncs-per-host"]
+	perNamespace, hasPerNamespace := defaults["max-syncs-per-namespace"]
 	if concurrency > 0 {
 		args = append(args, fmt.Sprintf("--max-concurrent-syncs=%d", concurrency))
-		all, perHost = concurrency, concurrency
+		all, perHost, perNamespace = concurrency, concurrency, concurrency
 		if hasPerHost {
 			args = append(args, fmt.Sprintf("--max-syncs-per-host=%d", concurrency))
+		}
+		if hasPerNamespace {
+			args = append(args, fmt.Sprintf("--max-syncs-per-namespace=%d", concurrency))
 		}
 	}
 	if !hasPerHost {
@@ -312,7 +327,11 @@ func concurrencyFlags(ctx context.Context, e *runEnv, concurrency int) (args []s
 	if perHost == 0 {
 		perHost = max(1, all/2)
 	}
-	return args, min(all, perHost), nil
+	inFlight = min(all, perHost)
+	if hasPerNamespace {
+		inFlight = min(inFlight, tenants*perNamespace)
+	}
+	return args, inFlight, nil
 }
 
 // spreadScenario looks at how the syncs of watches created together fall on
