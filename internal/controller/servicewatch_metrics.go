@@ -59,7 +59,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"api", "budget"}),
 		slotWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "servicewatch_sync_slot_wait_seconds",
-			Help:    "How long a sync waited for a read slot (--max-concurrent-syncs, --max-syncs-per-host) before calling the cloud, by the work it was for (user, secret, periodic). Periodic waits near the watches' intervals mean the slots, not the cloud's budget, are the limit.",
+			Help:    "How long a sync waited for a read slot (--max-concurrent-syncs, --max-syncs-per-host, --max-syncs-per-namespace) before calling a host, by the work it was for (user, secret, periodic). Periodic waits near the watches' intervals mean the slots, not the cloud's budget, are the limit.",
 			Buckets: []float64{0.001, 0.01, 0.1, 0.5, 1, 5, 15, 60, 300},
 		}, []string{"work"}),
 	}
