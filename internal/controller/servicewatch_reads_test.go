@@ -81,3 +81,43 @@ func calling(baseURL string, call func(context.Context)) func(context.Context, *
 		return nil, true
 	}
 }
+
+// A sync holds a host's slot only while it calls that host: its calls to one
+// host at once share one slot, and when they end the slot goes to another
+// sync, though the first still waits on its call to another host (issue 17:
+// watches whose alert API hung held the shared management host's slots for
+// the whole sync).
+func TestASyncHoldsAHostsSlotOnlyWhileCallingIt(t *testing.T) {
+	f := newFetches(pacing.SlotLimits{All: 10, PerHost: 1, PerTenant: 10}, time.Hour, time.Now, func(pacing.Level, time.Duration) {})
+	const shared, hanging = "https://shared.example.com", "https://alerts.example.com"
+	s := &syncSlots{fetches: f, ask: pacing.SlotAsk{Tenant: "noisy", Level: pacing.Periodic}, hosts: map[string]*hostHold{}}
+	pipes, err := s.hold(t.Context(), shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoints, err := s.hold(t.Context(), shared+"/other/path") // the same host: the same slot
+	if err != nil {
+		t.Fatalf("a second call of the sync to the host it holds waited for another slot: %v", err)
+	}
+	alert, err := s.hold(t.Context(), hanging)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &syncSlots{fetches: f, ask: pacing.SlotAsk{Tenant: "victim", Level: pacing.User}, hosts: map[string]*hostHold{}}
+	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := other.hold(short, shared); err == nil {
+		t.Fatal("another sync got the host's only slot while the first called it")
+	}
+	pipes()
+	endpoints()
+	victim, err := other.hold(t.Context(), shared)
+	if err != nil {
+		t.Fatalf("the host's slot did not come back when the sync's calls to it ended: %v", err)
+	}
+	victim()
+	alert()
+	if !s.wasGranted() {
+		t.Error("the sync does not know it held a slot")
+	}
+}
