@@ -1,133 +1,108 @@
 package cloudapi
 
+// A budget is the calls the client allows one credential at one API host:
+// its RateLimit (see ratelimit.go) and the hold of the service's last 429.
+// Callers reserve calls of a budget with Admit before they make them.
+
 import (
+	"encoding/hex"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 )
 
-// RateLimit is a client-side limit on the calls made with one credential to
-// one API host: at most Requests calls in any window of Per stretched by
-// the margin (see windowOf), paced evenly, Per/Requests apart (stretched
-// likewise), with at most Burst calls back to back. Requests <= 0 disables
-// the limit.
-type RateLimit struct {
-	Requests int
-	Per      time.Duration
-	Burst    int
+// Admit reserves n calls of api (APIManagement or APIAlert) with cred at baseURL
+// when the client-side budget and any Retry-After hold allow all n now, and
+// returns 0. Otherwise it reserves nothing and returns how long to wait before
+// asking again (never 0).
+//
+// The budget is the RateLimit of api (Options.ManagementRate or AlertRate),
+// shared by every caller that uses the same credential at the same API host.
+// Calls themselves never wait: a caller that sends without admission is not
+// paced, only held back after a 429. n larger than the limit's Requests is
+// never admitted (the wait is one window): split such a batch.
+func (c *Client) Admit(api, baseURL string, cred CredentialID, n int) time.Duration {
+	return c.budgets.admit(budgetKeyOf(api, baseURL, cred), c.limitOf(api), c.now(), n)
 }
 
-func (l RateLimit) enabled() bool { return l.Requests > 0 && l.Per > 0 }
-
-// The service counts calls in windows of its own, whose phase we do not know,
-// and a call reaches it some latency after it was admitted, a latency that
-// varies. So admission keeps to the limit over a window longer than the
-// service's by a margin: with Per × 11/10, no window of Per at the service
-// sees more than Requests calls as long as latency varies by less than a
-// tenth of Per (1 s for the management API's 10 s).
-const (
-	marginNumerator   = 11
-	marginDenominator = 10
-)
-
-// windowOf returns l.Per stretched by the margin.
-func windowOf(l RateLimit) time.Duration {
-	return l.Per * marginNumerator / marginDenominator
-}
-
-// pacer admits calls under a RateLimit. Two rules, both needed: a generic
-// cell rate algorithm (GCRA) spaces admissions window/Requests apart and
-// lets at most Burst go together, so that a backlog (a cold start, a flag
-// change) is spread out instead of fired at once; and a log of the last
-// window's admissions caps them at Requests, which GCRA alone does not (its
-// burst comes on top of the rate).
-type pacer struct {
-	window   time.Duration
-	interval time.Duration
-	requests int
-	burst    int
-	tat      time.Time   // GCRA's theoretical arrival time
-	log      []admission // admissions within the last window, oldest first
-}
-
-// admission is n calls admitted together.
-type admission struct {
-	at time.Time
-	n  int
-}
-
-func newPacer(l RateLimit) *pacer {
-	window := windowOf(l)
-	burst := l.Burst
-	if burst <= 0 || burst > l.Requests {
-		burst = l.Requests
+// Hold records that no call of api with cred at baseURL may go out before
+// until, as if the service had answered 429 with that Retry-After. The
+// controller uses it to restore a hold it persisted before a restart.
+//
+// A hold never shortens an earlier one, and is capped at 24 hours from now,
+// like a Retry-After, so that a clock gone wrong cannot block a credential
+// for good.
+func (c *Client) Hold(api, baseURL string, cred CredentialID, until time.Time) {
+	now := c.now()
+	if latest := now.Add(maxRetryAfter); until.After(latest) {
+		until = latest
 	}
-	return &pacer{window: window, interval: window / time.Duration(l.Requests), requests: l.Requests, burst: burst}
+	c.budgets.hold(budgetKeyOf(api, baseURL, cred), c.limitOf(api), now, until)
 }
 
-// admit reserves n calls at now and returns 0 if both rules allow them all;
-// otherwise it reserves nothing and returns how long to wait (> 0). A batch
-// larger than Burst goes only when the budget is fully rested; a batch
-// larger than Requests never goes, and the wait is one window.
-func (p *pacer) admit(now time.Time, n int) time.Duration {
-	if n > p.requests {
-		return p.window
-	}
-	p.forget(now)
-	tat := maxTime(p.tat, now).Add(time.Duration(n) * p.interval)
-	wait := tat.Sub(now) - time.Duration(max(p.burst, n))*p.interval
-	wait = max(wait, p.windowWait(now, n))
-	if wait > 0 {
-		return wait
-	}
-	p.tat = tat
-	p.log = append(p.log, admission{at: now, n: n})
-	return 0
+// BudgetID returns the full identifier of the budget (api, baseURL host,
+// credential): the 32 bytes of its SHA-256 digest, never the credential.
+// Whatever is kept per budget is keyed by it: two credentials never share
+// an entry, whoever chose them.
+func BudgetID(api, baseURL string, cred CredentialID) string {
+	key := budgetKeyOf(api, baseURL, cred)
+	return string(key[:])
 }
 
-// windowWait returns how long until n more calls fit in the window.
-func (p *pacer) windowWait(now time.Time, n int) time.Duration {
-	excess := n - p.requests
-	for _, a := range p.log {
-		excess += a.n
-	}
-	for _, a := range p.log {
-		if excess <= 0 {
-			break
-		}
-		if excess -= a.n; excess <= 0 {
-			return a.at.Add(p.window).Sub(now)
-		}
-	}
-	return 0
+// Fingerprint returns a short, stable, non-reversible identifier of the budget
+// (api, baseURL host, credential) for metrics labels; never the credential.
+//
+// It is 12 hex digits (48 bits) of the budget's digest (BudgetID): enough to
+// tell a manager's budgets apart on a dashboard, and the same across
+// restarts, but a tenant can find colliding ones, so it only labels.
+func Fingerprint(api, baseURL string, cred CredentialID) string {
+	return FingerprintOf(BudgetID(api, baseURL, cred))
 }
 
-// forget drops the admissions that have left the window: a call admitted
-// exactly one window ago no longer counts.
-func (p *pacer) forget(now time.Time) {
-	i := 0
-	for i < len(p.log) && !p.log[i].at.Add(p.window).After(now) {
-		i++
-	}
-	p.log = p.log[i:]
+// FingerprintOf returns the Fingerprint of a BudgetID.
+func FingerprintOf(budget string) string {
+	return hex.EncodeToString([]byte(budget[:min(len(budget), 6)]))
 }
 
-// rested reports whether the pacer is as good as new.
-func (p *pacer) rested(now time.Time) bool {
-	p.forget(now)
-	return len(p.log) == 0 && !p.tat.After(now)
+// limitOf returns the RateLimit of api.
+func (c *Client) limitOf(api string) RateLimit {
+	if api == APIAlert {
+		return c.opts.AlertRate
+	}
+	return c.opts.ManagementRate
 }
 
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
+// budgetKeyOf returns the key of the budget of cred at baseURL on api. A base
+// URL that does not parse keys by its text: calls to it fail anyway.
+func budgetKeyOf(api, baseURL string, cred CredentialID) credKey {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return budgetKey(api, baseURL, "", cred)
 	}
-	return b
+	return budgetKey(api, u.Host, u.Scheme, cred)
+}
+
+// budgetKey identifies a budget: the API, its host (lower case, without the
+// scheme's default port, as the service sees it) and the credential. It is a
+// digest, of the credential's digest, so that the digest alone names the
+// budget: the credential itself is never kept.
+func budgetKey(api, host, scheme string, cred CredentialID) credKey {
+	host = strings.ToLower(host)
+	switch strings.ToLower(scheme) {
+	case "https":
+		host = strings.TrimSuffix(host, ":443")
+	case "http":
+		host = strings.TrimSuffix(host, ":80")
+	}
+	d := cred.credentialDigest()
+	return digest("budget", api, host, string(d[:]))
 }
 
 // budget is what the client remembers about one credential on one API host:
-// its pacer and the hold of the last 429.
+// its rate limiter and the hold of the last 429.
 type budget struct {
-	pacer     *pacer // nil when the limit is disabled
+	limiter   *rateLimiter // nil when the limit is disabled
 	holdUntil time.Time
 }
 
@@ -156,7 +131,7 @@ func (s *budgetStore) get(key credKey, limit RateLimit, now time.Time) *budget {
 	if !ok {
 		b = &budget{}
 		if limit.enabled() {
-			b.pacer = newPacer(limit)
+			b.limiter = newRateLimiter(limit)
 		}
 		s.budgets[key] = b
 	}
@@ -164,11 +139,11 @@ func (s *budgetStore) get(key credKey, limit RateLimit, now time.Time) *budget {
 }
 
 // sweep forgets the budgets that are as good as new: no hold, and a rested
-// pacer.
+// rate limiter.
 func (s *budgetStore) sweep(now time.Time) {
 	s.lastSweep = now
 	for k, b := range s.budgets {
-		if !b.holdUntil.After(now) && (b.pacer == nil || b.pacer.rested(now)) {
+		if !b.holdUntil.After(now) && (b.limiter == nil || b.limiter.rested(now)) {
 			delete(s.budgets, k)
 		}
 	}
@@ -182,10 +157,10 @@ func (s *budgetStore) admit(key credKey, limit RateLimit, now time.Time, n int) 
 	if wait := b.holdUntil.Sub(now); wait > 0 {
 		return wait
 	}
-	if b.pacer == nil || n <= 0 {
+	if b.limiter == nil || n <= 0 {
 		return 0
 	}
-	return b.pacer.admit(now, n)
+	return b.limiter.admit(now, n)
 }
 
 // hold records that key's budget may not be used before until.
@@ -205,13 +180,6 @@ func (s *budgetStore) heldUntil(key credKey, now time.Time) time.Time {
 		return b.holdUntil
 	}
 	return time.Time{}
-}
-
-// len returns the number of budgets remembered; for tests.
-func (s *budgetStore) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.budgets)
 }
 
 // MaxBatch is the most calls of api one Admit can reserve without waiting

@@ -118,7 +118,7 @@ func TestAdmissionNeverExceedsTheLimitInAnyWindow(t *testing.T) {
 }
 
 func checkAdmissions(t *testing.T, limit RateLimit, rng *rand.Rand) {
-	p := newPacer(limit)
+	p := newRateLimiter(limit)
 	now := epoch
 	var admitted []time.Time // one entry per call
 	for range 400 {
@@ -166,7 +166,7 @@ func checkAdmissions(t *testing.T, limit RateLimit, rng *rand.Rand) {
 }
 
 // clone returns an independent copy, for trying an admission.
-func (p *pacer) clone() *pacer {
+func (p *rateLimiter) clone() *rateLimiter {
 	c := *p
 	c.log = slices.Clone(p.log)
 	return &c
@@ -250,4 +250,11 @@ func TestAdmissionIsSafeForConcurrentUse(t *testing.T) {
 	if admitted != 10 {
 		t.Errorf("%d admitted, want the burst of 10", admitted)
 	}
+}
+
+// len returns the number of budgets remembered; for tests.
+func (s *budgetStore) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.budgets)
 }

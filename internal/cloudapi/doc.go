@@ -39,7 +39,7 @@
 //
 // # Rate limiting
 //
-// Calls never wait. Pacing is admission, asked for before a sync:
+// Calls never wait. Rate limiting is admission, asked for before a sync:
 // [Client.Admit] reserves n calls of a budget, identified by the API, the
 // API host and the credential (a management key, an alert token), or says
 // how long to wait. A budget keeps to its RateLimit over a window stretched

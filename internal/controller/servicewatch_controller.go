@@ -303,7 +303,7 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if r.fetches.busy(req.NamespacedName) {
 		return ctrl.Result{}, nil // the read's end wakes the watch
 	}
-	if wait := r.untilDue(req.NamespacedName, &watch, trigger); wait > 0 {
+	if wait := r.recheckAfter(req.NamespacedName, &watch, trigger); wait > 0 {
 		// A watch first seen after a restart may not be due for a while;
 		// its state metrics show its status until then.
 		r.StateMetrics.SetIfAbsent(stateMetricsOf(&watch))
@@ -376,7 +376,11 @@ func triggerOf(watch *swv1.ServiceWatch, secretVersions map[string]string) strin
 	return fmt.Sprintf("%d|%s|%v", watch.Generation, requestedAt(watch), ordered)
 }
 
-func (r *ServiceWatchReconciler) untilDue(key types.NamespacedName, watch *swv1.ServiceWatch, trigger string) time.Duration {
+// recheckAfter is how long a reconcile of the watch waits before it looks
+// again, 0 when a sync is due now: untilDue for its schedule, of which it
+// remembers a first-seen watch's slot, bounded so that a periodic slot
+// placed again as the phases settle is seen in time (pacing.RecheckWithin).
+func (r *ServiceWatchReconciler) recheckAfter(key types.NamespacedName, watch *swv1.ServiceWatch, trigger string) time.Duration {
 	var known *pacing.Entry
 	if s, ok := r.pacer.Schedules.Get(key); ok {
 		known = &s

@@ -176,14 +176,6 @@ func (c *Collector) MaxItemBytes() int {
 	return c.maxItemBytes
 }
 
-// SetClock replaces the clock that tells at a scrape whether a silence has
-// ended; for tests.
-func (c *Collector) SetClock(now func() time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = now
-}
-
 // Set replaces the snapshot of w.Namespace/w.Name.
 func (c *Collector) Set(w Watch) {
 	w = c.normalize(w)

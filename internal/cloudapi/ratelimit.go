@@ -1,0 +1,122 @@
+package cloudapi
+
+import "time"
+
+// RateLimit is a client-side limit on the calls made with one credential to
+// one API host: at most Requests calls in any window of Per stretched by
+// the margin (see windowOf), paced evenly, Per/Requests apart (stretched
+// likewise), with at most Burst calls back to back. Requests <= 0 disables
+// the limit.
+type RateLimit struct {
+	Requests int
+	Per      time.Duration
+	Burst    int
+}
+
+func (l RateLimit) enabled() bool { return l.Requests > 0 && l.Per > 0 }
+
+// The service counts calls in windows of its own, whose phase we do not know,
+// and a call reaches it some latency after it was admitted, a latency that
+// varies. So admission keeps to the limit over a window longer than the
+// service's by a margin: with Per × 11/10, no window of Per at the service
+// sees more than Requests calls as long as latency varies by less than a
+// tenth of Per (1 s for the management API's 10 s).
+const (
+	marginNumerator   = 11
+	marginDenominator = 10
+)
+
+// windowOf returns l.Per stretched by the margin.
+func windowOf(l RateLimit) time.Duration {
+	return l.Per * marginNumerator / marginDenominator
+}
+
+// rateLimiter admits calls under a RateLimit. Two rules, both needed: a generic
+// cell rate algorithm (GCRA) spaces admissions window/Requests apart and
+// lets at most Burst go together, so that a backlog (a cold start, a flag
+// change) is spread out instead of fired at once; and a log of the last
+// window's admissions caps them at Requests, which GCRA alone does not (its
+// burst comes on top of the rate).
+type rateLimiter struct {
+	window   time.Duration
+	interval time.Duration
+	requests int
+	burst    int
+	tat      time.Time // GCRA's theoretical arrival time
+	log      []grant   // grants within the last window, oldest first
+}
+
+// grant is n calls admitted together.
+type grant struct {
+	at time.Time
+	n  int
+}
+
+func newRateLimiter(l RateLimit) *rateLimiter {
+	window := windowOf(l)
+	burst := l.Burst
+	if burst <= 0 || burst > l.Requests {
+		burst = l.Requests
+	}
+	return &rateLimiter{window: window, interval: window / time.Duration(l.Requests), requests: l.Requests, burst: burst}
+}
+
+// admit reserves n calls at now and returns 0 if both rules allow them all;
+// otherwise it reserves nothing and returns how long to wait (> 0). A batch
+// larger than Burst goes only when the budget is fully rested; a batch
+// larger than Requests never goes, and the wait is one window.
+func (rl *rateLimiter) admit(now time.Time, n int) time.Duration {
+	if n > rl.requests {
+		return rl.window
+	}
+	rl.forget(now)
+	tat := maxTime(rl.tat, now).Add(time.Duration(n) * rl.interval)
+	wait := tat.Sub(now) - time.Duration(max(rl.burst, n))*rl.interval
+	wait = max(wait, rl.windowWait(now, n))
+	if wait > 0 {
+		return wait
+	}
+	rl.tat = tat
+	rl.log = append(rl.log, grant{at: now, n: n})
+	return 0
+}
+
+// windowWait returns how long until n more calls fit in the window.
+func (rl *rateLimiter) windowWait(now time.Time, n int) time.Duration {
+	excess := n - rl.requests
+	for _, a := range rl.log {
+		excess += a.n
+	}
+	for _, a := range rl.log {
+		if excess <= 0 {
+			break
+		}
+		if excess -= a.n; excess <= 0 {
+			return a.at.Add(rl.window).Sub(now)
+		}
+	}
+	return 0
+}
+
+// forget drops the grants that have left the window: a call admitted
+// exactly one window ago no longer counts.
+func (rl *rateLimiter) forget(now time.Time) {
+	i := 0
+	for i < len(rl.log) && !rl.log[i].at.Add(rl.window).After(now) {
+		i++
+	}
+	rl.log = rl.log[i:]
+}
+
+// rested reports whether the rate limiter is as good as new.
+func (rl *rateLimiter) rested(now time.Time) bool {
+	rl.forget(now)
+	return len(rl.log) == 0 && !rl.tat.After(now)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,11 @@
+package statemetrics
+
+import "time"
+
+// SetClock replaces the clock that tells at a scrape whether a silence has
+// ended.
+func (c *Collector) SetClock(now func() time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = now
+}
