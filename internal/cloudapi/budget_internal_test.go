@@ -166,9 +166,9 @@ func checkAdmissions(t *testing.T, limit RateLimit, rng *rand.Rand) {
 }
 
 // clone returns an independent copy, for trying an admission.
-func (p *rateLimiter) clone() *rateLimiter {
-	c := *p
-	c.log = slices.Clone(p.log)
+func (rl *rateLimiter) clone() *rateLimiter {
+	c := *rl
+	c.log = slices.Clone(rl.log)
 	return &c
 }
 
