@@ -101,6 +101,9 @@ type ServiceWatchReconciler struct {
 	secrets *secretWatch
 	// now is the clock; tests replace it.
 	now func() time.Time
+	// clock tells steps of now's wall clock, by which the schedules move
+	// (see pacing.Clock); nil when a test replaced now and none.
+	clock *pacing.Clock
 	// jitter draws the random term of a periodic sync, at most limit.
 	jitter func(limit time.Duration) time.Duration
 	// holdsRestored is set once the persisted Retry-After holds were given
@@ -229,6 +232,8 @@ func (r *ServiceWatchReconciler) defaults() {
 	r.Options = r.Options.withDefaults()
 	if r.now == nil {
 		r.now = time.Now
+		start := time.Now()
+		r.clock = pacing.NewClock(time.Now, func() time.Duration { return time.Since(start) })
 	}
 	if r.digests == nil {
 		r.digests = newCredentialDigests()
@@ -381,6 +386,11 @@ func triggerOf(watch *swv1.ServiceWatch, secretVersions map[string]string) strin
 // remembers a first-seen watch's slot, bounded so that a periodic slot
 // placed again as the phases settle is seen in time (pacing.RecheckWithin).
 func (r *ServiceWatchReconciler) recheckAfter(key types.NamespacedName, watch *swv1.ServiceWatch, trigger string) time.Duration {
+	if r.clock != nil {
+		// A step of the wall clock moves every schedule by it, before any
+		// wait is measured against the stepped clock.
+		r.pacer.Schedules.Shift(r.clock.Step())
+	}
 	var known *pacing.Entry
 	if s, ok := r.pacer.Schedules.Get(key); ok {
 		known = &s
