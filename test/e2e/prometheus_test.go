@@ -84,7 +84,7 @@ func testPrometheus(t *testing.T, cloud fakeCloud, watch, watchNS string) {
 	writeFile(t, filepath.Join(dir, "prometheus.yaml"), scrapeConfig(t, tokenFile))
 	api := startPrometheus(t, bin, dir)
 
-	t.Run("the manager is scraped with the ServiceMonitor's settings", func(t *testing.T) {
+	scraped := t.Run("the manager is scraped with the ServiceMonitor's settings", func(t *testing.T) {
 		eventually(t, time.Minute, "the scrape target up", func() error {
 			var v struct {
 				ActiveTargets []struct {
@@ -105,6 +105,10 @@ func testPrometheus(t *testing.T, cloud fakeCloud, watch, watchNS string) {
 			return nil
 		})
 	})
+
+	if !scraped {
+		t.Fatal("Prometheus cannot scrape the manager, so no alert can fire")
+	}
 
 	d := fakecloud.DefaultData()
 	svc := d.Organizations[readSample(t).Spec.OrganizationID][readSample(t).Spec.ServiceID]
