@@ -403,7 +403,7 @@ func (r *ServiceWatchReconciler) recheckAfter(key types.NamespacedName, watch *s
 		if held := watch.Status.RetryNotBefore; held == nil || !held.After(now) {
 			// A periodic slot: placed again as the phases settle while the
 			// watches are first seen after a start.
-			known.Plan = &pacing.Plan{After: watch.Status.LastSyncTime.Time, Every: interval(watch)}
+			known.Plan = restartPlan(watch)
 		}
 		r.pacer.Schedules.Set(key, *known)
 	}
@@ -507,7 +507,7 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 		r.Metrics.record(watch, parts)
 		r.StateMetrics.Set(stateMetricsOf(watch, results...))
 	}
-	return periodic(r.scheduleNext(watch, trigger, read.every, outcome))
+	return periodic(r.scheduleNext(watch, trigger, read, outcome))
 }
 
 // readAccess is what the parts need of the referenced Secrets at versions,
@@ -536,10 +536,10 @@ func (in syncInput) reachedCloud(watch *swv1.ServiceWatch) bool {
 	return in.management.failure == nil || (len(watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil)
 }
 
-// scheduleNext remembers when the watch is next due after a sync with this
-// outcome, and returns the wait.
-// every is the watch's interval as its budgets allow it.
-func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger string, every time.Duration, o pacing.Outcome) time.Duration {
+// scheduleNext remembers when the watch is next due after a sync read with
+// this outcome, and returns the wait. A sync that reached the cloud tells the
+// phase book where the watch's group syncs.
+func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger string, read fetched, o pacing.Outcome) time.Duration {
 	key := client.ObjectKeyFromObject(watch)
 	failures := 0
 	if o.Failed {
@@ -547,17 +547,23 @@ func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger 
 		failures = prev.Failures + 1
 	}
 	now := r.now()
-	jitter := r.jitter(min(pacing.MaxJitter, every/100))
-	next, plan := pacing.NextSync(now, every, failures, o, r.phaseOf(watch), interval(watch), jitter)
+	if read.reachedCloud {
+		r.pacer.Phases.Synced(key, readHash(watch, r.Options.ManagementAPIURL), interval(watch), read.startedAt, read.every, read.level == pacing.Periodic)
+	}
+	next, plan := pacing.NextSync(pacing.Sync{
+		Began: read.startedAt, Ended: now, Every: read.every, Failures: failures, Outcome: o,
+		Jitter: r.jitter(pacing.JitterOf(read.every)), Requested: read.level != pacing.Periodic,
+	}, r.phaseOf(watch))
 	r.pacer.Schedules.Set(key, pacing.Entry{Trigger: trigger, NextSync: next, Failures: failures, Plan: plan})
 	if plan != nil {
-		return pacing.RecheckWithin(next.Sub(now), plan.Jitter, every)
+		return pacing.RecheckWithin(next.Sub(now), plan.Jitter, read.every)
 	}
 	return next.Sub(now)
 }
 
-// phaseOf is the watch's offset within its interval.
-func (r *ServiceWatchReconciler) phaseOf(watch *swv1.ServiceWatch) time.Duration {
+// phaseOf is where the watch's group syncs within its interval, and where
+// it should.
+func (r *ServiceWatchReconciler) phaseOf(watch *swv1.ServiceWatch) pacing.Phase {
 	return r.pacer.Phases.PhaseOf(client.ObjectKeyFromObject(watch), readHash(watch, r.Options.ManagementAPIURL), interval(watch))
 }
 

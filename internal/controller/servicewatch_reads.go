@@ -70,7 +70,9 @@ type fetched struct {
 	level        pacing.Level
 	results      []partResult
 	reachedCloud bool
-	endedAt      time.Time
+	// startedAt is when the read began (its first call then waits for its
+	// host's slot only if the host is busy); endedAt when it ended.
+	startedAt, endedAt time.Time
 }
 
 // readRequest is one read to run in the background.
@@ -185,6 +187,7 @@ func (f *fetches) run(ctx context.Context, req readRequest) {
 		f.finish(ctx, req, res)
 	}()
 	slots := &syncSlots{fetches: f, ask: pacing.SlotAsk{Tenant: req.key.Namespace, Level: req.level}, hosts: map[string]*hostHold{}}
+	res.startedAt = f.now()
 	results, reachedCloud := req.read(readCtx, slots)
 	if readCtx.Err() != nil && !slots.wasGranted() {
 		return // no slot before the end: the sync reads as interrupted

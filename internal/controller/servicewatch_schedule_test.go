@@ -44,42 +44,53 @@ func TestUntilDue(t *testing.T) {
 	newGeneration := synced(time.Second, true)
 	newGeneration.Generation++
 	fresh := synced(time.Second, true)
-	const phase = 7 * time.Second
-	freshSlot := pacing.PeriodicSlot(fresh.Status.LastSyncTime.Time, interval(fresh), phase)
+	last := fresh.Status.LastSyncTime.Time
+	every := interval(fresh)
+	// The watch's group synced with it and is headed a quarter of an
+	// interval on: each period moves it by MaxMove.
+	headed := pacing.Phase{Known: true, At: shareOf(last, every), Target: shareOf(last, every) + 0.25}
 
 	tests := []struct {
 		name  string
 		watch *swv1.ServiceWatch
 		known *pacing.Entry
+		phase pacing.Phase
 		want  time.Duration
 	}{
-		{"a new generation is due at once", newGeneration, &pacing.Entry{Trigger: "t", NextSync: now.Add(time.Hour)}, 0},
-		{"a new requested-at value is due at once", annotated, &pacing.Entry{Trigger: "t", NextSync: now.Add(time.Hour)}, 0},
-		{"a changed Secret (trigger) is due at once", fresh, &pacing.Entry{Trigger: "old", NextSync: now.Add(time.Hour)}, 0},
-		{"a known schedule is followed", fresh, &pacing.Entry{Trigger: "t", NextSync: now.Add(time.Minute)}, time.Minute},
-		{"an overdue schedule is due", fresh, &pacing.Entry{Trigger: "t", NextSync: now.Add(-time.Minute)}, 0},
-		{"a periodic slot is placed with the phase known now, not when it was planned", fresh,
-			&pacing.Entry{Trigger: "t", NextSync: now.Add(time.Minute), Plan: &pacing.Plan{After: fresh.Status.LastSyncTime.Time, Every: interval(fresh)}},
-			freshSlot.Sub(now)},
-		{"a periodic slot keeps its jitter and a Retry-After", fresh,
-			&pacing.Entry{Trigger: "t", Plan: &pacing.Plan{After: fresh.Status.LastSyncTime.Time, Every: interval(fresh), Jitter: time.Second, NotBefore: now.Add(time.Hour)}},
+		{"a new generation is due at once", newGeneration, &pacing.Entry{Trigger: "t", NextSync: now.Add(time.Hour)}, headed, 0},
+		{"a new requested-at value is due at once", annotated, &pacing.Entry{Trigger: "t", NextSync: now.Add(time.Hour)}, headed, 0},
+		{"a changed Secret (trigger) is due at once", fresh, &pacing.Entry{Trigger: "old", NextSync: now.Add(time.Hour)}, headed, 0},
+		{"a known schedule is followed", fresh, &pacing.Entry{Trigger: "t", NextSync: now.Add(time.Minute)}, headed, time.Minute},
+		{"an overdue schedule is due", fresh, &pacing.Entry{Trigger: "t", NextSync: now.Add(-time.Minute)}, headed, 0},
+		{"a periodic sync is placed with the phase known now, not when it was planned", fresh,
+			&pacing.Entry{Trigger: "t", NextSync: now.Add(time.Minute), Plan: &pacing.Plan{After: last, Every: every}}, headed,
+			last.Add(every + pacing.MaxMove(every)).Sub(now)},
+		{"a periodic sync keeps its jitter and a Retry-After", fresh,
+			&pacing.Entry{Trigger: "t", Plan: &pacing.Plan{After: last, Every: every, Jitter: time.Second, NotBefore: now.Add(time.Hour)}}, headed,
 			time.Hour},
-		{"a stretched interval scales the phase", fresh,
-			&pacing.Entry{Trigger: "t", Plan: &pacing.Plan{After: fresh.Status.LastSyncTime.Time, Every: 2 * interval(fresh)}},
-			pacing.PeriodicSlot(fresh.Status.LastSyncTime.Time, 2*interval(fresh), 2*phase).Sub(now)},
-		{"after a restart a Ready watch waits for its slot", fresh, nil, freshSlot.Sub(now)},
-		{"after a restart a watch that is not Ready syncs at once", synced(time.Second, false), nil, 0},
-		{"a never-synced watch syncs at once", testWatch(), nil, 0},
-		{"after a restart the cloud's Retry-After still holds, even for a new generation", withRetryNotBefore(newGeneration, now.Add(90*time.Second)), nil, 90 * time.Second},
-		{"a Retry-After that has passed is no longer waited for", withRetryNotBefore(newGeneration, now.Add(-time.Second)), nil, 0},
+		{"a stretched interval is one stretched period", fresh,
+			&pacing.Entry{Trigger: "t", Plan: &pacing.Plan{After: last, Every: 2 * every}}, pacing.Phase{Known: true, At: shareOf(last, 2*every), Target: shareOf(last, 2*every)},
+			last.Add(2 * every).Sub(now)},
+		{"after a restart a Ready watch waits one interval from its last sync", fresh, nil, pacing.Phase{}, last.Add(every).Sub(now)},
+		{"after a restart a Ready watch moves toward its phase like any", fresh, nil, headed, last.Add(every + pacing.MaxMove(every)).Sub(now)},
+		{"after a restart a watch that is not Ready syncs at once", synced(time.Second, false), nil, headed, 0},
+		{"a never-synced watch syncs at once", testWatch(), nil, headed, 0},
+		{"after a restart the cloud's Retry-After still holds, even for a new generation", withRetryNotBefore(newGeneration, now.Add(90*time.Second)), nil, headed, 90 * time.Second},
+		{"a Retry-After that has passed is no longer waited for", withRetryNotBefore(newGeneration, now.Add(-time.Second)), nil, headed, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := untilDue(now, tt.watch, tt.known, "t", phase); got != tt.want {
+			if got := untilDue(now, tt.watch, tt.known, "t", tt.phase); got != tt.want {
 				t.Errorf("untilDue = %v, want %v", got, tt.want)
 			}
 		})
 	}
+}
+
+// shareOf is the share of every at which t falls, counted from the Unix
+// epoch, as pacing.Phases counts.
+func shareOf(t time.Time, every time.Duration) float64 {
+	return float64(t.UnixNano()%int64(every)) / float64(every)
 }
 
 func withRetryNotBefore(w *swv1.ServiceWatch, at time.Time) *swv1.ServiceWatch {
@@ -168,11 +179,11 @@ func TestIntervalBoundedInArithmetic(t *testing.T) {
 		{"a budget stretching 24h a million times", pacing.Stretched(every, 1e6), pacing.MaxEffectiveInterval},
 		{"a budget stretching by +Inf", pacing.Stretched(every, math.Inf(1)), pacing.MaxEffectiveInterval},
 	} {
-		// The second of two phase groups syncs half an interval in.
-		for _, phase := range []time.Duration{0, tt.every / 2, tt.every - time.Nanosecond} {
-			next, _ := pacing.NextSync(now, tt.every, 0, pacing.Outcome{}, phase, every, 0)
+		// Headed anywhere in the interval.
+		for _, target := range []float64{0, 0.5, 0.999999} {
+			next, _ := pacing.NextSync(pacing.Sync{Began: now, Ended: now, Every: tt.every}, pacing.Phase{Known: true, Target: target})
 			if wait := next.Sub(now); wait <= 0 || wait > tt.limit*3/2 {
-				t.Errorf("%s, phase %v: next sync %v after the last, want within (0, %v]", tt.name, phase, wait, tt.limit*3/2)
+				t.Errorf("%s, target %v: next sync %v after the last, want within (0, %v]", tt.name, target, wait, tt.limit*3/2)
 			}
 		}
 	}

@@ -10,10 +10,17 @@ const (
 	// BackoffBase is the wait after a first transient failure; it doubles
 	// with each consecutive failure and never passes the watch's interval.
 	BackoffBase = 5 * time.Second
-	// MaxJitter bounds the random term added to each periodic sync. Phases
-	// (see Phases) do the spreading; the jitter only smooths what is left.
+	// MaxJitter bounds the random term added to each periodic sync (see
+	// JitterOf).
 	MaxJitter = time.Second
 )
+
+// JitterOf bounds the random term added to each periodic sync of interval
+// every: a thousandth of it, at most MaxJitter. Phases do the spreading, to
+// a tenth of a second between syncs of 200 watches of 30 s; a larger jitter
+// only undoes it (a hundredth, 0.3 s, put a fifth more calls in the busiest
+// second).
+func JitterOf(every time.Duration) time.Duration { return min(MaxJitter, every/1000) }
 
 // Entry is what is remembered of one watch between syncs. It lives in memory
 // only: after a restart, the watch's status tells when the next sync is due.
@@ -32,28 +39,87 @@ type Entry struct {
 	Plan *Plan
 }
 
-// Plan places a periodic sync: the first slot at the watch's phase more
-// than half of Every after After, plus Jitter, and not before NotBefore (a
-// Retry-After).
+// Plan places a periodic sync: one Every after After (when the last sync
+// began), moved toward the group's target phase by at most MaxMove, plus
+// Jitter, and not before NotBefore (a Retry-After). The watches of a group
+// begin their syncs a little apart (one reads, the others find its answer),
+// so a watch's sync starts from its group's slot when that is within
+// MaxMove of its own: the group then looks at its phase, and syncs, at the
+// same instants. After a sync the user asked for (Rejoin), the watch goes
+// back to its group's slot, the first more than half of Every after After,
+// however far.
 type Plan struct {
 	After     time.Time
 	Every     time.Duration
 	Jitter    time.Duration
 	NotBefore time.Time
+	Rejoin    bool
 }
 
-// Due is when the sync the plan places is due, for phase, the watch's offset
-// within its own interval base. The phase is a share of the interval, so a
-// stretched interval keeps the watches spread.
-func (p *Plan) Due(phase, base time.Duration) time.Time {
-	if base > 0 && p.Every != base {
-		phase = time.Duration(float64(phase) * float64(p.Every) / float64(base))
+// MaxMove bounds how far one period may be shortened or stretched to move a
+// watch toward its group or its target phase: a fifteenth of the interval
+// (2 s of 30 s), which leaves the jitter (a thousandth) and the latency of a
+// busy manager room within a tenth of the interval.
+func MaxMove(every time.Duration) time.Duration { return every / 15 }
+
+// Due is when the sync the plan places is due, for the watch's phase. The
+// phase is a share of the interval, so a stretched interval keeps the
+// watches spread.
+func (p *Plan) Due(phase Phase) time.Time {
+	next := p.After.Add(p.Every)
+	if phase.Known {
+		step := MaxMove(p.Every)
+		own := next
+		if p.Rejoin {
+			own = PeriodicSlot(p.After, p.Every, offsetOf(phase.At, p.Every))
+			next = own
+		} else if toGroup := towards(next, p.Every, offsetOf(phase.At, p.Every)); toGroup.Abs() <= step {
+			next = next.Add(toGroup)
+		}
+		next = next.Add(min(max(towards(next, p.Every, offsetOf(phase.Target, p.Every)), -step), step))
+		next = minTime(maxTime(next, own.Add(-step)), own.Add(step))
 	}
-	next := PeriodicSlot(p.After, p.Every, phase).Add(p.Jitter)
+	next = next.Add(p.Jitter)
 	if p.NotBefore.After(next) {
 		return p.NotBefore
 	}
 	return next
+}
+
+// offsetOf is the offset within every of a share of it.
+func offsetOf(share float64, every time.Duration) time.Duration {
+	return time.Duration(share * float64(every))
+}
+
+// towards is how far a sync at at is from the offset target within every,
+// the shorter way round.
+func towards(at time.Time, every, target time.Duration) time.Duration {
+	off := at.UnixNano() % int64(every)
+	if off < 0 {
+		off += int64(every)
+	}
+	d := target - time.Duration(off)
+	switch {
+	case d >= every/2:
+		d -= every
+	case d < -every/2:
+		d += every
+	}
+	return d
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // RecheckWithin bounds the wait for a periodic sync, so that a slot placed
@@ -92,43 +158,61 @@ type Outcome struct {
 	RetryAfter time.Duration
 }
 
-// NextSync says when a watch syncs again, every its interval (as its budgets
-// allow it), after a sync that ended at now, its failures-th consecutive
-// failed one (0 after a success). phase is the watch's offset within its own
-// interval base; see Plan.Due.
+// Sync is what the schedule needs to know of a sync that ended.
+type Sync struct {
+	// Began is when its calls began; Ended when it ended.
+	Began, Ended time.Time
+	// Every is the watch's interval as its budgets allow it.
+	Every time.Duration
+	// Failures counts the consecutive failed syncs, this one included (0
+	// after a success).
+	Failures int
+	Outcome  Outcome
+	// Jitter is the random term added to the next periodic sync.
+	Jitter time.Duration
+	// Requested: the user asked for this sync (a new generation, the
+	// requested-at annotation, a Secret's change), off the watch's period.
+	Requested bool
+}
+
+// NextSync says when a watch syncs again after s: every its interval (as its
+// budgets allow it), one period after the sync began, moved toward the
+// phase's target by at most MaxMove.
 //
-// Success and stalled failures wait for the watch's next periodic slot (a
+// Success and stalled failures wait for the watch's next periodic sync (a
 // stalled watch waits for the user's fix, which triggers a sync at once, not
 // a tight loop). Transient failures back off exponentially, never past the
 // interval. A 429 waits as long as the service asked, even past the interval.
 // The plan, nil after a transient failure, places the periodic sync again
 // should the phase move before it is due.
-func NextSync(now time.Time, every time.Duration, failures int, o Outcome, phase, base, jitter time.Duration) (time.Time, *Plan) {
-	if plan := planAfter(now, every, o, jitter); plan != nil {
-		next := plan.Due(phase, base)
-		return next, plan
+func NextSync(s Sync, phase Phase) (time.Time, *Plan) {
+	if plan := planAfter(s); plan != nil {
+		return plan.Due(phase), plan
 	}
-	next := now.Add(min(every, Backoff(failures)))
-	if wait := now.Add(o.RetryAfter); wait.After(next) {
+	next := s.Ended.Add(min(s.Every, Backoff(s.Failures)))
+	if wait := s.Ended.Add(s.Outcome.RetryAfter); wait.After(next) {
 		next = wait
 	}
 	return next, nil
 }
 
-// planAfter is the plan of the periodic sync that follows a sync ended at
-// now with outcome o; nil when a transient failure backs off instead.
-func planAfter(now time.Time, every time.Duration, o Outcome, jitter time.Duration) *Plan {
-	if o.Transient {
+// planAfter is the plan of the periodic sync that follows s; nil when a
+// transient failure backs off instead.
+func planAfter(s Sync) *Plan {
+	if s.Outcome.Transient {
 		return nil
 	}
-	return &Plan{After: now, Every: every, Jitter: jitter, NotBefore: now.Add(o.RetryAfter)}
+	began := s.Began
+	if began.IsZero() || began.After(s.Ended) {
+		began = s.Ended
+	}
+	return &Plan{After: began, Every: s.Every, Jitter: s.Jitter, NotBefore: s.Ended.Add(s.Outcome.RetryAfter), Rejoin: s.Requested}
 }
 
-// PeriodicSlot is the watch's first periodic sync time more than half an
-// interval after the sync at last. Slots are the instants whose offset within
-// the interval equals the watch's phase, so watches created together sync at
-// their own phases from the second sync on; the half-interval floor keeps a
-// sync the user asked for from being followed at once by a periodic one.
+// PeriodicSlot is the first instant more than half an interval after last
+// whose offset within the interval is phase: where a watch rejoins its group
+// after a sync the user asked for; the half-interval floor keeps that sync
+// from being followed at once by a periodic one.
 func PeriodicSlot(last time.Time, every, phase time.Duration) time.Time {
 	after := last.Add(every / 2).UnixNano()
 	p := int64(phase)
