@@ -205,7 +205,7 @@ func (pb *phaseBook[K]) target(group uint64, reach float64) float64 {
 }
 
 // spread is the next round after u: the groups in the same order and about
-// the same centre (the moves sum to nothing), spaced evenly, as widely as a
+// the same center (the moves sum to nothing), spaced evenly, as widely as a
 // move of at most reach (a share of the interval) at either end allows:
 // over the whole interval once they can cover it, until then over the arc
 // they cover now widened by reach at each end. Spread over the whole

@@ -187,7 +187,8 @@ type Sync struct {
 // should the phase move before it is due.
 func NextSync(s Sync, phase Phase) (time.Time, *Plan) {
 	if plan := planAfter(s); plan != nil {
-		return plan.Due(phase), plan
+		due := plan.Due(phase)
+		return due, plan
 	}
 	next := s.Ended.Add(min(s.Every, Backoff(s.Failures)))
 	if wait := s.Ended.Add(s.Outcome.RetryAfter); wait.After(next) {
