@@ -27,9 +27,9 @@ func TestAWallClockStepMovesTheSchedules(t *testing.T) {
 	dueIn := func() time.Duration {
 		r.recheckAfter(key, w, "t")
 		e, _ := r.pacer.Schedules.Get(key)
-		return e.Plan.Due(r.phaseOf(w), interval(w)).Sub(r.now())
+		return e.Plan.Due(r.phaseOf(w)).Sub(r.now())
 	}
-	r.scheduleNext(w, "t", 5*time.Minute, pacing.Outcome{})
+	r.scheduleNext(w, "t", fetched{every: 5 * time.Minute, startedAt: wall, reachedCloud: true, level: pacing.Periodic}, pacing.Outcome{})
 	wall, mono = wall.Add(time.Minute), mono+time.Minute
 	before := dueIn()
 	wall = wall.Add(-time.Hour)

@@ -387,9 +387,11 @@ func triggerOf(watch *swv1.ServiceWatch, secretVersions map[string]string) strin
 // placed again as the phases settle is seen in time (pacing.RecheckWithin).
 func (r *ServiceWatchReconciler) recheckAfter(key types.NamespacedName, watch *swv1.ServiceWatch, trigger string) time.Duration {
 	if r.clock != nil {
-		// A step of the wall clock moves every schedule by it, before any
-		// wait is measured against the stepped clock.
-		r.pacer.Schedules.Shift(r.clock.Step())
+		// A step of the wall clock moves every schedule and phase by it,
+		// before any wait is measured against the stepped clock.
+		step := r.clock.Step()
+		r.pacer.Schedules.Shift(step)
+		r.pacer.Phases.Shift(step)
 	}
 	var known *pacing.Entry
 	if s, ok := r.pacer.Schedules.Get(key); ok {

@@ -56,17 +56,22 @@ func TestScheduleShiftedByAClockStep(t *testing.T) {
 			f := &fakeClocks{wall: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
 			c := f.clock()
 			b := NewSchedules[int]()
-			phase := func(i int) time.Duration { return every * time.Duration(i) / watches }
+			synced := f.wall
+			began := func(i int) time.Time { return synced.Add(-time.Duration(i) * 10 * time.Second) }
+			phase := func(i int) Phase {
+				at := shareOf(began(i), every)
+				return Phase{Known: true, At: at, Target: at}
+			}
 			waits := func() []time.Duration {
 				out := make([]time.Duration, watches)
 				for i := range out {
 					e, _ := b.Get(i)
-					out[i] = max(0, e.Plan.Due(phase(i), every).Sub(c.Now()))
+					out[i] = max(0, e.Plan.Due(phase(i)).Sub(c.Now()))
 				}
 				return out
 			}
-			for i := range watches { // each synced just now
-				next, plan := NextSync(c.Now(), every, 0, Outcome{}, phase(i), every, 0)
+			for i := range watches { // synced one after another, on their phases
+				next, plan := NextSync(Sync{Began: began(i), Ended: c.Now(), Every: every}, phase(i))
 				b.Set(i, Entry{NextSync: next, Plan: plan})
 			}
 			f.pass(time.Minute)

@@ -129,6 +129,30 @@ func (b *Phases[K]) Synced(key K, group uint64, every time.Duration, at time.Tim
 	book.began[group] = at
 }
 
+// Shift moves every group's phase and targets by a step of the wall clock,
+// as Schedules.Shift moves the schedules, so that the groups stay where
+// their watches' next syncs are.
+func (b *Phases[K]) Shift(step time.Duration) {
+	if step == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for every, book := range b.books {
+		by := shareOf(time.Unix(0, 0).Add(step), every)
+		for g, at := range book.at {
+			book.at[g] = share(at + by)
+			book.began[g] = book.began[g].Round(0).Add(step)
+		}
+		for _, round := range book.rounds {
+			for i := range round {
+				round[i] += by
+			}
+		}
+		book.latest, book.plannedAt = book.latest.Round(0).Add(step), book.plannedAt.Round(0).Add(step)
+	}
+}
+
 // shareOf is the share of period at which at falls, counted from the Unix
 // epoch, as PeriodicSlot counts.
 func shareOf(at time.Time, period time.Duration) float64 {

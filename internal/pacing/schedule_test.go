@@ -357,3 +357,19 @@ func testPhaseMove(t *testing.T, n int, every time.Duration, base time.Time, bef
 		}
 	}
 }
+
+// A step of the wall clock moves the groups' phases and targets with the
+// schedules, so that a watch is still on its group's phase after the step.
+func TestPhasesShiftedByAClockStep(t *testing.T) {
+	every := 30 * time.Second
+	base := time.Unix(1_800_000_000, 0).Truncate(every)
+	book := NewPhases[int]()
+	book.Synced(1, 1, every, base.Add(3*time.Second), every, false)
+	book.Synced(2, 2, every, base.Add(4*time.Second), every, false)
+	before := book.PhaseOf(1, 1, every)
+	book.Shift(-7 * time.Second)
+	after := book.PhaseOf(1, 1, every)
+	if !near(after.At, share(before.At-7.0/30)) || !near(after.Target, share(before.Target-7.0/30)) {
+		t.Errorf("after a step of -7 s: %+v, before %+v", after, before)
+	}
+}
