@@ -101,6 +101,8 @@ type ServiceWatchReconciler struct {
 	secrets *secretWatch
 	// now is the clock; tests replace it.
 	now func() time.Time
+	// episodes bound the events of each watch's failure episode.
+	episodes episodes
 	// clock tells steps of now's wall clock, by which the schedules move
 	// (see pacing.Clock); nil when a test replaced now and none.
 	clock *pacing.Clock
@@ -329,6 +331,7 @@ func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 	r.Metrics.publishBudgetDemands(r.pacer.Demands)
 	r.Metrics.forget(key)
 	r.StateMetrics.Delete(key.Namespace, key.Name)
+	r.episodes.forget(key)
 }
 
 // suspend acknowledges a suspended watch: Ready turns False with reason
@@ -346,7 +349,7 @@ func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.Servic
 		return client.IgnoreNotFound(err)
 	}
 	r.StateMetrics.Set(stateMetricsOf(watch))
-	r.emit(ctx, watch, eventsFor(before, watch, syncParts()))
+	r.emit(ctx, watch, r.episodes.events(before, watch, syncParts()))
 	return nil
 }
 
@@ -505,7 +508,7 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 		log.FromContext(ctx).Error(err, "writing status; retrying on the backoff schedule")
 		outcome.Failed, outcome.Transient = true, true
 	default:
-		r.emit(ctx, watch, eventsFor(before, watch, parts))
+		r.emit(ctx, watch, r.episodes.events(before, watch, parts))
 		r.Metrics.record(watch, parts)
 		r.StateMetrics.Set(stateMetricsOf(watch, results...))
 	}

@@ -2,9 +2,11 @@ package controller
 
 import (
 	"context"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
@@ -23,10 +25,20 @@ type event struct {
 
 // eventsFor selects the events that tell the user about changes of state
 // between two versions of a watch, never about a sync that changed nothing: a
-// part that started or stopped failing (or fails for a new reason), and the
-// watch becoming Ready or being suspended.
-func eventsFor(before, after *swv1.ServiceWatch, parts []part) []event {
+// part that started failing (or fails for a new reason), parts that
+// recovered, and the watch becoming Ready or being suspended.
+//
+// They are bounded per failure episode, the time from a watch's first
+// failure to its next Ready: told holds the failures (a part's condition and
+// reason) told in the episode, and a failure told once is not told again in
+// it, nor is a part's recovery while the watch is still not Ready. A cloud
+// that fails every other call makes the failing part alternate between
+// pipes and endpoints while Ready stays False: each sync would otherwise
+// tell one part's failure and the other's recovery. eventsFor updates told,
+// and empties it when the watch is Ready.
+func eventsFor(before, after *swv1.ServiceWatch, parts []part, told episode) []event {
 	var events []event
+	ready := conditions.IsReady(after)
 	for _, p := range parts {
 		old, cur := conditions.Get(before, p.condition), conditions.Get(after, p.condition)
 		if !changed(old, cur) {
@@ -34,8 +46,10 @@ func eventsFor(before, after *swv1.ServiceWatch, parts []part) []event {
 		}
 		switch {
 		case cur.Status == metav1.ConditionFalse:
-			events = append(events, newEvent(corev1.EventTypeWarning, cur.Reason, p.condition+" is False: "+cur.Message))
-		case old != nil: // recovered; a first success is covered by Ready
+			if told.tell(p.condition, cur.Reason) {
+				events = append(events, newEvent(corev1.EventTypeWarning, cur.Reason, p.condition+" is False: "+cur.Message))
+			}
+		case old != nil && ready: // recovered; a first success is covered by Ready
 			events = append(events, newEvent(corev1.EventTypeNormal, p.condition, p.condition+" recovered: "+cur.Message))
 		}
 	}
@@ -49,7 +63,63 @@ func eventsFor(before, after *swv1.ServiceWatch, parts []part) []event {
 			events = append(events, newEvent(corev1.EventTypeNormal, swv1.ReasonSuspended, cur.Message))
 		}
 	}
+	if ready {
+		clear(told)
+	}
 	return events
+}
+
+// episode is the failures told in a watch's current failure episode, by
+// condition type and reason.
+type episode map[string]bool
+
+// tell records a failure, and says whether it is news in the episode.
+func (e episode) tell(condition, reason string) bool {
+	k := condition + "/" + reason
+	if e[k] {
+		return false
+	}
+	e[k] = true
+	return true
+}
+
+// episodes keep each watch's failure episode between syncs. They live in
+// memory: after a restart, the failures a watch's status shows count as told.
+type episodes struct {
+	mu sync.Mutex
+	of map[types.NamespacedName]episode
+}
+
+// events are eventsFor the watch, in its episode.
+func (e *episodes) events(before, after *swv1.ServiceWatch, parts []part) []event {
+	key := types.NamespacedName{Namespace: after.Namespace, Name: after.Name}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.of == nil {
+		e.of = map[types.NamespacedName]episode{}
+	}
+	told, ok := e.of[key]
+	if !ok {
+		told = episode{}
+		for _, p := range parts { // told before a restart, or at the first sync
+			if c := conditions.Get(before, p.condition); c != nil && c.Status == metav1.ConditionFalse {
+				told.tell(p.condition, c.Reason)
+			}
+		}
+		e.of[key] = told
+	}
+	events := eventsFor(before, after, parts, told)
+	if len(told) == 0 {
+		delete(e.of, key) // Ready: the next failure starts an episode
+	}
+	return events
+}
+
+// forget drops the episode of a watch that went away.
+func (e *episodes) forget(key types.NamespacedName) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.of, key)
 }
 
 // intervalEvents tell when the budget starts or stops stretching the

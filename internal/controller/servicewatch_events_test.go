@@ -48,7 +48,7 @@ func TestEventsFor(t *testing.T) {
 				applyResults(w, parts, tt.after, DefaultStatusSizeLimit)
 			}
 			var got []string
-			for _, e := range eventsFor(before, w, parts) {
+			for _, e := range (&episodes{}).events(before, w, parts) {
 				got = append(got, e.eventType+"/"+e.reason)
 			}
 			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
@@ -71,7 +71,7 @@ func TestEventNotesFitTheEventsAPI(t *testing.T) {
 	parts := syncParts()
 	before := w.DeepCopy()
 	applyResults(w, parts, []partResult{pipesOK(), endpointsOK(0), alertsFetched(ids, fs...)}, DefaultStatusSizeLimit)
-	events := eventsFor(before, w, parts)
+	events := eventsFor(before, w, parts, episode{})
 	if len(events) == 0 || events[0].eventType != corev1.EventTypeWarning {
 		t.Fatalf("no warning event for ten missing alerts: %+v", events)
 	}
@@ -79,5 +79,47 @@ func TestEventNotesFitTheEventsAPI(t *testing.T) {
 		if len(e.note) > maxEventNoteBytes {
 			t.Errorf("%s note is %d bytes, over %d", e.reason, len(e.note), maxEventNoteBytes)
 		}
+	}
+}
+
+// A cloud that fails every other management call makes the failing part
+// alternate between pipes and endpoints while Ready stays False: the
+// episode tells each failure once, and the recovery once, not two events a
+// sync (7 to 11 per watch in 2 minutes before).
+func TestEventsAreBoundedPerFailureEpisode(t *testing.T) {
+	synced := []partResult{pipesOK(), endpointsOK(0), alertsFetched(nil)}
+	pipesDown := []partResult{failed(swv1.ReasonServerError, "list pipes: 502"), endpointsOK(0), alertsFetched(nil)}
+	endpointsDown := []partResult{pipesOK(), failed(swv1.ReasonServerError, "list endpoints: 502"), alertsFetched(nil)}
+	w := testWatch()
+	parts := syncParts()
+	var e episodes
+	sync := func(results []partResult) []string {
+		before := w.DeepCopy()
+		applyResults(w, parts, results, DefaultStatusSizeLimit)
+		var got []string
+		for _, ev := range e.events(before, w, parts) {
+			got = append(got, ev.eventType+"/"+ev.reason)
+		}
+		return got
+	}
+	sync(synced)
+	// 2 minutes of backoff (5, 10, 20, 40 s, then the interval): the syncs
+	// alternate, some see the same part fail twice.
+	flapping := [][]partResult{pipesDown, endpointsDown, pipesDown, pipesDown, endpointsDown, pipesDown, endpointsDown, endpointsDown, pipesDown}
+	var episode []string
+	for _, results := range flapping {
+		episode = append(episode, sync(results)...)
+	}
+	episode = append(episode, sync(synced)...)
+	want := "Warning/ServerError,Warning/ServerError,Normal/PipesSynced,Normal/Ready"
+	if got := strings.Join(episode, ","); got != want {
+		t.Errorf("events of the episode = %s, want %s", got, want)
+	}
+	if len(episode) > 6 {
+		t.Errorf("%d events in one failure episode, want at most 6", len(episode))
+	}
+	// The next episode tells its failures again.
+	if got := strings.Join(sync(pipesDown), ","); got != "Warning/ServerError" {
+		t.Errorf("the first failure after Ready: events %s, want Warning/ServerError", got)
 	}
 }
