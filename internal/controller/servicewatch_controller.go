@@ -119,20 +119,20 @@ type ServiceWatchReconciler struct {
 // bounds are chosen from what one tenant must not be able to take from the
 // others (issue 17), as well as from the API server's load:
 //
-//   - DefaultMaxSyncsPerNamespace: one namespace's watches call at most 4
-//     hosts' worth of syncs at once, whatever hosts they name and however
-//     many they are. That is about the pace at which one namespace's burst
-//     of new watches still runs at the cloud's pace without saturating the
-//     API server with status writes (make bench-scale: 3 to 4 syncs in
-//     flight, 1.08 to 1.15 times the bound N × latency / slots at 3, 1.10
-//     to 1.61 at 4, no faster at 8 or 16), so a namespace alone loses
-//     little by it.
-//   - DefaultMaxSyncsPerHost: 16, four namespaces' worth. The real
+//   - DefaultMaxSyncsPerNamespace: one namespace's watches hold at most 3
+//     slots, whatever hosts they name and however many they are. 3 syncs in
+//     flight is the most at which 1,000 new watches still sync at the
+//     cloud's pace on a 2-core control plane (make bench-scale: 1.08 to
+//     1.11 times the bound N × latency / slots; 1.10 to 1.61 at 4, no faster
+//     at 8 or 16, where status writes saturate the API server), and what the
+//     previous default of 3 per host gave a namespace on one host: a
+//     namespace alone loses nothing by it.
+//   - DefaultMaxSyncsPerHost: 16, five namespaces' worth. The real
 //     management API is one host for every tenant: per-host slots alone do
-//     not separate tenants there, and one namespace whose calls hang until
+//     not separate tenants there, and a namespace whose calls hang until
 //     the client gives up must leave the others most of that host.
-//   - DefaultMaxConcurrentSyncs: 32, eight namespaces' worth and two hosts'
-//     worth: a hanging host holds at most half of all.
+//   - DefaultMaxConcurrentSyncs: 32, ten namespaces' worth and two hosts'
+//     worth: a host that hangs for everyone holds at most half of all.
 //
 // A cluster whose many namespaces sync at once, or whose cloud answers
 // slowly, raises them (servicewatch_sync_slot_wait_seconds tells).
@@ -145,7 +145,7 @@ const (
 	DefaultMaxSyncsPerHost = 16
 	// DefaultMaxSyncsPerNamespace is the default bound on syncs of one
 	// namespace calling the cloud at once.
-	DefaultMaxSyncsPerNamespace = 4
+	DefaultMaxSyncsPerNamespace = 3
 )
 
 // secretNamesIndex indexes ServiceWatches by the Secrets they reference, so a

@@ -14,7 +14,10 @@ import (
 // The fairness scenarios (issue 17): one tenant does what it may, and a new
 // watch in another namespace, on a healthy key, must be Ready within 2 s.
 // The numbers of watches and hosts come from the manager's own defaults, so
-// that each manager is measured where its slots are full.
+// that each manager is measured where its slots are full; the manager's own
+// rate limits are off (each tenant has one key, whose default budget would
+// otherwise admit only a few of its first syncs at once), so that the slots,
+// not the budgets, are what is measured.
 
 // slotDefaults are the manager's read slots: in all, per host, and per
 // namespace (0 when the manager has no such bound).
@@ -62,7 +65,7 @@ func onHosts(w *swv1.ServiceWatch, management, alerts string) *swv1.ServiceWatch
 
 // fairAlertHostScenario (a): watches whose alert API hangs read the shared
 // management host with a made-up key (the 401 comes at once). As many as the
-// host has slots, at most 4 per namespace (so that a per-namespace bound is
+// host has slots, at most 3 per namespace (so that a per-namespace bound is
 // not what saves the victim).
 func fairAlertHostScenario(ctx context.Context, e *runEnv) (string, error) {
 	slots, err := readSlotDefaults(ctx, e)
@@ -70,7 +73,7 @@ func fairAlertHostScenario(ctx context.Context, e *runEnv) (string, error) {
 		return "", err
 	}
 	n := slots.perHost
-	noisy := makeTenants("hang-alerts", (n+3)/4)
+	noisy := makeTenants("hang-alerts", (n+2)/3)
 	fresh := makeTenants("fresh", 1)[0]
 	// The noisy tenants' keys are not the cloud's: their management calls
 	// get a 401 at once.
@@ -88,10 +91,10 @@ func fairAlertHostScenario(ctx context.Context, e *runEnv) (string, error) {
 		if err := e.cloud.setFault(ctx, fakecloud.OpGetAlert, fakecloud.Fault{Hang: true, AlertID: id}); err != nil {
 			return "", err
 		}
-		w := newWatch(noisy[i/4], fmt.Sprintf("w-%02d", i), watchSpec{serviceID: distinctService(i), alertIDs: []string{id}})
+		w := newWatch(noisy[i/3], fmt.Sprintf("w-%02d", i), watchSpec{serviceID: distinctService(i), alertIDs: []string{id}})
 		watches = append(watches, onHosts(w, e.cloudURL, hostVariant(e.cloudURL, 1)))
 	}
-	if _, err := e.startManager(ctx); err != nil {
+	if _, err := e.startManager(ctx, noClientLimits...); err != nil {
 		return "", err
 	}
 	if err := e.cp.createWatches(ctx, watches); err != nil {
@@ -100,7 +103,11 @@ func fairAlertHostScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err := sleepUntil(ctx, time.Now().Add(3*time.Second)); err != nil {
 		return "", err
 	}
-	return timeToReady(ctx, e, fresh, "new", fmt.Sprintf("%d watches in %d namespaces, alert host hanging", n, len(noisy)))
+	made, err := callsMade(ctx, e)
+	if err != nil {
+		return "", err
+	}
+	return timeToReady(ctx, e, fresh, "new", fmt.Sprintf("%d watches in %d namespaces, alert host hanging; %s", n, len(noisy), made))
 }
 
 // fairHostsScenario (b): one namespace's watches hang on max-concurrent-syncs
@@ -125,7 +132,7 @@ func fairHostsScenario(ctx context.Context, e *runEnv) (string, error) {
 			watches = append(watches, onHosts(w, hostVariant(e.cloudURL, h), ""))
 		}
 	}
-	if _, err := e.startManager(ctx); err != nil {
+	if _, err := e.startManager(ctx, noClientLimits...); err != nil {
 		return "", err
 	}
 	if err := e.cp.createWatches(ctx, watches); err != nil {
@@ -134,7 +141,11 @@ func fairHostsScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err := sleepUntil(ctx, time.Now().Add(3*time.Second)); err != nil {
 		return "", err
 	}
-	return timeToReady(ctx, e, fresh, "new", fmt.Sprintf("%d watches hanging on %d hosts", len(watches), hosts))
+	made, err := callsMade(ctx, e)
+	if err != nil {
+		return "", err
+	}
+	return timeToReady(ctx, e, fresh, "new", fmt.Sprintf("%d watches hanging on %d hosts; %s", len(watches), hosts, made))
 }
 
 // fairBurstScenario (c): one namespace creates n watches at once on a cloud
@@ -151,7 +162,11 @@ func fairBurstScenario(n int) func(context.Context, *runEnv) (string, error) {
 		if err := e.cp.createWatches(ctx, spreadWatches([]tenant{busy}, n, watchSpec{})); err != nil {
 			return "", err
 		}
-		return timeToReady(ctx, e, fresh, "new", fmt.Sprintf("created after another namespace's %d", n))
+		made, err := callsMade(ctx, e)
+		if err != nil {
+			return "", err
+		}
+		return timeToReady(ctx, e, fresh, "new", fmt.Sprintf("created after another namespace's %d; %s", n, made))
 	}
 }
 
@@ -166,7 +181,7 @@ func fairSharedHostScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err := hangKey(ctx, e, noisy); err != nil {
 		return "", err
 	}
-	if _, err := e.startManager(ctx); err != nil {
+	if _, err := e.startManager(ctx, noClientLimits...); err != nil {
 		return "", err
 	}
 	if err := e.cp.createWatches(ctx, spreadWatches([]tenant{noisy}, 20, watchSpec{})); err != nil {
@@ -175,7 +190,11 @@ func fairSharedHostScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err := sleepUntil(ctx, time.Now().Add(3*time.Second)); err != nil {
 		return "", err
 	}
-	return timeToReady(ctx, e, fresh, "new", "20 watches hanging on the shared host")
+	made, err := callsMade(ctx, e)
+	if err != nil {
+		return "", err
+	}
+	return timeToReady(ctx, e, fresh, "new", "20 watches hanging on the shared host; "+made)
 }
 
 // hangKey makes the management calls made with t's key hang.
@@ -186,4 +205,16 @@ func hangKey(ctx context.Context, e *runEnv, t tenant) error {
 		}
 	}
 	return nil
+}
+
+// callsMade tells how many calls of each kind the other tenants had made
+// when the new watch was created: that their calls hang (or queue) as the
+// scenario says.
+func callsMade(ctx context.Context, e *runEnv) (string, error) {
+	calls, err := e.cloud.calls(ctx)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d list-pipes and %d get-alert calls made before it",
+		len(selectCalls(calls, withOperation(fakecloud.OpListPipes))), len(selectCalls(calls, withOperation(fakecloud.OpGetAlert)))), nil
 }
