@@ -28,14 +28,14 @@ func NewTestReconciler(ctx context.Context, c client.Client, reader client.Reade
 // it was told to wait (0 when the sync started).
 func (r *ServiceWatchReconciler) StartSync(ctx context.Context, watch *swv1.ServiceWatch) time.Duration {
 	versions := r.secretVersions(ctx, watch)
-	return r.start(ctx, watch, triggerOf(watch, versions), versions).RequeueAfter
+	return r.start(ctx, watch, pacedOf(watch, versions, r.Options.ManagementAPIURL), versions).RequeueAfter
 }
 
 // WriteInterruptedSync writes what a sync of watch whose read was cut short
 // writes when its read ends, and returns what the reconcile returns.
 func (r *ServiceWatchReconciler) WriteInterruptedSync(ctx context.Context, watch *swv1.ServiceWatch) ctrl.Result {
 	versions := r.secretVersions(ctx, watch)
-	return r.write(ctx, watch, triggerOf(watch, versions), fetched{every: interval(watch)})
+	return r.write(ctx, watch, pacedOf(watch, versions, r.Options.ManagementAPIURL), fetched{every: interval(watch)})
 }
 
 // TestSecretWatch is a secretWatch outside any manager, for tests.
@@ -90,5 +90,5 @@ func (r *ServiceWatchReconciler) Suspend(ctx context.Context, watch *swv1.Servic
 // sync does, and returns the interval the budgets allow it.
 func (r *ServiceWatchReconciler) BudgetedInterval(ctx context.Context, watch *swv1.ServiceWatch) time.Duration {
 	versions := r.secretVersions(ctx, watch)
-	return r.noteDemand(client.ObjectKeyFromObject(watch), watch, r.readAccess(ctx, watch, versions))
+	return r.noteDemand(pacedOf(watch, versions, r.Options.ManagementAPIURL), r.readAccess(ctx, watch, versions))
 }

@@ -5,7 +5,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
@@ -126,7 +125,7 @@ func (r *ServiceWatchReconciler) toReserve(in syncInput, reads []readKey, unrese
 
 // noteDemand records what the watch asks of its budgets at its interval and
 // returns the interval the budgets allow it (its own when they fit).
-func (r *ServiceWatchReconciler) noteDemand(key types.NamespacedName, watch *swv1.ServiceWatch, in syncInput) time.Duration {
+func (r *ServiceWatchReconciler) noteDemand(p paced, in syncInput) time.Duration {
 	var demands []pacing.Demand[readKey]
 	if in.management.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
@@ -136,7 +135,7 @@ func (r *ServiceWatchReconciler) noteDemand(key types.NamespacedName, watch *swv
 			Reads:   in.managementReads(),
 		})
 	}
-	if len(watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
+	if len(in.watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
 			API:     cloudapi.APIAlert,
 			Budget:  cloudapi.BudgetID(cloudapi.APIAlert, in.alerts.url, in.alerts.digest),
@@ -144,11 +143,10 @@ func (r *ServiceWatchReconciler) noteDemand(key types.NamespacedName, watch *swv
 			Reads:   in.alertReads(),
 		})
 	}
-	every := interval(watch)
 	for i := range demands {
 		demands[i].Label = cloudapi.FingerprintOf(demands[i].Budget)
 	}
-	factor := r.pacer.Demands.Note(key, every, readHash(watch, r.Options.ManagementAPIURL), demands)
+	factor := r.pacer.Demands.Note(p.key, p.every, p.group, demands)
 	r.Metrics.publishBudgetDemands(r.pacer.Demands)
-	return pacing.Stretched(every, factor)
+	return pacing.Stretched(p.every, factor)
 }

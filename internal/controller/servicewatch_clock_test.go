@@ -20,16 +20,16 @@ func TestAWallClockStepMovesTheSchedules(t *testing.T) {
 	w := testWatch() // interval 1m
 	w.Spec.Interval = metav1.Duration{Duration: 5 * time.Minute}
 	w.Status.ObservedGeneration = w.Generation
-	key := types.NamespacedName{Namespace: w.Namespace, Name: w.Name}
+	p := paced{key: types.NamespacedName{Namespace: w.Namespace, Name: w.Name}, trigger: "t", every: interval(w)}
 
 	// dueIn is when the watch's sync is due, as a reconcile (which
 	// rechecks its slot every half interval) sees it.
 	dueIn := func() time.Duration {
-		r.recheckAfter(key, w, "t")
-		e, _ := r.pacer.Schedules.Get(key)
-		return e.Plan.Due(r.phaseOf(w)).Sub(r.now())
+		r.recheckAfter(w, p)
+		e, _ := r.pacer.Schedules.Get(p.key)
+		return e.Plan.Due(r.phaseOf(p)).Sub(r.now())
 	}
-	r.scheduleNext(w, "t", fetched{every: 5 * time.Minute, startedAt: wall, reachedCloud: true, level: pacing.Periodic}, pacing.Outcome{})
+	r.scheduleNext(p, fetched{every: 5 * time.Minute, startedAt: wall, reachedCloud: true, level: pacing.Periodic}, pacing.Outcome{})
 	wall, mono = wall.Add(time.Minute), mono+time.Minute
 	before := dueIn()
 	wall = wall.Add(-time.Hour)

@@ -258,18 +258,6 @@ func (r *ServiceWatchReconciler) defaults() {
 	}
 }
 
-func referencedSecrets(obj client.Object) []string {
-	watch, ok := obj.(*swv1.ServiceWatch)
-	if !ok {
-		return nil
-	}
-	names := []string{watch.Spec.ManagementAPI.SecretRef.Name}
-	if watch.Spec.AlertAPI != nil && watch.Spec.AlertAPI.SecretRef.Name != names[0] {
-		names = append(names, watch.Spec.AlertAPI.SecretRef.Name)
-	}
-	return names
-}
-
 func (r *ServiceWatchReconciler) watchesForSecret(ctx context.Context, secret client.Object) []reconcile.Request {
 	var watches swv1.ServiceWatchList
 	if err := r.Client.List(ctx, &watches, client.InNamespace(secret.GetNamespace()),
@@ -303,20 +291,20 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{}, r.suspend(ctx, &watch)
 	}
 	versions := r.secretVersions(ctx, &watch)
-	trigger := triggerOf(&watch, versions)
-	if read, ok := r.fetches.take(req.NamespacedName); ok && read.trigger == trigger {
-		return r.write(ctx, &watch, trigger, read), nil
+	p := pacedOf(&watch, versions, r.Options.ManagementAPIURL)
+	if read, ok := r.fetches.take(req.NamespacedName); ok && read.trigger == p.trigger {
+		return r.write(ctx, &watch, p, read), nil
 	}
 	if r.fetches.busy(req.NamespacedName) {
 		return ctrl.Result{}, nil // the read's end wakes the watch
 	}
-	if wait := r.recheckAfter(req.NamespacedName, &watch, trigger); wait > 0 {
+	if wait := r.recheckAfter(&watch, p); wait > 0 {
 		// A watch first seen after a restart may not be due for a while;
 		// its state metrics show its status until then.
 		r.StateMetrics.SetIfAbsent(stateMetricsOf(&watch))
 		return periodic(wait), nil
 	}
-	return r.start(ctx, &watch, trigger, versions), nil
+	return r.start(ctx, &watch, p, versions), nil
 }
 
 // periodic requeues a watch for a periodic sync, behind anything a user
@@ -373,22 +361,11 @@ func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1
 	return versions
 }
 
-// triggerOf fingerprints what a user may change to ask for a sync now: the
-// generation, the requested-at annotation and the referenced Secrets'
-// versions.
-func triggerOf(watch *swv1.ServiceWatch, secretVersions map[string]string) string {
-	ordered := make([]string, 0, len(secretVersions))
-	for _, name := range referencedSecrets(watch) {
-		ordered = append(ordered, secretVersions[name])
-	}
-	return fmt.Sprintf("%d|%s|%v", watch.Generation, requestedAt(watch), ordered)
-}
-
 // recheckAfter is how long a reconcile of the watch waits before it looks
 // again, 0 when a sync is due now: untilDue for its schedule, of which it
 // remembers a first-seen watch's slot, bounded so that a periodic slot
 // placed again as the phases settle is seen in time (pacing.RecheckWithin).
-func (r *ServiceWatchReconciler) recheckAfter(key types.NamespacedName, watch *swv1.ServiceWatch, trigger string) time.Duration {
+func (r *ServiceWatchReconciler) recheckAfter(watch *swv1.ServiceWatch, p paced) time.Duration {
 	if r.clock != nil {
 		// A step of the wall clock moves every schedule and phase by it,
 		// before any wait is measured against the stepped clock.
@@ -397,20 +374,20 @@ func (r *ServiceWatchReconciler) recheckAfter(key types.NamespacedName, watch *s
 		r.pacer.Phases.Shift(step)
 	}
 	var known *pacing.Entry
-	if s, ok := r.pacer.Schedules.Get(key); ok {
+	if s, ok := r.pacer.Schedules.Get(p.key); ok {
 		known = &s
 	}
 	now := r.now()
-	wait := untilDue(now, watch, known, trigger, r.phaseOf(watch))
+	wait := untilDue(now, watch, known, p.trigger, r.phaseOf(p))
 	if known == nil && wait > 0 {
 		// Remember the slot, so a Secret touched meanwhile still triggers.
-		known = &pacing.Entry{Trigger: trigger, NextSync: now.Add(wait)}
+		known = &pacing.Entry{Trigger: p.trigger, NextSync: now.Add(wait)}
 		if held := watch.Status.RetryNotBefore; held == nil || !held.After(now) {
 			// A periodic slot: placed again as the phases settle while the
 			// watches are first seen after a start.
 			known.Plan = restartPlan(watch)
 		}
-		r.pacer.Schedules.Set(key, *known)
+		r.pacer.Schedules.Set(p.key, *known)
 	}
 	if known != nil && known.Plan != nil {
 		return pacing.RecheckWithin(wait, known.Plan.Jitter, known.Plan.Every)
@@ -424,13 +401,12 @@ func (r *ServiceWatchReconciler) recheckAfter(key types.NamespacedName, watch *s
 // user asked for, and starts the cloud reads in the background. When the
 // budgets have no room yet, it sends and writes nothing and comes back when
 // they will.
-func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceWatch, trigger string, versions map[string]string) ctrl.Result {
-	key := client.ObjectKeyFromObject(watch)
+func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceWatch, p paced, versions map[string]string) ctrl.Result {
 	r.restoreHolds(ctx)
 	in := r.readAccess(ctx, watch, versions)
-	in.fresh = r.wantsFresh(watch, trigger)
-	every := r.noteDemand(key, watch, in)
-	level := r.levelOf(watch, trigger)
+	in.fresh = r.wantsFresh(watch, p.trigger)
+	every := r.noteDemand(p, in)
+	level := r.levelOf(p)
 	admitted := r.admit(in, level)
 	if admitted.wait > 0 {
 		return ctrl.Result{RequeueAfter: admitted.wait}
@@ -439,13 +415,13 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceW
 	if !r.readCredentials(ctx, &in) {
 		return ctrl.Result{RequeueAfter: time.Second}
 	}
-	if work := requestedWork(watch); work != "" && watch.Status.ObservedGeneration > 0 {
+	if p.work != "" && watch.Status.ObservedGeneration > 0 {
 		// A new watch reads observedGeneration -1, which kstatus already
 		// shows as in progress: it costs no write of its own.
-		r.announce(ctx, watch, work)
+		r.announce(ctx, watch, p.work)
 	}
 	parts := syncParts()
-	r.fetches.start(ctx, readRequest{key: key, trigger: trigger, every: every, level: level,
+	r.fetches.start(ctx, readRequest{key: p.key, trigger: p.trigger, every: every, level: level,
 		read: func(ctx context.Context, slots *syncSlots) ([]partResult, bool) {
 			return readCloud(ctx, slottedCloud{Cloud: r.Cloud, slots: slots}, parts, in), in.reachedCloud(watch)
 		}})
@@ -454,11 +430,11 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceW
 
 // levelOf tells work a user asked for (a new generation, a requested sync)
 // from a Secret's change and from a periodic refresh; see pacing.Level.
-func (r *ServiceWatchReconciler) levelOf(watch *swv1.ServiceWatch, trigger string) pacing.Level {
-	if requestedWork(watch) != "" {
+func (r *ServiceWatchReconciler) levelOf(p paced) pacing.Level {
+	if p.work != "" {
 		return pacing.User
 	}
-	if known, ok := r.pacer.Schedules.Get(client.ObjectKeyFromObject(watch)); ok && known.Trigger != trigger {
+	if known, ok := r.pacer.Schedules.Get(p.key); ok && known.Trigger != p.trigger {
 		return pacing.Secret
 	}
 	return pacing.Periodic
@@ -481,7 +457,7 @@ func (r *ServiceWatchReconciler) wantsFresh(watch *swv1.ServiceWatch, trigger st
 // write ends a sync: it writes what the reads found into status, tells of
 // changes, and says when to sync next. Its failures are the watch's, never
 // the workqueue's: they are in status and in the schedule.
-func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceWatch, trigger string, read fetched) ctrl.Result {
+func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceWatch, p paced, read fetched) ctrl.Result {
 	parts := syncParts()
 	results := read.results
 	if len(results) != len(parts) {
@@ -496,7 +472,7 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 		// event to emit and nothing to schedule. Its delete event may have
 		// been handled before this write, so it is forgotten here too.
 		log.FromContext(ctx).V(1).Info("the watch was deleted during its sync; nothing written")
-		r.forget(client.ObjectKeyFromObject(watch))
+		r.forget(p.key)
 		return ctrl.Result{}
 	case errors.Is(err, errChangedDuringSync):
 		log.FromContext(ctx).V(1).Info(err.Error())
@@ -512,7 +488,7 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 		r.Metrics.record(watch, parts)
 		r.StateMetrics.Set(stateMetricsOf(watch, results...))
 	}
-	return periodic(r.scheduleNext(watch, trigger, read, outcome))
+	return periodic(r.scheduleNext(p, read, outcome))
 }
 
 // readAccess is what the parts need of the referenced Secrets at versions,
@@ -544,22 +520,21 @@ func (in syncInput) reachedCloud(watch *swv1.ServiceWatch) bool {
 // scheduleNext remembers when the watch is next due after a sync read with
 // this outcome, and returns the wait. A sync that reached the cloud tells the
 // phase book where the watch's group syncs.
-func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger string, read fetched, o pacing.Outcome) time.Duration {
-	key := client.ObjectKeyFromObject(watch)
+func (r *ServiceWatchReconciler) scheduleNext(p paced, read fetched, o pacing.Outcome) time.Duration {
 	failures := 0
 	if o.Failed {
-		prev, _ := r.pacer.Schedules.Get(key)
+		prev, _ := r.pacer.Schedules.Get(p.key)
 		failures = prev.Failures + 1
 	}
 	now := r.now()
 	if read.reachedCloud {
-		r.pacer.Phases.Synced(key, readHash(watch, r.Options.ManagementAPIURL), interval(watch), read.startedAt, read.every, read.level == pacing.Periodic)
+		r.pacer.Phases.Synced(p.key, p.group, p.every, read.startedAt, read.every, read.level == pacing.Periodic)
 	}
 	next, plan := pacing.NextSync(pacing.Sync{
 		Began: read.startedAt, Ended: now, Every: read.every, Failures: failures, Outcome: o,
 		Jitter: r.jitter(pacing.JitterOf(read.every)), Requested: read.level != pacing.Periodic,
-	}, r.phaseOf(watch))
-	r.pacer.Schedules.Set(key, pacing.Entry{Trigger: trigger, NextSync: next, Failures: failures, Plan: plan})
+	}, r.phaseOf(p))
+	r.pacer.Schedules.Set(p.key, pacing.Entry{Trigger: p.trigger, NextSync: next, Failures: failures, Plan: plan})
 	if plan != nil {
 		return pacing.RecheckWithin(next.Sub(now), plan.Jitter, read.every)
 	}
@@ -568,8 +543,8 @@ func (r *ServiceWatchReconciler) scheduleNext(watch *swv1.ServiceWatch, trigger 
 
 // phaseOf is where the watch's group syncs within its interval, and where
 // it should.
-func (r *ServiceWatchReconciler) phaseOf(watch *swv1.ServiceWatch) pacing.Phase {
-	return r.pacer.Phases.PhaseOf(client.ObjectKeyFromObject(watch), readHash(watch, r.Options.ManagementAPIURL), interval(watch))
+func (r *ServiceWatchReconciler) phaseOf(p paced) pacing.Phase {
+	return r.pacer.Phases.PhaseOf(p.key, p.group, p.every)
 }
 
 // announce marks the watch Reconciling before slow cloud calls, so that

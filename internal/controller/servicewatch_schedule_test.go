@@ -1,10 +1,6 @@
 package controller
 
 import (
-	"crypto/sha256"
-	"fmt"
-	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,20 +9,6 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
-
-func TestReadHash(t *testing.T) {
-	a, b := testWatch(), testWatch()
-	a.Spec.ServiceID, b.Spec.ServiceID = "s1", "s1"
-	b.Spec.AlertIDs = []string{"x"}
-	b.Name = "other"
-	if readHash(a, "https://api") != readHash(b, "https://api") {
-		t.Error("two watches of one service at one API hash apart")
-	}
-	b.Spec.ManagementAPI.URL = "https://other-api"
-	if readHash(a, "https://api") == readHash(b, "https://api") {
-		t.Error("the same service at two APIs hashes alike")
-	}
-}
 
 func TestUntilDue(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
@@ -99,34 +81,6 @@ func withRetryNotBefore(w *swv1.ServiceWatch, at time.Time) *swv1.ServiceWatch {
 	return w
 }
 
-func TestRequestedAtEcho(t *testing.T) {
-	long := strings.Repeat("x", 40000)
-	tests := []struct {
-		value, want string
-	}{
-		{"", ""},
-		{"2026-11-23T12:00:00Z", "2026-11-23T12:00:00Z"},
-		{strings.Repeat("y", maxRequestedAtEcho), strings.Repeat("y", maxRequestedAtEcho)},
-		{long, "sha256:" + fmt.Sprintf("%x", sha256.Sum256([]byte(long)))},
-	}
-	for _, tt := range tests {
-		w := testWatch()
-		w.Annotations = map[string]string{swv1.RequestedAtAnnotation: tt.value}
-		if got := requestedAt(w); got != tt.want {
-			t.Errorf("echo of a %d-byte value = %q, want %q", len(tt.value), got, tt.want)
-		}
-		// Once echoed, the same value is not owed again.
-		w.Status.ObservedGeneration = w.Generation
-		w.Status.LastHandledRequestedAt = requestedAt(w)
-		if work := requestedWork(w); work != "" {
-			t.Errorf("a %d-byte value already handled is owed again: %s", len(tt.value), work)
-		}
-		if len(requestedWork(testWatch())) > 200 {
-			t.Error("the Reconciling message echoes the value")
-		}
-	}
-}
-
 func TestAssess(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -145,46 +99,6 @@ func TestAssess(t *testing.T) {
 	for _, tt := range tests {
 		if got := assess(tt.results); got != tt.want {
 			t.Errorf("%s: assess = %+v, want %+v", tt.name, got, tt.want)
-		}
-	}
-}
-
-func TestIntervalFloor(t *testing.T) {
-	for _, tt := range []struct{ spec, want time.Duration }{
-		{0, defaultInterval}, {time.Second, defaultInterval}, {30 * time.Second, 30 * time.Second}, {time.Hour, time.Hour},
-		{24 * time.Hour, 24 * time.Hour}, {25 * time.Hour, 24 * time.Hour}, {2562047 * time.Hour, 24 * time.Hour},
-	} {
-		w := testWatch()
-		w.Spec.Interval.Duration = tt.spec
-		if got := interval(w); got != tt.want {
-			t.Errorf("interval(%v) = %v, want %v", tt.spec, got, tt.want)
-		}
-	}
-}
-
-// A watch whose interval predates the CRD's 24h bound, as long as a
-// time.Duration goes, or a budget that stretches an interval without end,
-// still syncs next at a time in the future, within the bounds.
-func TestIntervalBoundedInArithmetic(t *testing.T) {
-	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	w := testWatch()
-	w.Spec.Interval.Duration = 2562047 * time.Hour
-	every := interval(w)
-	for _, tt := range []struct {
-		name  string
-		every time.Duration
-		limit time.Duration
-	}{
-		{"spec.interval of 2562047h", every, maxInterval},
-		{"a budget stretching 24h a million times", pacing.Stretched(every, 1e6), pacing.MaxEffectiveInterval},
-		{"a budget stretching by +Inf", pacing.Stretched(every, math.Inf(1)), pacing.MaxEffectiveInterval},
-	} {
-		// Headed anywhere in the interval.
-		for _, target := range []float64{0, 0.5, 0.999999} {
-			next, _ := pacing.NextSync(pacing.Sync{Began: now, Ended: now, Every: tt.every}, pacing.Phase{Known: true, Target: target})
-			if wait := next.Sub(now); wait <= 0 || wait > tt.limit*3/2 {
-				t.Errorf("%s, target %v: next sync %v after the last, want within (0, %v]", tt.name, target, wait, tt.limit*3/2)
-			}
 		}
 	}
 }
