@@ -71,10 +71,10 @@ func TestAlertsLargerThanTheBudgetAreFetchedInBatches(t *testing.T) {
 	r := &ServiceWatchReconciler{Cloud: cloud, Metrics: metrics, pacer: pacing.New[types.NamespacedName, readKey](), now: func() time.Time { return clock }}
 	ids := []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7"}
 	big := testWatch(ids...) // a new watch: work the user asked for
-	access := alertAccess{url: "https://alerts.example.com", digest: cloudapi.DigestOf(cloudapi.NewBearerToken("token"))}
+	access := alertAccess{apiAccess: apiAccess{url: "https://alerts.example.com", digest: cloudapi.DigestOf(cloudapi.NewBearerToken("token"))}}
 	syncWatch := func(w *swv1.ServiceWatch, level pacing.Level) admission {
 		t.Helper()
-		in := syncInput{watch: w, management: managementAccess{failure: newFailure(swv1.ReasonConfigurationError, "not read here")}, alerts: access, alertConcurrency: 2}
+		in := syncInput{watch: w, management: managementAccess{apiAccess: apiAccess{failure: newFailure(swv1.ReasonConfigurationError, "not read here")}}, alerts: access, alertConcurrency: 2}
 		admitted := r.admit(in, level)
 		if admitted.wait > 0 || admitted.alertsDeferred {
 			return admitted

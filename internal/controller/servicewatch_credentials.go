@@ -22,10 +22,10 @@ const (
 	tokenKey     = "token"
 )
 
-// managementAccess is what the management API parts need, or why they cannot run.
-type managementAccess struct {
-	url   string
-	creds cloudapi.BasicCredentials
+// apiAccess is what the parts of one API need besides the credential itself,
+// or why they cannot run.
+type apiAccess struct {
+	url string
 	// digest names the credential; when unread, it is all that is known
 	// of it yet.
 	digest cloudapi.CredentialDigest
@@ -35,22 +35,24 @@ type managementAccess struct {
 	failure *failure
 }
 
+// managementAccess is what the management API parts need, or why they cannot run.
+type managementAccess struct {
+	apiAccess
+	creds cloudapi.BasicCredentials
+}
+
 func newManagementAccess(url string, creds cloudapi.BasicCredentials) managementAccess {
-	return managementAccess{url: url, creds: creds, digest: cloudapi.DigestOf(creds)}
+	return managementAccess{apiAccess: apiAccess{url: url, digest: cloudapi.DigestOf(creds)}, creds: creds}
 }
 
 // alertAccess is what the alerts part needs, or why it cannot run.
 type alertAccess struct {
-	url   string
+	apiAccess
 	token cloudapi.BearerToken
-	// digest and unread are as in managementAccess.
-	digest  cloudapi.CredentialDigest
-	unread  bool
-	failure *failure
 }
 
 func newAlertAccess(url string, token cloudapi.BearerToken) alertAccess {
-	return alertAccess{url: url, token: token, digest: cloudapi.DigestOf(token)}
+	return alertAccess{apiAccess: apiAccess{url: url, digest: cloudapi.DigestOf(token)}, token: token}
 }
 
 // The kinds of credential a Secret holds, for credentialDigests.
@@ -59,34 +61,85 @@ const (
 	alertCredential      = "alert"
 )
 
-// managementAccess is the watch's access to the management API. With the
-// referenced Secret's version (from secretWatch) and a digest known
-// for it, it reads nothing: a sync that waits for its budget asks again
-// without reading Secrets.
-func (r *ServiceWatchReconciler) managementAccess(ctx context.Context, watch *swv1.ServiceWatch, version string) managementAccess {
-	url := firstNonEmpty(watch.Spec.ManagementAPI.URL, r.Options.ManagementAPIURL)
-	if f := r.urlNotAllowed(url, watch.Spec.ManagementAPI.URL, "spec.managementApi.url", "--management-api-url"); f != nil {
-		return managementAccess{url: url, failure: f}
-	}
-	secret := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Spec.ManagementAPI.SecretRef.Name}
-	if d, ok := r.digests.get(secret, managementCredential, version); ok && url != "" {
-		return managementAccess{url: url, digest: d, unread: true}
-	}
-	return r.readManagementAccess(ctx, watch, url)
+// apiCredential is where one API's calls go and which Secret holds their
+// credential: all that differs between the two APIs' access.
+type apiCredential struct {
+	// api names the API in messages.
+	api string
+	// kind is managementCredential or alertCredential.
+	kind string
+	// url is the URL in use, specURL the spec's; field and flag are the
+	// spec field and the manager's flag that set it.
+	url, specURL, field, flag string
+	secret                    types.NamespacedName
+	// keys are the Secret's keys the credential needs.
+	keys []string
 }
 
-func (r *ServiceWatchReconciler) readManagementAccess(ctx context.Context, watch *swv1.ServiceWatch, url string) managementAccess {
-	secret := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Spec.ManagementAPI.SecretRef.Name}
-	data, version, f := r.readSecret(ctx, secret, keyIDKey, keySecretKey)
-	if f == nil && url == "" {
-		f = newFailure(swv1.ReasonConfigurationError, "no management API URL: set spec.managementApi.url or the manager's --management-api-url")
+func (r *ServiceWatchReconciler) managementCredential(watch *swv1.ServiceWatch) apiCredential {
+	return apiCredential{api: "management API", kind: managementCredential,
+		url: firstNonEmpty(watch.Spec.ManagementAPI.URL, r.Options.ManagementAPIURL), specURL: watch.Spec.ManagementAPI.URL,
+		field: "spec.managementApi.url", flag: "--management-api-url",
+		secret: types.NamespacedName{Namespace: watch.Namespace, Name: watch.Spec.ManagementAPI.SecretRef.Name},
+		keys:   []string{keyIDKey, keySecretKey}}
+}
+
+// alertCredential is the alert API's; the watch has a spec.alertApi.
+func (r *ServiceWatchReconciler) alertCredential(watch *swv1.ServiceWatch) apiCredential {
+	return apiCredential{api: "alert API", kind: alertCredential,
+		url: firstNonEmpty(watch.Spec.AlertAPI.URL, r.Options.AlertAPIURL), specURL: watch.Spec.AlertAPI.URL,
+		field: "spec.alertApi.url", flag: "--alert-api-url",
+		secret: types.NamespacedName{Namespace: watch.Namespace, Name: watch.Spec.AlertAPI.SecretRef.Name},
+		keys:   []string{tokenKey}}
+}
+
+// knownAccess is the access to c's API as far as it is known without
+// reading the Secret at version: failed when the manager may not call the
+// URL, by its digest when the digest at that version is known (a sync that
+// waits for its budget asks again without reading Secrets). read says that
+// the Secret must be read.
+func (r *ServiceWatchReconciler) knownAccess(c apiCredential, version string) (a apiAccess, read bool) {
+	if f := r.urlNotAllowed(c.url, c.specURL, c.field, c.flag); f != nil {
+		return apiAccess{url: c.url, failure: f}, false
 	}
-	access := newManagementAccess(url, cloudapi.NewBasicCredentials(data[keyIDKey], data[keySecretKey]))
-	access.failure = f
-	if f == nil {
-		r.digests.put(secret, managementCredential, version, access.digest)
+	if d, ok := r.digests.get(c.secret, c.kind, version); ok && c.url != "" {
+		return apiAccess{url: c.url, digest: d, unread: true}, false
 	}
-	return access
+	return apiAccess{url: c.url}, true
+}
+
+// readCredential reads the Secret of c's credential. The caller makes its
+// access from the values; remember then sets the access's failure, if any,
+// and records its digest at the version read.
+func (r *ServiceWatchReconciler) readCredential(ctx context.Context, c apiCredential) (data map[string]string, remember func(*apiAccess)) {
+	data, version, f := r.readSecret(ctx, c.secret, c.keys...)
+	if f == nil && c.url == "" {
+		f = newFailure(swv1.ReasonConfigurationError, "no %s URL: set %s or the manager's %s", c.api, c.field, c.flag)
+	}
+	return data, func(a *apiAccess) {
+		a.failure = f
+		if f == nil {
+			r.digests.put(c.secret, c.kind, version, a.digest)
+		}
+	}
+}
+
+// managementAccess is the watch's access to the management API. With the
+// referenced Secret's version (from secretWatch) and a digest known for it,
+// it reads nothing.
+func (r *ServiceWatchReconciler) managementAccess(ctx context.Context, watch *swv1.ServiceWatch, version string) managementAccess {
+	c := r.managementCredential(watch)
+	if a, read := r.knownAccess(c, version); !read {
+		return managementAccess{apiAccess: a}
+	}
+	return r.readManagementAccess(ctx, c)
+}
+
+func (r *ServiceWatchReconciler) readManagementAccess(ctx context.Context, c apiCredential) managementAccess {
+	data, remember := r.readCredential(ctx, c)
+	m := newManagementAccess(c.url, cloudapi.NewBasicCredentials(data[keyIDKey], data[keySecretKey]))
+	remember(&m.apiAccess)
+	return m
 }
 
 // alertAccess is the watch's access to the alert API; see managementAccess.
@@ -95,31 +148,20 @@ func (r *ServiceWatchReconciler) alertAccess(ctx context.Context, watch *swv1.Se
 		return alertAccess{}
 	}
 	if watch.Spec.AlertAPI == nil { // the CRD forbids this; an old object may still have it
-		return alertAccess{failure: newFailure(swv1.ReasonConfigurationError, "spec.alertApi is required when spec.alertIds is not empty")}
+		return alertAccess{apiAccess: apiAccess{failure: newFailure(swv1.ReasonConfigurationError, "spec.alertApi is required when spec.alertIds is not empty")}}
 	}
-	url := firstNonEmpty(watch.Spec.AlertAPI.URL, r.Options.AlertAPIURL)
-	if f := r.urlNotAllowed(url, watch.Spec.AlertAPI.URL, "spec.alertApi.url", "--alert-api-url"); f != nil {
-		return alertAccess{url: url, failure: f}
+	c := r.alertCredential(watch)
+	if a, read := r.knownAccess(c, version); !read {
+		return alertAccess{apiAccess: a}
 	}
-	secret := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Spec.AlertAPI.SecretRef.Name}
-	if d, ok := r.digests.get(secret, alertCredential, version); ok && url != "" {
-		return alertAccess{url: url, digest: d, unread: true}
-	}
-	return r.readAlertAccess(ctx, watch, url)
+	return r.readAlertAccess(ctx, c)
 }
 
-func (r *ServiceWatchReconciler) readAlertAccess(ctx context.Context, watch *swv1.ServiceWatch, url string) alertAccess {
-	secret := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Spec.AlertAPI.SecretRef.Name}
-	data, version, f := r.readSecret(ctx, secret, tokenKey)
-	if f == nil && url == "" {
-		f = newFailure(swv1.ReasonConfigurationError, "no alert API URL: set spec.alertApi.url or the manager's --alert-api-url")
-	}
-	access := newAlertAccess(url, cloudapi.NewBearerToken(data[tokenKey]))
-	access.failure = f
-	if f == nil {
-		r.digests.put(secret, alertCredential, version, access.digest)
-	}
-	return access
+func (r *ServiceWatchReconciler) readAlertAccess(ctx context.Context, c apiCredential) alertAccess {
+	data, remember := r.readCredential(ctx, c)
+	a := newAlertAccess(c.url, cloudapi.NewBearerToken(data[tokenKey]))
+	remember(&a.apiAccess)
+	return a
 }
 
 // urlNotAllowed is the failure of a watch whose API URL the manager may not
@@ -152,13 +194,13 @@ func (r *ServiceWatchReconciler) readCredentials(ctx context.Context, in *syncIn
 	var wg sync.WaitGroup
 	if m := in.management; m.unread && m.failure == nil {
 		wg.Go(func() {
-			in.management = r.readManagementAccess(ctx, in.watch, m.url)
+			in.management = r.readManagementAccess(ctx, r.managementCredential(in.watch))
 			sameManagement = in.management.failure != nil || in.management.digest == m.digest
 		})
 	}
 	if a := in.alerts; a.unread && a.failure == nil && !in.alertsDeferred {
 		wg.Go(func() {
-			in.alerts = r.readAlertAccess(ctx, in.watch, a.url)
+			in.alerts = r.readAlertAccess(ctx, r.alertCredential(in.watch))
 			sameAlerts = in.alerts.failure != nil || in.alerts.digest == a.digest
 		})
 	}

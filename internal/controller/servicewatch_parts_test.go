@@ -62,7 +62,7 @@ func TestPipesCountAndMetricsSeeEveryPipe(t *testing.T) {
 		pipes[i] = pipe(fmt.Sprintf("p%d", i), []string{"Running", "Failed"}[i%2])
 	}
 	w := testWatch()
-	in := syncInput{watch: w, management: managementAccess{url: "https://api.example.com"}, metricBytes: statemetrics.DefaultMaxItemBytes}
+	in := syncInput{watch: w, management: managementAccess{apiAccess: apiAccess{url: "https://api.example.com"}}, metricBytes: statemetrics.DefaultMaxItemBytes}
 	res := readPipes(context.Background(), stubCloud{pipes: pipes, keep: 2}, in)
 	applyResults(w, syncParts(), []partResult{res, endpointsOK(0), alertsFetched(nil)}, DefaultStatusSizeLimit)
 
@@ -112,7 +112,7 @@ func TestMetricItemsAreBoundedInBytes(t *testing.T) {
 // A panic while reading one part fails that part, not the manager.
 func TestAPanickingReadFailsItsPartOnly(t *testing.T) {
 	w := testWatch("a1", "a2")
-	in := syncInput{watch: w, management: managementAccess{url: "https://api.example.com"}, alerts: alertAccess{url: "https://alerts.example.com"}, alertConcurrency: 2}
+	in := syncInput{watch: w, management: managementAccess{apiAccess: apiAccess{url: "https://api.example.com"}}, alerts: alertAccess{apiAccess: apiAccess{url: "https://alerts.example.com"}}, alertConcurrency: 2}
 	results := readCloud(context.Background(), stubCloud{panics: true}, syncParts(), in)
 	if f := results[0].failure; f == nil || !strings.Contains(f.message, "boom in pipes") {
 		t.Errorf("pipes: %+v, want a failure naming the panic", results[0])

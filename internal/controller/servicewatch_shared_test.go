@@ -304,7 +304,7 @@ func (c *budgetCloud) ListPipes(ctx context.Context, url string, creds cloudapi.
 // status does to its lists never reaches another's.
 func TestSharedResultsAreCopiedIntoEachStatus(t *testing.T) {
 	pipes := []swv1.Pipe{pipe("p0", "Running"), pipe("p1", "Stopped")}
-	in := syncInput{management: managementAccess{url: "https://api.example.com"}, shared: newSharedReads(sharedFreshness, newFakeClock().Now)}
+	in := syncInput{management: managementAccess{apiAccess: apiAccess{url: "https://api.example.com"}}, shared: newSharedReads(sharedFreshness, newFakeClock().Now)}
 	a, b := testWatch(), testWatch()
 	in.watch = a
 	resA := readPipes(context.Background(), stubCloud{pipes: pipes, keep: 2}, in)
