@@ -33,8 +33,8 @@ func BenchmarkBudgetBookKeys(b *testing.B) {
 		for i := range inputs {
 			w := testWatch()
 			w.Name = key(i).Name
-			inputs[i] = syncInput{watch: w, management: managementAccess{url: "https://api.example.com",
-				digest: cloudapi.DigestOf(cloudapi.NewBasicCredentials(fmt.Sprint("key-", i), "secret"))}}
+			inputs[i] = syncInput{watch: w, management: managementAccess{apiAccess: apiAccess{url: "https://api.example.com",
+				digest: cloudapi.DigestOf(cloudapi.NewBasicCredentials(fmt.Sprint("key-", i), "secret"))}}}
 		}
 		start := time.Now()
 		for _, in := range inputs {
