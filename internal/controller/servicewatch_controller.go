@@ -192,7 +192,7 @@ func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// work the read was for: a periodic refresh writes its result behind
 		// a user's new watch.
 		WatchesRawSource(source.Channel(r.fetches.wake, withPriority(&handler.EnqueueRequestForObject{}, r.fetches.priorityOf))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles, NewQueue: newFairQueue}).
 		Complete(r)
 }
 

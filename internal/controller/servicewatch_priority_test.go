@@ -2,7 +2,9 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
@@ -95,5 +98,33 @@ func TestSlotWaitIsExportedByWork(t *testing.T) {
 	}
 	if want := map[string][2]float64{"user": {1, 0}, "secret": {0, 0}, "periodic": {1, 3}}; !maps.Equal(got, want) {
 		t.Errorf("slot waits (count, seconds) by work: %v, want %v", got, want)
+	}
+}
+
+// In the controller's queue the namespaces take turns within a level:
+// another namespace's new watch, added after a namespace's burst, is served
+// after the burst's first item, not after all of them; levels still come
+// first (issue 17).
+func TestFairQueueLetsNamespacesTakeTurns(t *testing.T) {
+	q := newFairQueue("test", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]()).(fairQueue)
+	defer q.ShutDown()
+	req := func(ns, name string) reconcile.Request {
+		return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
+	}
+	for i := range 5 {
+		q.Add(req("busy", fmt.Sprintf("burst-%d", i)))
+	}
+	q.Add(req("other", "new"))
+	periodic := priorityOf(pacing.Periodic)
+	q.AddWithOpts(priorityqueue.AddOpts{Priority: &periodic}, req("third", "periodic"))
+	var got []string
+	for range 7 {
+		item, _, _ := q.GetWithPriority()
+		q.Done(item)
+		got = append(got, item.Name)
+	}
+	want := []string{"burst-0", "new", "burst-1", "burst-2", "burst-3", "burst-4", "periodic"}
+	if !slices.Equal(got, want) {
+		t.Errorf("served %v, want %v", got, want)
 	}
 }
