@@ -532,7 +532,7 @@ func (r *ServiceWatchReconciler) scheduleNext(p paced, read fetched, o pacing.Ou
 	}
 	next, plan := pacing.NextSync(pacing.Sync{
 		Began: read.startedAt, Ended: now, Every: read.every, Failures: failures, Outcome: o,
-		Jitter: r.jitter(pacing.JitterOf(read.every)), Requested: read.level != pacing.Periodic,
+		Jitter: r.jitter(pacing.JitterOf(read.every)),
 	}, r.phaseOf(p))
 	r.pacer.Schedules.Set(p.key, pacing.Entry{Trigger: p.trigger, NextSync: next, Failures: failures, Plan: plan})
 	if plan != nil {

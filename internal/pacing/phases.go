@@ -103,7 +103,7 @@ func plannedEvery(every time.Duration) time.Duration { return every / 30 }
 // it). The group's first sync places it; a periodic one moves it (and,
 // when the group's last round began more than half a period ago, begins its
 // next round); a sync the user asked for (not periodic) does not move a
-// group that is placed: its watch rejoins the group (see Plan.Rejoin).
+// group that is placed: its watch goes back to the group's slot (see Plan).
 func (b *Phases[K]) Synced(key K, group uint64, every time.Duration, at time.Time, period time.Duration, periodic bool) {
 	if period <= 0 {
 		return

@@ -39,25 +39,23 @@ type Entry struct {
 	Plan *Plan
 }
 
-// Plan places a periodic sync: one Every after After (when the last sync
-// began), moved toward the group's target phase by at most MaxMove, plus
-// Jitter, and not before NotBefore (a Retry-After). The watches of a group
-// begin their syncs a little apart (one reads, the others find its answer),
-// so a watch's sync starts from its group's slot when that is within
-// MaxMove of its own: the group then looks at its phase, and syncs, at the
-// same instants. After a sync the user asked for (Rejoin), the watch goes
-// back to its group's slot, the first more than half of Every after After,
-// however far.
+// Plan places a periodic sync: at the slot of the watch's group nearest to
+// one Every after After (when the last sync began), moved toward the group's
+// target phase by at most MaxMove, plus Jitter, and not before NotBefore (a
+// Retry-After). A watch alone in its group (or that began with it) syncs
+// one Every after its last sync, give or take MaxMove; one that began late
+// (it waited for a budget or a slot) or off its period (the user asked for
+// the sync) goes back to its group's slot, so the group syncs, and makes the
+// reads it shares, together.
 type Plan struct {
 	After     time.Time
 	Every     time.Duration
 	Jitter    time.Duration
 	NotBefore time.Time
-	Rejoin    bool
 }
 
 // MaxMove bounds how far one period may be shortened or stretched to move a
-// watch toward its group or its target phase: a fifteenth of the interval
+// group toward its target phase: a fifteenth of the interval
 // (2 s of 30 s), which leaves the jitter (a thousandth) and the latency of a
 // busy manager room within a tenth of the interval.
 func MaxMove(every time.Duration) time.Duration { return every / 15 }
@@ -69,15 +67,8 @@ func (p *Plan) Due(phase Phase) time.Time {
 	next := p.After.Add(p.Every)
 	if phase.Known {
 		step := MaxMove(p.Every)
-		own := next
-		if p.Rejoin {
-			own = PeriodicSlot(p.After, p.Every, offsetOf(phase.At, p.Every))
-			next = own
-		} else if toGroup := towards(next, p.Every, offsetOf(phase.At, p.Every)); toGroup.Abs() <= step {
-			next = next.Add(toGroup)
-		}
+		next = PeriodicSlot(p.After, p.Every, offsetOf(phase.At, p.Every))
 		next = next.Add(min(max(towards(next, p.Every, offsetOf(phase.Target, p.Every)), -step), step))
-		next = minTime(maxTime(next, own.Add(-step)), own.Add(step))
 	}
 	next = next.Add(p.Jitter)
 	if p.NotBefore.After(next) {
@@ -106,20 +97,6 @@ func towards(at time.Time, every, target time.Duration) time.Duration {
 		d += every
 	}
 	return d
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // RecheckWithin bounds the wait for a periodic sync, so that a slot placed
@@ -170,9 +147,6 @@ type Sync struct {
 	Outcome  Outcome
 	// Jitter is the random term added to the next periodic sync.
 	Jitter time.Duration
-	// Requested: the user asked for this sync (a new generation, the
-	// requested-at annotation, a Secret's change), off the watch's period.
-	Requested bool
 }
 
 // NextSync says when a watch syncs again after s: every its interval (as its
@@ -207,13 +181,13 @@ func planAfter(s Sync) *Plan {
 	if began.IsZero() || began.After(s.Ended) {
 		began = s.Ended
 	}
-	return &Plan{After: began, Every: s.Every, Jitter: s.Jitter, NotBefore: s.Ended.Add(s.Outcome.RetryAfter), Rejoin: s.Requested}
+	return &Plan{After: began, Every: s.Every, Jitter: s.Jitter, NotBefore: s.Ended.Add(s.Outcome.RetryAfter)}
 }
 
 // PeriodicSlot is the first instant more than half an interval after last
-// whose offset within the interval is phase: where a watch rejoins its group
-// after a sync the user asked for; the half-interval floor keeps that sync
-// from being followed at once by a periodic one.
+// whose offset within the interval is phase: the slot nearest one interval
+// after last. The half-interval floor keeps a sync the user asked for from
+// being followed at once by a periodic one.
 func PeriodicSlot(last time.Time, every, phase time.Duration) time.Time {
 	after := last.Add(every / 2).UnixNano()
 	p := int64(phase)

@@ -30,9 +30,9 @@ func TestNextSync(t *testing.T) {
 	}{
 		{"success waits one interval from the sync's beginning", Sync{}, unknown, began.Add(every), true},
 		{"the jitter is added", Sync{Jitter: 400 * time.Millisecond}, unknown, began.Add(every + 400*time.Millisecond), true},
-		{"a move toward the target is at most MaxMove", Sync{}, headed, began.Add(every - MaxMove(every)), true},
+		{"a move toward the target is at most MaxMove", Sync{}, Phase{Known: true, Target: 50.0 / 60}, began.Add(every - MaxMove(every)), true},
 		{"a move the other way round is as short", Sync{}, Phase{Known: true, Target: 59.0 / 60}, began.Add(every - time.Second), true},
-		{"after a requested sync the watch rejoins its group's slot, then moves", Sync{Requested: true}, headed, began.Add(every + 17*time.Second - MaxMove(every)), true},
+		{"a watch off its group's slot goes back to it, then moves", Sync{}, headed, began.Add(every + 17*time.Second - MaxMove(every)), true},
 		{"stalled waits for the period, not a tight loop", Sync{Failures: 1, Outcome: Outcome{Failed: true}}, unknown, began.Add(every), true},
 		{"a Retry-After past the period is waited for", Sync{Failures: 1, Outcome: Outcome{Failed: true, RetryAfter: 2 * every}}, unknown, ended.Add(2 * every), true},
 		{"first transient failure", Sync{Failures: 1, Outcome: Outcome{Failed: true, Transient: true}}, headed, ended.Add(5 * time.Second), false},
@@ -124,7 +124,9 @@ func TestPhasesSpreadWatchesCreatedTogether(t *testing.T) {
 			syncs := simulateSyncs(tt.n, tt.every, took, 4*tt.every, func(i int) time.Time { return created.Add(tt.first(i, tt.keys)) })
 			ready := created
 			for i := range syncs {
-				ready = maxTime(ready, syncs[i][0].Add(took))
+				if end := syncs[i][0].Add(took); end.After(ready) {
+					ready = end
+				}
 			}
 			span := 5 * tt.every / 2
 			bins := make([]int, int(span/time.Second))
@@ -201,7 +203,7 @@ func simulateSyncs(n int, every, took, horizon time.Duration, first func(int) ti
 		ended := now.Add(took)
 		// A random jitter, as the controller draws it.
 		jitter := time.Duration(random.Int64N(int64(JitterOf(every)) + 1))
-		due, plan := NextSync(Sync{Began: now, Ended: ended, Every: every, Jitter: jitter, Requested: plans[i] == nil}, book.PhaseOf(i, serviceHash(i), every))
+		due, plan := NextSync(Sync{Began: now, Ended: ended, Every: every, Jitter: jitter}, book.PhaseOf(i, serviceHash(i), every))
 		plans[i] = plan
 		next[i] = ended.Add(RecheckWithin(due.Sub(ended), plan.Jitter, every))
 	}
@@ -228,18 +230,17 @@ func closestOfOneKey(syncs [][]time.Time, keys int, until time.Time) time.Durati
 	return closest
 }
 
-// A phase placed again with the book as it stands when the watch is looked
-// at moves the sync by at most MaxMove, however far the targets moved since
-// it was planned.
+// A sync placed again with the book as it stands when the watch is looked
+// at moves by at most MaxMove, however far the target moved since it was
+// planned, for a watch on its group's slot.
 func TestReplacedPhasesMoveAPeriodAtMostMaxMove(t *testing.T) {
 	every := 30 * time.Second
-	began := time.Unix(1_800_000_000, 0)
-	plan := &Plan{After: began, Every: every}
-	for at := 0.0; at < 1; at += 0.01 {
+	for _, began := range []time.Time{time.Unix(1_800_000_000, 0), time.Unix(1_800_000_007, 123456789)} {
+		plan := &Plan{After: began, Every: every}
 		for target := 0.0; target < 1; target += 0.01 {
-			due := plan.Due(Phase{Known: true, At: at, Target: target})
+			due := plan.Due(Phase{Known: true, At: shareOf(began, every), Target: target})
 			if gap := due.Sub(began); gap < every-MaxMove(every) || gap > every+MaxMove(every) {
-				t.Fatalf("phase %.2f headed for %.2f: period %v", at, target, gap)
+				t.Fatalf("began %v, headed for %.2f: period %v", began, target, gap)
 			}
 		}
 	}
@@ -304,9 +305,8 @@ func serviceHash(i int) uint64 {
 // The watches of a group begin their syncs within a second of each other
 // on a busy manager, and the group's target moves while they wait (another
 // group came or went). Each watch looks at its phase again at its rechecks
-// and when due; whenever the target moves, the group's next syncs come no
-// further apart than its syncs began, plus the jitter, so the reads they
-// share are still made once.
+// and when due; whenever the target moves, the group's next syncs still
+// come together, within the jitter, so the reads they share are made once.
 // (A move within MaxMove of the slot itself may still split the group: those
 // whose slot came first have synced.)
 func TestAGroupSyncsTogetherWhenItsPhaseMoves(t *testing.T) {
@@ -352,7 +352,7 @@ func testPhaseMove(t *testing.T, n int, every time.Duration, base time.Time, bef
 				last = at
 			}
 		}
-		if spread := last.Sub(first); spread > time.Duration(n-1)*began+MaxJitter {
+		if spread := last.Sub(first); spread > MaxJitter {
 			t.Errorf("target moved from %.2f to %.2f at %v: the group's syncs spread over %v", before, after, move, spread)
 		}
 	}
