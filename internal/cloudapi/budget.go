@@ -182,19 +182,17 @@ func (s *budgetStore) heldUntil(key credKey, now time.Time) time.Time {
 	return time.Time{}
 }
 
-// MaxBatch is the most calls of api one Admit can reserve without waiting
-// for the budget to rest whole: its Burst (Requests when Burst is unset); 0
-// means unlimited. A caller with more calls to make splits them into batches
-// of at most this many.
+// MaxBatch is the most calls of api one Admit can ever reserve: the limit's
+// Requests, which a budget admits together once its window has room for
+// them (a batch larger than Burst also waits for the pacing to catch up);
+// 0 means unlimited. A caller with more calls to make splits them into
+// batches of at most this many, or they would never be admitted.
 func (c *Client) MaxBatch(api string) int {
 	l := c.limitOf(api)
 	if !l.enabled() {
 		return 0
 	}
-	if l.Burst <= 0 || l.Burst > l.Requests {
-		return l.Requests
-	}
-	return l.Burst
+	return l.Requests
 }
 
 // Allowance is how many calls per second the client admits on one budget of

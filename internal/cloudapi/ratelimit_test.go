@@ -190,17 +190,16 @@ func TestRateLimitedCredentialIsHeldBack(t *testing.T) {
 	}
 }
 
-// MaxBatch is the most calls one Admit reserves: the burst, Requests when
-// the burst is unset or larger, 0 without a limit.
+// MaxBatch is the most calls one Admit can ever reserve: the limit's
+// Requests, 0 without a limit.
 func TestMaxBatch(t *testing.T) {
 	tests := []struct {
 		name  string
 		limit cloudapi.RateLimit
 		want  int
 	}{
-		{"the burst", cloudapi.RateLimit{Requests: 100, Per: time.Minute, Burst: 10}, 10},
-		{"no burst: the requests", cloudapi.RateLimit{Requests: 7, Per: time.Minute}, 7},
-		{"a burst over the requests", cloudapi.RateLimit{Requests: 5, Per: time.Minute, Burst: 50}, 5},
+		{"the requests, whatever the burst", cloudapi.RateLimit{Requests: 100, Per: time.Minute, Burst: 10}, 100},
+		{"no burst", cloudapi.RateLimit{Requests: 7, Per: time.Minute}, 7},
 		{"no limit", cloudapi.RateLimit{Requests: -1}, 0},
 	}
 	for _, tt := range tests {
@@ -208,6 +207,16 @@ func TestMaxBatch(t *testing.T) {
 			c := cloudapi.New(cloudapi.Options{AlertRate: tt.limit})
 			if got := c.MaxBatch(cloudapi.APIAlert); got != tt.want {
 				t.Errorf("MaxBatch = %d, want %d", got, tt.want)
+			}
+			// A batch of MaxBatch calls is admitted by a rested budget; one
+			// more is not.
+			if tt.want > 0 {
+				if wait := c.Admit(cloudapi.APIAlert, "https://alerts.example.com", cloudapi.NewBearerToken("t"), tt.want+1); wait == 0 {
+					t.Errorf("a batch of %d was admitted", tt.want+1)
+				}
+				if wait := c.Admit(cloudapi.APIAlert, "https://alerts.example.com", cloudapi.NewBearerToken("t"), tt.want); wait != 0 {
+					t.Errorf("a batch of MaxBatch (%d) waits %s on a rested budget", tt.want, wait)
+				}
 			}
 		})
 	}

@@ -33,7 +33,7 @@ type Cloud interface {
 	// Allowance is the calls per second one budget of api admits; 0 means
 	// unlimited.
 	Allowance(api string) float64
-	// MaxBatch is the most calls of api one Admit reserves at once; 0
+	// MaxBatch is the most calls of api one Admit can ever reserve; 0
 	// means unlimited.
 	MaxBatch(api string) int
 }
@@ -464,7 +464,7 @@ func laterFetch(watch *swv1.ServiceWatch, id string, batch int) alertFetch {
 		}
 	}
 	return alertFetch{alert: swv1.AlertStatus{ID: id}, failure: newFailure(swv1.ReasonRateLimited,
-		"not fetched yet: the alert API token's rate budget admits %d calls at once, and each sync fetches the next %d alerts", batch, batch)}
+		"not fetched yet: the alert API token's rate budget admits at most %d calls at once, and each sync fetches the next %d alerts", batch, batch)}
 }
 
 func readAlert(ctx context.Context, cloud Cloud, in syncInput, id string) alertFetch {
