@@ -106,7 +106,10 @@ func TestSlotWaitIsExportedByWork(t *testing.T) {
 // after the burst's first item, not after all of them; levels still come
 // first (issue 17).
 func TestFairQueueLetsNamespacesTakeTurns(t *testing.T) {
-	q := newFairQueue("test", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]()).(fairQueue)
+	q, ok := newFairQueue("test", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]()).(fairQueue)
+	if !ok {
+		t.Fatal("the controller's queue is not the fair queue")
+	}
 	defer q.ShutDown()
 	req := func(ns, name string) reconcile.Request {
 		return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
