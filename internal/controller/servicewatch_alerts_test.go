@@ -36,6 +36,22 @@ func (f *fixture) stateMetricLines(families ...string) []string {
 
 func hasMetricLine(lines []string, line string) bool { return slices.Contains(lines, line) }
 
+// stateMetricLinesHaving waits (up to 10 s) until the state metrics show
+// every line of want, and returns the families' lines as last scraped. The
+// manager sets a watch's state metrics just after its status write returns,
+// so a test that has just read the new status may scrape a moment early.
+func (f *fixture) stateMetricLinesHaving(want []string, families ...string) []string {
+	f.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		lines := f.stateMetricLines(families...)
+		if !slices.ContainsFunc(want, func(l string) bool { return !hasMetricLine(lines, l) }) || time.Now().After(deadline) {
+			return lines
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // Alerts of both shapes of the alert API: what a user sees in status and in
 // the state metrics. An alert of the current shape keeps its team and saved
 // search (sent as teamId and savedSearchId), both bounds of its range, its
@@ -92,9 +108,7 @@ func TestAlertsOfBothShapes(t *testing.T) {
 	}
 
 	// Alerting sees the silence and the failing webhook.
-	lines := f.stateMetricLines("servicewatch_alert_silenced", "servicewatch_alert_execution_errors",
-		"servicewatch_alert_last_execution_error_timestamp_seconds", "servicewatch_alert_silenced_until_timestamp_seconds")
-	for _, line := range []string{
+	wantLines := []string{
 		fmt.Sprintf(`servicewatch_alert_silenced{alert_id=%q,namespace=%q,servicewatch="alerts"} 1`, fakecloud.CurrentShapeAlertID, f.ns),
 		fmt.Sprintf(`servicewatch_alert_silenced_until_timestamp_seconds{alert_id=%q,namespace=%q,servicewatch="alerts"} %s`,
 			fakecloud.CurrentShapeAlertID, f.ns, formatFloat(float64(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).Unix()))),
@@ -102,7 +116,10 @@ func TestAlertsOfBothShapes(t *testing.T) {
 		fmt.Sprintf(`servicewatch_alert_last_execution_error_timestamp_seconds{alert_id=%q,namespace=%q,servicewatch="alerts"} %s`,
 			fakecloud.CurrentShapeAlertID, f.ns, formatFloat(float64(time.Date(2026, 3, 2, 10, 30, 0, 0, time.UTC).Unix()))),
 		fmt.Sprintf(`servicewatch_alert_execution_errors{alert_id=%q,namespace=%q,servicewatch="alerts"} 0`, fakecloud.DefaultAlertID, f.ns),
-	} {
+	}
+	lines := f.stateMetricLinesHaving(wantLines, "servicewatch_alert_silenced", "servicewatch_alert_execution_errors",
+		"servicewatch_alert_last_execution_error_timestamp_seconds", "servicewatch_alert_silenced_until_timestamp_seconds")
+	for _, line := range wantLines {
 		if !hasMetricLine(lines, line) {
 			t.Errorf("state metrics lack\n  %s\nhave\n  %s", line, strings.Join(lines, "\n  "))
 		}
@@ -137,8 +154,8 @@ func TestAlertsOfBothShapes(t *testing.T) {
 	if old.ThresholdMax != nil || old.ExecutionErrors != nil || old.Channels != nil || old.Note != nil {
 		t.Errorf("the alert served in the older shape kept fields that were not sent: %s", indentedJSON(old))
 	}
-	lines = f.stateMetricLines("servicewatch_alert_execution_errors")
-	if line := fmt.Sprintf(`servicewatch_alert_execution_errors{alert_id=%q,namespace=%q,servicewatch="alerts"} 0`, fakecloud.CurrentShapeAlertID, f.ns); !hasMetricLine(lines, line) {
+	line := fmt.Sprintf(`servicewatch_alert_execution_errors{alert_id=%q,namespace=%q,servicewatch="alerts"} 0`, fakecloud.CurrentShapeAlertID, f.ns)
+	if lines = f.stateMetricLinesHaving([]string{line}, "servicewatch_alert_execution_errors"); !hasMetricLine(lines, line) {
 		t.Errorf("state metrics lack %s: %v", line, lines)
 	}
 }
