@@ -22,11 +22,15 @@ if [[ $EUID -ne 0 ]]; then
 	exit 1
 fi
 
-# One cluster per machine: its addresses and directories are fixed.
+# One cluster per machine: its addresses and directories are fixed. A second
+# run (another checkout on a shared machine) waits its turn rather than fail.
 exec 9>/run/servicewatch-e2e.lock
 if ! flock -n 9; then
-	echo "another make test-e2e is running on this machine (lock /run/servicewatch-e2e.lock)" >&2
-	exit 1
+	echo ">> e2e: another make test-e2e is running on this machine; waiting for it (lock /run/servicewatch-e2e.lock, up to ${E2E_LOCK_WAIT:-3600}s)" >&2
+	if ! flock -w "${E2E_LOCK_WAIT:-3600}" 9; then
+		echo "another make test-e2e still holds /run/servicewatch-e2e.lock" >&2
+		exit 1
+	fi
 fi
 
 t0=$SECONDS
