@@ -23,6 +23,9 @@ type Metrics struct {
 	deferrals     *prometheus.CounterVec
 	budgetDemand  *prometheus.GaugeVec
 	slotWait      *prometheus.HistogramVec
+	// statusConflicts counts status patches the API server refused for an
+	// older resourceVersion (writeStatus builds them again).
+	statusConflicts prometheus.Counter
 
 	// budgetMu orders the publication of budget demands, so that a ratio
 	// taken earlier never overwrites one taken later.
@@ -62,8 +65,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "How long a sync waited for a read slot (--max-concurrent-syncs, --max-syncs-per-host, --max-syncs-per-namespace) before calling a host, by the work it was for (user, secret, periodic). Periodic waits near the watches' intervals mean the slots, not the cloud's budget, are the limit.",
 			Buckets: []float64{0.001, 0.01, 0.1, 0.5, 1, 5, 15, 60, 300},
 		}, []string{"work"}),
+		statusConflicts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "servicewatch_status_write_conflicts_total",
+			Help: "Status writes the API server refused because the ServiceWatch had changed since the status was built (another writer, or a cache behind the API server); each is built again on the watch as the API server has it. A rate near the sync rate means another client keeps writing the watches' status.",
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.cloudRequests, m.cloudLatency, m.syncs, m.items, m.deferrals, m.budgetDemand, m.slotWait} {
+	for _, c := range []prometheus.Collector{m.cloudRequests, m.cloudLatency, m.syncs, m.items, m.deferrals, m.budgetDemand, m.slotWait, m.statusConflicts} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -120,6 +127,11 @@ func (m *Metrics) publishBudgetDemands(book budgetChanges) {
 // slots.
 func (m *Metrics) observeSlotWait(level pacing.Level, wait time.Duration) {
 	m.slotWait.WithLabelValues(level.String()).Observe(wait.Seconds())
+}
+
+// recordStatusConflict counts one status write refused for a conflict.
+func (m *Metrics) recordStatusConflict() {
+	m.statusConflicts.Inc()
 }
 
 func (m *Metrics) recordSync(part, reason string) {

@@ -78,3 +78,56 @@ func TestAnotherWritersConditionSurvivesSyncs(t *testing.T) {
 		t.Error("the failed sync wiped the pipes")
 	}
 }
+
+// A status write built on a watch that another writer has changed since is
+// refused by the API server, built again on the live watch, and counted in
+// servicewatch_status_write_conflicts_total, so that an operator can see
+// another client fighting over the watches' status.
+func TestAConflictingStatusWriteIsCounted(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.readyWatch("contended")
+	reg := prometheus.NewRegistry()
+	metrics, err := controller.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, &refusingCloud{}, metrics)
+	if got := statusConflicts(t, reg); got != 0 {
+		t.Fatalf("before any write, %g status conflicts counted, want 0", got)
+	}
+
+	// The controller builds on this copy; another writer changes the status
+	// before the controller's patch.
+	built := f.get("contended")
+	f.setOthersConditions("contended", metav1.Condition{Type: reviewedCondition, Status: metav1.ConditionTrue, Reason: "Approved", Message: "written between build and patch"})
+	r.WriteInterruptedSync(f.ctx, built)
+
+	if got := statusConflicts(t, reg); got != 1 {
+		t.Errorf("servicewatch_status_write_conflicts_total is %g after one conflicting write, want 1", got)
+	}
+	w := f.get("contended")
+	if !conditions.Is(w, swv1.ConditionPipesSynced, metav1.ConditionFalse, swv1.ReasonUnreachable) {
+		t.Errorf("the write was not built again after its conflict: %s", indentedJSON(w.Status.Conditions))
+	}
+	if conditions.Get(w, reviewedCondition) == nil {
+		t.Error("the write after the conflict clobbered the other writer's condition")
+	}
+}
+
+// statusConflicts is servicewatch_status_write_conflicts_total as reg shows
+// it.
+func statusConflicts(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fam := range families {
+		if fam.GetName() == "servicewatch_status_write_conflicts_total" {
+			return fam.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatal("servicewatch_status_write_conflicts_total is not registered")
+	return 0
+}

@@ -1,12 +1,17 @@
 package controller
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/conditions"
@@ -46,6 +51,63 @@ type syncEnd struct {
 	endedAt      time.Time
 	// every is the interval the budgets allow the watch.
 	every time.Duration
+}
+
+// errChangedDuringSync: the user changed what a sync was for (the spec or
+// the requested-at annotation) while it ran, so its result is not written;
+// the change's own reconcile syncs again.
+var errChangedDuringSync = errors.New("the watch changed during its sync; not written")
+
+// maxStatusConflicts bounds how many times one status write is built again
+// on the watch as the API server has it, after the API server refused it for
+// an older resourceVersion.
+const maxStatusConflicts = 3
+
+// writeStatus is the one writer of a watch's status. It builds the desired
+// status for change on the watch (buildStatus: the conditions this controller
+// owns, lists, times) and sends a merge patch of what differs, so that an
+// unchanged cloud costs at most a patch of lastSyncTime. The patch replaces
+// whole lists, conditions included, and so carries the resourceVersion it was
+// built on: when the API server has a newer watch (another writer's
+// condition, or the controller's own last write that the cache has not shown
+// yet), it refuses the patch, and the status is built again on the watch read
+// from the API server. So another writer's conditions are never clobbered,
+// and on a condition the controller owns its value wins. The result is not
+// written when the user changed what the sync was for meanwhile (a new
+// generation or requested-at value): that change syncs again.
+//
+// It returns the status it built on, for the events of what changed. On
+// error nothing was written and watch's status is not what the API server
+// has.
+func (r *ServiceWatchReconciler) writeStatus(ctx context.Context, watch *swv1.ServiceWatch, change statusChange) (*swv1.ServiceWatch, error) {
+	generation, asked := watch.Generation, requestedAt(watch)
+	for conflicts := 0; ; conflicts++ {
+		before := watch.DeepCopy()
+		buildStatus(watch, change, r.Options.StatusSizeLimit)
+		keepOthersConditions(watch, before.Status.Conditions)
+		if equality.Semantic.DeepEqual(before.Status, watch.Status) {
+			return before, nil
+		}
+		err := r.Client.Status().Patch(ctx, watch, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		if err == nil {
+			return before, nil
+		}
+		if !apierrors.IsConflict(err) {
+			return before, fmt.Errorf("patching status: %w", err)
+		}
+		r.Metrics.recordStatusConflict()
+		if conflicts == maxStatusConflicts {
+			return before, fmt.Errorf("patching status: %w", err)
+		}
+		live := &swv1.ServiceWatch{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(watch), live); err != nil {
+			return before, fmt.Errorf("reading the watch after a conflicting status write: %w", err)
+		}
+		if live.Generation != generation || requestedAt(live) != asked {
+			return before, errChangedDuringSync
+		}
+		*watch = *live
+	}
 }
 
 // buildStatus makes the watch's status what change says, on top of the
