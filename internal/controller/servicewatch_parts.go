@@ -265,50 +265,58 @@ func listedMessage(total int, noun string, incomplete int, described []string) s
 	return fmt.Sprintf("%s; %d had fields left out that could not be read (kept as sent in otherFields): %s", msg, incomplete, named)
 }
 
-// pipesRead is what one list of pipes gives every watch that shares it.
-type pipesRead struct {
-	list    cloudapi.List[swv1.Pipe]
+// listRead is what one list of the management API gives every watch that
+// shares it: the list the client kept, the state metrics' items, and for
+// pipes the count of each state.
+type listRead[T, M any] struct {
+	list    cloudapi.List[T]
+	items   []M
 	byState map[string]int32
-	items   []statemetrics.Pipe
 }
 
-// readList reads one of the watch's lists of the management API with list:
-// shared with the watches that read the same, asking the budget at call time
-// when admission left it to a shared read, and made the part's result by
-// result.
-func readList[R any](ctx context.Context, cloud Cloud, in syncInput, kind string,
-	list func(context.Context, Cloud, syncInput) (R, error), result func(R) partResult) partResult {
+// pipesRead is what one list of pipes gives.
+type pipesRead = listRead[swv1.Pipe, statemetrics.Pipe]
+
+// endpointsRead is what one list of reverse private endpoints gives.
+type endpointsRead = listRead[swv1.ReversePrivateEndpoint, statemetrics.Endpoint]
+
+// listPart says how one list of the management API is read and shown: kind
+// keys the shared read, list calls the cloud, apply puts what it read into
+// the status and show into the state metrics' watch.
+type listPart[T, M any] struct {
+	kind, noun string
+	list       func(context.Context, Cloud, syncInput) (listRead[T, M], error)
+	apply      func(*swv1.ServiceWatchStatus, listRead[T, M])
+	show       func(w *statemetrics.Watch, items []M, total int)
+}
+
+// readList reads one of the watch's lists of the management API: shared
+// with the watches that read the same, asking the budget at call time when
+// admission left it to a shared read.
+func readList[T, M any](ctx context.Context, cloud Cloud, in syncInput, lp listPart[T, M]) partResult {
 	if in.management.failure != nil {
 		return partResult{failure: in.management.failure}
 	}
-	key := in.listRead(kind)
-	read, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (R, error) {
+	key := in.listRead(lp.kind)
+	read, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (listRead[T, M], error) {
 		if err := in.admitAtCall(cloud, cloudapi.APIManagement, key); err != nil {
-			var none R
-			return none, err
+			return listRead[T, M]{}, err
 		}
-		return list(ctx, cloud, in)
+		return lp.list(ctx, cloud, in)
 	})
 	if err != nil {
 		return readFailed(err)
 	}
-	return result(read)
+	return partResult{
+		message:     listedMessage(read.list.Total, lp.noun, read.list.Incomplete, read.list.IncompleteItems),
+		apply:       func(s *swv1.ServiceWatchStatus) { lp.apply(s, read) },
+		metricItems: func(w *statemetrics.Watch) { lp.show(w, read.items, read.list.Total) },
+	}
 }
 
 func readPipes(ctx context.Context, cloud Cloud, in syncInput) partResult {
-	return readList(ctx, cloud, in, pipesReadKind, listPipes, pipesResult)
-}
-
-func pipesResult(read pipesRead) partResult {
-	return partResult{
-		message: listedMessage(read.list.Total, "pipes", read.list.Incomplete, read.list.IncompleteItems),
-		apply: func(s *swv1.ServiceWatchStatus) {
-			s.Pipes = ownCopy(read.list.Items)
-			s.Summary.Pipes = int32(read.list.Total)
-			s.Summary.PipesByState = maps.Clone(read.byState)
-		},
-		metricItems: func(w *statemetrics.Watch) { w.Pipes, w.PipesTotal = read.items, read.list.Total },
-	}
+	return readList(ctx, cloud, in, listPart[swv1.Pipe, statemetrics.Pipe]{
+		kind: pipesReadKind, noun: "pipes", list: listPipes, apply: applyPipes, show: showPipes})
 }
 
 // listPipes calls the cloud. The client keeps what fits the status; the
@@ -331,6 +339,19 @@ func listPipes(ctx context.Context, cloud Cloud, in syncInput) (pipesRead, error
 	return pipesRead{list: list, byState: byState, items: items.items.Items()}, nil
 }
 
+// showPipes gives the state metrics every pipe a list read.
+func showPipes(w *statemetrics.Watch, items []statemetrics.Pipe, total int) {
+	w.Pipes, w.PipesTotal = items, total
+}
+
+// applyPipes puts what a list of pipes read into the status: the items
+// kept, the total and the count by state.
+func applyPipes(s *swv1.ServiceWatchStatus, read pipesRead) {
+	s.Pipes = ownCopy(read.list.Items)
+	s.Summary.Pipes = int32(read.list.Total)
+	s.Summary.PipesByState = maps.Clone(read.byState)
+}
+
 func endpointsPart() part {
 	return part{
 		name:      "reverse_private_endpoints",
@@ -350,26 +371,9 @@ func endpointsPart() part {
 	}
 }
 
-// endpointsRead is what one list of reverse private endpoints gives every
-// watch that shares it.
-type endpointsRead struct {
-	list  cloudapi.List[swv1.ReversePrivateEndpoint]
-	items []statemetrics.Endpoint
-}
-
 func readEndpoints(ctx context.Context, cloud Cloud, in syncInput) partResult {
-	return readList(ctx, cloud, in, endpointsReadKind, listEndpoints, endpointsResult)
-}
-
-func endpointsResult(read endpointsRead) partResult {
-	return partResult{
-		message: listedMessage(read.list.Total, "reverse private endpoints", read.list.Incomplete, read.list.IncompleteItems),
-		apply: func(s *swv1.ServiceWatchStatus) {
-			s.ReversePrivateEndpoints = ownCopy(read.list.Items)
-			s.Summary.ReversePrivateEndpoints = int32(read.list.Total)
-		},
-		metricItems: func(w *statemetrics.Watch) { w.Endpoints, w.EndpointsTotal = read.items, read.list.Total },
-	}
+	return readList(ctx, cloud, in, listPart[swv1.ReversePrivateEndpoint, statemetrics.Endpoint]{
+		kind: endpointsReadKind, noun: "reverse private endpoints", list: listEndpoints, apply: applyEndpoints, show: showEndpoints})
 }
 
 // listEndpoints calls the cloud; the metric items see every endpoint.
@@ -381,6 +385,17 @@ func listEndpoints(ctx context.Context, cloud Cloud, in syncInput) (endpointsRea
 		return endpointsRead{}, err
 	}
 	return endpointsRead{list: list, items: items.items.Items()}, nil
+}
+
+// showEndpoints gives the state metrics every endpoint a list read.
+func showEndpoints(w *statemetrics.Watch, items []statemetrics.Endpoint, total int) {
+	w.Endpoints, w.EndpointsTotal = items, total
+}
+
+// applyEndpoints puts what a list of endpoints read into the status.
+func applyEndpoints(s *swv1.ServiceWatchStatus, read endpointsRead) {
+	s.ReversePrivateEndpoints = ownCopy(read.list.Items)
+	s.Summary.ReversePrivateEndpoints = int32(read.list.Total)
 }
 
 func alertsPart() part {
