@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
@@ -68,7 +67,8 @@ func TestAlertsLargerThanTheBudgetAreFetchedInBatches(t *testing.T) {
 	}
 	cloud := &batchCloud{maxBatch: 3, fetched: map[string]int{}}
 	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	r := &ServiceWatchReconciler{Cloud: cloud, Metrics: metrics, pacer: pacing.New[types.NamespacedName, readKey](), now: func() time.Time { return clock }}
+	r := &ServiceWatchReconciler{Cloud: cloud, Metrics: metrics, now: func() time.Time { return clock }}
+	r.pacer = testPacer(r.now)
 	ids := []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7"}
 	big := testWatch(ids...) // a new watch: work the user asked for
 	access := alertAccess{apiAccess: apiAccess{url: "https://alerts.example.com", digest: cloudapi.DigestOf(cloudapi.NewBearerToken("token"))}}

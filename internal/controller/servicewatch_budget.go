@@ -35,7 +35,7 @@ func (r *ServiceWatchReconciler) alertBatch(key types.NamespacedName, reads []re
 		return reads
 	}
 	batch := make([]readKey, 0, size)
-	for _, i := range r.pacer.Turns.Next(key, len(reads), size) {
+	for _, i := range r.pacer.AlertBatch(key, len(reads), size) {
 		batch = append(batch, reads[i])
 	}
 	return batch
@@ -77,32 +77,23 @@ func (r *ServiceWatchReconciler) admit(in syncInput, level pacing.Level) admissi
 			for _, read := range batch {
 				admitted.alertBatch[read.alertID] = true
 			}
-			r.pacer.Turns.Took(key, len(reads), size)
+			r.pacer.Took(key, len(reads), size)
 		}
 	}
-	r.pacer.Claims.Release(key)
+	r.pacer.Admitted(key)
 	return admitted
 }
 
-// ask asks one budget for n calls of work at level. Work of a higher level
-// that was told to wait for this budget goes first (see pacing.Claims); work
-// told to wait claims the budget for its level until it comes back, and
-// comes back when its place in the budget's line comes (pacing.Queue), so
-// that waiting costs about one ask per watch however many wait.
+// ask asks one budget for n calls of work at level (see pacing.Pacer.Ask),
+// and counts a deferral when it has no room yet.
 func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Level, api, url string, cred cloudapi.CredentialID, n int) time.Duration {
-	budget := cloudapi.BudgetID(api, url, cred)
-	now := r.now()
-	wait, held := r.pacer.Claims.HeldFor(budget, key, level, now)
-	if !held {
-		if wait = r.Cloud.Admit(api, url, cred, n); wait > 0 {
-			wait = r.pacer.Queue.Wait(budget, key, level, n, r.Cloud.Allowance(api), wait)
-		} else {
-			r.pacer.Queue.Served(budget, key, level, n)
-		}
-	}
+	wait := r.pacer.Ask(key, level, pacing.Budget{
+		ID:    cloudapi.BudgetID(api, url, cred),
+		Rate:  r.Cloud.Allowance(api),
+		Admit: func(n int) time.Duration { return r.Cloud.Admit(api, url, cred, n) },
+	}, n)
 	if wait > 0 {
 		r.Metrics.RecordDeferral(api, DeferralBudget)
-		r.pacer.Claims.Claim(budget, key, level, now.Add(wait))
 	}
 	return wait
 }
@@ -146,7 +137,7 @@ func (r *ServiceWatchReconciler) noteDemand(p paced, in syncInput) time.Duration
 	for i := range demands {
 		demands[i].Label = cloudapi.FingerprintOf(demands[i].Budget)
 	}
-	factor := r.pacer.Demands.Note(p.key, p.every, p.group, demands)
-	r.Metrics.publishBudgetDemands(r.pacer.Demands)
-	return pacing.Stretched(p.every, factor)
+	every := r.pacer.Demand(p, demands)
+	r.Metrics.publishBudgetDemands(r.pacer.TakeDemandChanges)
+	return every
 }

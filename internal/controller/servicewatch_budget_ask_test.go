@@ -22,7 +22,8 @@ func TestAskServesANewWatchBeforeARefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	cloud := &budgetCloud{refuse: true}
-	r := &ServiceWatchReconciler{Cloud: cloud, Metrics: metrics, pacer: pacing.New[types.NamespacedName, readKey](), now: func() time.Time { return clock }}
+	r := &ServiceWatchReconciler{Cloud: cloud, Metrics: metrics, now: func() time.Time { return clock }}
+	r.pacer = testPacer(r.now)
 	creds := cloudapi.NewBasicCredentials("key", "secret")
 	newWatch := types.NamespacedName{Namespace: "a", Name: "new"}
 	old := types.NamespacedName{Namespace: "a", Name: "old"}
@@ -41,8 +42,14 @@ func TestAskServesANewWatchBeforeARefresh(t *testing.T) {
 	if wait := r.ask(newWatch, pacing.User, cloudapi.APIManagement, "https://api.example.com", creds, 2); wait != 0 {
 		t.Fatalf("the new watch waits %s once the budget has room", wait)
 	}
-	r.pacer.Claims.Release(newWatch) // as admit does once every budget said yes
+	r.pacer.Admitted(newWatch) // as admit does once every budget said yes
 	if wait := r.ask(old, pacing.Periodic, cloudapi.APIManagement, "https://api.example.com", creds, 2); wait != 0 {
 		t.Fatalf("the refresh still waits %s after the new watch was served", wait)
 	}
+}
+
+// testPacer is a pacer whose clock is now, which no wall-clock step moves,
+// and whose periodic syncs have no jitter.
+func testPacer(now func() time.Time) *pacing.Pacer[types.NamespacedName, readKey] {
+	return pacing.New[types.NamespacedName, readKey](pacing.NewClock(now, nil), func(time.Duration) time.Duration { return 0 })
 }

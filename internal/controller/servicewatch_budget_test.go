@@ -68,11 +68,11 @@ func TestBudgetDemandSeriesFollowTheBudgetsInUse(t *testing.T) {
 	watch := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
 	note := func(name string, demands ...pacing.Demand[readKey]) {
 		book.Note(watch(name), time.Second, 0, demands)
-		m.publishBudgetDemands(book)
+		m.publishBudgetDemands(book.TakeChanges)
 	}
 	forget := func(name string) {
 		book.Forget(watch(name))
-		m.publishBudgetDemands(book)
+		m.publishBudgetDemands(book.TakeChanges)
 	}
 	reads := func(n int) []readKey {
 		out := make([]readKey, n)

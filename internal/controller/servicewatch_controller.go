@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,11 +101,6 @@ type ServiceWatchReconciler struct {
 	now func() time.Time
 	// episodes bound the events of each watch's failure episode.
 	episodes episodes
-	// clock tells steps of now's wall clock, by which the schedules move
-	// (see pacing.Clock); nil when a test replaced now and none.
-	clock *pacing.Clock
-	// jitter draws the random term of a periodic sync, at most limit.
-	jitter func(limit time.Duration) time.Duration
 	// holdsRestored is set once the persisted Retry-After holds were given
 	// back to the client (restoreHolds); holdsMu orders the restoring.
 	holdsRestored atomic.Bool
@@ -233,14 +227,18 @@ func (r *ServiceWatchReconciler) defaults() {
 	r.Options = r.Options.withDefaults()
 	if r.now == nil {
 		r.now = time.Now
-		start := time.Now()
-		r.clock = pacing.NewClock(time.Now, func() time.Duration { return time.Since(start) })
+		if r.pacer == nil {
+			// The pacer moves its schedules by the steps of the wall clock
+			// (see pacing.Clock); a test that sets now sets the pacer too.
+			start := time.Now()
+			r.pacer = pacing.New[types.NamespacedName, readKey](pacing.NewClock(time.Now, func() time.Duration { return time.Since(start) }), nil)
+		}
 	}
 	if r.digests == nil {
 		r.digests = newCredentialDigests()
 	}
 	if r.pacer == nil {
-		r.pacer = pacing.New[types.NamespacedName, readKey]()
+		r.pacer = pacing.New[types.NamespacedName, readKey](pacing.NewClock(r.now, nil), nil)
 	}
 	if r.fetches == nil {
 		r.fetches = newFetches(pacing.SlotLimits{All: r.Options.MaxConcurrentSyncs, PerHost: r.Options.MaxSyncsPerHost,
@@ -248,9 +246,6 @@ func (r *ServiceWatchReconciler) defaults() {
 	}
 	if r.shared == nil {
 		r.shared = newSharedReads(sharedFreshness, r.now)
-	}
-	if r.jitter == nil {
-		r.jitter = func(limit time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(limit) + 1)) }
 	}
 	if r.StateMetrics == nil {
 		r.StateMetrics = statemetrics.NewCollector(true)
@@ -291,13 +286,13 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 	versions := r.secretVersions(ctx, &watch)
 	p := pacedOf(&watch, versions, r.Options.ManagementAPIURL)
-	if read, ok := r.fetches.take(req.NamespacedName); ok && read.trigger == p.trigger {
+	if read, ok := r.fetches.take(req.NamespacedName); ok && read.trigger == p.Trigger {
 		return r.write(ctx, &watch, p, read), nil
 	}
 	if r.fetches.busy(req.NamespacedName) {
 		return ctrl.Result{}, nil // the read's end wakes the watch
 	}
-	if wait := r.recheckAfter(&watch, p); wait > 0 {
+	if wait := r.pacer.Due(p); wait > 0 {
 		// A watch first seen after a restart may not be due for a while;
 		// its state metrics show its status until then.
 		r.StateMetrics.SetIfAbsent(stateMetricsOf(&watch))
@@ -315,7 +310,7 @@ func periodic(wait time.Duration) ctrl.Result {
 func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 	r.pacer.Forget(key)
 	r.fetches.forget(key)
-	r.Metrics.publishBudgetDemands(r.pacer.Demands)
+	r.Metrics.publishBudgetDemands(r.pacer.TakeDemandChanges)
 	r.Metrics.forget(key)
 	r.StateMetrics.Delete(key.Namespace, key.Name)
 	r.episodes.forget(key)
@@ -329,7 +324,7 @@ func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.Servic
 	// and its lines, so the watches on its credentials are no longer
 	// stretched for it; resuming syncs at once and asks again.
 	r.pacer.Forget(client.ObjectKeyFromObject(watch))
-	r.Metrics.publishBudgetDemands(r.pacer.Demands)
+	r.Metrics.publishBudgetDemands(r.pacer.TakeDemandChanges)
 	before, err := r.writeStatus(ctx, watch, statusChange{suspended: true})
 	if err != nil {
 		// A watch deleted meanwhile is forgotten by its delete event.
@@ -360,40 +355,6 @@ func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1
 	return versions
 }
 
-// recheckAfter is how long a reconcile of the watch waits before it looks
-// again, 0 when a sync is due now: untilDue for its schedule, of which it
-// remembers a first-seen watch's slot, bounded so that a periodic slot
-// placed again as the phases settle is seen in time (pacing.RecheckWithin).
-func (r *ServiceWatchReconciler) recheckAfter(watch *swv1.ServiceWatch, p paced) time.Duration {
-	if r.clock != nil {
-		// A step of the wall clock moves every schedule and phase by it,
-		// before any wait is measured against the stepped clock.
-		step := r.clock.Step()
-		r.pacer.Schedules.Shift(step)
-		r.pacer.Phases.Shift(step)
-	}
-	var known *pacing.Entry
-	if s, ok := r.pacer.Schedules.Get(p.key); ok {
-		known = &s
-	}
-	now := r.now()
-	wait := untilDue(now, watch, known, p.trigger, r.phaseOf(p))
-	if known == nil && wait > 0 {
-		// Remember the slot, so a Secret touched meanwhile still triggers.
-		known = &pacing.Entry{Trigger: p.trigger, NextSync: now.Add(wait)}
-		if held := watch.Status.RetryNotBefore; held == nil || !held.After(now) {
-			// A periodic slot: placed again as the phases settle while the
-			// watches are first seen after a start.
-			known.Plan = restartPlan(watch)
-		}
-		r.pacer.Schedules.Set(p.key, *known)
-	}
-	if known != nil && known.Plan != nil {
-		return pacing.RecheckWithin(wait, known.Plan.Jitter, known.Plan.Every)
-	}
-	return wait
-}
-
 // start begins a sync: it asks the client-side budgets for the calls (by
 // the credentials' digests, reading a Secret only when its digest at its
 // current version is unknown), reads the credentials, announces work the
@@ -403,9 +364,9 @@ func (r *ServiceWatchReconciler) recheckAfter(watch *swv1.ServiceWatch, p paced)
 func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceWatch, p paced, versions map[string]string) ctrl.Result {
 	r.restoreHolds(ctx)
 	in := r.readAccess(ctx, watch, versions)
-	in.fresh = r.wantsFresh(watch, p.trigger)
+	in.fresh = r.pacer.Fresh(p)
 	every := r.noteDemand(p, in)
-	level := r.levelOf(p)
+	level := r.pacer.Level(p)
 	admitted := r.admit(in, level)
 	if admitted.wait > 0 {
 		return ctrl.Result{RequeueAfter: admitted.wait}
@@ -414,43 +375,17 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceW
 	if !r.readCredentials(ctx, &in) {
 		return ctrl.Result{RequeueAfter: time.Second}
 	}
-	if p.work != "" && watch.Status.ObservedGeneration > 0 {
+	if p.Asked() && watch.Status.ObservedGeneration > 0 {
 		// A new watch reads observedGeneration -1, which kstatus already
 		// shows as in progress: it costs no write of its own.
-		r.announce(ctx, watch, p.work)
+		r.announce(ctx, watch, requestedWork(watch))
 	}
 	parts := syncParts()
-	r.fetches.start(ctx, readRequest{key: p.key, trigger: p.trigger, every: every, level: level,
+	r.fetches.start(ctx, readRequest{key: p.Key, trigger: p.Trigger, every: every, level: level,
 		read: func(ctx context.Context, slots *syncSlots) ([]partResult, bool) {
 			return readCloud(ctx, slottedCloud{Cloud: r.Cloud, slots: slots}, parts, in), in.reachedCloud(watch)
 		}})
 	return ctrl.Result{}
-}
-
-// levelOf tells work a user asked for (a new generation, a requested sync)
-// from a Secret's change and from a periodic refresh; see pacing.Level.
-func (r *ServiceWatchReconciler) levelOf(p paced) pacing.Level {
-	if p.work != "" {
-		return pacing.User
-	}
-	if known, ok := r.pacer.Schedules.Get(p.key); ok && known.Trigger != p.trigger {
-		return pacing.Secret
-	}
-	return pacing.Periodic
-}
-
-// wantsFresh tells a sync that must not reuse what another watch read a
-// moment ago: one the user asked for with the requested-at annotation, or
-// after a change to a referenced Secret (touching a Secret is how tools force
-// a refresh, and a key the cloud just re-authorized must not be answered with
-// the 401 it gave a second ago). A new watch or spec may reuse: it has no
-// data yet, and a change of what it reads changes the reads' keys.
-func (r *ServiceWatchReconciler) wantsFresh(watch *swv1.ServiceWatch, trigger string) bool {
-	if v := requestedAt(watch); v != "" && v != watch.Status.LastHandledRequestedAt {
-		return true
-	}
-	known, ok := r.pacer.Schedules.Get(client.ObjectKeyFromObject(watch))
-	return ok && known.Trigger != trigger && watch.Status.ObservedGeneration == watch.Generation
 }
 
 // write ends a sync: it writes what the reads found into status, tells of
@@ -471,7 +406,7 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 		// event to emit and nothing to schedule. Its delete event may have
 		// been handled before this write, so it is forgotten here too.
 		log.FromContext(ctx).V(1).Info("the watch was deleted during its sync; nothing written")
-		r.forget(p.key)
+		r.forget(p.Key)
 		return ctrl.Result{}
 	case errors.Is(err, errChangedDuringSync):
 		log.FromContext(ctx).V(1).Info(err.Error())
@@ -487,7 +422,8 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 		r.Metrics.record(watch, parts)
 		r.StateMetrics.Set(stateMetricsOf(watch, results...))
 	}
-	return periodic(r.scheduleNext(p, read, outcome))
+	return periodic(r.pacer.Synced(p, pacing.SyncRecord{
+		Began: read.startedAt, Every: read.every, Level: read.level, ReachedCloud: read.reachedCloud, Outcome: outcome}))
 }
 
 // readAccess is what the parts need of the referenced Secrets at versions,
@@ -514,36 +450,6 @@ func (r *ServiceWatchReconciler) readAccess(ctx context.Context, watch *swv1.Ser
 // the cloud; lastSyncTime records only such attempts.
 func (in syncInput) reachedCloud(watch *swv1.ServiceWatch) bool {
 	return in.management.failure == nil || (len(watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil)
-}
-
-// scheduleNext remembers when the watch is next due after a sync read with
-// this outcome, and returns the wait. A sync that reached the cloud tells the
-// phase book where the watch's group syncs.
-func (r *ServiceWatchReconciler) scheduleNext(p paced, read fetched, o pacing.Outcome) time.Duration {
-	failures := 0
-	if o.Failed {
-		prev, _ := r.pacer.Schedules.Get(p.key)
-		failures = prev.Failures + 1
-	}
-	now := r.now()
-	if read.reachedCloud {
-		r.pacer.Phases.Synced(p.key, p.group, p.every, read.startedAt, read.every, read.level == pacing.Periodic)
-	}
-	next, plan := pacing.NextSync(pacing.Sync{
-		Began: read.startedAt, Ended: now, Every: read.every, Failures: failures, Outcome: o,
-		Jitter: r.jitter(pacing.JitterOf(read.every)),
-	}, r.phaseOf(p))
-	r.pacer.Schedules.Set(p.key, pacing.Entry{Trigger: p.trigger, NextSync: next, Failures: failures, Plan: plan})
-	if plan != nil {
-		return pacing.RecheckWithin(next.Sub(now), plan.Jitter, read.every)
-	}
-	return next.Sub(now)
-}
-
-// phaseOf is where the watch's group syncs within its interval, and where
-// it should.
-func (r *ServiceWatchReconciler) phaseOf(p paced) pacing.Phase {
-	return r.pacer.Phases.PhaseOf(p.key, p.group, p.every)
 }
 
 // announce marks the watch Reconciling before slow cloud calls, so that

@@ -102,19 +102,16 @@ func (m *Metrics) RecordDeferral(api, reason string) {
 	m.deferrals.WithLabelValues(api, reason).Inc()
 }
 
-// budgetChanges hands out the demand ratios that changed (pacing.Demands).
-type budgetChanges interface{ TakeChanges() []pacing.Ratio }
-
 // publishBudgetDemands sets the demand ratio of each rate budget whose
-// demand changed, by fingerprint (the label is public, the key behind it is
-// not), and removes the series of budgets no watch uses any more: a rotated
-// key or deleted watches must not leave a stale ratio behind. It costs what
-// changed, so a sync start or a deleted watch costs the same with 10 or
-// 10,000 budgets.
-func (m *Metrics) publishBudgetDemands(book budgetChanges) {
+// demand changed (take hands them out: pacing.Pacer.TakeDemandChanges), by
+// fingerprint (the label is public, the key behind it is not), and removes
+// the series of budgets no watch uses any more: a rotated key or deleted
+// watches must not leave a stale ratio behind. It costs what changed, so a
+// sync start or a deleted watch costs the same with 10 or 10,000 budgets.
+func (m *Metrics) publishBudgetDemands(take func() []pacing.Ratio) {
 	m.budgetMu.Lock()
 	defer m.budgetMu.Unlock()
-	for _, r := range book.TakeChanges() {
+	for _, r := range take() {
 		if r.Gone {
 			m.budgetDemand.DeleteLabelValues(r.API, r.Label)
 			continue

@@ -11,8 +11,6 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"k8s.io/apimachinery/pkg/types"
-
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
@@ -323,7 +321,7 @@ func TestSharedResultsAreCopiedIntoEachStatus(t *testing.T) {
 
 // Work the user asked for with the annotation or a Secret reads anew; a new
 // watch, a new spec and a periodic refresh may reuse a read just made.
-func TestWantsFresh(t *testing.T) {
+func TestFresh(t *testing.T) {
 	synced := func() *swv1.ServiceWatch {
 		w := testWatch()
 		w.Status.ObservedGeneration = w.Generation
@@ -356,13 +354,17 @@ func TestWantsFresh(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &ServiceWatchReconciler{pacer: pacing.New[types.NamespacedName, readKey]()}
+			pacer := testPacer(time.Now)
 			w := tt.watch()
+			p := pacedOf(w, nil, "")
 			if tt.known != "" {
-				r.pacer.Schedules.Set(types.NamespacedName{Namespace: w.Namespace, Name: w.Name}, pacing.Entry{Trigger: tt.known})
+				last := p
+				last.Trigger = tt.known
+				pacer.Synced(last, pacing.SyncRecord{Every: last.Every})
 			}
-			if got := r.wantsFresh(w, tt.current(w)); got != tt.want {
-				t.Errorf("wantsFresh = %v, want %v", got, tt.want)
+			p.Trigger = tt.current(w)
+			if got := pacer.Fresh(p); got != tt.want {
+				t.Errorf("Fresh = %v, want %v", got, tt.want)
 			}
 		})
 	}

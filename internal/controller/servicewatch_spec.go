@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/conditions"
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 // What the controller reads of a watch's spec and annotations, in one place.
@@ -25,37 +27,32 @@ const (
 	maxInterval = 24 * time.Hour
 )
 
-// paced is the watch as the pacing books see it, built from the watch in
-// one place (pacedOf) when a reconcile begins, so that every question put to
-// the books (is it due, at which level, its phase, its demand, its next
-// slot) is asked with the same key, trigger, interval and read group.
-type paced struct {
-	key types.NamespacedName
-	// trigger fingerprints what the user may change to ask for a sync now
-	// (triggerOf).
-	trigger string
-	// every is the watch's own interval (interval), before any budget
-	// stretches it.
-	every time.Duration
-	// group identifies what the watch reads (readHash): watches of one
-	// group share a phase.
-	group uint64
-	// work says why a sync is owed to the user now, "" when none is
-	// (requestedWork).
-	work string
-}
+// paced is the watch as the pacer sees it, built from the watch in one
+// place (pacedOf) when a reconcile begins, so that every question put to the
+// pacer (is it due, at which level, its demand, its next slot) is asked with
+// the same key, trigger, interval and read group.
+type paced = pacing.Watch[types.NamespacedName]
 
-// pacedOf is the watch as the pacing books see it; secretVersions are the
+// pacedOf is the watch as the pacer sees it; secretVersions are the
 // referenced Secrets' resourceVersions, defaultURL the management API's URL
 // when the spec names none.
 func pacedOf(watch *swv1.ServiceWatch, secretVersions map[string]string, defaultURL string) paced {
-	return paced{
-		key:     client.ObjectKeyFromObject(watch),
-		trigger: triggerOf(watch, secretVersions),
-		every:   interval(watch),
-		group:   readHash(watch, defaultURL),
-		work:    requestedWork(watch),
+	p := paced{
+		Key:       client.ObjectKeyFromObject(watch),
+		Trigger:   triggerOf(watch, secretVersions),
+		Every:     interval(watch),
+		Group:     readHash(watch, defaultURL),
+		NewSpec:   newSpec(watch),
+		Requested: requested(watch),
+		Ready:     conditions.IsReady(watch),
 	}
+	if t := watch.Status.LastSyncTime; t != nil {
+		p.LastSync = t.Time
+	}
+	if t := watch.Status.RetryNotBefore; t != nil {
+		p.RetryNotBefore = t.Time
+	}
+	return p
 }
 
 // triggerOf fingerprints what a user may change to ask for a sync now: the
@@ -73,12 +70,23 @@ func triggerOf(watch *swv1.ServiceWatch, secretVersions map[string]string) strin
 // none is: a new generation, or a new value of the requested-at annotation.
 func requestedWork(watch *swv1.ServiceWatch) string {
 	switch {
-	case watch.Status.ObservedGeneration != watch.Generation:
+	case newSpec(watch):
 		return fmt.Sprintf("syncing generation %d", watch.Generation)
-	case requestedAt(watch) != "" && requestedAt(watch) != watch.Status.LastHandledRequestedAt:
+	case requested(watch):
 		return "syncing as requested by the annotation " + swv1.RequestedAtAnnotation
 	}
 	return ""
+}
+
+// newSpec tells a generation that no sync has handled yet.
+func newSpec(watch *swv1.ServiceWatch) bool {
+	return watch.Status.ObservedGeneration != watch.Generation
+}
+
+// requested tells a requested-at value that no sync has handled yet.
+func requested(watch *swv1.ServiceWatch) bool {
+	v := requestedAt(watch)
+	return v != "" && v != watch.Status.LastHandledRequestedAt
 }
 
 // maxRequestedAtEcho is the longest requested-at value echoed as it is.

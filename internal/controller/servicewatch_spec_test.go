@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
@@ -92,4 +95,62 @@ func TestIntervalBoundedInArithmetic(t *testing.T) {
 			}
 		}
 	}
+}
+
+// pacedOf tells the pacer what it needs of the watch's spec, annotations
+// and status: the work the user asked for, and for a first sight after a
+// start, the last sync, Ready and the cloud's Retry-After.
+func TestPacedOf(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	synced := func() *swv1.ServiceWatch {
+		w := testWatch()
+		w.Status.ObservedGeneration = w.Generation
+		w.Status.LastSyncTime = &metav1.Time{Time: now.Add(-time.Second)}
+		applyResults(w, syncParts(), []partResult{pipesOK(), endpointsOK(0), alertsFetched(nil)}, DefaultStatusSizeLimit)
+		return w
+	}
+	with := func(f func(w *swv1.ServiceWatch)) *swv1.ServiceWatch {
+		w := synced()
+		f(w)
+		return w
+	}
+	key := types.NamespacedName{Namespace: "ns", Name: "w"}
+	tests := []struct {
+		name  string
+		watch *swv1.ServiceWatch
+		want  paced
+	}{
+		{"a Ready watch synced a second ago", synced(),
+			paced{Key: key, Every: time.Minute, LastSync: now.Add(-time.Second), Ready: true}},
+		{"a new watch: a new spec, never synced", testWatch(),
+			paced{Key: key, Every: time.Minute, NewSpec: true}},
+		{"a new generation: not Ready for it", with(func(w *swv1.ServiceWatch) { w.Generation++ }),
+			paced{Key: key, Every: time.Minute, NewSpec: true, LastSync: now.Add(-time.Second)}},
+		{"a requested sync", with(func(w *swv1.ServiceWatch) { w.Annotations = map[string]string{swv1.RequestedAtAnnotation: "now"} }),
+			paced{Key: key, Every: time.Minute, Requested: true, LastSync: now.Add(-time.Second), Ready: true}},
+		{"a requested sync already handled", with(func(w *swv1.ServiceWatch) {
+			w.Annotations = map[string]string{swv1.RequestedAtAnnotation: "then"}
+			w.Status.LastHandledRequestedAt = "then"
+		}), paced{Key: key, Every: time.Minute, LastSync: now.Add(-time.Second), Ready: true}},
+		{"the cloud's Retry-After", withRetryNotBefore(synced(), now.Add(time.Minute)),
+			paced{Key: key, Every: time.Minute, LastSync: now.Add(-time.Second), Ready: true, RetryNotBefore: now.Add(time.Minute)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := pacedOf(tt.watch, nil, "")
+			if got.Trigger != triggerOf(tt.watch, nil) || got.Group != readHash(tt.watch, "") {
+				t.Errorf("trigger %q and group %d, want triggerOf's and readHash's", got.Trigger, got.Group)
+			}
+			got.Trigger, got.Group = "", 0
+			if got != tt.want {
+				t.Errorf("pacedOf = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func withRetryNotBefore(w *swv1.ServiceWatch, at time.Time) *swv1.ServiceWatch {
+	w = w.DeepCopy()
+	w.Status.RetryNotBefore = &metav1.Time{Time: at}
+	return w
 }

@@ -54,13 +54,8 @@ func (c *Claims[K]) Claim(budget string, key K, level Level, until time.Time) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.dropLocked(budget, key)
-	sets := c.byBudget[budget]
-	if sets == nil {
-		sets = &[Levels]claimSet[K]{}
-		c.byBudget[budget] = sets
-	}
-	s := &sets[level]
+	leave[K, claimSet[K]](c.of, c.byBudget, budget, key)
+	s := setOf(c.byBudget, budget, level)
 	if s.until == nil {
 		s.until = map[K]time.Time{}
 	}
@@ -76,35 +71,17 @@ func (c *Claims[K]) Claim(budget string, key K, level Level, until time.Time) {
 func (c *Claims[K]) Release(key K) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for budget := range c.of[key] {
-		c.dropLocked(budget, key)
-	}
+	leaveAll[K, claimSet[K]](c.of, c.byBudget, key)
 }
 
-// dropLocked drops the watch's claim on the budget, if it has one.
-func (c *Claims[K]) dropLocked(budget string, key K) {
-	level, ok := c.of.of(key, budget)
-	if !ok {
-		return
-	}
-	c.of.drop(key, budget)
-	sets := c.byBudget[budget]
-	s := &sets[level]
+func (s *claimSet[K]) remove(key K) {
 	delete(s.until, key)
 	if len(s.until) == 0 {
 		*s = claimSet[K]{}
 	}
-	c.dropIfEmptyLocked(budget, sets)
 }
 
-func (c *Claims[K]) dropIfEmptyLocked(budget string, sets *[Levels]claimSet[K]) {
-	for l := range sets {
-		if len(sets[l].until) > 0 {
-			return
-		}
-	}
-	delete(c.byBudget, budget)
-}
+func (s *claimSet[K]) empty() bool { return len(s.until) == 0 }
 
 // HeldFor tells whether another watch claims the budget for work of a
 // higher level than level at now, and if so how long the asker should wait
@@ -121,7 +98,7 @@ func (c *Claims[K]) HeldFor(budget string, key K, level Level, now time.Time) (t
 	for l := level + 1; l < Levels && !held; l++ {
 		held = c.heldAtLocked(budget, &sets[l], key, now)
 	}
-	c.dropIfEmptyLocked(budget, sets)
+	dropIfEmpty[K, claimSet[K]](c.byBudget, budget)
 	if !held {
 		return 0, false
 	}

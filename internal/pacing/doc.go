@@ -5,7 +5,14 @@
 // stretches intervals when it is over), and the claims that let work a user
 // asked for use a busy budget first.
 //
+// The controller speaks to the books through one front, Pacer: it builds a
+// Watch from the watch once per reconcile, asks the Pacer one question per
+// event of a sync (Due, Level, Fresh, Demand, Ask, AlertBatch and Took,
+// Admitted, Synced), and calls Forget once when the watch goes away. The
+// read slots (Slots) stand apart: the background reads hold them.
+//
 // It knows nothing of Kubernetes: the books are generic over the keys they
-// book (a watch's namespaced name, in the controller), and time comes in as
-// arguments, so every rule has a table test with a fixed clock.
+// book (a watch's namespaced name, in the controller), and time comes from an
+// injected clock (Clock) or as arguments, so every rule has a table test with
+// a fixed clock.
 package pacing

@@ -1,29 +1,273 @@
 package pacing
 
-// Pacer holds the books of one reconciler: when each watch syncs next, its
-// phase, what it asks of its budgets, its claims on them and its place in
-// their lines. K names a
-// watch, R a read.
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Pacer is the one front of the pacing books of a reconciler: when each
+// watch syncs next, its phase, what it asks of its budgets, its claims on
+// them, its place in their lines and its turn of reads. The controller asks
+// it one question per event of a sync (Due, Level, Fresh, Demand, Ask,
+// AlertBatch/Took, Admitted, Synced), each with the watch as one Watch built
+// in one place, and tells it of a watch that goes away once (Forget). K names
+// a watch, R a read.
 type Pacer[K, R comparable] struct {
-	Schedules *Schedules[K]
-	Phases    *Phases[K]
-	Demands   *Demands[K, R]
-	Claims    *Claims[K]
-	Queue     *Queue[K]
-	Turns     *Turns[K]
+	clock  *Clock
+	jitter func(limit time.Duration) time.Duration
+
+	schedules *Schedules[K]
+	phases    *Phases[K]
+	demands   *Demands[K, R]
+	claims    *Claims[K]
+	queue     *Queue[K]
+	turns     *Turns[K]
 }
 
-// New returns empty books.
-func New[K, R comparable]() *Pacer[K, R] {
-	return &Pacer[K, R]{Schedules: NewSchedules[K](), Phases: NewPhases[K](), Demands: NewDemands[K, R](), Claims: NewClaims[K](), Queue: NewQueue[K](), Turns: NewTurns[K]()}
+// New returns a Pacer with empty books, reading time (and the wall clock's
+// steps, by which it moves the schedules) from clock. jitter draws the
+// random term of a periodic sync, at most limit; nil draws it uniformly.
+func New[K, R comparable](clock *Clock, jitter func(limit time.Duration) time.Duration) *Pacer[K, R] {
+	if jitter == nil {
+		jitter = func(limit time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(limit) + 1)) }
+	}
+	return &Pacer[K, R]{clock: clock, jitter: jitter,
+		schedules: NewSchedules[K](), phases: NewPhases[K](), demands: NewDemands[K, R](),
+		claims: NewClaims[K](), queue: NewQueue[K](), turns: NewTurns[K]()}
 }
 
-// Forget drops everything the books hold of a watch that went away.
+// Watch is a watch as the Pacer sees it, built from the watch in one place
+// when a reconcile begins, so that every question put to the Pacer is asked
+// with the same key, trigger, interval and group.
+type Watch[K comparable] struct {
+	Key K
+	// Trigger fingerprints what the user may change to ask for a sync now
+	// (the generation, a requested-at value, the referenced Secrets'
+	// versions): a trigger other than the last sync's makes the watch due.
+	Trigger string
+	// Every is the watch's own interval, before any budget stretches it.
+	Every time.Duration
+	// Group identifies what the watch reads: watches of one group share a
+	// phase (see Phases).
+	Group uint64
+	// NewSpec: the spec changed since the last sync (a new generation).
+	NewSpec bool
+	// Requested: the user asked for a sync that has not been made (a new
+	// requested-at value).
+	Requested bool
+
+	// What the watch's status tells of its last sync, for its first sight
+	// after a start (or a change of leader): when it ended (zero: never),
+	// whether the watch was Ready, and the wait the cloud asked for.
+	LastSync       time.Time
+	Ready          bool
+	RetryNotBefore time.Time
+}
+
+// Asked tells whether a sync is owed to the user now: a new spec or a
+// requested sync.
+func (w Watch[K]) Asked() bool { return w.NewSpec || w.Requested }
+
+// Due is how long a reconcile of the watch waits before it looks again, 0
+// when a sync is due now (see untilDue). A step of the wall clock first
+// moves every schedule and phase by it. A watch first seen with a wait
+// (after a start) keeps its slot, so that a Secret touched meanwhile still
+// triggers; a periodic slot is rechecked so that one placed again as the
+// phases settle is seen in time (RecheckWithin).
+func (p *Pacer[K, R]) Due(w Watch[K]) time.Duration {
+	if step := p.clock.Step(); step != 0 {
+		p.schedules.Shift(step)
+		p.phases.Shift(step)
+	}
+	var known *Entry
+	if s, ok := p.schedules.Get(w.Key); ok {
+		known = &s
+	}
+	now := p.clock.Now()
+	wait := untilDue(now, w, known, p.phases.PhaseOf(w.Key, w.Group, w.Every))
+	if known == nil && wait > 0 {
+		known = &Entry{Trigger: w.Trigger, NextSync: now.Add(wait)}
+		if !w.RetryNotBefore.After(now) {
+			// A periodic slot: placed again as the phases settle while the
+			// watches are first seen after a start.
+			known.Plan = restartPlan(w)
+		}
+		p.schedules.Set(w.Key, *known)
+	}
+	if known != nil && known.Plan != nil {
+		return RecheckWithin(wait, known.Plan.Jitter, known.Plan.Every)
+	}
+	return wait
+}
+
+// untilDue returns how long until the watch's next sync, 0 when it is due.
+// known is the watch's schedule, if the Pacer has one; phase its group's.
+func untilDue[K comparable](now time.Time, w Watch[K], known *Entry, phase Phase) time.Duration {
+	if known == nil && w.RetryNotBefore.After(now) {
+		// First sight, after a restart or a change of leader: the wait the
+		// cloud asked for still holds, whatever else is owed.
+		return w.RetryNotBefore.Sub(now)
+	}
+	if w.Asked() {
+		return 0
+	}
+	if known != nil {
+		if known.Trigger != w.Trigger {
+			return 0
+		}
+		if known.Plan != nil {
+			return max(0, known.Plan.Due(phase).Sub(now))
+		}
+		return max(0, known.NextSync.Sub(now))
+	}
+	// First sight since the manager started: a healthy watch synced recently
+	// waits for its next periodic sync, so a restart does not call the cloud
+	// for every watch at once.
+	if w.LastSync.IsZero() || !w.Ready {
+		return 0
+	}
+	return max(0, restartPlan(w).Due(phase).Sub(now))
+}
+
+// restartPlan places the next periodic sync of a watch first seen after a
+// start: one interval after its last sync (only its end is known), as if
+// the manager had never stopped.
+func restartPlan[K comparable](w Watch[K]) *Plan {
+	return &Plan{After: w.LastSync, Every: w.Every}
+}
+
+// Level tells work a user asked for (a new spec, a requested sync) from a
+// Secret's change (a trigger other than the last sync's) and from a
+// periodic refresh.
+func (p *Pacer[K, R]) Level(w Watch[K]) Level {
+	if w.Asked() {
+		return User
+	}
+	if p.triggered(w) {
+		return Secret
+	}
+	return Periodic
+}
+
+// Fresh tells a sync that must not reuse what another watch read a moment
+// ago: one the user requested, or after a change to a referenced Secret
+// (touching a Secret is how tools force a refresh, and a key the cloud just
+// re-authorized must not be answered with the 401 it gave a second ago). A
+// new watch or spec may reuse: it has no data yet, and a change of what it
+// reads changes the reads.
+func (p *Pacer[K, R]) Fresh(w Watch[K]) bool {
+	return w.Requested || (!w.NewSpec && p.triggered(w))
+}
+
+// triggered tells whether the watch's trigger differs from its last sync's.
+func (p *Pacer[K, R]) triggered(w Watch[K]) bool {
+	known, ok := p.schedules.Get(w.Key)
+	return ok && known.Trigger != w.Trigger
+}
+
+// Demand records what the watch asks of its budgets at its interval,
+// replacing what it asked before, and returns the interval the budgets allow
+// it: its own when they fit, else stretched (see Demands, Stretched).
+func (p *Pacer[K, R]) Demand(w Watch[K], demands []Demand[R]) time.Duration {
+	return Stretched(w.Every, p.demands.Note(w.Key, w.Every, w.Group, demands))
+}
+
+// TakeDemandChanges returns the demand ratios that changed since the last
+// call, for the metrics (see Demands.TakeChanges).
+func (p *Pacer[K, R]) TakeDemandChanges() []Ratio { return p.demands.TakeChanges() }
+
+// Budget is one rate budget, as the Pacer asks it for calls.
+type Budget struct {
+	// ID names the budget exactly (never by the credential itself).
+	ID string
+	// Rate is the calls per second it allows; 0 means unlimited.
+	Rate float64
+	// Admit reserves n calls of it now and returns 0, or says how long to
+	// wait before it has room for them.
+	Admit func(n int) time.Duration
+}
+
+// Ask asks the budget for the n calls of the watch's work at level, and
+// returns 0 when they were reserved, else how long to wait. Work of a higher
+// level that was told to wait for this budget goes first (see Claims); work
+// told to wait claims the budget for its level until it comes back, and
+// comes back when its place in the budget's line comes (Queue), so that
+// waiting costs about one ask per watch however many wait. The watch's
+// claims stand until Admitted.
+func (p *Pacer[K, R]) Ask(key K, level Level, b Budget, n int) time.Duration {
+	now := p.clock.Now()
+	wait, held := p.claims.HeldFor(b.ID, key, level, now)
+	if !held {
+		if wait = b.Admit(n); wait > 0 {
+			wait = p.queue.Wait(b.ID, key, level, n, b.Rate, wait)
+		} else {
+			p.queue.Served(b.ID, key, level, n)
+		}
+	}
+	if wait > 0 {
+		p.claims.Claim(b.ID, key, level, now.Add(wait))
+	}
+	return wait
+}
+
+// Admitted drops the watch's claims: every budget it asked let it go.
+func (p *Pacer[K, R]) Admitted(key K) { p.claims.Release(key) }
+
+// AlertBatch returns the indexes, among n reads of one budget, of those
+// the watch's sync makes: all n when the budget admits size calls at once
+// (0: no limit), else the next size of them in turn (see Turns). It does not
+// move the turn (see Took).
+func (p *Pacer[K, R]) AlertBatch(key K, n, size int) []int { return p.turns.Next(key, n, size) }
+
+// Took records that the watch's sync made the batch AlertBatch gave.
+func (p *Pacer[K, R]) Took(key K, n, size int) { p.turns.Took(key, n, size) }
+
+// SyncRecord is what the Pacer needs to know of a sync that ended.
+type SyncRecord struct {
+	// Began is when its calls began.
+	Began time.Time
+	// Every is the watch's interval as its budgets allowed it when the sync
+	// began.
+	Every time.Duration
+	// Level is the level of the work the sync was for.
+	Level Level
+	// ReachedCloud: the sync got as far as calling the cloud.
+	ReachedCloud bool
+	Outcome      Outcome
+}
+
+// Synced remembers when the watch is next due after the sync s ended now,
+// and returns how long a reconcile waits before it looks again (see Due). A
+// sync that reached the cloud tells the phases where the watch's group
+// syncs.
+func (p *Pacer[K, R]) Synced(w Watch[K], s SyncRecord) time.Duration {
+	failures := 0
+	if s.Outcome.Failed {
+		prev, _ := p.schedules.Get(w.Key)
+		failures = prev.Failures + 1
+	}
+	now := p.clock.Now()
+	if s.ReachedCloud {
+		p.phases.Synced(w.Key, w.Group, w.Every, s.Began, s.Every, s.Level == Periodic)
+	}
+	next, plan := NextSync(Sync{
+		Began: s.Began, Ended: now, Every: s.Every, Failures: failures, Outcome: s.Outcome,
+		Jitter: p.jitter(JitterOf(s.Every)),
+	}, p.phases.PhaseOf(w.Key, w.Group, w.Every))
+	p.schedules.Set(w.Key, Entry{Trigger: w.Trigger, NextSync: next, Failures: failures, Plan: plan})
+	if plan != nil {
+		return RecheckWithin(next.Sub(now), plan.Jitter, s.Every)
+	}
+	return next.Sub(now)
+}
+
+// Forget drops everything the books hold of a watch that went away (or is
+// suspended: it makes no call, so it no longer stretches the others).
 func (p *Pacer[K, R]) Forget(key K) {
-	p.Schedules.Forget(key)
-	p.Phases.Forget(key)
-	p.Demands.Forget(key)
-	p.Claims.Release(key)
-	p.Queue.Forget(key)
-	p.Turns.Forget(key)
+	p.schedules.Forget(key)
+	p.phases.Forget(key)
+	p.demands.Forget(key)
+	p.claims.Release(key)
+	p.queue.Forget(key)
+	p.turns.Forget(key)
 }

@@ -47,12 +47,7 @@ func (q *Queue[K]) Wait(budget string, key K, level Level, n int, rate float64, 
 }
 
 func (q *Queue[K]) waitLocked(budget string, key K, level Level, n int, rate float64, wait time.Duration) time.Duration {
-	lines := q.budgets[budget]
-	if lines == nil {
-		lines = &[Levels]line[K]{}
-		q.budgets[budget] = lines
-	}
-	l := &lines[level]
+	l := setOf(q.budgets, budget, level)
 	if l.place == nil {
 		l.place = map[K]float64{}
 	}
@@ -87,29 +82,20 @@ func (q *Queue[K]) Served(budget string, key K, level Level, n int) {
 func (q *Queue[K]) Forget(key K) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for budget := range q.of[key] {
-		q.leaveLocked(budget, key)
-	}
+	leaveAll[K, line[K]](q.of, q.budgets, key)
 }
 
 // leaveLocked takes the watch out of its line on the budget; a line left
 // empty starts over, and a budget with no line goes.
 func (q *Queue[K]) leaveLocked(budget string, key K) {
-	level, ok := q.of.of(key, budget)
-	if !ok {
-		return
-	}
-	q.of.drop(key, budget)
-	lines := q.budgets[budget]
-	l := &lines[level]
+	leave[K, line[K]](q.of, q.budgets, budget, key)
+}
+
+func (l *line[K]) remove(key K) {
 	delete(l.place, key)
 	if len(l.place) == 0 {
 		*l = line[K]{}
 	}
-	for i := range lines {
-		if len(lines[i].place) > 0 {
-			return
-		}
-	}
-	delete(q.budgets, budget)
 }
+
+func (l *line[K]) empty() bool { return len(l.place) == 0 }
