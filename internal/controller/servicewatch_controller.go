@@ -228,8 +228,8 @@ func (r *ServiceWatchReconciler) defaults() {
 	if r.now == nil {
 		r.now = time.Now
 		if r.pacer == nil {
-			// The pacer moves its schedules by the steps of the wall clock
-			// (see pacing.Clock); a test that sets now sets the pacer too.
+			// The pacer moves its schedules by the steps of the wall clock,
+			// told against the monotonic clock (see pacing.Clock).
 			start := time.Now()
 			r.pacer = pacing.New[types.NamespacedName, readKey](pacing.NewClock(time.Now, func() time.Duration { return time.Since(start) }), nil)
 		}
@@ -238,6 +238,7 @@ func (r *ServiceWatchReconciler) defaults() {
 		r.digests = newCredentialDigests()
 	}
 	if r.pacer == nil {
+		// A test's now: only the test moves it, and it takes no step.
 		r.pacer = pacing.New[types.NamespacedName, readKey](pacing.NewClock(r.now, nil), nil)
 	}
 	if r.fetches == nil {
