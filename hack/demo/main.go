@@ -19,10 +19,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/servicewatch/servicewatch/internal/childproc"
@@ -42,31 +40,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 3*time.Minute, "how long to wait for the ServiceWatch to become Ready")
 	flag.StringVar(&o.namespace, "namespace", "demo", "namespace of the sample Secrets and ServiceWatch")
 	flag.Parse()
-	if err := demo(o); err != nil {
-		os.Exit(1)
-	}
-}
-
-// demo runs the demo and returns its error once it has been printed; main
-// exits on it after demo's deferred calls have run.
-func demo(o options) error {
-	// The signal is caught for the demo's whole life, also while it stops its
-	// children: a second Ctrl-C must not leave them orphaned.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	// Output piped into a command that exits early (| head) must not kill the
-	// demo before it has stopped its children: writes then just fail.
-	signal.Ignore(syscall.SIGPIPE)
-	p := newProgress(os.Stdout)
-	err := run(ctx, p, o)
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			p.sayf("interrupted")
-		} else {
-			fmt.Fprintf(os.Stderr, "demo: %v\n", err)
-		}
-	}
-	return err
+	os.Exit(childproc.Drive("demo", func(ctx context.Context) error { return run(ctx, newProgress(os.Stdout), o) }))
 }
 
 // progress prints numbered steps with the time since the start, so a slow

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -358,3 +359,34 @@ func procFile(pid, file string) string { return "/proc/" + pid + "/" + file }
 
 // Remove deletes the pid file.
 func (f PIDFile) Remove() { _ = os.Remove(f.Path) }
+
+// Drive runs the driver named name: it runs run with a context that ends on
+// SIGINT or SIGTERM and returns the driver's exit code (1 when run failed)
+// for main to exit with, after run's deferred calls (which stop its
+// children) have run. The signals are caught for the
+// driver's whole life, also while it stops its children: a second Ctrl-C must
+// not leave them orphaned. SIGPIPE is ignored: output piped into a command
+// that exits early (| head) must not kill the driver before it has stopped
+// its children; writes then just fail. run's error is printed to standard
+// error as "name: error", a run cut short by a signal as "name: interrupted".
+func Drive(name string, run func(context.Context) error) int {
+	if err := drive(name, run, os.Stderr); err != nil {
+		return 1
+	}
+	return 0
+}
+
+func drive(name string, run func(context.Context) error, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	signal.Ignore(syscall.SIGPIPE)
+	err := run(ctx)
+	switch {
+	case err == nil:
+	case errors.Is(err, context.Canceled):
+		_, _ = fmt.Fprintf(stderr, "%s: interrupted\n", name)
+	default:
+		_, _ = fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	}
+	return err
+}

@@ -94,20 +94,7 @@ func fairAlertHostScenario(ctx context.Context, e *runEnv) (string, error) {
 		w := newWatch(noisy[i/3], fmt.Sprintf("w-%02d", i), watchSpec{serviceID: distinctService(i), alertIDs: []string{id}})
 		watches = append(watches, onHosts(w, e.cloudURL, hostVariant(e.cloudURL, 1)))
 	}
-	if _, err := e.startManager(ctx, noClientLimits...); err != nil {
-		return "", err
-	}
-	if err := e.cp.createWatches(ctx, watches); err != nil {
-		return "", err
-	}
-	if err := sleepUntil(ctx, time.Now().Add(3*time.Second)); err != nil {
-		return "", err
-	}
-	made, err := callsMade(ctx, e)
-	if err != nil {
-		return "", err
-	}
-	return timeToReady(ctx, e, fresh, "new", fmt.Sprintf("%d watches in %d namespaces, alert host hanging; %s", n, len(noisy), made))
+	return freshAfterHangs(ctx, e, watches, fresh, fmt.Sprintf("%d watches in %d namespaces, alert host hanging", n, len(noisy)))
 }
 
 // fairHostsScenario (b): one namespace's watches hang on max-concurrent-syncs
@@ -132,20 +119,7 @@ func fairHostsScenario(ctx context.Context, e *runEnv) (string, error) {
 			watches = append(watches, onHosts(w, hostVariant(e.cloudURL, h), ""))
 		}
 	}
-	if _, err := e.startManager(ctx, noClientLimits...); err != nil {
-		return "", err
-	}
-	if err := e.cp.createWatches(ctx, watches); err != nil {
-		return "", err
-	}
-	if err := sleepUntil(ctx, time.Now().Add(3*time.Second)); err != nil {
-		return "", err
-	}
-	made, err := callsMade(ctx, e)
-	if err != nil {
-		return "", err
-	}
-	return timeToReady(ctx, e, fresh, "new", fmt.Sprintf("%d watches hanging on %d hosts; %s", len(watches), hosts, made))
+	return freshAfterHangs(ctx, e, watches, fresh, fmt.Sprintf("%d watches hanging on %d hosts", len(watches), hosts))
 }
 
 // fairBurstScenario (c): one namespace creates n watches at once on a cloud
@@ -156,10 +130,7 @@ func fairBurstScenario(n int) func(context.Context, *runEnv) (string, error) {
 		if err := setUp(ctx, e, []tenant{busy, fresh}, "--latency", "200ms"); err != nil {
 			return "", err
 		}
-		if _, err := e.startManager(ctx, noClientLimits...); err != nil {
-			return "", err
-		}
-		if err := e.cp.createWatches(ctx, spreadWatches([]tenant{busy}, n, watchSpec{})); err != nil {
+		if _, err := e.runFleet(ctx, spreadWatches([]tenant{busy}, n, watchSpec{}), noClientLimits...); err != nil {
 			return "", err
 		}
 		made, err := callsMade(ctx, e)
@@ -181,10 +152,14 @@ func fairSharedHostScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err := hangKey(ctx, e, noisy); err != nil {
 		return "", err
 	}
-	if _, err := e.startManager(ctx, noClientLimits...); err != nil {
-		return "", err
-	}
-	if err := e.cp.createWatches(ctx, spreadWatches([]tenant{noisy}, 20, watchSpec{})); err != nil {
+	return freshAfterHangs(ctx, e, spreadWatches([]tenant{noisy}, 20, watchSpec{}), fresh, "20 watches hanging on the shared host")
+}
+
+// freshAfterHangs runs the manager without client limits, creates the
+// noisy watches, lets their calls hang (or queue) for 3 s, and then times a
+// new watch of fresh to Ready; what says what hangs.
+func freshAfterHangs(ctx context.Context, e *runEnv, noisy []*swv1.ServiceWatch, fresh tenant, what string) (string, error) {
+	if _, err := e.runFleet(ctx, noisy, noClientLimits...); err != nil {
 		return "", err
 	}
 	if err := sleepUntil(ctx, time.Now().Add(3*time.Second)); err != nil {
@@ -194,7 +169,7 @@ func fairSharedHostScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return timeToReady(ctx, e, fresh, "new", "20 watches hanging on the shared host; "+made)
+	return timeToReady(ctx, e, fresh, "new", what+"; "+made)
 }
 
 // hangKey makes the management calls made with t's key hang.

@@ -25,10 +25,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap/zapcore"
@@ -60,22 +58,7 @@ func main() {
 
 	// envtest logs through controller-runtime; only its errors matter here.
 	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
-	if err := scale(o); err != nil {
-		os.Exit(1)
-	}
-}
-
-// scale runs the benchmark and returns its error once it has been printed;
-// main exits on it after scale's deferred calls have run.
-func scale(o options) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	signal.Ignore(syscall.SIGPIPE)
-	err := run(ctx, o, os.Stdout, os.Stderr)
-	if err != nil {
-		_, _ = fmt.Fprintf(os.Stderr, "scale: %v\n", err)
-	}
-	return err
+	os.Exit(childproc.Drive("scale", func(ctx context.Context) error { return run(ctx, o, os.Stdout, os.Stderr) }))
 }
 
 // paths are the files the harness reads and writes.

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/childproc"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
@@ -96,6 +97,16 @@ type managerProc struct {
 	killed bool  // for passing the RSS cap
 	halt   chan struct{}
 	halted sync.WaitGroup
+}
+
+// runFleet starts the manager with args and then creates watches, so that
+// they come due while it runs, as a fleet applied to a running operator does.
+func (e *runEnv) runFleet(ctx context.Context, watches []*swv1.ServiceWatch, args ...string) (*managerProc, error) {
+	m, err := e.startManager(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return m, e.cp.createWatches(ctx, watches)
 }
 
 // startManager starts the manager under test with its API URLs, no metrics

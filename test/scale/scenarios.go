@@ -266,11 +266,8 @@ func fleetMemoryScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err := setUp(ctx, e, ts, "--latency", cloudLatency.String()); err != nil {
 		return "", err
 	}
-	m, err := e.startManager(ctx, noClientLimits...)
+	m, err := e.runFleet(ctx, spreadWatches(ts, n, watchSpec{}), noClientLimits...)
 	if err != nil {
-		return "", err
-	}
-	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{})); err != nil {
 		return "", err
 	}
 	if _, err := waitAllReady(ctx, e, "", n, 10*time.Minute); err != nil {
@@ -479,11 +476,8 @@ func sharedScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err := setUp(ctx, e, ts); err != nil {
 		return "", err
 	}
-	if _, err := e.startManager(ctx); err != nil {
-		return "", err
-	}
 	alerts := []string{fakecloud.DefaultAlertID, fakecloud.SecondAlertID}
-	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService, alertIDs: alerts, interval: interval})); err != nil {
+	if _, err := e.runFleet(ctx, spreadWatches(ts, n, watchSpec{serviceID: defaultService, alertIDs: alerts, interval: interval})); err != nil {
 		return "", err
 	}
 	last, err := waitAllReady(ctx, e, ts[0].namespace, n, 2*time.Minute)
@@ -614,11 +608,8 @@ func worstMemoryScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err := e.cloud.setFault(ctx, fakecloud.OpListPipes, fakecloud.Fault{Body: worstPipesEnvelope()}); err != nil {
 		return "", err
 	}
-	m, err := e.startManager(ctx, noClientLimits...)
+	m, err := e.runFleet(ctx, spreadWatches(ts, n, watchSpec{}), noClientLimits...)
 	if err != nil {
-		return "", err
-	}
-	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{})); err != nil {
 		return "", err
 	}
 	_, waitErr := waitAllReady(ctx, e, "", n, 5*time.Minute)
@@ -778,12 +769,9 @@ func noisyNeighbourScenario(ctx context.Context, e *runEnv) (string, error) {
 			return "", err
 		}
 	}
-	if _, err := e.startManager(ctx); err != nil {
-		return "", err
-	}
 	s := watchSpec{interval: 30 * time.Second}
 	noisy := append(spreadWatches([]tenant{hang}, 8, s), spreadWatches([]tenant{throttled}, 24, s)...)
-	if err := e.cp.createWatches(ctx, noisy); err != nil {
+	if _, err := e.runFleet(ctx, noisy); err != nil {
 		return "", err
 	}
 	// Let the hanging calls and the throttled key take hold.
