@@ -1,34 +1,46 @@
 package main
 
 import (
+	"flag"
+	"io"
+	"strings"
 	"testing"
 	"time"
 )
 
-func TestRateFlag(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    rateFlag
-		wantErr bool
-	}{
-		{in: "10/10s", want: rateFlag{Requests: 10, Per: 10 * time.Second, Burst: 10}},
-		{in: "100/1m/10", want: rateFlag{Requests: 100, Per: time.Minute, Burst: 10}},
-		{in: "0", want: rateFlag{Requests: -1}},
-		{in: "10", wantErr: true},
-		{in: "x/10s", wantErr: true},
-		{in: "10/soon", wantErr: true},
-		{in: "10/10s/0", wantErr: true},
-		{in: "-1/10s", wantErr: true},
+// rateFlag is cloudapi.ParseRateLimit as a flag (the syntax is tested there,
+// TestParseRateLimit): on the command line it keeps what was parsed, prints
+// it back in the same syntax, turns the limit off with 0, and refuses a bad
+// value with the parser's error, leaving the flag as it was.
+func TestRateFlagTakesParseRateLimitsSyntax(t *testing.T) {
+	f := rateFlag{Requests: 10, Per: 10 * time.Second, Burst: 10}
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Var(&f, "management-rate-limit", "")
+
+	if err := fs.Parse([]string{"--management-rate-limit=100/1m/10"}); err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		var f rateFlag
-		err := f.Set(tt.in)
-		if (err != nil) != tt.wantErr {
-			t.Errorf("%q: error %v, want error %v", tt.in, err, tt.wantErr)
-			continue
-		}
-		if err == nil && f != tt.want {
-			t.Errorf("%q: got %+v, want %+v", tt.in, f, tt.want)
-		}
+	want := rateFlag{Requests: 100, Per: time.Minute, Burst: 10}
+	if f != want {
+		t.Errorf("after 100/1m/10 the flag is %+v, want %+v", f, want)
+	}
+	if got := f.String(); got != "100/1m0s/10" {
+		t.Errorf("the flag prints %q, want 100/1m0s/10", got)
+	}
+
+	err := fs.Parse([]string{"--management-rate-limit=10/soon"})
+	if err == nil || !strings.Contains(err.Error(), `period must be a positive duration, got "soon"`) {
+		t.Errorf("10/soon: error %v, want the parser's", err)
+	}
+	if f != want {
+		t.Errorf("a refused value changed the flag to %+v, want %+v", f, want)
+	}
+
+	if err := fs.Parse([]string{"--management-rate-limit=0"}); err != nil {
+		t.Fatal(err)
+	}
+	if f.Requests != -1 || f.String() != "0" {
+		t.Errorf("0 gives %+v printed %q, want the limit off (Requests -1) printed 0", f, f.String())
 	}
 }

@@ -18,6 +18,7 @@ func TestParseRateLimit(t *testing.T) {
 		{in: "10/10s/5/1", wantErr: true},
 		{in: "x/10s", wantErr: true},
 		{in: "0/10s", wantErr: true},
+		{in: "-1/10s", wantErr: true},
 		{in: "10/soon", wantErr: true},
 		{in: "10/0s", wantErr: true},
 		{in: "10/10s/0", wantErr: true},
