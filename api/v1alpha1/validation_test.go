@@ -18,18 +18,13 @@ import (
 
 var env *testenv.Env
 
+// TestMain runs the tests against one control plane; under -short those that
+// need it skip.
 func TestMain(m *testing.M) {
-	var err error
-	env, err = testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
-	}
-	os.Exit(code)
+	os.Exit(testenv.Main(m, func(e *testenv.Env) (int, error) {
+		env = e
+		return m.Run(), nil
+	}))
 }
 
 const (
@@ -59,6 +54,7 @@ func validWatch(name string) *swv1.ServiceWatch {
 }
 
 func TestCreateRejectsBadInput(t *testing.T) {
+	testenv.SkipShort(t)
 	tooMany := make([]string, 101)
 	for i := range tooMany {
 		tooMany[i] = fmt.Sprintf("alert-%d", i)
@@ -112,6 +108,7 @@ func TestCreateRejectsBadInput(t *testing.T) {
 // An interval a Go duration cannot hold, or a long string of digits, is
 // rejected too, with the field named, whatever CEL makes of it.
 func TestCreateRejectsIntervalsPastTheDurationRange(t *testing.T) {
+	testenv.SkipShort(t)
 	for i, interval := range []string{"2562048h", "99999999999999999999h", strings.Repeat("1h", 20)} {
 		obj := map[string]any{
 			"apiVersion": "cloud.servicewatch.io/v1alpha1",
@@ -134,6 +131,7 @@ func TestCreateRejectsIntervalsPastTheDurationRange(t *testing.T) {
 }
 
 func TestCreateRejectsMissingManagementAPI(t *testing.T) {
+	testenv.SkipShort(t)
 	// Built as raw JSON because the Go type always serializes managementApi.
 	obj := map[string]any{
 		"apiVersion": "cloud.servicewatch.io/v1alpha1",
@@ -149,6 +147,7 @@ func TestCreateRejectsMissingManagementAPI(t *testing.T) {
 }
 
 func TestCreateAcceptsValidWatchAndFillsDefaults(t *testing.T) {
+	testenv.SkipShort(t)
 	ctx := context.Background()
 	w := validWatch("full-example")
 	if err := env.Client.Create(ctx, w); err != nil {
@@ -179,6 +178,7 @@ func TestCreateAcceptsValidWatchAndFillsDefaults(t *testing.T) {
 }
 
 func TestUpdateRejectsIdentityChanges(t *testing.T) {
+	testenv.SkipShort(t)
 	ctx := context.Background()
 	w := validWatch("immutable")
 	if err := env.Client.Create(ctx, w); err != nil {
@@ -223,6 +223,7 @@ func TestUpdateRejectsIdentityChanges(t *testing.T) {
 // The CRD must not let a watch point at Secrets elsewhere: a secretRef has no
 // namespace field, so a namespace in it is pruned, never honored.
 func TestSecretRefHasNoNamespace(t *testing.T) {
+	testenv.SkipShort(t)
 	obj := map[string]any{
 		"apiVersion": "cloud.servicewatch.io/v1alpha1",
 		"kind":       "ServiceWatch",
@@ -256,6 +257,7 @@ func TestSecretRefHasNoNamespace(t *testing.T) {
 // kstatus-based health checks (Flux, Argo CD) wait for the first sync instead
 // of calling a brand-new object Current.
 func TestNewWatchReadsAsNotYetObserved(t *testing.T) {
+	testenv.SkipShort(t)
 	ctx := context.Background()
 	w := validWatch("not-yet-observed")
 	if err := env.Client.Create(ctx, w); err != nil {

@@ -32,11 +32,7 @@ import (
 // HTTP (--metrics-secure=false) anyone. The server checks tokens with the
 // rights of config/rbac's metrics-auth-role alone.
 func TestMetricsEndpointAccess(t *testing.T) {
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testenv.StartForTest(t)
 	ctx := context.Background()
 	// The server serves controller-runtime's registry, as in the manager.
 	probe := prometheus.NewGauge(prometheus.GaugeOpts{Name: "access_test_probe", Help: "Shows the registry is served."})

@@ -18,7 +18,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
@@ -60,12 +59,9 @@ func runSuite(m *testing.M, e *testenv.Env) (int, error) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(managerLog), zap.UseDevMode(true), zap.Level(zapcore.Level(-10))))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 env.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  controller.CacheOptions(controller.Scope{}),
-	})
+	opts := env.ManagerOptions()
+	opts.Cache = controller.CacheOptions(controller.Scope{})
+	mgr, err := ctrl.NewManager(env.Config, opts)
 	if err != nil {
 		return 0, err
 	}
@@ -79,23 +75,9 @@ func runSuite(m *testing.M, e *testenv.Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	r := &controller.ServiceWatchReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Cloud: cloudapi.New(cloudapi.Options{
-			Timeout:  5 * time.Second,
-			Observer: metrics,
-			// Each test has its own credentials, so the per-key limits of
-			// production never throttle the suite; they are tested in cloudapi.
-			ManagementRate: cloudapi.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000},
-			AlertRate:      cloudapi.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000},
-		}),
-		Recorder:     mgr.GetEventRecorder("servicewatch-controller"),
-		Metrics:      metrics,
-		StateMetrics: stateMetrics,
-		Options: controller.Options{MaxConcurrentReconciles: 8, AllowedAPIURLs: allowed,
-			ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL},
-	}
+	r := testenv.Reconciler(mgr, metrics, "", controller.Options{MaxConcurrentReconciles: 8, AllowedAPIURLs: allowed,
+		ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL})
+	r.StateMetrics = stateMetrics
 	if err := r.SetupWithManager(mgr); err != nil {
 		return 0, err
 	}
@@ -145,9 +127,7 @@ func newFixture(t *testing.T) *fixture {
 // name, for tests that need several.
 func newNamedFixture(t *testing.T, name string) *fixture {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("needs a control plane (envtest); run without -short")
-	}
+	testenv.SkipShort(t)
 	name = strings.Map(func(r rune) rune {
 		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
 			return r

@@ -17,9 +17,12 @@ import (
 
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
 )
 
@@ -107,6 +110,52 @@ func StartWith(o Options) (*Env, error) {
 	return &Env{Config: cfg, Client: c, WatchClient: c, Scheme: scheme, env: env}, nil
 }
 
+// StartForTest starts a control plane for one test (and its subtests),
+// failing it when the start fails, and stops it when the test ends.
+func StartForTest(t testing.TB) *Env {
+	t.Helper()
+	e, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Stop(); err != nil {
+			t.Errorf("stopping envtest: %v", err)
+		}
+	})
+	return e
+}
+
+// ManagerOptions are the options of a manager that a test runs in-process
+// on e: the project's scheme, and no metrics or health listener (tests read
+// the registries directly, and several managers may run at once).
+func (e *Env) ManagerOptions() ctrl.Options {
+	return ctrl.Options{
+		Scheme:                 e.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	}
+}
+
+// Reconciler is the reconciler a test's manager runs: the real cloud client
+// (its User-Agent userAgent, or the default when empty) observed by metrics,
+// with per-key rate limits far above production's, since a test's watches
+// share its few keys and cloudapi tests the limits.
+func Reconciler(mgr ctrl.Manager, metrics *controller.Metrics, userAgent string, o controller.Options) *controller.ServiceWatchReconciler {
+	fast := cloudapi.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000}
+	return &controller.ServiceWatchReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Cloud: cloudapi.New(cloudapi.Options{
+			Timeout: 5 * time.Second, UserAgent: userAgent, Observer: metrics,
+			ManagementRate: fast, AlertRate: fast,
+		}),
+		Recorder: mgr.GetEventRecorder("servicewatch-controller"),
+		Metrics:  metrics,
+		Options:  o,
+	}
+}
+
 // WriteKubeconfig adds the user u to the control plane and writes a
 // kubeconfig of theirs to path, readable by its owner only (it holds the
 // user's client certificate).
@@ -148,6 +197,15 @@ func runMain(m *testing.M, suite func(*Env) (int, error)) (int, error) {
 	}
 	defer func() { _ = env.Stop() }()
 	return suite(env)
+}
+
+// SkipShort skips a test that needs the control plane when run under
+// -short, where Main starts none.
+func SkipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a control plane (envtest); run without -short")
+	}
 }
 
 // Stop stops the control plane.

@@ -47,11 +47,7 @@ func valueSets(t *testing.T) map[string][]string {
 }
 
 func TestChartObjectsPassServerSideDryRun(t *testing.T) {
-	e, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Stop() })
+	e := testenv.StartForTest(t)
 	ctx := context.Background()
 	for name, args := range valueSets(t) {
 		t.Run(name, func(t *testing.T) {

@@ -32,16 +32,7 @@ import (
 // kube-apiserver and etcd takes seconds, and the subtests only add objects
 // in the operator's namespace that the others tolerate.
 func TestManifests(t *testing.T) {
-	e, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := e.Stop(); err != nil {
-			t.Errorf("stopping envtest: %v", err)
-		}
-	})
-	s := suite{env: e}
+	s := suite{env: testenv.StartForTest(t)}
 	for _, tc := range []struct {
 		name string
 		run  func(*testing.T)

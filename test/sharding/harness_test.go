@@ -19,13 +19,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
-	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 
 // shardLabel is the label whose value names a watch's shard, as the README
@@ -74,9 +73,7 @@ const (
 
 func newWorld(t *testing.T, ns string) *world {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("needs a control plane (envtest); run without -short")
-	}
+	testenv.SkipShort(t)
 	data := fakecloud.DefaultData()
 	data.ManagementKey = fakecloud.ManagementKey{KeyID: keyID, KeySecret: keySecret}
 	w := &world{
@@ -226,25 +223,18 @@ func (w *world) startManager(name, selector, leaseID string) *shardManager {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                  env.Scheme,
-		Logger:                  ctrl.Log.WithName(name),
-		Metrics:                 metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:  "0",
-		Cache:                   controller.CacheOptions(controller.Scope{Namespaces: []string{w.ns}, WatchSelector: sel}),
-		LeaderElection:          true,
-		LeaderElectionID:        leaseID,
-		LeaderElectionNamespace: w.ns,
-		// Stopping a manager here simulates a crash: the lease stays held
-		// until it expires, as when a pod is killed or its node is lost.
-		LeaderElectionReleaseOnCancel: false,
-		LeaseDuration:                 ptr.To(leaseDuration),
-		RenewDeadline:                 ptr.To(renewDeadline),
-		RetryPeriod:                   ptr.To(retryPeriod),
-		// One process holds several managers of the same controller, which
-		// a real deployment never does.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	opts := env.ManagerOptions()
+	opts.Logger = ctrl.Log.WithName(name)
+	opts.Cache = controller.CacheOptions(controller.Scope{Namespaces: []string{w.ns}, WatchSelector: sel})
+	opts.LeaderElection, opts.LeaderElectionID, opts.LeaderElectionNamespace = true, leaseID, w.ns
+	// Stopping a manager here simulates a crash: the lease stays held until
+	// it expires, as when a pod is killed or its node is lost.
+	opts.LeaderElectionReleaseOnCancel = false
+	opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = ptr.To(leaseDuration), ptr.To(renewDeadline), ptr.To(retryPeriod)
+	// One process holds several managers of the same controller, which a
+	// real deployment never does.
+	opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
+	mgr, err := ctrl.NewManager(env.Config, opts)
 	if err != nil {
 		w.t.Fatalf("creating manager %s: %v", name, err)
 	}
@@ -253,21 +243,7 @@ func (w *world) startManager(name, selector, leaseID string) *shardManager {
 		w.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &controller.ServiceWatchReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Cloud: cloudapi.New(cloudapi.Options{
-			Timeout:   5 * time.Second,
-			UserAgent: userAgentPrefix + name,
-			Observer:  metrics,
-			// All watches of a test share one key: production's per-key
-			// limit would only slow the test down (cloudapi tests it).
-			ManagementRate: cloudapi.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000},
-		}),
-		Recorder: mgr.GetEventRecorder("servicewatch-controller"),
-		Metrics:  metrics,
-		Options:  controller.Options{MaxConcurrentReconciles: 4},
-	}
+	r := testenv.Reconciler(mgr, metrics, userAgentPrefix+name, controller.Options{MaxConcurrentReconciles: 4})
 	if err := r.SetupWithManager(mgr); err != nil {
 		cancel()
 		w.t.Fatalf("setting up manager %s: %v", name, err)
