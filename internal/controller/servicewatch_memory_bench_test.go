@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/benchmem"
 )
 
 // BenchmarkWorstCaseStatus is what one watch's status costs in the manager's
@@ -39,7 +40,7 @@ func BenchmarkWorstCaseStatus(b *testing.B) {
 				var retained int64
 				for b.Loop() {
 					var cached swv1.ServiceWatch
-					retained = heapGrowth(func() {
+					retained = benchmem.Growth(func() {
 						if err := json.Unmarshal(raw, &cached); err != nil {
 							b.Fatal(err)
 						}
@@ -79,14 +80,4 @@ func itemJSONSize[T any](item *T) int {
 		return DefaultStatusSizeLimit
 	}
 	return len(raw) + 1
-}
-
-func heapGrowth(f func()) int64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	return int64(after.HeapAlloc) - int64(before.HeapAlloc)
 }

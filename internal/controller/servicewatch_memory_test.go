@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/benchmem"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
@@ -77,7 +78,7 @@ func TestStatusOfTinyItemsIsBoundedDecoded(t *testing.T) {
 			// What the cache holds is the status decoded from the API
 			// server's JSON: measure that, not the estimate.
 			var cached swv1.ServiceWatchStatus
-			grew := heapGrowth(func() {
+			grew := benchmem.Growth(func() {
 				if err := json.Unmarshal(raw, &cached); err != nil {
 					t.Fatal(err)
 				}

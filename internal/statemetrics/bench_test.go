@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/servicewatch/servicewatch/internal/benchmem"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
@@ -33,17 +33,7 @@ func BenchmarkScrape(b *testing.B) {
 			var buf bytes.Buffer
 			b.ReportAllocs()
 			for b.Loop() {
-				buf.Reset()
-				families, err := reg.Gather()
-				if err != nil {
-					b.Fatal(err)
-				}
-				enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
-				for _, f := range families {
-					if err := enc.Encode(f); err != nil {
-						b.Fatal(err)
-					}
-				}
+				scrape(b, reg, &buf)
 			}
 			b.ReportMetric(float64(buf.Len()), "bytes/scrape")
 		})
@@ -102,21 +92,11 @@ func BenchmarkWorstCaseWatch(b *testing.B) {
 			reg := prometheus.NewRegistry()
 			c := statemetrics.NewCollector(true, statemetrics.WithMaxItemBytes(bound.bytes))
 			reg.MustRegister(c)
-			retained := heapAfter(func() { c.Set(statemetrics.Watch{Namespace: "ns", Name: "w", Pipes: worstPipes()}) })
+			retained := benchmem.Growth(func() { c.Set(statemetrics.Watch{Namespace: "ns", Name: "w", Pipes: worstPipes()}) })
 			var buf bytes.Buffer
 			b.ReportAllocs()
 			for b.Loop() {
-				buf.Reset()
-				families, err := reg.Gather()
-				if err != nil {
-					b.Fatal(err)
-				}
-				enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
-				for _, f := range families {
-					if err := enc.Encode(f); err != nil {
-						b.Fatal(err)
-					}
-				}
+				scrape(b, reg, &buf)
 			}
 			b.ReportMetric(float64(retained), "retained-B/watch")
 			b.ReportMetric(float64(buf.Len()), "bytes/scrape")
@@ -124,13 +104,18 @@ func BenchmarkWorstCaseWatch(b *testing.B) {
 	}
 }
 
-// heapAfter is how much more live heap there is after f than before.
-func heapAfter(f func()) int64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	return int64(after.HeapAlloc) - int64(before.HeapAlloc)
+// scrape writes what a scrape of reg serves into buf, as the metrics
+// endpoint does: every family, in the text format.
+func scrape(b *testing.B, reg *prometheus.Registry, buf *bytes.Buffer) {
+	buf.Reset()
+	families, err := reg.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	enc := expfmt.NewEncoder(buf, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, f := range families {
+		if err := enc.Encode(f); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
