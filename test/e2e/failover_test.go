@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -104,20 +103,11 @@ spec:
 	}
 
 	// Every watch's Ready, all through the fail-over.
-	stop := make(chan struct{})
-	var notReady []string
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(500 * time.Millisecond):
-			}
-			if n, err := readyWatchesErr(t, ns); err == nil && n != watches {
-				notReady = append(notReady, fmt.Sprintf("%s: %d Ready", time.Now().Format(time.TimeOnly), n))
-			}
+	stopPolling := pollLapses(func() string {
+		if n, err := readyWatchesErr(t, ns); err == nil && n != watches {
+			return fmt.Sprintf("%d Ready", n)
 		}
+		return ""
 	})
 
 	t.Logf("deleting the leader %s (lease %s)", leader, leaseDuration)
@@ -138,9 +128,7 @@ spec:
 	}
 	// Give the new leader time to look at every watch.
 	time.Sleep(15 * time.Second)
-	close(stop)
-	wg.Wait()
-	if len(notReady) > 0 {
+	if notReady := stopPolling(); len(notReady) > 0 {
 		t.Errorf("watches stopped being Ready during the fail-over: %v", notReady)
 	}
 	callsAfter := cloud.calls(t)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -130,21 +131,10 @@ spec:
 // calls returns how many calls of each operation the fake cloud answered.
 func (f fakeCloud) calls(t *testing.T) map[string]int {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, f.admin+"calls", http.NoBody)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("fake cloud admin API: %v", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
 	var v struct {
 		Counts map[string]int `json:"counts"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		t.Fatalf("fake cloud admin API: %v", err)
-	}
+	f.adminDo(t, http.MethodGet, "calls", nil, &v)
 	return v.Counts
 }
 
@@ -155,7 +145,14 @@ func (f fakeCloud) setData(t *testing.T, d fakecloud.Data) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, f.admin+"data", bytes.NewReader(b))
+	f.adminDo(t, http.MethodPut, "data", b, nil)
+}
+
+// adminDo sends a request of the fake cloud's admin API, failing the test
+// unless it succeeds, and decodes the answer into out when out is not nil.
+func (f fakeCloud) adminDo(t *testing.T, method, path string, body []byte, out any) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, f.admin+path, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,8 +161,14 @@ func (f fakeCloud) setData(t *testing.T, d fakecloud.Data) {
 		t.Fatalf("fake cloud admin API: %v", err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusNoContent {
-		t.Fatalf("fake cloud admin API: PUT data: %s", resp.Status)
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("fake cloud admin API: %s %s: %s", method, path, resp.Status)
+	}
+	if out == nil {
+		return
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatalf("fake cloud admin API: %s %s: %v", method, path, err)
 	}
 }
 
@@ -335,4 +338,31 @@ spec:
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// pollLapses asks lapse every 500 ms, until the stop it returns is called,
+// whether what must hold all through a change (a rollout, a fail-over) has
+// lapsed: lapse says how, or "" when it holds. stop returns every lapse seen,
+// each with its time.
+func pollLapses(lapse func() string) (stop func() []string) {
+	done := make(chan struct{})
+	var lapses []string
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+			if l := lapse(); l != "" {
+				lapses = append(lapses, time.Now().Format(time.TimeOnly)+" "+l)
+			}
+		}
+	})
+	return func() []string {
+		close(done)
+		wg.Wait()
+		return lapses
+	}
 }

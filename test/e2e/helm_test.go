@@ -5,7 +5,6 @@ package e2e
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -51,21 +50,12 @@ func TestHelm(t *testing.T) {
 
 	t.Run("helm upgrade to watchNamespaces: the new Pod takes over, no status lost", func(t *testing.T) {
 		// Watch the watch's Ready condition all through the upgrade.
-		stop := make(chan struct{})
-		var lost []string
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				case <-time.After(500 * time.Millisecond):
-				}
-				out, err := kubectlErr(t, "", "get", "sw", "-n", "e2e-helm-data", "analytics-prod", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
-				if err == nil && out != "True" {
-					lost = append(lost, fmt.Sprintf("%s Ready=%q", time.Now().Format(time.TimeOnly), out))
-				}
+		stopPolling := pollLapses(func() string {
+			out, err := kubectlErr(t, "", "get", "sw", "-n", "e2e-helm-data", "analytics-prod", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+			if err == nil && out != "True" {
+				return fmt.Sprintf("Ready=%q", out)
 			}
+			return ""
 		})
 		helm(t, "upgrade", "servicewatch", "charts/servicewatch", "-n", systemNamespace, "--reuse-values",
 			"--set", "watchNamespaces={e2e-helm-data}", "--wait", "--timeout", "3m")
@@ -95,9 +85,7 @@ func TestHelm(t *testing.T) {
 			}
 			return nil
 		})
-		close(stop)
-		wg.Wait()
-		if len(lost) > 0 {
+		if lost := stopPolling(); len(lost) > 0 {
 			t.Errorf("the watch was not Ready during the upgrade: %v", lost)
 		}
 		after := getWatch(t, "e2e-helm-data", "analytics-prod")

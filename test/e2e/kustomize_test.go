@@ -139,32 +139,10 @@ func testMetrics(t *testing.T, watch, watchNS string, want counts) {
 	apply(t, fmt.Sprintf(`apiVersion: v1
 kind: ServiceAccount
 metadata:
-  name: scraper
-  namespace: %[1]s
----
-apiVersion: v1
-kind: ServiceAccount
-metadata:
   name: stranger
-  namespace: %[1]s
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: e2e-scraper-metrics-reader
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: %[2]s
-subjects:
-- kind: ServiceAccount
-  name: scraper
-  namespace: %[1]s
-`, ns, metricsReader))
-	cleanup(t, "deleting the scraper's ClusterRoleBinding", func() error {
-		_, err := kubectlErr(t, "", "delete", "clusterrolebinding", "e2e-scraper-metrics-reader", "--ignore-not-found")
-		return err
-	})
+  namespace: %s
+`, ns))
+	bindMetricsReader(t, ns, "scraper")
 	ip := strings.TrimSpace(kubectl(t, "get", "service", "-n", systemNamespace, metricsService, "-o", "jsonpath={.spec.clusterIP}"))
 	url := "https://" + ip + ":8443/metrics"
 	const token = "/var/run/secrets/kubernetes.io/serviceaccount/token"

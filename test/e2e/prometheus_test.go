@@ -144,30 +144,38 @@ func testPrometheus(t *testing.T, cloud fakeCloud, watch, watchNS string) {
 func scraperToken(t *testing.T, ns string) string {
 	t.Helper()
 	restrictedNamespace(t, ns)
+	bindMetricsReader(t, ns, "prometheus")
+	return strings.TrimSpace(kubectl(t, "create", "token", "-n", ns, "prometheus", "--duration=1h"))
+}
+
+// bindMetricsReader makes the ServiceAccount sa in ns and binds it to the
+// metrics-reader ClusterRole until the test ends.
+func bindMetricsReader(t *testing.T, ns, sa string) {
+	t.Helper()
+	binding := "e2e-" + sa + "-metrics-reader"
 	apply(t, fmt.Sprintf(`apiVersion: v1
 kind: ServiceAccount
 metadata:
-  name: prometheus
+  name: %[3]s
   namespace: %[1]s
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata:
-  name: e2e-prometheus-metrics-reader
+  name: %[4]s
 roleRef:
   apiGroup: rbac.authorization.k8s.io
   kind: ClusterRole
   name: %[2]s
 subjects:
 - kind: ServiceAccount
-  name: prometheus
+  name: %[3]s
   namespace: %[1]s
-`, ns, metricsReader))
-	cleanup(t, "deleting Prometheus's ClusterRoleBinding", func() error {
-		_, err := kubectlErr(t, "", "delete", "clusterrolebinding", "e2e-prometheus-metrics-reader", "--ignore-not-found")
+`, ns, metricsReader, sa, binding))
+	cleanup(t, "deleting the ClusterRoleBinding "+binding, func() error {
+		_, err := kubectlErr(t, "", "delete", "clusterrolebinding", binding, "--ignore-not-found")
 		return err
 	})
-	return strings.TrimSpace(kubectl(t, "create", "token", "-n", ns, "prometheus", "--duration=1h"))
 }
 
 // testRules is config/prometheus/rules.yaml's groups as a Prometheus rule
