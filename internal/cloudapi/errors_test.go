@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
 // callFunc makes one client call against baseURL.
@@ -402,19 +403,11 @@ func TestIdleServiceIsReportedAsServiceIdle(t *testing.T) {
 func TestErrorsAreNamedForWhatTheyAre(t *testing.T) {
 	const (
 		json = "application/json"
-		// Express's page for a route it does not have.
-		cannotGet = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>Error</title>
-</head>
-<body>
-<pre>Cannot GET /v1/organizations/7f0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d/services/4e2c6a1b-9d8f-4c3b-a2e1-0f9e8d7c6b5a/pipes</pre>
-</body>
-</html>
-`
+		// The route of a base URL with a wrong path prefix.
+		missingRoute = "/v1/organizations/7f0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d/services/4e2c6a1b-9d8f-4c3b-a2e1-0f9e8d7c6b5a/pipes"
 	)
+	// Express's page for a route it does not have, as the fake cloud serves it.
+	cannotGet := fakecloud.RouteNotFoundFault(missingRoute)
 	tests := []struct {
 		name    string
 		call    callFunc
@@ -451,9 +444,9 @@ func TestErrorsAreNamedForWhatTheyAre(t *testing.T) {
 			reply:  reply{status: 424, contentType: json, body: `{"error":"x","serviceState":"` + strings.Repeat("s", 100) + `"}`},
 			reason: cloudapi.ReasonServiceNotRunning, state: strings.Repeat("s", 31) + "…", message: "x"},
 		{name: "404 HTML Cannot GET: no such route", call: listPipes,
-			reply:   reply{status: 404, contentType: "text/html; charset=utf-8", body: cannotGet},
+			reply:   reply{status: 404, contentType: cannotGet.ContentType, body: cannotGet.Body},
 			reason:  cloudapi.ReasonEndpointNotFound,
-			message: "Cannot GET /v1/organizations/7f0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d/services/4e2c6a1b-9d8f-4c3b-a2e1-0f9e8d7c6b5a/pipes"},
+			message: "Cannot GET " + missingRoute},
 		{name: "404 HTML of a proxy", call: getAlert,
 			reply:  reply{status: 404, contentType: "text/html", body: "<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>"},
 			reason: cloudapi.ReasonEndpointNotFound, message: "404 Not Found"},

@@ -64,23 +64,14 @@ func cloudFailure(err error) *failure {
 	case cloudapi.ReasonAddressNotAllowed:
 		f.message += "; the manager runs with --deny-local-addresses: use a URL that leads elsewhere"
 	case cloudapi.ReasonNotFound:
-		if cerr.Operation == cloudapi.OperationGetAlert {
-			f.message += "; check the ID in spec.alertIds"
-		} else {
-			f.message += "; check spec.organizationId and spec.serviceId"
-		}
+		f.message += byAPI(cerr.Operation, "; check the ID in spec.alertIds",
+			"; check spec.organizationId and spec.serviceId")
 	case cloudapi.ReasonEndpointNotFound:
-		if cerr.Operation == cloudapi.OperationGetAlert {
-			f.message += "; the URL does not reach the alert API: check spec.alertApi.url (or the manager's --alert-api-url) and its path prefix"
-		} else {
-			f.message += "; the URL does not reach the management API: check spec.managementApi.url (or the manager's --management-api-url) and its path prefix"
-		}
+		f.message += byAPI(cerr.Operation, "; the URL does not reach the alert API: check spec.alertApi.url (or the manager's --alert-api-url) and its path prefix",
+			"; the URL does not reach the management API: check spec.managementApi.url (or the manager's --management-api-url) and its path prefix")
 	case cloudapi.ReasonBadRequest:
-		if cerr.Operation == cloudapi.OperationGetAlert {
-			f.message += "; the alert API rejected the request: check the ID in spec.alertIds"
-		} else {
-			f.message += "; the management API rejected the request: check spec.organizationId and spec.serviceId"
-		}
+		f.message += byAPI(cerr.Operation, "; the alert API rejected the request: check the ID in spec.alertIds",
+			"; the management API rejected the request: check spec.organizationId and spec.serviceId")
 	case cloudapi.ReasonServiceNotRunning:
 		f.message += "; the service is not running"
 		if cerr.ServiceState != "" {
@@ -89,6 +80,15 @@ func cloudFailure(err error) *failure {
 		f.message += ": the data in status is kept and the part is retried every interval; start the service to resume"
 	}
 	return f
+}
+
+// byAPI is the hint for a failed operation: alert for the alert API's one
+// operation, management for the management API's.
+func byAPI(operation, alert, management string) string {
+	if operation == cloudapi.OperationGetAlert {
+		return alert
+	}
+	return management
 }
 
 // conditionReason maps a client reason to a condition reason. They share
