@@ -119,15 +119,9 @@ func TestAConflictingStatusWriteIsCounted(t *testing.T) {
 // it.
 func statusConflicts(t *testing.T, reg *prometheus.Registry) float64 {
 	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+	series := controller.GatheredSeries(t, reg, "servicewatch_status_write_conflicts_total")
+	if len(series) != 1 {
+		t.Fatalf("servicewatch_status_write_conflicts_total has %d series, want 1", len(series))
 	}
-	for _, fam := range families {
-		if fam.GetName() == "servicewatch_status_write_conflicts_total" {
-			return fam.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	t.Fatal("servicewatch_status_write_conflicts_total is not registered")
-	return 0
+	return series[0].GetCounter().GetValue()
 }

@@ -83,18 +83,9 @@ func TestSlotWaitIsExportedByWork(t *testing.T) {
 	}
 
 	got := map[string][2]float64{} // work → count, sum
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, fam := range families {
-		if fam.GetName() != "servicewatch_sync_slot_wait_seconds" {
-			continue
-		}
-		for _, s := range fam.GetMetric() {
-			h := s.GetHistogram()
-			got[s.GetLabel()[0].GetValue()] = [2]float64{float64(h.GetSampleCount()), h.GetSampleSum()}
-		}
+	for _, s := range GatheredSeries(t, reg, "servicewatch_sync_slot_wait_seconds") {
+		h := s.GetHistogram()
+		got[s.GetLabel()[0].GetValue()] = [2]float64{float64(h.GetSampleCount()), h.GetSampleSum()}
 	}
 	if want := map[string][2]float64{"user": {1, 0}, "secret": {0, 0}, "periodic": {1, 3}}; !maps.Equal(got, want) {
 		t.Errorf("slot waits (count, seconds) by work: %v, want %v", got, want)

@@ -37,19 +37,10 @@ func TestSuspendedWatchLeavesTheBudgetBook(t *testing.T) {
 	f.create(heavy)
 	alertRatio := func() float64 {
 		t.Helper()
-		families, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, fam := range families {
-			if fam.GetName() != "servicewatch_budget_demand_ratio" {
-				continue
-			}
-			for _, m := range fam.GetMetric() {
-				for _, l := range m.GetLabel() {
-					if l.GetName() == "api" && l.GetValue() == "alert" {
-						return m.GetGauge().GetValue()
-					}
+		for _, m := range controller.GatheredSeries(t, reg, "servicewatch_budget_demand_ratio") {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "api" && l.GetValue() == "alert" {
+					return m.GetGauge().GetValue()
 				}
 			}
 		}
