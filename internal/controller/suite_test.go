@@ -218,11 +218,7 @@ func (f *fixture) readyWatch(name string, alertIDs ...string) *swv1.ServiceWatch
 
 func (f *fixture) get(name string) *swv1.ServiceWatch {
 	f.t.Helper()
-	var w swv1.ServiceWatch
-	if err := env.Client.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &w); err != nil {
-		f.t.Fatalf("getting ServiceWatch %s: %v", name, err)
-	}
-	return &w
+	return testenv.Get[swv1.ServiceWatch](f.ctx, f.t, env.Client, client.ObjectKey{Namespace: f.ns, Name: name})
 }
 
 // waitFor polls the watch until check passes, and fails the test with the

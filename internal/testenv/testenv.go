@@ -6,6 +6,7 @@
 package testenv
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -197,6 +198,20 @@ func runMain(m *testing.M, suite func(*Env) (int, error)) (int, error) {
 	}
 	defer func() { _ = env.Stop() }()
 	return suite(env)
+}
+
+// Get reads the object of type T named key from the API server, failing t
+// when it cannot.
+func Get[T any, P interface {
+	*T
+	client.Object
+}](ctx context.Context, t testing.TB, c client.Reader, key client.ObjectKey) P {
+	t.Helper()
+	obj := P(new(T))
+	if err := c.Get(ctx, key, obj); err != nil {
+		t.Fatalf("getting %T %s: %v", obj, key, err)
+	}
+	return obj
 }
 
 // SkipShort skips a test that needs the control plane when run under

@@ -165,11 +165,7 @@ func (w *world) callsByWatch(since time.Time) map[string][]fakecloud.Call {
 
 func (w *world) get(name string) *swv1.ServiceWatch {
 	w.t.Helper()
-	var watch swv1.ServiceWatch
-	if err := env.Client.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: name}, &watch); err != nil {
-		w.t.Fatalf("getting ServiceWatch %s: %v", name, err)
-	}
-	return &watch
+	return testenv.Get[swv1.ServiceWatch](w.ctx, w.t, env.Client, client.ObjectKey{Namespace: w.ns, Name: name})
 }
 
 // waitUntil polls the named watches until check passes for every one, and
@@ -194,11 +190,7 @@ func isReady(watch *swv1.ServiceWatch) bool { return conditions.IsReady(watch) }
 
 func (w *world) lease(name string) *coordinationv1.Lease {
 	w.t.Helper()
-	var lease coordinationv1.Lease
-	if err := env.Client.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: name}, &lease); err != nil {
-		w.t.Fatalf("getting Lease %s: %v", name, err)
-	}
-	return &lease
+	return testenv.Get[coordinationv1.Lease](w.ctx, w.t, env.Client, client.ObjectKey{Namespace: w.ns, Name: name})
 }
 
 // shardManager is one manager of a test, configured as cmd/manager
