@@ -5,6 +5,7 @@ package cloudapi
 // Callers reserve calls of a budget with Admit before they make them.
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"net/url"
 	"strings"
@@ -131,11 +132,18 @@ func (s *budgetStore) get(key credKey, limit RateLimit, now time.Time) *budget {
 	if !ok {
 		b = &budget{}
 		if limit.enabled() {
-			b.limiter = newRateLimiter(limit)
+			b.limiter = newRateLimiter(limit, phaseOf(key))
 		}
 		s.budgets[key] = b
 	}
 	return b
+}
+
+// phaseOf is the phase of a budget's refills (see rateLimiter): a share in
+// [0, 1) read from its digest, so that budgets differ in it, and each keeps
+// it across restarts.
+func phaseOf(key credKey) float64 {
+	return float64(binary.BigEndian.Uint64(key[:8])>>11) / (1 << 53)
 }
 
 // sweep forgets the budgets that are as good as new: no hold, and a rested

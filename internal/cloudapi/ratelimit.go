@@ -37,6 +37,10 @@ func windowOf(l RateLimit) time.Duration {
 // change) is spread out instead of fired at once; and a log of the last
 // window's admissions caps them at Requests, which GCRA alone does not (its
 // burst comes on top of the rate).
+//
+// A new rate limiter admits its first batch at once, and offsets the
+// instants at which it has room again by a share of that batch's spacing,
+// its phase (see admit).
 type rateLimiter struct {
 	window   time.Duration
 	interval time.Duration
@@ -44,6 +48,10 @@ type rateLimiter struct {
 	burst    int
 	tat      time.Time // GCRA's theoretical arrival time
 	log      []grant   // grants within the last window, oldest first
+	// phase, in [0, 1), is the share of the first batch's spacing by which
+	// the rate limiter's refills are offset; fresh until that batch went.
+	phase float64
+	fresh bool
 }
 
 // grant is n calls admitted together.
@@ -52,13 +60,16 @@ type grant struct {
 	n  int
 }
 
-func newRateLimiter(l RateLimit) *rateLimiter {
+// newRateLimiter returns a rested rate limiter whose refills are offset by
+// phase (in [0, 1)) of its first batch's spacing.
+func newRateLimiter(l RateLimit, phase float64) *rateLimiter {
 	window := windowOf(l)
 	burst := l.Burst
 	if burst <= 0 || burst > l.Requests {
 		burst = l.Requests
 	}
-	return &rateLimiter{window: window, interval: window / time.Duration(l.Requests), requests: l.Requests, burst: burst}
+	return &rateLimiter{window: window, interval: window / time.Duration(l.Requests), requests: l.Requests, burst: burst,
+		phase: phase, fresh: true}
 }
 
 // admit reserves n calls at now and returns 0 if both rules allow them all;
@@ -77,6 +88,17 @@ func (rl *rateLimiter) admit(now time.Time, n int) time.Duration {
 		return wait
 	}
 	rl.tat = tat
+	if rl.fresh {
+		// Budgets created together (a cold start, a restart: every key's
+		// first sync at once) would otherwise have room again at the same
+		// instants, every batch's spacing, and the calls they admit would
+		// come in bunches of one batch per key, on one grid, for as long as
+		// their backlogs last. Offset by a phase of its own, each budget
+		// admits on a grid of its own, and the bunches spread over the
+		// spacing. It costs a new budget at most one batch's spacing, once.
+		rl.tat = rl.tat.Add(time.Duration(rl.phase * float64(time.Duration(n)*rl.interval)))
+		rl.fresh = false
+	}
 	rl.log = append(rl.log, grant{at: now, n: n})
 	return 0
 }

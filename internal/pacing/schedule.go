@@ -55,10 +55,14 @@ type Plan struct {
 }
 
 // MaxMove bounds how far one period may be shortened or stretched to move a
-// group toward its target phase: a fifteenth of the interval
-// (2 s of 30 s), which leaves the jitter (a thousandth) and the latency of a
-// busy manager room within a tenth of the interval.
-func MaxMove(every time.Duration) time.Duration { return every / 15 }
+// group toward its target phase: a twelfth of the interval (2.5 s of 30 s),
+// which leaves the jitter (a thousandth) and the latency of a busy manager
+// (a few tenths of a second) room within a tenth of the interval. The
+// larger it is, the wider the second syncs of watches created together
+// spread: their first syncs came as fast as their budgets allowed, and the
+// second ones cover that span widened by MaxMove at each end (see
+// docs/benchmarks.md, "Flat from the second sync on").
+func MaxMove(every time.Duration) time.Duration { return every / 12 }
 
 // Due is when the sync the plan places is due, for the watch's phase. The
 // phase is a share of the interval, so a stretched interval keeps the
