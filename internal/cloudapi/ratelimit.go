@@ -38,9 +38,9 @@ func windowOf(l RateLimit) time.Duration {
 // window's admissions caps them at Requests, which GCRA alone does not (its
 // burst comes on top of the rate).
 //
-// A new rate limiter admits its first batch at once, and offsets the
-// instants at which it has room again by a share of that batch's spacing,
-// its phase (see admit).
+// A new rate limiter admits its burst at once, and offsets the instants at
+// which it has room again by a share of a batch's spacing, its phase (see
+// admit).
 type rateLimiter struct {
 	window   time.Duration
 	interval time.Duration
@@ -48,8 +48,8 @@ type rateLimiter struct {
 	burst    int
 	tat      time.Time // GCRA's theoretical arrival time
 	log      []grant   // grants within the last window, oldest first
-	// phase, in [0, 1), is the share of the first batch's spacing by which
-	// the rate limiter's refills are offset; fresh until that batch went.
+	// phase, in [0, 1), is the share of a batch's spacing by which the rate
+	// limiter's refills are offset; fresh until its burst is first spent.
 	phase float64
 	fresh bool
 }
@@ -61,7 +61,7 @@ type grant struct {
 }
 
 // newRateLimiter returns a rested rate limiter whose refills are offset by
-// phase (in [0, 1)) of its first batch's spacing.
+// phase (in [0, 1)) of the spacing of the batch that first spends its burst.
 func newRateLimiter(l RateLimit, phase float64) *rateLimiter {
 	window := windowOf(l)
 	burst := l.Burst
@@ -88,14 +88,17 @@ func (rl *rateLimiter) admit(now time.Time, n int) time.Duration {
 		return wait
 	}
 	rl.tat = tat
-	if rl.fresh {
-		// Budgets created together (a cold start, a restart: every key's
-		// first sync at once) would otherwise have room again at the same
-		// instants, every batch's spacing, and the calls they admit would
-		// come in bunches of one batch per key, on one grid, for as long as
-		// their backlogs last. Offset by a phase of its own, each budget
-		// admits on a grid of its own, and the bunches spread over the
-		// spacing. It costs a new budget at most one batch's spacing, once.
+	if rl.fresh && tat.Sub(now) > time.Duration(max(rl.burst, n)-n)*rl.interval {
+		// The grant that spends a new budget's burst (another batch like
+		// it would have to wait) offsets its refills. Budgets created
+		// together (a cold start, a restart: every key's first sync at
+		// once) would otherwise have room again at the same instants, one
+		// batch's spacing apart, and the calls they admit would come in
+		// bunches of a batch per key, on one grid, for as long as their
+		// backlogs last. Offset by a phase of its own, each budget admits
+		// on a grid of its own, and the bunches spread over the spacing.
+		// It costs a new budget at most one batch's spacing, once; the
+		// burst stays whole.
 		rl.tat = rl.tat.Add(time.Duration(rl.phase * float64(time.Duration(n)*rl.interval)))
 		rl.fresh = false
 	}
