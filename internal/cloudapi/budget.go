@@ -132,7 +132,7 @@ func (s *budgetStore) get(key credKey, limit RateLimit, now time.Time) *budget {
 	if !ok {
 		b = &budget{}
 		if limit.enabled() {
-			b.limiter = newRateLimiter(limit, phaseOf(key))
+			b.limiter = newRateLimiter(limit, now, phaseOf(key))
 		}
 		s.budgets[key] = b
 	}

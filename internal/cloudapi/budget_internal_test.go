@@ -118,7 +118,7 @@ func TestAdmissionNeverExceedsTheLimitInAnyWindow(t *testing.T) {
 }
 
 func checkAdmissions(t *testing.T, limit RateLimit, rng *rand.Rand) {
-	p := newRateLimiter(limit, rng.Float64())
+	p := newRateLimiter(limit, epoch, rng.Float64())
 	now := epoch
 	var admitted []time.Time // one entry per call
 	for range 400 {

@@ -37,10 +37,6 @@ func windowOf(l RateLimit) time.Duration {
 // change) is spread out instead of fired at once; and a log of the last
 // window's admissions caps them at Requests, which GCRA alone does not (its
 // burst comes on top of the rate).
-//
-// A new rate limiter admits its burst at once, and offsets the instants at
-// which it has room again by a share of a batch's spacing, its phase (see
-// admit).
 type rateLimiter struct {
 	window   time.Duration
 	interval time.Duration
@@ -48,10 +44,6 @@ type rateLimiter struct {
 	burst    int
 	tat      time.Time // GCRA's theoretical arrival time
 	log      []grant   // grants within the last window, oldest first
-	// phase, in [0, 1), is the share of a batch's spacing by which the rate
-	// limiter's refills are offset; fresh until its burst is first spent.
-	phase float64
-	fresh bool
 }
 
 // grant is n calls admitted together.
@@ -60,16 +52,29 @@ type grant struct {
 	n  int
 }
 
-// newRateLimiter returns a rested rate limiter whose refills are offset by
-// phase (in [0, 1)) of the spacing of the batch that first spends its burst.
-func newRateLimiter(l RateLimit, phase float64) *rateLimiter {
+// newRateLimiter returns the rate limiter of a budget first used at now,
+// whose refills are offset by phase, in [0, 1), of its burst's spacing: it
+// starts as if that share of a burst had just been admitted.
+//
+// Budgets created together (a cold start, a restart: every key's backlog
+// of first syncs at once) would otherwise have room again at the same
+// instants, one batch's spacing apart, and the calls they admit would come
+// in bunches of a batch per key, on one grid, for as long as their backlogs
+// last. Offset by a phase of its own, each budget admits on a grid of its
+// own, its first batch included, so that the order in which the keys' calls
+// come is the same in every round, and the bunches spread over the
+// spacing. It costs a new budget at most one burst's spacing, once (2.2 s
+// at the management API's default limit; a batch smaller than what is left
+// of the burst goes at once).
+func newRateLimiter(l RateLimit, now time.Time, phase float64) *rateLimiter {
 	window := windowOf(l)
 	burst := l.Burst
 	if burst <= 0 || burst > l.Requests {
 		burst = l.Requests
 	}
-	return &rateLimiter{window: window, interval: window / time.Duration(l.Requests), requests: l.Requests, burst: burst,
-		phase: phase, fresh: true}
+	interval := window / time.Duration(l.Requests)
+	return &rateLimiter{window: window, interval: interval, requests: l.Requests, burst: burst,
+		tat: now.Add(time.Duration(phase * float64(time.Duration(burst)*interval)))}
 }
 
 // admit reserves n calls at now and returns 0 if both rules allow them all;
@@ -88,20 +93,6 @@ func (rl *rateLimiter) admit(now time.Time, n int) time.Duration {
 		return wait
 	}
 	rl.tat = tat
-	if rl.fresh && tat.Sub(now) > time.Duration(max(rl.burst, n)-n)*rl.interval {
-		// The grant that spends a new budget's burst (another batch like
-		// it would have to wait) offsets its refills. Budgets created
-		// together (a cold start, a restart: every key's first sync at
-		// once) would otherwise have room again at the same instants, one
-		// batch's spacing apart, and the calls they admit would come in
-		// bunches of a batch per key, on one grid, for as long as their
-		// backlogs last. Offset by a phase of its own, each budget admits
-		// on a grid of its own, and the bunches spread over the spacing.
-		// It costs a new budget at most one batch's spacing, once; the
-		// burst stays whole.
-		rl.tat = rl.tat.Add(time.Duration(rl.phase * float64(time.Duration(n)*rl.interval)))
-		rl.fresh = false
-	}
 	rl.log = append(rl.log, grant{at: now, n: n})
 	return 0
 }
