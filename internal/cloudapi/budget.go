@@ -114,6 +114,16 @@ type budgetStore struct {
 	mu        sync.Mutex
 	budgets   map[credKey]*budget
 	lastSweep time.Time
+	// cohorts are the budgets of each limit created together (see
+	// phaseFor).
+	cohorts map[RateLimit]cohort
+}
+
+// cohort is budgets of one limit created one after another, each within a
+// burst's spacing of the one before: first, and when the latest was.
+type cohort struct {
+	first  *budget
+	latest time.Time
 }
 
 // sweepEvery is how often rested budgets are forgotten; forgetting one
@@ -132,17 +142,44 @@ func (s *budgetStore) get(key credKey, limit RateLimit, now time.Time) *budget {
 	if !ok {
 		b = &budget{}
 		if limit.enabled() {
-			b.limiter = newRateLimiter(limit, now, phaseOf(key))
+			b.limiter = newRateLimiter(limit, now, s.phaseFor(key, limit, b, now))
 		}
 		s.budgets[key] = b
 	}
 	return b
 }
 
-// phaseOf is the phase of a budget's refills (see rateLimiter): a share in
-// [0, 1) read from its digest, so that budgets differ in it, and each keeps
-// it across restarts.
-func phaseOf(key credKey) float64 {
+// phaseFor is the phase of the refills of budget b (see newRateLimiter),
+// created at now with limit: 0 (rested) unless b joins a cohort whose first
+// budget is exhausted already, then a share in [0, 1) read from its digest,
+// so that budgets differ in it, and each keeps it across restarts.
+//
+// Budgets created together (a cold start, a restart: the first key's
+// first sync took its burst, the other keys' budgets come next, each with a
+// backlog of syncs) would otherwise have room again at the same instants,
+// one batch's spacing apart, and the calls they admit would come in bunches
+// of a batch per key, on one grid, for as long as their backlogs last.
+// Offset by a phase of its own, each budget admits on a grid of its own,
+// its first batch included, so that the keys' calls come in the same order
+// in every round, and the bunches spread over the spacing. It costs such a
+// budget at most one burst's spacing, once (2.2 s at the management API's
+// default limit; a batch smaller than what is left of its burst goes at
+// once). A budget created alone, or while the first of its cohort still
+// has room, starts rested.
+func (s *budgetStore) phaseFor(key credKey, limit RateLimit, b *budget, now time.Time) float64 {
+	if s.cohorts == nil {
+		s.cohorts = map[RateLimit]cohort{}
+	}
+	c, ok := s.cohorts[limit]
+	if !ok || now.Sub(c.latest) >= c.first.limiter.burstSpacing() {
+		s.cohorts[limit] = cohort{first: b, latest: now}
+		return 0
+	}
+	c.latest = now
+	s.cohorts[limit] = c
+	if !c.first.limiter.exhausted(now) {
+		return 0
+	}
 	return float64(binary.BigEndian.Uint64(key[:8])>>11) / (1 << 53)
 }
 
@@ -150,6 +187,11 @@ func phaseOf(key credKey) float64 {
 // rate limiter.
 func (s *budgetStore) sweep(now time.Time) {
 	s.lastSweep = now
+	for l, c := range s.cohorts {
+		if now.Sub(c.latest) >= c.first.limiter.burstSpacing() {
+			delete(s.cohorts, l)
+		}
+	}
 	for k, b := range s.budgets {
 		if !b.holdUntil.After(now) && (b.limiter == nil || b.limiter.rested(now)) {
 			delete(s.budgets, k)

@@ -52,20 +52,10 @@ type grant struct {
 	n  int
 }
 
-// newRateLimiter returns the rate limiter of a budget first used at now,
-// whose refills are offset by phase, in [0, 1), of its burst's spacing: it
-// starts as if that share of a burst had just been admitted.
-//
-// Budgets created together (a cold start, a restart: every key's backlog
-// of first syncs at once) would otherwise have room again at the same
-// instants, one batch's spacing apart, and the calls they admit would come
-// in bunches of a batch per key, on one grid, for as long as their backlogs
-// last. Offset by a phase of its own, each budget admits on a grid of its
-// own, its first batch included, so that the order in which the keys' calls
-// come is the same in every round, and the bunches spread over the
-// spacing. It costs a new budget at most one burst's spacing, once (2.2 s
-// at the management API's default limit; a batch smaller than what is left
-// of the burst goes at once).
+// newRateLimiter returns the rate limiter of a budget first used at now. A
+// phase in (0, 1) offsets its refills by that share of its burst's spacing:
+// it starts as if that share of a burst had just been admitted (see
+// budgetStore.phaseFor); 0 starts it rested.
 func newRateLimiter(l RateLimit, now time.Time, phase float64) *rateLimiter {
 	window := windowOf(l)
 	burst := l.Burst
@@ -122,6 +112,17 @@ func (rl *rateLimiter) forget(now time.Time) {
 		i++
 	}
 	rl.log = rl.log[i:]
+}
+
+// exhausted reports whether one more call would have to wait: the budget is
+// pacing its calls.
+func (rl *rateLimiter) exhausted(now time.Time) bool {
+	return rl.tat.Sub(now) > time.Duration(rl.burst-1)*rl.interval
+}
+
+// burstSpacing is how long the rate limiter takes to earn a whole burst.
+func (rl *rateLimiter) burstSpacing() time.Duration {
+	return time.Duration(rl.burst) * rl.interval
 }
 
 // rested reports whether the rate limiter is as good as new.

@@ -82,7 +82,7 @@ func TestPeriodicSlot(t *testing.T) {
 
 // Watches created together sync first wherever their budgets admit them:
 // each key's watches one sync (two calls) per 2.2 s, the default limit of 10
-// calls per 11 s, after a first sync of every key at once. From then on
+// calls per 11 s. From then on
 // their syncs are placed by NextSync and the phase book alone, on an
 // injected clock, each watch looked at again at its rechecks as the
 // controller does. Over the 2.5 intervals after all were first synced (the
@@ -112,12 +112,9 @@ func TestPhasesSpreadWatchesCreatedTogether(t *testing.T) {
 	sharedGrid := func(i, keys int) time.Duration {
 		return time.Duration(i/keys)*grid + time.Duration(i%keys)*5*time.Millisecond
 	}
-	// ownGrids is what cloudapi's budgets do: every key's first sync at
-	// once, each key's later ones on its grid offset by its budget's phase.
+	// ownGrids is what cloudapi's budgets do: each key's syncs on its
+	// budget's grid, offset by the budget's phase (drawn from its digest).
 	ownGrids := func(i, keys int) time.Duration {
-		if i < keys {
-			return time.Duration(i) * 5 * time.Millisecond
-		}
 		phase := float64(serviceHash(1000+i%keys)%1000) / 1000
 		return time.Duration(i/keys)*grid + time.Duration(phase*float64(grid))
 	}
