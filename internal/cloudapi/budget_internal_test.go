@@ -258,3 +258,81 @@ func (s *budgetStore) len() int {
 	defer s.mu.Unlock()
 	return len(s.budgets)
 }
+
+// A cold start: 20 keys, each with a backlog of 10 syncs of two calls, ask
+// together at the default management limit, each again when told. The first
+// budget starts rested; the others, created behind it once it is exhausted,
+// start offset by phases of their own: their calls do not come on one
+// refill grid (all 20 keys at once every 2.2 s, as before), each key's calls
+// are still 2.2 s apart, the keys come in the same order every round, and
+// the offset costs a key at most one spacing.
+func TestBudgetsCreatedTogetherRefillOnGridsOfTheirOwn(t *testing.T) {
+	const keys, syncs = 20, 10
+	spacing := 2200 * time.Millisecond
+	clock := clocktesting.NewFakeClock(epoch)
+	c := clientAt(clock, DefaultManagementRate(), RateLimit{Requests: -1})
+	creds := make([]CredentialID, keys)
+	for k := range creds {
+		creds[k] = NewBasicCredentials(fmt.Sprintf("key-%d", k), "secret")
+	}
+	admitted := make([][]time.Duration, keys)
+	next := make([]time.Duration, keys) // when each key asks again
+	for step := time.Duration(0); step < time.Minute; step += 10 * time.Millisecond {
+		clock.SetTime(epoch.Add(step))
+		for k := range keys {
+			if len(admitted[k]) == syncs || next[k] > step {
+				continue
+			}
+			wait := c.Admit(APIManagement, "https://api.example.com", creds[k], 2)
+			if wait == 0 {
+				admitted[k] = append(admitted[k], step)
+			}
+			next[k] = step + wait
+		}
+	}
+	if admitted[0][0] != 0 {
+		t.Errorf("the first budget waited %v: a budget created alone starts rested", admitted[0][0])
+	}
+	firsts := make([]time.Duration, keys)
+	for k, at := range admitted {
+		if len(at) != syncs {
+			t.Fatalf("key %d: %d syncs admitted in a minute, want %d", k, len(at), syncs)
+		}
+		firsts[k] = at[0]
+		for j := 1; j < syncs; j++ {
+			if gap := at[j] - at[j-1]; gap < spacing || gap > spacing+10*time.Millisecond {
+				t.Errorf("key %d: syncs %d and %d %v apart, want the spacing %v", k, j-1, j, gap, spacing)
+			}
+		}
+		if last := at[syncs-1]; last > (syncs-1)*spacing+spacing {
+			t.Errorf("key %d: last sync at %v, more than one spacing after %v", k, last, (syncs-1)*spacing)
+		}
+	}
+	// In the same order every round: a key's offset within the spacing is
+	// that of its first sync.
+	for k := range keys {
+		for j := range syncs {
+			if off := admitted[k][j] - time.Duration(j)*spacing; off != firsts[k] {
+				t.Fatalf("key %d: sync %d at %v, off its grid at %v", k, j, admitted[k][j], firsts[k])
+			}
+		}
+	}
+	// Spread over the spacing: at most a quarter of the keys within any
+	// tenth of it (all 20 at once on one grid).
+	slices.Sort(firsts)
+	for i := range firsts {
+		j := i
+		for j < keys && firsts[j]-firsts[i] < spacing/10 {
+			j++
+		}
+		if j-i > keys/4 {
+			t.Errorf("%d of %d keys first admitted within %v of %v: %v", j-i, keys, spacing/10, firsts[i], firsts)
+		}
+	}
+
+	// A key whose budget is created later, on its own, starts rested.
+	clock.SetTime(epoch.Add(2 * time.Minute))
+	if wait := c.Admit(APIManagement, "https://api.example.com", NewBasicCredentials("late", "secret"), 2); wait != 0 {
+		t.Errorf("a budget created alone waits %v", wait)
+	}
+}
