@@ -177,7 +177,7 @@ func TestPhasesSpreadWatchesCreatedTogether(t *testing.T) {
 // intervals after all were first synced: periods, and the syncs of one key
 // (watch i is of key i%keys); it returns the calls in the busiest second
 // over the mean, and the calls of each second.
-func checkSpread(t *testing.T, syncs [][]time.Time, keys int, every, took, grid time.Duration) (float64, []int) {
+func checkSpread(t *testing.T, syncs [][]time.Time, keys int, every, took, grid time.Duration) (ratio float64, bins []int) {
 	t.Helper()
 	ready := syncs[0][0]
 	for i := range syncs {
@@ -186,7 +186,7 @@ func checkSpread(t *testing.T, syncs [][]time.Time, keys int, every, took, grid 
 		}
 	}
 	span := 5 * every / 2
-	bins := make([]int, int(span/time.Second))
+	bins = make([]int, int(span/time.Second))
 	total := 0
 	for i := range syncs {
 		for _, at := range syncs[i] {
@@ -215,8 +215,9 @@ func checkSpread(t *testing.T, syncs [][]time.Time, keys int, every, took, grid 
 	if closest < grid*2/3 {
 		t.Errorf("two syncs of one key %v apart: the budget would hold the later one back by more than a third of its spacing", closest)
 	}
-	t.Logf("peak ÷ mean %.2f (peak %d/s, mean %.1f/s); periods %v - %v; syncs of one key at least %v apart", float64(peak)/mean, peak, mean, shortest, longest, closest)
-	return float64(peak) / mean, bins
+	ratio = float64(peak) / mean
+	t.Logf("peak ÷ mean %.2f (peak %d/s, mean %.1f/s); periods %v - %v; syncs of one key at least %v apart", ratio, peak, mean, shortest, longest, closest)
+	return ratio, bins
 }
 
 // simulateSyncs runs n watches of services of their own at interval every,
