@@ -31,15 +31,22 @@ type sample struct {
 
 func readSample(t *testing.T) sample {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(e2eEnv.repo, "config", "samples", "cloud_v1alpha1_servicewatch.yaml"))
+	var s sample
+	readRepoYAML(t, "config/samples/cloud_v1alpha1_servicewatch.yaml", &s, yaml.Unmarshal)
+	return s
+}
+
+// readRepoYAML decodes the repository's file rel into out with unmarshal
+// (yaml.UnmarshalStrict where a field out does not know is an error).
+func readRepoYAML(t *testing.T, rel string, out any, unmarshal func([]byte, any, ...yaml.JSONOpt) error) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(e2eEnv.repo, filepath.FromSlash(rel)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s sample
-	if err := yaml.Unmarshal(b, &s); err != nil {
-		t.Fatalf("config/samples: %v", err)
+	if err := unmarshal(b, out); err != nil {
+		t.Fatalf("%s: %v", rel, err)
 	}
-	return s
 }
 
 // counts is what a watch of the sample service should show: the fake

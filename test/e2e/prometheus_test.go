@@ -182,18 +182,12 @@ subjects:
 // file, with every `for:` set to testRuleFor.
 func testRules(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(e2eEnv.repo, "config", "prometheus", "rules.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var rule struct {
 		Spec struct {
 			Groups []map[string]any `json:"groups"`
 		} `json:"spec"`
 	}
-	if err := yaml.Unmarshal(b, &rule); err != nil {
-		t.Fatalf("config/prometheus/rules.yaml: %v", err)
-	}
+	readRepoYAML(t, "config/prometheus/rules.yaml", &rule, yaml.Unmarshal)
 	if len(rule.Spec.Groups) == 0 {
 		t.Fatal("config/prometheus/rules.yaml has no rule groups")
 	}
@@ -221,14 +215,8 @@ func testRules(t *testing.T) string {
 // job), which the scraped series' own labels override only with honorLabels.
 func scrapeConfig(t *testing.T, tokenFile string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(e2eEnv.repo, "config", "prometheus", "monitor.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var sm serviceMonitor
-	if err := yaml.UnmarshalStrict(b, &sm); err != nil {
-		t.Fatalf("config/prometheus/monitor.yaml: %v", err)
-	}
+	readRepoYAML(t, "config/prometheus/monitor.yaml", &sm, yaml.UnmarshalStrict)
 	if sm.Kind != "ServiceMonitor" || len(sm.Spec.Endpoints) != 1 || len(sm.Spec.Selector.MatchLabels) == 0 {
 		t.Fatalf("config/prometheus/monitor.yaml: want a ServiceMonitor with one endpoint and a selector, got %+v", sm)
 	}
