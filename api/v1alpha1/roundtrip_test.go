@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
-	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 
 // fill sets every field reachable from v to a non-zero value, so that a field
@@ -89,12 +88,8 @@ func fullStatus() swv1.ServiceWatchStatus {
 }
 
 func TestStatusRoundTripsEveryField(t *testing.T) {
-	testenv.SkipShort(t)
 	ctx := context.Background()
-	w := validWatch("roundtrip")
-	if err := env.Client.Create(ctx, w); err != nil {
-		t.Fatal(err)
-	}
+	w := createValidWatch(t, "roundtrip")
 	want := fullStatus()
 	w.Status = want
 	if err := env.Client.Status().Update(ctx, w); err != nil {

@@ -32,6 +32,18 @@ const (
 	serviceID = "4e2c6a1b-9d8f-4c3b-a2e1-0f9e8d7c6b5a"
 )
 
+// createValidWatch creates validWatch(name) in the control plane; under
+// -short, where there is none, it skips the test.
+func createValidWatch(t *testing.T, name string) *swv1.ServiceWatch {
+	t.Helper()
+	testenv.SkipShort(t)
+	w := validWatch(name)
+	if err := env.Client.Create(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // validWatch is the design document's full example.
 func validWatch(name string) *swv1.ServiceWatch {
 	return &swv1.ServiceWatch{
@@ -178,12 +190,8 @@ func TestCreateAcceptsValidWatchAndFillsDefaults(t *testing.T) {
 }
 
 func TestUpdateRejectsIdentityChanges(t *testing.T) {
-	testenv.SkipShort(t)
 	ctx := context.Background()
-	w := validWatch("immutable")
-	if err := env.Client.Create(ctx, w); err != nil {
-		t.Fatal(err)
-	}
+	w := createValidWatch(t, "immutable")
 	tests := []struct {
 		name   string
 		mutate func(*swv1.ServiceWatch)
@@ -257,12 +265,8 @@ func TestSecretRefHasNoNamespace(t *testing.T) {
 // kstatus-based health checks (Flux, Argo CD) wait for the first sync instead
 // of calling a brand-new object Current.
 func TestNewWatchReadsAsNotYetObserved(t *testing.T) {
-	testenv.SkipShort(t)
 	ctx := context.Background()
-	w := validWatch("not-yet-observed")
-	if err := env.Client.Create(ctx, w); err != nil {
-		t.Fatal(err)
-	}
+	w := createValidWatch(t, "not-yet-observed")
 	var got swv1.ServiceWatch
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(w), &got); err != nil {
 		t.Fatal(err)
