@@ -15,6 +15,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
@@ -227,6 +228,19 @@ func interrupted(parts []part) []partResult {
 		results[i] = partResult{failure: newFailure(swv1.ReasonUnreachable, "the sync ended before the cloud answered (timeout or interruption); retrying")}
 	}
 	return results
+}
+
+// assess sums up a sync's results for the schedule (pacing.Pacer.Synced).
+func assess(results []partResult) pacing.Outcome {
+	var o pacing.Outcome
+	for _, res := range results {
+		if f := res.failure; f != nil {
+			o.Failed = true
+			o.Transient = o.Transient || isTransientReason(f.reason)
+			o.RetryAfter = max(o.RetryAfter, f.retryAfter)
+		}
+	}
+	return o
 }
 
 func always(*swv1.ServiceWatch) bool { return true }
