@@ -106,8 +106,8 @@ func TestPeriodicSlot(t *testing.T) {
 //
 //	all keys on one refill grid, MaxMove a fifteenth (before)   16 / 17
 //	all keys on one refill grid, MaxMove a twelfth               6 / 11
-//	each key on a grid of its own, MaxMove a fifteenth           0 / 13
-//	each key on a grid of its own, MaxMove a twelfth (now)       2 /  7
+//	each key on a grid of its own, MaxMove a fifteenth           0 /  5
+//	each key on a grid of its own, MaxMove a twelfth (now)       0 /  2
 //
 // (cloudapi offsets the grids of budgets created together; the first wave
 // then spreads over about 2 s more, and the second with it.)
@@ -118,9 +118,10 @@ func TestPhasesSpreadWatchesCreatedTogether(t *testing.T) {
 		return time.Duration(i/keys)*grid + time.Duration(i%keys)*5*time.Millisecond
 	}
 	// ownGrids is what cloudapi's budgets do: each key's syncs on its
-	// budget's grid, offset by the budget's phase (drawn from its digest).
+	// budget's grid, offset by the budget's phase (the k-th key of those
+	// started together: k times the golden ratio, modulo 1).
 	ownGrids := func(i, keys int) time.Duration {
-		phase := float64(serviceHash(1000+i%keys)%1000) / 1000
+		_, phase := math.Modf(float64(i%keys) * 0.6180339887498949)
 		return time.Duration(i/keys)*grid + time.Duration(phase*float64(grid))
 	}
 	tests := []struct {
@@ -142,9 +143,9 @@ func TestPhasesSpreadWatchesCreatedTogether(t *testing.T) {
 			func(i, keys int) time.Duration {
 				return time.Duration(i/keys)*grid + time.Duration(i*7919%300)*time.Millisecond
 			}, 0, 0},
-		{"20 keys on grids of their own, each periodic sync up to 0.2 s late", 200, 20, 30 * time.Second, ownGrids, 200 * time.Millisecond, 2},
-		// Fewer than half the draws (with MaxMove a fifteenth, 13 of 20).
-		{"20 keys on grids of their own, each periodic sync up to 0.3 s late", 200, 20, 30 * time.Second, ownGrids, 300 * time.Millisecond, 9},
+		{"20 keys on grids of their own, each periodic sync up to 0.2 s late", 200, 20, 30 * time.Second, ownGrids, 200 * time.Millisecond, 1},
+		// With MaxMove a fifteenth, 5 of 20.
+		{"20 keys on grids of their own, each periodic sync up to 0.3 s late", 200, 20, 30 * time.Second, ownGrids, 300 * time.Millisecond, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
