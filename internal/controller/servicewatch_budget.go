@@ -27,7 +27,7 @@ type admission struct {
 
 // alertBatch is the batch of the watch's alert reads this sync asks for:
 // all of them when the token's budget admits them at once (size calls, 0
-// for no limit), else the next size of them in turn (pacing.Turns). A batch
+// for no limit), else the next size of them in turn (pacing.Pacer.AlertBatch). A batch
 // larger than the budget would never be admitted, and its standing claim
 // would hold back every other watch's alerts on the token.
 func (r *ServiceWatchReconciler) alertBatch(key types.NamespacedName, reads []readKey, size int) []readKey {

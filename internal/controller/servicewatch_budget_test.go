@@ -64,15 +64,15 @@ func TestBudgetDemandSeriesFollowTheBudgetsInUse(t *testing.T) {
 		}
 		return out
 	}
-	book := pacing.NewDemands[types.NamespacedName, readKey]()
+	pacer := pacing.New[types.NamespacedName, readKey](pacing.NewClock(time.Now, nil), nil)
 	watch := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
 	note := func(name string, demands ...pacing.Demand[readKey]) {
-		book.Note(watch(name), time.Second, 0, demands)
-		m.publishBudgetDemands(book.TakeChanges)
+		pacer.Demand(pacing.Watch[types.NamespacedName]{Key: watch(name), Every: time.Second}, demands)
+		m.publishBudgetDemands(pacer.TakeDemandChanges)
 	}
 	forget := func(name string) {
-		book.Forget(watch(name))
-		m.publishBudgetDemands(book.TakeChanges)
+		pacer.Forget(watch(name))
+		m.publishBudgetDemands(pacer.TakeDemandChanges)
 	}
 	reads := func(n int) []readKey {
 		out := make([]readKey, n)

@@ -106,7 +106,7 @@ func requestedAt(watch *swv1.ServiceWatch) string {
 
 // readHash identifies what a watch reads: the service at the management API
 // (defaultURL when the spec names none). Watches with equal hashes share a
-// phase (their group in pacing.Phases).
+// phase (their group in the pacer's phases).
 func readHash(watch *swv1.ServiceWatch, defaultURL string) uint64 {
 	h := fnv.New64a()
 	for _, part := range []string{firstNonEmpty(watch.Spec.ManagementAPI.URL, defaultURL), watch.Spec.OrganizationID, watch.Spec.ServiceID} {

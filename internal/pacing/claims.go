@@ -14,7 +14,7 @@ const ClaimRecheck = 15 * time.Second
 // come back, so the claim is still there when the watch asks again.
 const ClaimGrace = 2 * time.Second
 
-// Claims let work a user asked for (a new watch, a spec change, a requested
+// claims let work a user asked for (a new watch, a spec change, a requested
 // sync) and a Secret's change get a busy rate budget before periodic
 // refreshes. A rate budget answers whoever asks first when it has room;
 // without claims, a refresh of a watch synced minutes ago takes the room
@@ -26,7 +26,7 @@ const ClaimGrace = 2 * time.Second
 // Asking costs the same however many watches wait: each level of a budget
 // keeps the latest end of its claims, and a level whose latest claim has
 // ended is dropped whole.
-type Claims[K comparable] struct {
+type claims[K comparable] struct {
 	mu sync.Mutex
 	// byBudget holds, per budget fingerprint, the claims of each level.
 	byBudget map[string]*[Levels]claimSet[K]
@@ -41,14 +41,14 @@ type claimSet[K comparable] struct {
 	latest time.Time
 }
 
-// NewClaims returns an empty book.
-func NewClaims[K comparable]() *Claims[K] {
-	return &Claims[K]{byBudget: map[string]*[Levels]claimSet[K]{}, of: members[K]{}}
+// newClaims returns an empty book.
+func newClaims[K comparable]() *claims[K] {
+	return &claims[K]{byBudget: map[string]*[Levels]claimSet[K]{}, of: members[K]{}}
 }
 
 // Claim records that the watch, deferred on the budget, comes back at until
 // for work of this level. Periodic refreshes claim nothing.
-func (c *Claims[K]) Claim(budget string, key K, level Level, until time.Time) {
+func (c *claims[K]) Claim(budget string, key K, level Level, until time.Time) {
 	if level == Periodic {
 		return
 	}
@@ -68,7 +68,7 @@ func (c *Claims[K]) Claim(budget string, key K, level Level, until time.Time) {
 }
 
 // Release drops the watch's claims: it was admitted, or it is gone.
-func (c *Claims[K]) Release(key K) {
+func (c *claims[K]) Release(key K) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	leaveAll[K, claimSet[K]](c.of, c.byBudget, key)
@@ -87,7 +87,7 @@ func (s *claimSet[K]) empty() bool { return len(s.until) == 0 }
 // higher level than level at now, and if so how long the asker should wait
 // before asking again. Levels whose claims have all ended are dropped on
 // the way.
-func (c *Claims[K]) HeldFor(budget string, key K, level Level, now time.Time) (time.Duration, bool) {
+func (c *claims[K]) HeldFor(budget string, key K, level Level, now time.Time) (time.Duration, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sets := c.byBudget[budget]
@@ -109,7 +109,7 @@ func (c *Claims[K]) HeldFor(budget string, key K, level Level, now time.Time) (t
 // now. It looks at each claim only when key's own claim is the latest of
 // several, which a watch that asks at a lower level than it claimed at
 // seldom makes.
-func (c *Claims[K]) heldAtLocked(budget string, s *claimSet[K], key K, now time.Time) bool {
+func (c *claims[K]) heldAtLocked(budget string, s *claimSet[K], key K, now time.Time) bool {
 	if len(s.until) == 0 {
 		return false
 	}

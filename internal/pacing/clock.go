@@ -64,7 +64,7 @@ func (c *Clock) Step() time.Duration {
 // not hold the syncs back an hour, and one of +1h does not make them all
 // due at once. Their slots stay on the watches' phases. It walks every
 // entry, once per step.
-func (b *Schedules[K]) Shift(step time.Duration) {
+func (b *schedules[K]) Shift(step time.Duration) {
 	if step == 0 {
 		return
 	}

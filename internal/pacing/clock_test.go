@@ -55,7 +55,7 @@ func TestScheduleShiftedByAClockStep(t *testing.T) {
 		t.Run(fmt.Sprint("step ", step), func(t *testing.T) {
 			f := &fakeClocks{wall: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
 			c := f.clock()
-			b := NewSchedules[int]()
+			b := newSchedules[int]()
 			synced := f.wall
 			began := func(i int) time.Time { return synced.Add(-time.Duration(i) * 10 * time.Second) }
 			phase := func(i int) Phase {

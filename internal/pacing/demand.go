@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Demands knows, for each rate budget (an API key or token at one API host,
+// demands knows, for each rate budget (an API key or token at one API host,
 // named by the full digest of the credential and host, never by the short
 // fingerprint the metrics show: two credentials whose fingerprints collide
 // must not share a book entry), what the watches that use it ask of it. When they
@@ -21,7 +21,7 @@ import (
 // Noting and forgetting a watch cost in proportion to its own reads, never
 // to the number of budgets or watches: the ratios the metrics show are
 // handed out only for the labels that changed (TakeChanges).
-type Demands[K, R comparable] struct {
+type demands[K, R comparable] struct {
 	mu      sync.Mutex
 	budgets map[string]*budgetUse[K, R]
 	of      map[K][]heldAsk[R]
@@ -52,7 +52,7 @@ type budgetUse[K, R comparable] struct {
 
 // sharedAsk is one read made once per interval by every watch that makes it
 // at the same moments: those of one phase group (the same interval and the
-// same group sync together, see Phases). Watches that make the same read at
+// same group sync together, see phases). Watches that make the same read at
 // other moments make it again, so they ask for it again.
 type sharedAsk[R comparable] struct {
 	read  R
@@ -91,9 +91,9 @@ type Ratio struct {
 	Gone bool
 }
 
-// NewDemands returns an empty book.
-func NewDemands[K, R comparable]() *Demands[K, R] {
-	return &Demands[K, R]{
+// newDemands returns an empty book.
+func newDemands[K, R comparable]() *demands[K, R] {
+	return &demands[K, R]{
 		budgets: map[string]*budgetUse[K, R]{},
 		of:      map[K][]heldAsk[R]{},
 		labels:  map[labelKey]map[string]bool{},
@@ -104,7 +104,7 @@ func NewDemands[K, R comparable]() *Demands[K, R] {
 // Note records what the watch, of phase group group, asks of its budgets at
 // interval every, replacing what it asked before, and returns the factor its
 // interval must be stretched by to fit all of them (1 when they all fit).
-func (b *Demands[K, R]) Note(key K, every time.Duration, group uint64, demands []Demand[R]) float64 {
+func (b *demands[K, R]) Note(key K, every time.Duration, group uint64, demands []Demand[R]) float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.removeLocked(key)
@@ -143,7 +143,7 @@ func (u *budgetUse[K, R]) ratio() float64 {
 func (u *budgetUse[K, R]) labelKey() labelKey { return labelKey{api: u.api, label: u.label} }
 
 // showLocked files a new budget under its label.
-func (b *Demands[K, R]) showLocked(budget string, use *budgetUse[K, R]) {
+func (b *demands[K, R]) showLocked(budget string, use *budgetUse[K, R]) {
 	k := use.labelKey()
 	if b.labels[k] == nil {
 		b.labels[k] = map[string]bool{}
@@ -152,7 +152,7 @@ func (b *Demands[K, R]) showLocked(budget string, use *budgetUse[K, R]) {
 }
 
 // hideLocked takes a budget that went away out of its label.
-func (b *Demands[K, R]) hideLocked(budget string, use *budgetUse[K, R]) {
+func (b *demands[K, R]) hideLocked(budget string, use *budgetUse[K, R]) {
 	k := use.labelKey()
 	delete(b.labels[k], budget)
 	if len(b.labels[k]) == 0 {
@@ -164,7 +164,7 @@ func (b *Demands[K, R]) hideLocked(budget string, use *budgetUse[K, R]) {
 // TakeChanges returns the ratio of every label that changed since the last
 // call, Gone for those no budget shows any more, and starts over: the
 // metrics cost what changed, not what is.
-func (b *Demands[K, R]) TakeChanges() []Ratio {
+func (b *demands[K, R]) TakeChanges() []Ratio {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := make([]Ratio, 0, len(b.changed))
@@ -181,13 +181,13 @@ func (b *Demands[K, R]) TakeChanges() []Ratio {
 }
 
 // Forget removes a watch that went away from its budgets.
-func (b *Demands[K, R]) Forget(key K) {
+func (b *demands[K, R]) Forget(key K) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.removeLocked(key)
 }
 
-func (b *Demands[K, R]) removeLocked(key K) {
+func (b *demands[K, R]) removeLocked(key K) {
 	for _, held := range b.of[key] {
 		use := b.budgets[held.budget]
 		if use == nil {

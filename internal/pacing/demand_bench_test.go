@@ -16,16 +16,16 @@ import (
 // each phase takes.
 func BenchmarkDemandsKeys(b *testing.B) {
 	const keys = 10000
-	publish := map[string]func(*Demands[types.NamespacedName, read]) int{
-		"every budget": func(d *Demands[types.NamespacedName, read]) int { return len(ratiosOf(d)) },
-		"changes":      func(d *Demands[types.NamespacedName, read]) int { return len(d.TakeChanges()) },
+	publish := map[string]func(*demands[types.NamespacedName, read]) int{
+		"every budget": func(d *demands[types.NamespacedName, read]) int { return len(ratiosOf(d)) },
+		"changes":      func(d *demands[types.NamespacedName, read]) int { return len(d.TakeChanges()) },
 	}
 	for _, how := range []string{"every budget", "changes"} {
 		b.Run(fmt.Sprintf("keys=%d/publish=%s", keys, how), func(b *testing.B) {
 			watch := func(i int) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)} }
 			var create, del time.Duration
 			for b.Loop() {
-				d := NewDemands[types.NamespacedName, read]()
+				d := newDemands[types.NamespacedName, read]()
 				start := time.Now()
 				for i := range keys {
 					id := fmt.Sprint("key-", i)

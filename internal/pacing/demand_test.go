@@ -23,7 +23,7 @@ func TestDemandsStretchesWhenOverBudget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := NewDemands[types.NamespacedName, read]()
+			b := newDemands[types.NamespacedName, read]()
 			var factor float64
 			for i := range tt.watches {
 				factor = b.Note(types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)}, tt.every, uint64(i),
@@ -41,7 +41,7 @@ func TestDemandsStretchesWhenOverBudget(t *testing.T) {
 }
 
 func TestDemandsForgetsAndSeparatesBudgets(t *testing.T) {
-	b := NewDemands[types.NamespacedName, read]()
+	b := newDemands[types.NamespacedName, read]()
 	key := func(i int) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)} }
 	for i := range 20 {
 		b.Note(key(i), 30*time.Second, uint64(i), []Demand[read]{{Budget: "busy", Label: "busy", Allowed: 1, Reads: serviceReads(fmt.Sprint(i))}})
@@ -105,7 +105,7 @@ func TestDemandsCountsSharedReadsOnce(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := NewDemands[types.NamespacedName, read]()
+			b := newDemands[types.NamespacedName, read]()
 			var factor float64
 			for i, w := range tt.watches {
 				factor = b.Note(types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)}, w.every, w.group,
@@ -131,7 +131,7 @@ func TestDemandsCountsSharedReadsOnce(t *testing.T) {
 type read struct{ kind, service string }
 
 // ratiosOf is each budget's demand ratio by budget.
-func ratiosOf[K, R comparable](b *Demands[K, R]) map[string]Ratio {
+func ratiosOf[K, R comparable](b *demands[K, R]) map[string]Ratio {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := map[string]Ratio{}
@@ -145,7 +145,7 @@ func ratiosOf[K, R comparable](b *Demands[K, R]) map[string]Ratio {
 // fingerprints (the metric label) collide are two budgets, and one's
 // watches never stretch the other's.
 func TestDemandsKeepCollidingFingerprintsApart(t *testing.T) {
-	b := NewDemands[types.NamespacedName, read]()
+	b := newDemands[types.NamespacedName, read]()
 	key := func(i int) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)} }
 	for i := range 20 { // the attacker's 20 watches ask 40 calls per 30 s of a budget allowing 1/s
 		b.Note(key(i), 30*time.Second, uint64(i), []Demand[read]{{Budget: "attacker-digest", Label: "abcdef012345", Allowed: 1, Reads: serviceReads(fmt.Sprint(i))}})

@@ -8,8 +8,10 @@
 // The controller speaks to the books through one front, Pacer: it builds a
 // Watch from the watch once per reconcile, asks the Pacer one question per
 // event of a sync (Due, Level, Fresh, Demand, Ask, AlertBatch and Took,
-// Admitted, Synced), and calls Forget once when the watch goes away. The
-// read slots (Slots) stand apart: the background reads hold them.
+// Admitted, Synced), and calls Forget once when the watch goes away; the
+// books themselves are unexported. The read slots (Slots) and the
+// workqueue's order among namespaces (FairQueue) stand apart: the
+// background reads and the workqueue hold them, not a sync's steps.
 //
 // It knows nothing of Kubernetes: the books are generic over the keys they
 // book (a watch's namespaced name, in the controller), and time comes from an

@@ -27,8 +27,8 @@ func (m members[K]) drop(key K, budget string) {
 	}
 }
 
-// levelSet is the watches of one level on one budget, in Claims (claimSet)
-// and in Queue (line).
+// levelSet is the watches of one level on one budget, in claims (claimSet)
+// and in queue (line).
 type levelSet[K comparable, S any] interface {
 	*S
 	// remove takes the watch out; a set left empty starts over.

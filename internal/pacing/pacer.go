@@ -16,12 +16,12 @@ type Pacer[K, R comparable] struct {
 	clock  *Clock
 	jitter func(limit time.Duration) time.Duration
 
-	schedules *Schedules[K]
-	phases    *Phases[K]
-	demands   *Demands[K, R]
-	claims    *Claims[K]
-	queue     *Queue[K]
-	turns     *Turns[K]
+	schedules *schedules[K]
+	phases    *phases[K]
+	demands   *demands[K, R]
+	claims    *claims[K]
+	queue     *queue[K]
+	turns     *turns[K]
 }
 
 // New returns a Pacer with empty books, reading time (and the wall clock's
@@ -32,8 +32,8 @@ func New[K, R comparable](clock *Clock, jitter func(limit time.Duration) time.Du
 		jitter = func(limit time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(limit) + 1)) }
 	}
 	return &Pacer[K, R]{clock: clock, jitter: jitter,
-		schedules: NewSchedules[K](), phases: NewPhases[K](), demands: NewDemands[K, R](),
-		claims: NewClaims[K](), queue: NewQueue[K](), turns: NewTurns[K]()}
+		schedules: newSchedules[K](), phases: newPhases[K](), demands: newDemands[K, R](),
+		claims: newClaims[K](), queue: newQueue[K](), turns: newTurns[K]()}
 }
 
 // Watch is a watch as the Pacer sees it, built from the watch in one place
@@ -48,7 +48,7 @@ type Watch[K comparable] struct {
 	// Every is the watch's own interval, before any budget stretches it.
 	Every time.Duration
 	// Group identifies what the watch reads: watches of one group share a
-	// phase (see Phases).
+	// phase (see phases).
 	Group uint64
 	// NewSpec: the spec changed since the last sync (a new generation).
 	NewSpec bool
@@ -167,13 +167,13 @@ func (p *Pacer[K, R]) triggered(w Watch[K]) bool {
 
 // Demand records what the watch asks of its budgets at its interval,
 // replacing what it asked before, and returns the interval the budgets allow
-// it: its own when they fit, else stretched (see Demands, Stretched).
+// it: its own when they fit, else stretched (see demands, Stretched).
 func (p *Pacer[K, R]) Demand(w Watch[K], demands []Demand[R]) time.Duration {
 	return Stretched(w.Every, p.demands.Note(w.Key, w.Every, w.Group, demands))
 }
 
 // TakeDemandChanges returns the demand ratios that changed since the last
-// call, for the metrics (see Demands.TakeChanges).
+// call, for the metrics (see demands.TakeChanges).
 func (p *Pacer[K, R]) TakeDemandChanges() []Ratio { return p.demands.TakeChanges() }
 
 // Budget is one rate budget, as the Pacer asks it for calls.
@@ -189,9 +189,9 @@ type Budget struct {
 
 // Ask asks the budget for the n calls of the watch's work at level, and
 // returns 0 when they were reserved, else how long to wait. Work of a higher
-// level that was told to wait for this budget goes first (see Claims); work
+// level that was told to wait for this budget goes first (see claims); work
 // told to wait claims the budget for its level until it comes back, and
-// comes back when its place in the budget's line comes (Queue), so that
+// comes back when its place in the budget's line comes (queue), so that
 // waiting costs about one ask per watch however many wait. The watch's
 // claims stand until Admitted.
 func (p *Pacer[K, R]) Ask(key K, level Level, b Budget, n int) time.Duration {
@@ -215,7 +215,7 @@ func (p *Pacer[K, R]) Admitted(key K) { p.claims.Release(key) }
 
 // AlertBatch returns the indexes, among n reads of one budget, of those
 // the watch's sync makes: all n when the budget admits size calls at once
-// (0: no limit), else the next size of them in turn (see Turns). It does not
+// (0: no limit), else the next size of them in turn (see turns). It does not
 // move the turn (see Took).
 func (p *Pacer[K, R]) AlertBatch(key K, n, size int) []int { return p.turns.Next(key, n, size) }
 

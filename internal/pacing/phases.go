@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Phases spreads the periodic syncs of the watches of one interval evenly
+// phases spreads the periodic syncs of the watches of one interval evenly
 // over it, without ever shortening or stretching a period by more than
 // MaxMove.
 //
@@ -32,7 +32,7 @@ import (
 // hash, as before, set the watches of a key at random places, closer than
 // the budget allows, and reaching those places in one step shortened or
 // stretched one period to anything from half to one and a half intervals.
-type Phases[K comparable] struct {
+type phases[K comparable] struct {
 	mu     sync.Mutex
 	books  map[time.Duration]*phaseBook[K]
 	member map[K]time.Duration
@@ -72,14 +72,14 @@ type Phase struct {
 	Target float64
 }
 
-// NewPhases returns an empty book.
-func NewPhases[K comparable]() *Phases[K] {
-	return &Phases[K]{books: map[time.Duration]*phaseBook[K]{}, member: map[K]time.Duration{}}
+// newPhases returns an empty book.
+func newPhases[K comparable]() *phases[K] {
+	return &phases[K]{books: map[time.Duration]*phaseBook[K]{}, member: map[K]time.Duration{}}
 }
 
 // PhaseOf is the phase of the watch of the given group among the watches of
 // interval every.
-func (b *Phases[K]) PhaseOf(key K, group uint64, every time.Duration) Phase {
+func (b *phases[K]) PhaseOf(key K, group uint64, every time.Duration) Phase {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	book := b.joinLocked(key, group, every)
@@ -104,7 +104,7 @@ func plannedEvery(every time.Duration) time.Duration { return every / 30 }
 // when the group's last round began more than half a period ago, begins its
 // next round); a sync the user asked for (not periodic) does not move a
 // group that is placed: its watch goes back to the group's slot (see Plan).
-func (b *Phases[K]) Synced(key K, group uint64, every time.Duration, at time.Time, period time.Duration, periodic bool) {
+func (b *phases[K]) Synced(key K, group uint64, every time.Duration, at time.Time, period time.Duration, periodic bool) {
 	if period <= 0 {
 		return
 	}
@@ -130,9 +130,9 @@ func (b *Phases[K]) Synced(key K, group uint64, every time.Duration, at time.Tim
 }
 
 // Shift moves every group's phase and targets by a step of the wall clock,
-// as Schedules.Shift moves the schedules, so that the groups stay where
+// as schedules.Shift moves the schedules, so that the groups stay where
 // their watches' next syncs are.
-func (b *Phases[K]) Shift(step time.Duration) {
+func (b *phases[K]) Shift(step time.Duration) {
 	if step == 0 {
 		return
 	}
@@ -258,7 +258,7 @@ func (pb *phaseBook[K]) spread(u []float64, reach float64) []float64 {
 
 // joinLocked makes the watch a member of group at interval every, leaving
 // the group it was in, and returns the book of every.
-func (b *Phases[K]) joinLocked(key K, group uint64, every time.Duration) *phaseBook[K] {
+func (b *phases[K]) joinLocked(key K, group uint64, every time.Duration) *phaseBook[K] {
 	if prev, ok := b.member[key]; ok && (prev != every || b.books[prev].of[key] != group) {
 		b.removeLocked(key)
 	}
@@ -277,13 +277,13 @@ func (b *Phases[K]) joinLocked(key K, group uint64, every time.Duration) *phaseB
 }
 
 // Forget removes a watch that went away.
-func (b *Phases[K]) Forget(key K) {
+func (b *phases[K]) Forget(key K) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.removeLocked(key)
 }
 
-func (b *Phases[K]) removeLocked(key K) {
+func (b *phases[K]) removeLocked(key K) {
 	every, ok := b.member[key]
 	if !ok {
 		return

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Queue spaces out the asks of the watches that wait for one rate budget.
+// queue spaces out the asks of the watches that wait for one rate budget.
 // A budget that is spent tells every asker the same short wait, until it has
 // room for the next few calls; were each waiting watch to come back then,
 // every room made would cost a round of asks of all of them, and the waiting
@@ -13,8 +13,8 @@ import (
 // place in its budget's line at its level, and comes back when the calls
 // queued before it will have been made at the budget's rate: about once,
 // whatever the length of the line. A higher level's line does not wait for
-// a lower one's (see Claims).
-type Queue[K comparable] struct {
+// a lower one's (see claims).
+type queue[K comparable] struct {
 	mu      sync.Mutex
 	budgets map[string]*[Levels]line[K]
 	of      members[K]
@@ -28,16 +28,16 @@ type line[K comparable] struct {
 	place          map[K]float64
 }
 
-// NewQueue returns an empty book.
-func NewQueue[K comparable]() *Queue[K] {
-	return &Queue[K]{budgets: map[string]*[Levels]line[K]{}, of: members[K]{}}
+// newQueue returns an empty book.
+func newQueue[K comparable]() *queue[K] {
+	return &queue[K]{budgets: map[string]*[Levels]line[K]{}, of: members[K]{}}
 }
 
 // Wait is how long the watch, told by the budget to wait wait for n calls
 // of work at level, should wait: until the calls before it in its line will
 // have been made at rate calls per second, and never less than wait. A rate
 // of 0 (unlimited) leaves wait as it is.
-func (q *Queue[K]) Wait(budget string, key K, level Level, n int, rate float64, wait time.Duration) time.Duration {
+func (q *queue[K]) Wait(budget string, key K, level Level, n int, rate float64, wait time.Duration) time.Duration {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if prev, ok := q.of.of(key, budget); ok && prev != level {
@@ -46,7 +46,7 @@ func (q *Queue[K]) Wait(budget string, key K, level Level, n int, rate float64, 
 	return q.waitLocked(budget, key, level, n, rate, wait)
 }
 
-func (q *Queue[K]) waitLocked(budget string, key K, level Level, n int, rate float64, wait time.Duration) time.Duration {
+func (q *queue[K]) waitLocked(budget string, key K, level Level, n int, rate float64, wait time.Duration) time.Duration {
 	l := setOf(q.budgets, budget, level)
 	if l.place == nil {
 		l.place = map[K]float64{}
@@ -67,7 +67,7 @@ func (q *Queue[K]) waitLocked(budget string, key K, level Level, n int, rate flo
 
 // Served records that the budget admitted n calls of the watch at level:
 // the line moves on, and the watch leaves it.
-func (q *Queue[K]) Served(budget string, key K, level Level, n int) {
+func (q *queue[K]) Served(budget string, key K, level Level, n int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	lines := q.budgets[budget]
@@ -79,7 +79,7 @@ func (q *Queue[K]) Served(budget string, key K, level Level, n int) {
 }
 
 // Forget takes a watch that went away out of every line.
-func (q *Queue[K]) Forget(key K) {
+func (q *queue[K]) Forget(key K) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	leaveAll[K, line[K]](q.of, q.budgets, key)
@@ -87,7 +87,7 @@ func (q *Queue[K]) Forget(key K) {
 
 // leaveLocked takes the watch out of its line on the budget; a line left
 // empty starts over, and a budget with no line goes.
-func (q *Queue[K]) leaveLocked(budget string, key K) {
+func (q *queue[K]) leaveLocked(budget string, key K) {
 	leave[K, line[K]](q.of, q.budgets, budget, key)
 }
 

@@ -15,50 +15,50 @@ func TestQueueSpacesWaitersAtTheBudgetsRate(t *testing.T) {
 	short := 100 * time.Millisecond
 	tests := []struct {
 		name  string
-		steps func(q *Queue[string]) []time.Duration
+		steps func(q *queue[string]) []time.Duration
 		want  []time.Duration
 	}{
-		{"each waiter behind the calls before it", func(q *Queue[string]) []time.Duration {
+		{"each waiter behind the calls before it", func(q *queue[string]) []time.Duration {
 			var waits []time.Duration
 			for i := range 4 {
 				waits = append(waits, q.Wait("k", fmt.Sprint(i), User, 2, rate, short))
 			}
 			return waits
 		}, []time.Duration{short, 4 * time.Second, 8 * time.Second, 12 * time.Second}},
-		{"asking again keeps the place", func(q *Queue[string]) []time.Duration {
+		{"asking again keeps the place", func(q *queue[string]) []time.Duration {
 			q.Wait("k", "a", User, 2, rate, short)
 			q.Wait("k", "b", User, 2, rate, short)
 			return []time.Duration{q.Wait("k", "b", User, 2, rate, short), q.Wait("k", "b", User, 2, rate, short)}
 		}, []time.Duration{4 * time.Second, 4 * time.Second}},
-		{"the line moves on as the budget admits", func(q *Queue[string]) []time.Duration {
+		{"the line moves on as the budget admits", func(q *queue[string]) []time.Duration {
 			q.Wait("k", "a", User, 2, rate, short)
 			q.Wait("k", "b", User, 2, rate, short)
 			q.Wait("k", "c", User, 2, rate, short)
 			q.Served("k", "a", User, 2)
 			return []time.Duration{q.Wait("k", "b", User, 2, rate, short), q.Wait("k", "c", User, 2, rate, short)}
 		}, []time.Duration{short, 4 * time.Second}},
-		{"user work does not queue behind periodic refreshes", func(q *Queue[string]) []time.Duration {
+		{"user work does not queue behind periodic refreshes", func(q *queue[string]) []time.Duration {
 			for i := range 10 {
 				q.Wait("k", fmt.Sprint(i), Periodic, 2, rate, short)
 			}
 			return []time.Duration{q.Wait("k", "new", User, 2, rate, short)}
 		}, []time.Duration{short}},
-		{"another budget has its own line", func(q *Queue[string]) []time.Duration {
+		{"another budget has its own line", func(q *queue[string]) []time.Duration {
 			q.Wait("k", "a", User, 2, rate, short)
 			return []time.Duration{q.Wait("other", "b", User, 2, rate, short)}
 		}, []time.Duration{short}},
-		{"the budget's own wait is never shortened", func(q *Queue[string]) []time.Duration {
+		{"the budget's own wait is never shortened", func(q *queue[string]) []time.Duration {
 			q.Wait("k", "a", User, 2, rate, short)
 			return []time.Duration{q.Wait("k", "b", User, 2, rate, time.Minute)}
 		}, []time.Duration{time.Minute}},
-		{"an unlimited budget keeps its wait", func(q *Queue[string]) []time.Duration {
+		{"an unlimited budget keeps its wait", func(q *queue[string]) []time.Duration {
 			q.Wait("k", "a", User, 2, 0, short)
 			return []time.Duration{q.Wait("k", "b", User, 2, 0, short)}
 		}, []time.Duration{short}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.steps(NewQueue[string]())
+			got := tt.steps(newQueue[string]())
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("waits %v, want %v", got, tt.want)
 			}
@@ -68,7 +68,7 @@ func TestQueueSpacesWaitersAtTheBudgetsRate(t *testing.T) {
 
 // Served and forgotten waiters leave nothing behind.
 func TestQueueForgetsEmptyLines(t *testing.T) {
-	q := NewQueue[string]()
+	q := newQueue[string]()
 	for i := range 100 {
 		q.Wait("k", fmt.Sprint(i), User, 2, 1, time.Second)
 	}

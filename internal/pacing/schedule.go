@@ -16,7 +16,7 @@ const (
 )
 
 // JitterOf bounds the random term added to each periodic sync of interval
-// every: a thousandth of it, at most MaxJitter. Phases do the spreading, to
+// every: a thousandth of it, at most MaxJitter. The phases do the spreading, to
 // a tenth of a second between syncs of 200 watches of 30 s; a larger jitter
 // only undoes it (a hundredth, 0.3 s, put a fifth more calls in the busiest
 // second).
@@ -213,19 +213,19 @@ func Backoff(failures int) time.Duration {
 	return d
 }
 
-// Schedules holds the schedule entries of all watches of one reconciler.
-type Schedules[K comparable] struct {
+// schedules holds the schedule entries of all watches of one reconciler.
+type schedules[K comparable] struct {
 	mu sync.Mutex
 	m  map[K]Entry
 }
 
-// NewSchedules returns an empty book.
-func NewSchedules[K comparable]() *Schedules[K] {
-	return &Schedules[K]{m: map[K]Entry{}}
+// newSchedules returns an empty book.
+func newSchedules[K comparable]() *schedules[K] {
+	return &schedules[K]{m: map[K]Entry{}}
 }
 
 // Get returns the watch's entry, if there is one.
-func (b *Schedules[K]) Get(key K) (Entry, bool) {
+func (b *schedules[K]) Get(key K) (Entry, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s, ok := b.m[key]
@@ -233,14 +233,14 @@ func (b *Schedules[K]) Get(key K) (Entry, bool) {
 }
 
 // Set records the watch's entry.
-func (b *Schedules[K]) Set(key K, s Entry) {
+func (b *schedules[K]) Set(key K, s Entry) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.m[key] = s
 }
 
 // Forget drops the watch's entry: its next sync is due at once.
-func (b *Schedules[K]) Forget(key K) {
+func (b *schedules[K]) Forget(key K) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.m, key)

@@ -228,7 +228,7 @@ func checkSpread(t *testing.T, syncs [][]time.Time, keys int, every, took, grid 
 // began. Each watch is looked at when the controller would: at its
 // rechecks and when due.
 func simulateSyncs(n int, every, took, horizon, late time.Duration, seed uint64, first func(int) time.Time) [][]time.Time {
-	book := NewPhases[int]()
+	book := newPhases[int]()
 	random := rand.New(rand.NewPCG(1+seed, 2))
 	syncs := make([][]time.Time, n)
 	plans := make([]*Plan, n)
@@ -305,11 +305,11 @@ func TestReplacedPhasesMoveAPeriodAtMostMaxMove(t *testing.T) {
 	}
 }
 
-// Phases follow the watches: watches of one service share a phase, a deleted
+// phases follow the watches: watches of one service share a phase, a deleted
 // watch leaves its group, one whose interval changed moves to the new group;
 // groups are spaced evenly in the order they synced in.
 func TestPhaseBookFollowsWatches(t *testing.T) {
-	book := NewPhases[types.NamespacedName]()
+	book := newPhases[types.NamespacedName]()
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
 	base := time.Unix(1_800_000_000, 0).Truncate(time.Minute)
 	if p := book.PhaseOf(key("a"), 1, time.Minute); p.Known {
@@ -422,7 +422,7 @@ func testPhaseMove(t *testing.T, n int, every time.Duration, base time.Time, bef
 func TestPhasesShiftedByAClockStep(t *testing.T) {
 	every := 30 * time.Second
 	base := time.Unix(1_800_000_000, 0).Truncate(every)
-	book := NewPhases[int]()
+	book := newPhases[int]()
 	book.Synced(1, 1, every, base.Add(3*time.Second), every, false)
 	book.Synced(2, 2, every, base.Add(4*time.Second), every, false)
 	before := book.PhaseOf(1, 1, every)

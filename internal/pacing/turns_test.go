@@ -20,7 +20,7 @@ func TestTurnsTakeEveryReadInTurn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			turns := NewTurns[string]()
+			turns := newTurns[string]()
 			for i, want := range tt.want {
 				got := turns.Next("w", tt.n, tt.size)
 				if !slices.Equal(got, want) {
@@ -41,7 +41,7 @@ func TestTurnsTakeEveryReadInTurn(t *testing.T) {
 
 // Fewer reads than before (alert IDs removed) never index past them.
 func TestTurnsFollowAShorterList(t *testing.T) {
-	turns := NewTurns[string]()
+	turns := newTurns[string]()
 	turns.Next("w", 10, 4)
 	turns.Took("w", 10, 4)
 	turns.Took("w", 10, 4) // next starts at 8
