@@ -1,6 +1,7 @@
 package pacing
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -280,7 +281,7 @@ func TestPacerAsk(t *testing.T) {
 		admits int // the budget's admissions so far
 	}{
 		{"a new watch on a spent budget waits", func() {}, ask{"new", User, 5 * time.Second}, 1},
-		{"another new watch waits behind it in line", func() {}, ask{"second", User, 5 * time.Second}, 2},
+		{"another new watch waits behind it in line: the budget's wait, then the first's 2 calls", func() {}, ask{"second", User, 7 * time.Second}, 2},
 		{"a periodic refresh is held back by their claims without asking", func() { b.room = 10; c.advance(5 * time.Second) }, ask{"old", Periodic, ClaimRecheck}, 2},
 		{"the new watch gets the room", func() {}, ask{"new", User, 0}, 3},
 		{"the second too", func() { p.Admitted("new") }, ask{"second", User, 0}, 4},
@@ -377,5 +378,82 @@ func TestPacerForget(t *testing.T) {
 	}
 	if changed := p.Level(w); changed != Periodic {
 		t.Errorf("a forgotten watch is seen anew, at level %v; want periodic", changed)
+	}
+}
+
+// gcraBudget is a rate budget as the client keeps one: calls spaced at rate,
+// a burst of them at once, and its refills offset by offset (a budget
+// created together with others; see cloudapi's budgetStore.phaseFor).
+type gcraBudget struct {
+	c        *testClock
+	interval time.Duration // between calls
+	burst    int
+	tat      time.Time // when the budget is next back to a whole burst
+	asks     int
+}
+
+func (b *gcraBudget) of(id string) Budget {
+	return Budget{ID: id, Rate: float64(time.Second) / float64(b.interval), Admit: func(n int) time.Duration {
+		b.asks++
+		now := b.c.wall
+		tat := b.tat
+		if tat.Before(now) {
+			tat = now
+		}
+		next := tat.Add(time.Duration(n) * b.interval)
+		if allowAt := next.Add(-time.Duration(b.burst) * b.interval); allowAt.After(now) {
+			return allowAt.Sub(now)
+		}
+		b.tat = next
+		return 0
+	}}
+}
+
+// Waiting costs about one ask per watch however the budget's refills are
+// offset: each of 200 watches that find the budget spent asks once, is told
+// when its place in the line comes, and is admitted when it comes back, at
+// the budget's own pace (none later than its budget allows, none skipped).
+func TestWaitersAskAboutOnceWhateverTheBudgetsOffset(t *testing.T) {
+	const waiters = 200
+	for _, offset := range []time.Duration{0, 700 * time.Millisecond, 1300 * time.Millisecond, 2100 * time.Millisecond} {
+		t.Run(offset.String(), func(t *testing.T) {
+			c := &testClock{wall: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+			p := newTestPacer(c)
+			start := c.wall
+			// A spent budget of 1 call a second, burst 10, refilling offset.
+			b := &gcraBudget{c: c, interval: time.Second, burst: 10, tat: start.Add(10*time.Second + offset)}
+			type ask struct {
+				at  time.Time
+				key string
+			}
+			var due []ask
+			for i := range waiters {
+				due = append(due, ask{start, fmt.Sprintf("w%03d", i)})
+			}
+			var last time.Time
+			for len(due) > 0 {
+				slices.SortStableFunc(due, func(a, b ask) int { return a.at.Compare(b.at) })
+				next := due[0]
+				due = due[1:]
+				c.wall = next.at
+				wait := p.Ask(next.key, Periodic, b.of("k"), 2)
+				if wait == 0 {
+					p.Admitted(next.key)
+					last = c.wall
+					continue
+				}
+				due = append(due, ask{c.wall.Add(wait), next.key})
+			}
+			// The budget's own pace: 2 calls every 2 s after its offset.
+			ideal := 10*time.Second + offset + (waiters-5)*2*time.Second
+			if took := last.Sub(start); took > ideal+2*time.Second {
+				t.Errorf("the last watch was admitted after %v, want about %v", took, ideal)
+			}
+			perWatch := float64(b.asks) / waiters
+			t.Logf("%.2f asks per watch; the last admitted after %v (ideal %v)", perWatch, last.Sub(start), ideal)
+			if perWatch > 2.1 {
+				t.Errorf("%.2f asks per watch, want at most 2.1 (the first, and about one when its place comes)", perWatch)
+			}
+		})
 	}
 }

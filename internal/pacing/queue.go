@@ -34,9 +34,13 @@ func newQueue[K comparable]() *queue[K] {
 }
 
 // Wait is how long the watch, told by the budget to wait wait for n calls
-// of work at level, should wait: until the calls before it in its line will
-// have been made at rate calls per second, and never less than wait. A rate
-// of 0 (unlimited) leaves wait as it is.
+// of work at level, should wait: wait, and then as long as the calls before
+// it in its line take at rate calls per second. The budget's wait is when it
+// has room for the first of them, not now: a budget whose refills are offset
+// (see cloudapi's budgetStore.phaseFor) has room up to a spacing later than
+// its rate alone says, and a waiter told to come back at its rate from now
+// would come back early and ask once more. A rate of 0 (unlimited) leaves
+// wait as it is.
 func (q *queue[K]) Wait(budget string, key K, level Level, n int, rate float64, wait time.Duration) time.Duration {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -62,7 +66,7 @@ func (q *queue[K]) waitLocked(budget string, key K, level Level, n int, rate flo
 		return wait
 	}
 	ahead := max(0, place-l.served)
-	return max(wait, time.Duration(ahead/rate*float64(time.Second)))
+	return wait + time.Duration(ahead/rate*float64(time.Second))
 }
 
 // Served records that the budget admitted n calls of the watch at level:

@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// Waiters of one budget come back one after another at the budget's rate,
-// each about once, instead of all at the budget's short wait; a higher
-// level's line does not wait for a lower one's, and the line moves on as
-// the budget admits.
+// Waiters of one budget come back one after another at the budget's rate
+// after its own wait, each about once, instead of all at the budget's short
+// wait; a higher level's line does not wait for a lower one's, and the line
+// moves on as the budget admits.
 func TestQueueSpacesWaitersAtTheBudgetsRate(t *testing.T) {
 	const rate = 0.5 // calls per second: a sync of 2 calls every 4 s
 	short := 100 * time.Millisecond
@@ -24,19 +24,19 @@ func TestQueueSpacesWaitersAtTheBudgetsRate(t *testing.T) {
 				waits = append(waits, q.Wait("k", fmt.Sprint(i), User, 2, rate, short))
 			}
 			return waits
-		}, []time.Duration{short, 4 * time.Second, 8 * time.Second, 12 * time.Second}},
+		}, []time.Duration{short, short + 4*time.Second, short + 8*time.Second, short + 12*time.Second}},
 		{"asking again keeps the place", func(q *queue[string]) []time.Duration {
 			q.Wait("k", "a", User, 2, rate, short)
 			q.Wait("k", "b", User, 2, rate, short)
 			return []time.Duration{q.Wait("k", "b", User, 2, rate, short), q.Wait("k", "b", User, 2, rate, short)}
-		}, []time.Duration{4 * time.Second, 4 * time.Second}},
+		}, []time.Duration{short + 4*time.Second, short + 4*time.Second}},
 		{"the line moves on as the budget admits", func(q *queue[string]) []time.Duration {
 			q.Wait("k", "a", User, 2, rate, short)
 			q.Wait("k", "b", User, 2, rate, short)
 			q.Wait("k", "c", User, 2, rate, short)
 			q.Served("k", "a", User, 2)
 			return []time.Duration{q.Wait("k", "b", User, 2, rate, short), q.Wait("k", "c", User, 2, rate, short)}
-		}, []time.Duration{short, 4 * time.Second}},
+		}, []time.Duration{short, short + 4*time.Second}},
 		{"user work does not queue behind periodic refreshes", func(q *queue[string]) []time.Duration {
 			for i := range 10 {
 				q.Wait("k", fmt.Sprint(i), Periodic, 2, rate, short)
@@ -47,10 +47,10 @@ func TestQueueSpacesWaitersAtTheBudgetsRate(t *testing.T) {
 			q.Wait("k", "a", User, 2, rate, short)
 			return []time.Duration{q.Wait("other", "b", User, 2, rate, short)}
 		}, []time.Duration{short}},
-		{"the budget's own wait is never shortened", func(q *queue[string]) []time.Duration {
+		{"the calls before it come after the budget's own wait", func(q *queue[string]) []time.Duration {
 			q.Wait("k", "a", User, 2, rate, short)
 			return []time.Duration{q.Wait("k", "b", User, 2, rate, time.Minute)}
-		}, []time.Duration{time.Minute}},
+		}, []time.Duration{time.Minute + 4*time.Second}},
 		{"an unlimited budget keeps its wait", func(q *queue[string]) []time.Duration {
 			q.Wait("k", "a", User, 2, 0, short)
 			return []time.Duration{q.Wait("k", "b", User, 2, 0, short)}
