@@ -66,7 +66,7 @@ func (r *ServiceWatchReconciler) admit(in syncInput, level pacing.Level) admissi
 		batch := r.alertBatch(key, reads, size)
 		if n := r.toReserve(in, batch, admitted.unreserved); n > 0 {
 			if wait := r.ask(key, level, cloudapi.APIAlert, in.alerts.url, in.alerts.digest, n); wait > 0 {
-				if requestedWork(in.watch) != "" {
+				if level == pacing.User {
 					return admission{wait: wait}
 				}
 				admitted.alertsDeferred = true

@@ -57,7 +57,35 @@ func (cp *controlPlane) secretGets(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cp.cfg.Host, "/")+"/metrics", http.NoBody)
+	n, err := scrape(ctx, hc, strings.TrimSuffix(cp.cfg.Host, "/")+"/metrics", secretGetSeries)
+	return int(n), err
+}
+
+// secretGetSeries are the apiserver_request_total series of GETs of Secrets.
+var secretGetSeries = seriesOf("apiserver_request_total", `resource="secrets"`, `verb="GET"`)
+
+// reconciles is what a manager's work queue did, from its own metrics: every
+// reconcile, and those the client-side budget put off. Waiting is cheap when
+// a watch that waits for its budget is reconciled about once more, not once
+// per room the budget makes.
+type reconciles struct {
+	total, deferred float64
+}
+
+// reconcilesOf scrapes a manager's metrics endpoint (plain HTTP) at url.
+func reconcilesOf(ctx context.Context, url string) (reconciles, error) {
+	var r reconciles
+	var err error
+	if r.total, err = scrape(ctx, http.DefaultClient, url, seriesOf("controller_runtime_reconcile_total")); err != nil {
+		return r, err
+	}
+	r.deferred, err = scrape(ctx, http.DefaultClient, url, seriesOf("servicewatch_sync_deferrals_total"))
+	return r, err
+}
+
+// scrape sums the series that match in the Prometheus text exposition at url.
+func scrape(ctx context.Context, hc *http.Client, url string, match func(line string) bool) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
 	if err != nil {
 		return 0, err
 	}
@@ -67,21 +95,36 @@ func (cp *controlPlane) secretGets(ctx context.Context) (int, error) {
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("GET /metrics: %s", resp.Status)
+		return 0, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	return countSecretGets(resp.Body)
+	return sumSeries(resp.Body, match)
 }
 
-// countSecretGets sums the apiserver_request_total series of GETs of
-// secrets in a Prometheus text exposition.
-func countSecretGets(r io.Reader) (int, error) {
+// seriesOf matches the series of metric name whose labels hold every one of
+// labels (each as name="value").
+func seriesOf(name string, labels ...string) func(line string) bool {
+	return func(line string) bool {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			return false
+		}
+		for _, l := range labels {
+			if !strings.Contains(line, l) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// sumSeries sums the values of the series that match in a Prometheus text
+// exposition.
+func sumSeries(r io.Reader, match func(line string) bool) (float64, error) {
 	s := bufio.NewScanner(r)
 	s.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	total := 0.0
 	for s.Scan() {
 		line := s.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") ||
-			!strings.Contains(line, `resource="secrets"`) || !strings.Contains(line, `verb="GET"`) {
+		if !match(line) {
 			continue
 		}
 		fields := strings.Fields(line)
@@ -91,5 +134,5 @@ func countSecretGets(r io.Reader) (int, error) {
 		}
 		total += v
 	}
-	return int(total), s.Err()
+	return total, s.Err()
 }

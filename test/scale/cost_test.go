@@ -18,7 +18,7 @@ func TestParseProcStat(t *testing.T) {
 	}
 }
 
-func TestCountSecretGets(t *testing.T) {
+func TestSumSeries(t *testing.T) {
 	exposition := `# HELP apiserver_request_total Counter of apiserver requests
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="secrets",scope="resource",subresource="",verb="GET",version="v1"} 1200
 apiserver_request_total{code="404",component="apiserver",dry_run="",group="",resource="secrets",scope="resource",subresource="",verb="GET",version="v1"} 3
@@ -26,11 +26,32 @@ apiserver_request_total{code="200",component="apiserver",dry_run="",group="",res
 apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="secrets",scope="resource",subresource="",verb="POST",version="v1"} 8
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="GET",version="v1"} 5
 `
-	got, err := countSecretGets(strings.NewReader(exposition))
+	got, err := sumSeries(strings.NewReader(exposition), secretGetSeries)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got != 1203 {
-		t.Errorf("secret GETs = %d, want 1203", got)
+		t.Errorf("secret GETs = %v, want 1203", got)
+	}
+
+	manager := `# HELP controller_runtime_reconcile_total Total number of reconciliations per controller
+controller_runtime_reconcile_total{controller="servicewatch",result="error"} 0
+controller_runtime_reconcile_total{controller="servicewatch",result="requeue_after"} 4453
+controller_runtime_reconcile_total{controller="servicewatch",result="success"} 987
+controller_runtime_reconcile_total_other{controller="servicewatch"} 5
+servicewatch_sync_deferrals_total{api="management",reason="budget"} 1992
+servicewatch_sync_deferrals_total{api="alert",reason="budget"} 8
+`
+	for _, c := range []struct {
+		series string
+		want   float64
+	}{{"controller_runtime_reconcile_total", 5440}, {"servicewatch_sync_deferrals_total", 2000}} {
+		got, err := sumSeries(strings.NewReader(manager), seriesOf(c.series))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s = %v, want %v", c.series, got, c.want)
+		}
 	}
 }

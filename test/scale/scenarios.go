@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/childproc"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
@@ -190,15 +191,19 @@ type coldStart struct {
 	calls []call
 	peak  int64 // the manager's peak RSS
 	// secretGets are the GETs of Secrets the API server served, cpu the
-	// manager's CPU time, both from its start to the last watch's Ready.
+	// manager's CPU time and work its reconciles, all from its start to the
+	// last watch's Ready.
 	secretGets int
 	cpu        time.Duration
+	work       reconciles
 }
 
 // cost is the Secret reads and CPU of a cold start of n watches, for the
 // table.
 func (c coldStart) cost(n int) string {
-	return fmt.Sprintf("%.1f Secret GETs per watch; manager CPU %s", float64(c.secretGets)/float64(n), seconds(c.cpu))
+	per := func(v float64) float64 { return v / float64(n) }
+	return fmt.Sprintf("%.1f Secret GETs per watch; %.1f reconciles per watch (%.1f put off by the budget); manager CPU %s",
+		per(float64(c.secretGets)), per(c.work.total), per(c.work.deferred), seconds(c.cpu))
 }
 
 // firstSyncs creates n watches dealt to the tenants before the manager
@@ -208,7 +213,12 @@ func firstSyncs(ctx context.Context, e *runEnv, ts []tenant, n int, timeout time
 	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{})); err != nil {
 		return coldStart{}, err
 	}
-	m, err := e.startManager(ctx, args...)
+	// The metrics listener costs nothing until the one scrape at the end.
+	metrics, err := childproc.FreeAddr(ctx)
+	if err != nil {
+		return coldStart{}, err
+	}
+	m, err := e.startManager(ctx, append(args, "--metrics-bind-address", metrics, "--metrics-secure=false")...)
 	if err != nil {
 		return coldStart{}, err
 	}
@@ -229,7 +239,11 @@ func firstSyncs(ctx context.Context, e *runEnv, ts []tenant, n int, timeout time
 	if err != nil {
 		return coldStart{}, err
 	}
-	return coldStart{took: last.Sub(earliest(calls)), calls: calls, peak: peak, secretGets: gets, cpu: cpu}, nil
+	work, err := reconcilesOf(ctx, "http://"+metrics+"/metrics")
+	if err != nil {
+		return coldStart{}, err
+	}
+	return coldStart{took: last.Sub(earliest(calls)), calls: calls, peak: peak, secretGets: gets, cpu: cpu, work: work}, nil
 }
 
 // budgetFleetScenario: the cloud's budget, not concurrency, bounds how fast
