@@ -98,9 +98,48 @@ func TestAdmissionKeepsToTheLimitOverAStretchedWindow(t *testing.T) {
 	}
 }
 
+// A waiting watch is told when its budget will have room, and its reconcile
+// comes back a few milliseconds after that (a timer, a work queue). A batch
+// that late keeps its slot: were the budget's grid to move by each lateness,
+// every later waiter, told the grid as it was, would come back early, be
+// refused and ask once more.
+func TestABatchALittleLateKeepsItsSlot(t *testing.T) {
+	mgmt := DefaultManagementRate() // a batch of 2 every 2.2 s
+	const batches = 100
+	for _, late := range []time.Duration{0, time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond} {
+		t.Run(late.String(), func(t *testing.T) {
+			clock := clocktesting.NewFakeClock(epoch)
+			c := clientAt(clock, mgmt, RateLimit{Requests: -1})
+			rng := rand.New(rand.NewPCG(1, 2))
+			refused := 0
+			for k := range batches {
+				// The first batch sets the grid; the k-th waiter was told the
+				// k-th slot, comes back up to late after it, and asks until
+				// it is admitted.
+				at := epoch.Add(time.Duration(k) * 2200 * time.Millisecond)
+				if k > 0 {
+					at = at.Add(time.Duration(rng.Int64N(int64(late) + 1)))
+				}
+				clock.SetTime(at)
+				for c.Admit(APIManagement, "https://api.example.com", testKey, 2) > 0 {
+					refused++
+					if refused > 2*batches {
+						t.Fatal("never admitted")
+					}
+					clock.Step(c.Admit(APIManagement, "https://api.example.com", testKey, 2))
+				}
+			}
+			t.Logf("%d of %d batches refused once", refused, batches)
+			if refused != 0 {
+				t.Errorf("%d of %d batches arriving up to %v late were refused, want 0", refused, batches, late)
+			}
+		})
+	}
+}
+
 // Whatever the sequence of requests, admissions never put more than Requests
-// calls into any window of Per × 1.1 (so none into any window of Per, at any
-// phase), every refusal says a wait > 0, and waiting that long is enough.
+// calls into any window of Per × 1.1 less a tenth of a spacing (so none into
+// any window of Per, at any phase), every refusal says a wait > 0, and waiting that long is enough.
 func TestAdmissionNeverExceedsTheLimitInAnyWindow(t *testing.T) {
 	limits := []RateLimit{
 		DefaultManagementRate(), DefaultAlertRate(),
@@ -152,7 +191,12 @@ func checkAdmissions(t *testing.T, limit RateLimit, rng *rand.Rand) {
 			t.Fatalf("Admit(%d) said wait %v, but then it says wait %v more", n, wait, again)
 		}
 	}
-	window := windowOf(limit)
+	// A batch a little late counts in its slot (slotOf): the window less
+	// that slack is what admission keeps to, still longer than Per.
+	window := windowOf(limit) - windowOf(limit)/time.Duration(limit.Requests)/lateSlots
+	if window <= limit.Per {
+		t.Fatalf("window %v leaves no margin over %v", window, limit.Per)
+	}
 	for i, first := range admitted {
 		// Calls at or after first and before first+window.
 		j, _ := slices.BinarySearchFunc(admitted, first.Add(window), func(a, b time.Time) int { return a.Compare(b) })

@@ -18,9 +18,10 @@ func (l RateLimit) enabled() bool { return l.Requests > 0 && l.Per > 0 }
 // The service counts calls in windows of its own, whose phase we do not know,
 // and a call reaches it some latency after it was admitted, a latency that
 // varies. So admission keeps to the limit over a window longer than the
-// service's by a margin: with Per × 11/10, no window of Per at the service
-// sees more than Requests calls as long as latency varies by less than a
-// tenth of Per (1 s for the management API's 10 s).
+// service's by a margin: with Per × 11/10, less the tenth of a spacing a
+// late batch may keep of its slot (see slotOf), no window of Per at the
+// service sees more than Requests calls as long as latency varies by less
+// than 0.89 s for the management API's 10 s.
 const (
 	marginNumerator   = 11
 	marginDenominator = 10
@@ -76,15 +77,35 @@ func (rl *rateLimiter) admit(now time.Time, n int) time.Duration {
 		return rl.window
 	}
 	rl.forget(now)
-	tat := maxTime(rl.tat, now).Add(time.Duration(n) * rl.interval)
+	at := rl.slotOf(now)
+	tat := maxTime(rl.tat, at).Add(time.Duration(n) * rl.interval)
 	wait := tat.Sub(now) - time.Duration(max(rl.burst, n))*rl.interval
 	wait = max(wait, rl.windowWait(now, n))
 	if wait > 0 {
 		return wait
 	}
 	rl.tat = tat
-	rl.log = append(rl.log, grant{at: now, n: n})
+	rl.log = append(rl.log, grant{at: at, n: n})
 	return 0
+}
+
+// lateSlots is the share of the spacing, 1/lateSlots, by which a batch may
+// come after its slot and still count as admitted in it.
+const lateSlots = 10
+
+// slotOf is when calls admitted at now count as admitted: at the budget's
+// next slot (GCRA's theoretical arrival time) when they come at most a
+// tenth of a spacing after it, else now. A caller told to wait for a slot
+// comes back a little after it (a timer, a work queue); were the grid to
+// move by each such lateness, every caller told the grid as it was would come
+// back early, be refused and ask again. The cost is a tenth of a spacing
+// taken from the margin: no window of windowOf(l) less that tenth holds
+// more than Requests calls (10.89 s for the management API's 10 s).
+func (rl *rateLimiter) slotOf(now time.Time) time.Time {
+	if late := now.Sub(rl.tat); late > 0 && late <= rl.interval/lateSlots {
+		return rl.tat
+	}
+	return now
 }
 
 // windowWait returns how long until n more calls fit in the window.
