@@ -55,21 +55,33 @@ func (r *ServiceWatchReconciler) admit(in syncInput, level pacing.Level) admissi
 	key := types.NamespacedName{Namespace: in.watch.Namespace, Name: in.watch.Name}
 	admitted := admission{unreserved: map[readKey]bool{}}
 	if in.management.failure == nil {
-		if n := r.toReserve(in, in.managementReads(), admitted.unreserved); n > 0 {
+		reads := in.managementReads()
+		n, expected := r.toReserve(in, reads, admitted.unreserved)
+		if expected {
+			return admission{wait: expectRetry}
+		}
+		if n > 0 {
 			if wait := r.ask(key, level, cloudapi.APIManagement, in.management.url, in.management.digest, n); wait > 0 {
 				return admission{wait: wait}
 			}
+			r.expect(reads, admitted.unreserved)
 		}
 	}
 	if len(in.watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
 		reads, size := in.alertReads(), r.Cloud.MaxBatch(cloudapi.APIAlert)
 		batch := r.alertBatch(key, reads, size)
-		if n := r.toReserve(in, batch, admitted.unreserved); n > 0 {
+		n, expected := r.toReserve(in, batch, admitted.unreserved)
+		if expected {
+			return admission{wait: expectRetry}
+		}
+		if n > 0 {
 			if wait := r.ask(key, level, cloudapi.APIAlert, in.alerts.url, in.alerts.digest, n); wait > 0 {
 				if level == pacing.User {
 					return admission{wait: wait}
 				}
 				admitted.alertsDeferred = true
+			} else {
+				r.expect(batch, admitted.unreserved)
 			}
 		}
 		if !admitted.alertsDeferred && len(batch) < len(reads) {
@@ -99,19 +111,33 @@ func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Leve
 }
 
 // toReserve counts the reads that need a call of their own, and marks the
-// others unreserved. A sync that must read fresh reserves every call: a
-// finished read is no use to it, and one under way may end before it gets
-// there.
-func (r *ServiceWatchReconciler) toReserve(in syncInput, reads []readKey, unreserved map[readKey]bool) int {
-	n := 0
+// others unreserved; expected: one of those was just admitted for another
+// watch and is about to begin (see sharedReads.expecting), so the watch
+// looks again in a moment and joins it. A sync that must read fresh
+// reserves every call: a finished read is no use to it, and one under way
+// may end before it gets there.
+func (r *ServiceWatchReconciler) toReserve(in syncInput, reads []readKey, unreserved map[readKey]bool) (n int, expected bool) {
 	for _, key := range reads {
-		if !in.fresh && r.shared.covers(key) {
-			unreserved[key] = true
-			continue
+		if !in.fresh {
+			if r.shared.covers(key) {
+				unreserved[key] = true
+				continue
+			}
+			expected = expected || r.shared.expecting(key)
 		}
 		n++
 	}
-	return n
+	return n, expected
+}
+
+// expect tells the shared reads that the reads of reads the sync reserved
+// calls for are about to begin.
+func (r *ServiceWatchReconciler) expect(reads []readKey, unreserved map[readKey]bool) {
+	for _, key := range reads {
+		if !unreserved[key] {
+			r.shared.expect(key)
+		}
+	}
 }
 
 // noteDemand records what the watch asks of its budgets at its interval and

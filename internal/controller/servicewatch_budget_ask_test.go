@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,4 +53,77 @@ func TestAskServesANewWatchBeforeARefresh(t *testing.T) {
 // and whose periodic syncs have no jitter.
 func testPacer(now func() time.Time) *pacing.Pacer[types.NamespacedName, readKey] {
 	return pacing.New[types.NamespacedName, readKey](pacing.NewClock(now, nil), func(time.Duration) time.Duration { return 0 })
+}
+
+// Watches of one service due together are reconciled side by side. The
+// second one admitted before the first one's reads have begun must not ask
+// the budget for the same calls: refused, it would wait its place in the
+// budget's line and come back after the first one's answer was stale, and
+// its reads would go out twice every round from then on. It looks again in
+// a moment and joins the first one's reads, for no call of its own.
+func TestAWatchWaitsAMomentForTheReadsAnotherWasJustAdmittedFor(t *testing.T) {
+	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+	metrics, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cloud := &budgetCloud{}
+	r := &ServiceWatchReconciler{Cloud: cloud, Metrics: metrics, now: now, shared: newSharedReads(sharedFreshness, now)}
+	r.pacer = testPacer(r.now)
+	inputOf := func(name string) syncInput {
+		w := testWatch()
+		w.Name = name
+		return syncInput{watch: w, management: newManagementAccess("https://api.example.com", cloudapi.NewBasicCredentials("k", "s")),
+			shared: r.shared}
+	}
+	first, second := inputOf("first"), inputOf("second")
+
+	if a := r.admit(first, pacing.Periodic); a.wait > 0 || len(a.unreserved) > 0 {
+		t.Fatalf("the first watch: %+v, want admitted for its own reads", a)
+	}
+	cloud.refuse = true // the first one took what the budget had
+	if a := r.admit(second, pacing.Periodic); a.wait != expectRetry {
+		t.Fatalf("the second watch, before the first one's reads began: wait %s, want %s", a.wait, expectRetry)
+	}
+	if cloud.admits != 1 {
+		t.Errorf("the second watch asked the budget (%d admissions)", cloud.admits)
+	}
+
+	// The first one's reads begin; the second joins them.
+	var calls atomic.Int32
+	release := make([]func(), 0, 2)
+	for _, key := range first.managementReads() {
+		done, _ := blockedRead(t, r.shared, key, countingFetch(&calls, "answer", nil))
+		release = append(release, done)
+	}
+	clock = clock.Add(expectRetry)
+	a := r.admit(second, pacing.Periodic)
+	if a.wait > 0 || len(a.unreserved) != len(second.managementReads()) {
+		t.Errorf("the second watch once the reads began: %+v, want admitted with every read left to them", a)
+	}
+	if cloud.admits != 1 {
+		t.Errorf("%d admissions, want only the first watch's", cloud.admits)
+	}
+	for _, done := range release {
+		done()
+	}
+
+	// An admitted read that never begins holds the others back a second at
+	// most: then they ask for themselves.
+	third := inputOf("third")
+	third.watch.Spec.ServiceID = "another-service"
+	cloud.refuse = false
+	if a := r.admit(third, pacing.Periodic); a.wait > 0 {
+		t.Fatalf("the third watch: %+v, want admitted", a)
+	}
+	fourth := inputOf("fourth")
+	fourth.watch.Spec.ServiceID = "another-service"
+	if a := r.admit(fourth, pacing.Periodic); a.wait != expectRetry {
+		t.Fatalf("the fourth watch: wait %s, want %s", a.wait, expectRetry)
+	}
+	clock = clock.Add(expectFor)
+	if a := r.admit(fourth, pacing.Periodic); a.wait > 0 || len(a.unreserved) > 0 {
+		t.Errorf("the fourth watch after %s: %+v, want admitted for its own reads", expectFor, a)
+	}
 }

@@ -53,9 +53,22 @@ type sharedReads struct {
 
 	mu    sync.Mutex
 	calls map[readKey]*sharedCall
+	// expected are the reads admitted for a watch that have not begun yet
+	// (see expecting), by when they were admitted.
+	expected map[readKey]time.Time
 	// swept is when finished calls were last evicted.
 	swept time.Time
 }
+
+// expectFor is how long a read admitted for one watch holds back the others
+// that would make it too: it begins within moments (the watch reads its
+// Secrets from the cache, then starts its reads), unless it waits for a
+// read slot or never comes; the others then ask for a call of their own.
+const expectFor = time.Second
+
+// expectRetry is how soon a watch whose read another watch was just admitted
+// for looks again: by then that read has begun, and the watch joins it.
+const expectRetry = 100 * time.Millisecond
 
 // sharedCall is one call that several reads may wait for.
 type sharedCall struct {
@@ -74,7 +87,7 @@ type sharedCall struct {
 }
 
 func newSharedReads(freshness time.Duration, now func() time.Time) *sharedReads {
-	return &sharedReads{freshness: freshness, now: now, calls: map[readKey]*sharedCall{}}
+	return &sharedReads{freshness: freshness, now: now, calls: map[readKey]*sharedCall{}, expected: map[readKey]time.Time{}}
 }
 
 // readPanicError is a panic of a shared read, as an error for every read that
@@ -166,7 +179,38 @@ func (s *sharedReads) join(key readKey, fresh bool) (*sharedCall, bool) {
 	}
 	c := &sharedCall{done: make(chan struct{})}
 	s.calls[key] = c
+	delete(s.expected, key)
 	return c, true
+}
+
+// expect records that a read of key was admitted (its call reserved) and
+// is about to begin.
+func (s *sharedReads) expect(key readKey) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expected[key] = s.now()
+}
+
+// expecting tells whether a read of key was admitted within expectFor and
+// has not begun yet (callers ask when covers is false). Watches due together (a group at its slot, a
+// fleet at a start) are reconciled side by side: without it, the second
+// one admitted before the first one's read had begun saw nothing to share,
+// asked the budget for the same call, and was refused or made it twice;
+// refused, it waited its place in the budget's line, came back after the
+// first one's answer was stale, and from then on its group's reads went
+// out twice each round.
+func (s *sharedReads) expecting(key readKey) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.expected[key]
+	// The read that begins deletes its expectation (see join).
+	return ok && s.now().Sub(at) < expectFor
 }
 
 // covers tells whether a read of key made now would be answered without a
@@ -209,6 +253,11 @@ func (s *sharedReads) sweepLocked(now time.Time) {
 	for key, c := range s.calls {
 		if c.ended && !s.freshLocked(c, now) {
 			delete(s.calls, key)
+		}
+	}
+	for key, at := range s.expected {
+		if now.Sub(at) >= expectFor {
+			delete(s.expected, key)
 		}
 	}
 	s.swept = now
