@@ -83,8 +83,8 @@ func parseFlags(args []string) (config, error) {
 	fs.Int64Var(&cfg.cloud.MaxResponseBytes, "cloud-max-response-bytes", cloudapi.DefaultMaxResponseBytes, "Largest cloud API response body accepted.")
 	cfg.managementRate = rateFlag(cloudapi.DefaultManagementRate())
 	cfg.alertRate = rateFlag(cloudapi.DefaultAlertRate())
-	fs.Var(&cfg.managementRate, "management-rate-limit", "Client-side budget per management key and API host, as REQUESTS/PERIOD[/BURST] (BURST defaults to REQUESTS); kept over PERIOD × 1.1; 0 disables.")
-	fs.Var(&cfg.alertRate, "alert-rate-limit", "Client-side budget per alert token and API host, as REQUESTS/PERIOD[/BURST] (BURST defaults to REQUESTS); kept over PERIOD × 1.1; 0 disables.")
+	fs.Var(&cfg.managementRate, "management-rate-limit", "Client-side budget per management key and API host, as REQUESTS/PERIOD[/BURST] (BURST defaults to REQUESTS); kept over any window of PERIOD × 1.1 less a tenth of a spacing (10.89 s for 10/10s), a margin for latency; 0 disables.")
+	fs.Var(&cfg.alertRate, "alert-rate-limit", "Client-side budget per alert token and API host, as REQUESTS/PERIOD[/BURST] (BURST defaults to REQUESTS); kept over any window of PERIOD × 1.1 less a tenth of a spacing (10.89 s for 10/10s), a margin for latency; 0 disables.")
 	cfg.zap.Development = false
 	cfg.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {

@@ -57,8 +57,11 @@ func (cp *controlPlane) secretGets(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := scrape(ctx, hc, strings.TrimSuffix(cp.cfg.Host, "/")+"/metrics", secretGetSeries)
-	return int(n), err
+	sums, err := scrape(ctx, hc, strings.TrimSuffix(cp.cfg.Host, "/")+"/metrics", secretGetSeries)
+	if err != nil {
+		return 0, err
+	}
+	return int(sums[0]), nil
 }
 
 // secretGetSeries are the apiserver_request_total series of GETs of Secrets.
@@ -72,32 +75,32 @@ type reconciles struct {
 	total, deferred float64
 }
 
-// reconcilesOf scrapes a manager's metrics endpoint (plain HTTP) at url.
+// reconcilesOf scrapes a manager's metrics endpoint (plain HTTP) at url, once.
 func reconcilesOf(ctx context.Context, url string) (reconciles, error) {
-	var r reconciles
-	var err error
-	if r.total, err = scrape(ctx, http.DefaultClient, url, seriesOf("controller_runtime_reconcile_total")); err != nil {
-		return r, err
+	sums, err := scrape(ctx, http.DefaultClient, url,
+		seriesOf("controller_runtime_reconcile_total"), seriesOf("servicewatch_sync_deferrals_total"))
+	if err != nil {
+		return reconciles{}, err
 	}
-	r.deferred, err = scrape(ctx, http.DefaultClient, url, seriesOf("servicewatch_sync_deferrals_total"))
-	return r, err
+	return reconciles{total: sums[0], deferred: sums[1]}, nil
 }
 
-// scrape sums the series that match in the Prometheus text exposition at url.
-func scrape(ctx context.Context, hc *http.Client, url string, match func(line string) bool) (float64, error) {
+// scrape reads the Prometheus text exposition at url once and sums, for each
+// matcher, the series it matches.
+func scrape(ctx context.Context, hc *http.Client, url string, matchers ...func(line string) bool) ([]float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("GET %s: %s", url, resp.Status)
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	return sumSeries(resp.Body, match)
+	return sumSeries(resp.Body, matchers...)
 }
 
 // seriesOf matches the series of metric name whose labels hold every one of
@@ -116,23 +119,25 @@ func seriesOf(name string, labels ...string) func(line string) bool {
 	}
 }
 
-// sumSeries sums the values of the series that match in a Prometheus text
-// exposition.
-func sumSeries(r io.Reader, match func(line string) bool) (float64, error) {
+// sumSeries sums, for each matcher, the values of the series it matches in a
+// Prometheus text exposition.
+func sumSeries(r io.Reader, matchers ...func(line string) bool) ([]float64, error) {
 	s := bufio.NewScanner(r)
 	s.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	total := 0.0
+	sums := make([]float64, len(matchers))
 	for s.Scan() {
 		line := s.Text()
-		if !match(line) {
-			continue
+		for i, match := range matchers {
+			if !match(line) {
+				continue
+			}
+			fields := strings.Fields(line)
+			v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+			if err != nil {
+				return nil, fmt.Errorf("series %q: %w", line, err)
+			}
+			sums[i] += v
 		}
-		fields := strings.Fields(line)
-		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		if err != nil {
-			return 0, fmt.Errorf("series %q: %w", line, err)
-		}
-		total += v
 	}
-	return total, s.Err()
+	return sums, s.Err()
 }
