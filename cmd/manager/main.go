@@ -51,6 +51,14 @@ func main() {
 	}
 }
 
+// rateLimitHelp is the help of a client-side rate-limit flag for one kind of
+// credential; example is the window its default is kept over (see
+// cloudapi's slotOf).
+func rateLimitHelp(credential, example string) string {
+	return "Client-side budget per " + credential + " and API host, as REQUESTS/PERIOD[/BURST] (BURST defaults to REQUESTS); " +
+		"kept over any window of PERIOD × 1.1 less a tenth of a spacing (" + example + "), a margin for latency; 0 disables."
+}
+
 // parseFlags reads the command line, and refuses values that could only fail
 // later, one watch at a time.
 func parseFlags(args []string) (config, error) {
@@ -83,8 +91,8 @@ func parseFlags(args []string) (config, error) {
 	fs.Int64Var(&cfg.cloud.MaxResponseBytes, "cloud-max-response-bytes", cloudapi.DefaultMaxResponseBytes, "Largest cloud API response body accepted.")
 	cfg.managementRate = rateFlag(cloudapi.DefaultManagementRate())
 	cfg.alertRate = rateFlag(cloudapi.DefaultAlertRate())
-	fs.Var(&cfg.managementRate, "management-rate-limit", "Client-side budget per management key and API host, as REQUESTS/PERIOD[/BURST] (BURST defaults to REQUESTS); kept over any window of PERIOD × 1.1 less a tenth of a spacing (10.89 s for 10/10s), a margin for latency; 0 disables.")
-	fs.Var(&cfg.alertRate, "alert-rate-limit", "Client-side budget per alert token and API host, as REQUESTS/PERIOD[/BURST] (BURST defaults to REQUESTS); kept over any window of PERIOD × 1.1 less a tenth of a spacing (10.89 s for 10/10s), a margin for latency; 0 disables.")
+	fs.Var(&cfg.managementRate, "management-rate-limit", rateLimitHelp("management key", "10.89 s for 10/10s"))
+	fs.Var(&cfg.alertRate, "alert-rate-limit", rateLimitHelp("alert token", "65.93 s for 100/1m"))
 	cfg.zap.Development = false
 	cfg.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
