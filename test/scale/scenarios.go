@@ -45,6 +45,8 @@ func scenarios() []scenario {
 			"(the floor)", readyScenarioAt(0, 0)},
 		{"budget-1000", "1,000 new watches, 4 keys, the manager's default client limits, cloud latency 50 ms and the real budget enforced (10 calls/10 s per key): first cloud call to all Ready, vs the budget bound 2 calls × 1,000 / (4 keys × 1 call/s) = 500 s; 429s; Secret GETs per watch and manager CPU until all Ready (compare ready-1000-default, the same 1,000 syncs without limits)",
 			"≈ 1.1× bound (the client keeps a 10% margin), 0 × 429, ≤ 3 Secret GETs per watch, CPU ≤ 2× ready-1000-default's", budgetFleetScenario},
+		{"paced-1000", "budget-1000's 1,000 syncs at the pace its budget admits them (one every 0.55 s, 4 keys), with no client limits: each watch created when budget-1000 would admit its sync; manager CPU until all Ready",
+			"(the price of the pace alone: budget-1000's CPU beyond it is the price of waiting)", pacedFleetScenario},
 		{"memory-1000", "1,000 watches synced with default flags (no client limits): manager peak RSS; then 10,000 Secrets of 1 KiB that no watch references, and the peak again",
 			"(what a fleet costs)", fleetMemoryScenario},
 		{"spread-200", "200 watches created together on 20 keys, interval 30 s, the manager's default client limits: cloud calls per 1-s bin over the 75 s (2.5 intervals) right after all are Ready: peak ÷ mean, seconds with any call; each watch's sync periods ending in that window",
@@ -210,8 +212,17 @@ func (c coldStart) cost(n int) string {
 // starts, so that all are due at once, starts the manager with args, and
 // waits up to timeout until every watch has been Ready.
 func firstSyncs(ctx context.Context, e *runEnv, ts []tenant, n int, timeout time.Duration, args ...string) (coldStart, error) {
-	if err := e.cp.createWatches(ctx, spreadWatches(ts, n, watchSpec{})); err != nil {
-		return coldStart{}, err
+	return syncsAtPace(ctx, e, ts, n, 0, timeout, args...)
+}
+
+// syncsAtPace is firstSyncs with the watches created one every pace after
+// the manager started (0: all of them before it starts).
+func syncsAtPace(ctx context.Context, e *runEnv, ts []tenant, n int, pace, timeout time.Duration, args ...string) (coldStart, error) {
+	watches := spreadWatches(ts, n, watchSpec{})
+	if pace == 0 {
+		if err := e.cp.createWatches(ctx, watches); err != nil {
+			return coldStart{}, err
+		}
 	}
 	// The metrics listener costs nothing until the one scrape at the end.
 	metrics, err := childproc.FreeAddr(ctx)
@@ -221,6 +232,11 @@ func firstSyncs(ctx context.Context, e *runEnv, ts []tenant, n int, timeout time
 	m, err := e.startManager(ctx, append(args, "--metrics-bind-address", metrics, "--metrics-secure=false")...)
 	if err != nil {
 		return coldStart{}, err
+	}
+	if pace > 0 {
+		if err := createAtPace(ctx, e, watches, pace); err != nil {
+			return coldStart{}, err
+		}
 	}
 	last, err := waitAllReady(ctx, e, "", n, timeout)
 	if err != nil {
@@ -269,6 +285,47 @@ func budgetFleetScenario(ctx context.Context, e *runEnv) (string, error) {
 	return fmt.Sprintf("%s = %s budget bound %s; %d × 429 of %d calls; peak RSS %s; %s",
 		seconds(run.took), times(run.took.Seconds()/bound.Seconds()), seconds(bound),
 		len(selectCalls(run.calls, withStatus(429))), len(run.calls), mebibytes(run.peak), run.cost(n)), nil
+}
+
+// pacedFleetScenario: budget-1000's 1,000 syncs at the pace its budget
+// allows, with no budget: each watch is created when budget-1000 would
+// admit its sync. What this costs is the price of the pace alone; what
+// budget-1000 costs beyond it is the price of waiting.
+func pacedFleetScenario(ctx context.Context, e *runEnv) (string, error) {
+	const (
+		n    = 1000
+		keys = 4
+		// pace is one sync of one of the keys every 1.1 s × 2 calls, as the
+		// client's budget admits them: 550 s for 1,000.
+		pace = 2200 * time.Millisecond / keys
+	)
+	ts := makeTenants("fleet-paced", keys)
+	if err := setUp(ctx, e, ts, "--latency", cloudLatency.String()); err != nil {
+		return "", err
+	}
+	run, err := syncsAtPace(ctx, e, ts, n, pace, 20*time.Minute, noClientLimits...)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s for 1,000 syncs one every %s; peak RSS %s; %s",
+		seconds(run.took), seconds(pace), mebibytes(run.peak), run.cost(n)), nil
+}
+
+// createAtPace creates the watches one every pace.
+func createAtPace(ctx context.Context, e *runEnv, watches []*swv1.ServiceWatch, pace time.Duration) error {
+	tick := time.NewTicker(pace)
+	defer tick.Stop()
+	for i := range watches {
+		if err := e.cp.createWatches(ctx, watches[i:i+1]); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return nil
 }
 
 // fleetMemoryScenario: what 1,000 synced watches cost in memory, and what
