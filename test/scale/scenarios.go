@@ -307,8 +307,8 @@ func pacedFleetScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s for 1,000 syncs one every %s; peak RSS %s; %s",
-		seconds(run.took), seconds(pace), mebibytes(run.peak), run.cost(n)), nil
+	return fmt.Sprintf("%s for 1,000 syncs one every %v; peak RSS %s; %s",
+		seconds(run.took), pace, mebibytes(run.peak), run.cost(n)), nil
 }
 
 // createAtPace creates the watches one every pace.
