@@ -13,6 +13,7 @@ import (
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 // NewTestReconciler is a reconciler outside any manager, whose background
@@ -27,15 +28,16 @@ func NewTestReconciler(ctx context.Context, c client.Client, reader client.Reade
 // StartSync runs what a reconcile of a due watch runs, and returns how long
 // it was told to wait (0 when the sync started).
 func (r *ServiceWatchReconciler) StartSync(ctx context.Context, watch *swv1.ServiceWatch) time.Duration {
-	versions := r.secretVersions(ctx, watch)
-	return r.start(ctx, watch, pacedOf(watch, versions, r.Options.ManagementAPIURL), versions).RequeueAfter
+	return r.start(ctx, r.newScope(ctx, watch)).RequeueAfter
 }
 
 // WriteInterruptedSync writes what a sync of watch whose read was cut short
 // writes when its read ends, and returns what the reconcile returns.
 func (r *ServiceWatchReconciler) WriteInterruptedSync(ctx context.Context, watch *swv1.ServiceWatch) ctrl.Result {
-	versions := r.secretVersions(ctx, watch)
-	return r.write(ctx, watch, pacedOf(watch, versions, r.Options.ManagementAPIURL), fetched{every: interval(watch)})
+	s := r.newScope(ctx, watch)
+	s.every = interval(watch)
+	s.ended(nil, time.Time{}, time.Time{})
+	return r.write(ctx, watch, s.p, s)
 }
 
 // TestSecretWatch is a secretWatch outside any manager, for tests.
@@ -89,6 +91,26 @@ func (r *ServiceWatchReconciler) Suspend(ctx context.Context, watch *swv1.Servic
 // BudgetedInterval notes what watch asks of its budgets, as the start of its
 // sync does, and returns the interval the budgets allow it.
 func (r *ServiceWatchReconciler) BudgetedInterval(ctx context.Context, watch *swv1.ServiceWatch) time.Duration {
-	versions := r.secretVersions(ctx, watch)
-	return r.noteDemand(pacedOf(watch, versions, r.Options.ManagementAPIURL), r.readAccess(ctx, watch, versions))
+	s := r.newScope(ctx, watch)
+	s.management, s.alerts = r.accessOf(ctx, watch, s.secretVersions)
+	return r.demandEvery(s.p, s)
+}
+
+// admitAt is what the budgets admit of in's calls for work at level.
+func (r *ServiceWatchReconciler) admitAt(in *syncScope, level pacing.Level) admission {
+	in.level = level
+	return r.admission(in)
+}
+
+// demandEvery notes what in asks of its budgets as the watch p, and returns
+// the interval they allow it.
+func (r *ServiceWatchReconciler) demandEvery(p paced, in *syncScope) time.Duration {
+	in.p = p
+	_, _ = r.noteDemand(context.Background(), in)
+	return in.every
+}
+
+// endedScope is a sync of the parts that ended at endedAt with results.
+func endedScope(results []partResult, reachedCloud bool, endedAt time.Time, every time.Duration) *syncScope {
+	return &syncScope{parts: syncParts(), results: results, outcome: assess(results), reachedCloud: reachedCloud, endedAt: endedAt, every: every}
 }

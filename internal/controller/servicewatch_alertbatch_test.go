@@ -74,8 +74,8 @@ func TestAlertsLargerThanTheBudgetAreFetchedInBatches(t *testing.T) {
 	access := alertAccess{apiAccess: apiAccess{url: "https://alerts.example.com", digest: cloudapi.DigestOf(cloudapi.NewBearerToken("token"))}}
 	syncWatch := func(w *swv1.ServiceWatch, level pacing.Level) admission {
 		t.Helper()
-		in := syncInput{watch: w, management: managementAccess{apiAccess: apiAccess{failure: newFailure(swv1.ReasonConfigurationError, "not read here")}}, alerts: access, alertConcurrency: 2}
-		admitted := r.admit(in, level)
+		in := &syncScope{watch: w, management: managementAccess{apiAccess: apiAccess{failure: newFailure(swv1.ReasonConfigurationError, "not read here")}}, alerts: access, alertConcurrency: 2}
+		admitted := r.admitAt(in, level)
 		if admitted.wait > 0 || admitted.alertsDeferred {
 			return admitted
 		}

@@ -71,19 +71,19 @@ func TestAWatchWaitsAMomentForTheReadsAnotherWasJustAdmittedFor(t *testing.T) {
 	cloud := &budgetCloud{}
 	r := &ServiceWatchReconciler{Cloud: cloud, Metrics: metrics, now: now, shared: newSharedReads(sharedFreshness, now)}
 	r.pacer = testPacer(r.now)
-	inputOf := func(name string) syncInput {
+	inputOf := func(name string) *syncScope {
 		w := testWatch()
 		w.Name = name
-		return syncInput{watch: w, management: newManagementAccess("https://api.example.com", cloudapi.NewBasicCredentials("k", "s")),
+		return &syncScope{watch: w, management: newManagementAccess("https://api.example.com", cloudapi.NewBasicCredentials("k", "s")),
 			shared: r.shared}
 	}
 	first, second := inputOf("first"), inputOf("second")
 
-	if a := r.admit(first, pacing.Periodic); a.wait > 0 || len(a.unreserved) > 0 {
+	if a := r.admitAt(first, pacing.Periodic); a.wait > 0 || len(a.unreserved) > 0 {
 		t.Fatalf("the first watch: %+v, want admitted for its own reads", a)
 	}
 	cloud.refuse = true // the first one took what the budget had
-	if a := r.admit(second, pacing.Periodic); a.wait != expectRetry {
+	if a := r.admitAt(second, pacing.Periodic); a.wait != expectRetry {
 		t.Fatalf("the second watch, before the first one's reads began: wait %s, want %s", a.wait, expectRetry)
 	}
 	if cloud.admits != 1 {
@@ -98,7 +98,7 @@ func TestAWatchWaitsAMomentForTheReadsAnotherWasJustAdmittedFor(t *testing.T) {
 		release = append(release, done)
 	}
 	clock = clock.Add(expectRetry)
-	a := r.admit(second, pacing.Periodic)
+	a := r.admitAt(second, pacing.Periodic)
 	if a.wait > 0 || len(a.unreserved) != len(second.managementReads()) {
 		t.Errorf("the second watch once the reads began: %+v, want admitted with every read left to them", a)
 	}
@@ -114,16 +114,16 @@ func TestAWatchWaitsAMomentForTheReadsAnotherWasJustAdmittedFor(t *testing.T) {
 	third := inputOf("third")
 	third.watch.Spec.ServiceID = "another-service"
 	cloud.refuse = false
-	if a := r.admit(third, pacing.Periodic); a.wait > 0 {
+	if a := r.admitAt(third, pacing.Periodic); a.wait > 0 {
 		t.Fatalf("the third watch: %+v, want admitted", a)
 	}
 	fourth := inputOf("fourth")
 	fourth.watch.Spec.ServiceID = "another-service"
-	if a := r.admit(fourth, pacing.Periodic); a.wait != expectRetry {
+	if a := r.admitAt(fourth, pacing.Periodic); a.wait != expectRetry {
 		t.Fatalf("the fourth watch: wait %s, want %s", a.wait, expectRetry)
 	}
 	clock = clock.Add(expectFor)
-	if a := r.admit(fourth, pacing.Periodic); a.wait > 0 || len(a.unreserved) > 0 {
+	if a := r.admitAt(fourth, pacing.Periodic); a.wait > 0 || len(a.unreserved) > 0 {
 		t.Errorf("the fourth watch after %s: %+v, want admitted for its own reads", expectFor, a)
 	}
 }

@@ -29,16 +29,16 @@ func BenchmarkBudgetBookKeys(b *testing.B) {
 		key := func(i int) types.NamespacedName {
 			return types.NamespacedName{Namespace: "ns", Name: fmt.Sprint("w", i)}
 		}
-		inputs := make([]syncInput, keys)
+		inputs := make([]*syncScope, keys)
 		for i := range inputs {
 			w := testWatch()
 			w.Name = key(i).Name
-			inputs[i] = syncInput{watch: w, management: managementAccess{apiAccess: apiAccess{url: "https://api.example.com",
+			inputs[i] = &syncScope{watch: w, management: managementAccess{apiAccess: apiAccess{url: "https://api.example.com",
 				digest: cloudapi.DigestOf(cloudapi.NewBasicCredentials(fmt.Sprint("key-", i), "secret"))}}}
 		}
 		start := time.Now()
 		for _, in := range inputs {
-			r.noteDemand(pacedOf(in.watch, nil, ""), in)
+			r.demandEvery(pacedOf(in.watch, nil, ""), in)
 		}
 		create += time.Since(start)
 		start = time.Now()

@@ -8,9 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/events"
@@ -85,6 +83,8 @@ type ServiceWatchReconciler struct {
 	StateMetrics *statemetrics.Collector
 	Options      Options
 
+	// parts are the parts of every sync (syncParts), built once.
+	parts []part
 	// pacer decides when each watch syncs and whether it may call now.
 	pacer   *pacing.Pacer[types.NamespacedName, readKey]
 	fetches *fetches
@@ -225,6 +225,7 @@ func (o Options) withDefaults() Options {
 
 func (r *ServiceWatchReconciler) defaults() {
 	r.Options = r.Options.withDefaults()
+	r.parts = syncParts()
 	if r.now == nil {
 		r.now = time.Now
 		if r.pacer == nil {
@@ -269,7 +270,8 @@ func (r *ServiceWatchReconciler) watchesForSecret(ctx context.Context, secret cl
 
 // Reconcile syncs one ServiceWatch when a sync is due, and says when the next
 // one is. A sync runs in two reconciles: one starts the cloud reads in the
-// background, the next (woken by their end) writes what they read.
+// background (start), the next, woken by their end, writes what they read
+// (write).
 func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var watch swv1.ServiceWatch
 	if err := r.Client.Get(ctx, req.NamespacedName, &watch); err != nil {
@@ -285,21 +287,28 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if watch.Spec.Suspend {
 		return ctrl.Result{}, r.suspend(ctx, &watch)
 	}
-	versions := r.secretVersions(ctx, &watch)
-	p := pacedOf(&watch, versions, r.Options.ManagementAPIURL)
-	if read, ok := r.fetches.take(req.NamespacedName); ok && read.trigger == p.Trigger {
-		return r.write(ctx, &watch, p, read), nil
+	s := r.newScope(ctx, &watch)
+	if read, ok := r.fetches.take(req.NamespacedName); ok && read.p.Trigger == s.p.Trigger {
+		return r.write(ctx, &watch, s.p, read), nil
 	}
 	if r.fetches.busy(req.NamespacedName) {
 		return ctrl.Result{}, nil // the read's end wakes the watch
 	}
-	if wait := r.pacer.Due(p); wait > 0 {
+	if wait := r.pacer.Due(s.p); wait > 0 {
 		// A watch first seen after a restart may not be due for a while;
 		// its state metrics show its status until then.
 		r.StateMetrics.SetIfAbsent(stateMetricsOf(&watch))
 		return periodic(wait), nil
 	}
-	return r.start(ctx, &watch, p, versions), nil
+	return r.start(ctx, s), nil
+}
+
+// newScope is the scope of a sync of watch as this reconcile sees it.
+func (r *ServiceWatchReconciler) newScope(ctx context.Context, watch *swv1.ServiceWatch) *syncScope {
+	versions := r.secretVersions(ctx, watch)
+	return &syncScope{p: pacedOf(watch, versions, r.Options.ManagementAPIURL), watch: watch, secretVersions: versions,
+		parts: r.parts, alertConcurrency: r.Options.AlertConcurrency, keepBytes: r.Options.StatusSizeLimit,
+		metricBytes: r.StateMetrics.MaxItemBytes(), shared: r.shared}
 }
 
 // periodic requeues a watch for a periodic sync, behind anything a user
@@ -332,75 +341,97 @@ func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.Servic
 		return client.IgnoreNotFound(err)
 	}
 	r.StateMetrics.Set(stateMetricsOf(watch))
-	r.emit(ctx, watch, r.episodes.events(before, watch, syncParts()))
+	r.emit(ctx, watch, r.episodes.events(before, watch, r.parts))
 	return nil
 }
 
-// secretVersions are the resourceVersions of the referenced Secrets by name,
-// as secretWatch knows them; "" for a Secret that does not exist.
-func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1.ServiceWatch) map[string]string {
-	versions := make(map[string]string, 2)
-	for _, name := range referencedSecrets(watch) {
-		if r.secrets != nil {
-			versions[name] = r.secrets.version(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name})
-			continue
-		}
-		meta := &metav1.PartialObjectMetadata{}
-		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name}, meta); err == nil {
-			versions[name] = meta.ResourceVersion
-		} else {
-			versions[name] = ""
-		}
-	}
-	return versions
-}
+// syncStep is one step of starting a sync. It says whether to go on; when
+// it does not, the sync waits (for room in a budget, a Secret that changed)
+// and result says when to come back: nothing was sent and nothing written.
+type syncStep func(ctx context.Context, s *syncScope) (result ctrl.Result, goOn bool)
 
-// start begins a sync: it asks the client-side budgets for the calls (by
-// the credentials' digests, reading a Secret only when its digest at its
-// current version is unknown), reads the credentials, announces work the
-// user asked for, and starts the cloud reads in the background. When the
-// budgets have no room yet, it sends and writes nothing and comes back when
-// they will.
-func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceWatch, p paced, versions map[string]string) ctrl.Result {
-	r.restoreHolds(ctx)
-	in := r.readAccess(ctx, watch, versions)
-	in.fresh = r.pacer.Fresh(p)
-	every := r.noteDemand(p, in)
-	level := r.pacer.Level(p)
-	admitted := r.admit(in, level)
-	if admitted.wait > 0 {
-		return ctrl.Result{RequeueAfter: admitted.wait}
+// start begins a sync, in the order of its steps: the persisted Retry-After
+// holds are restored (once per process); the credentials are known by their
+// digests, reading a Secret only when its digest at its current version is
+// unknown; the watch's demand on its budgets is noted and the budgets are
+// asked for the calls; the credentials themselves are read for the calls
+// admitted; work the user asked for is announced; the reads start in the
+// background.
+func (r *ServiceWatchReconciler) start(ctx context.Context, s *syncScope) ctrl.Result {
+	for _, step := range []syncStep{r.restoreHolds, r.learnAccess, r.noteDemand, r.admit, r.readCredentials, r.announce, r.startReads} {
+		if result, goOn := step(ctx, s); !goOn {
+			return result
+		}
 	}
-	in.alertsDeferred, in.unreserved, in.alertBatch = admitted.alertsDeferred, admitted.unreserved, admitted.alertBatch
-	if !r.readCredentials(ctx, &in) {
-		return ctrl.Result{RequeueAfter: time.Second}
-	}
-	if p.Asked() && watch.Status.ObservedGeneration > 0 {
-		// A new watch reads observedGeneration -1, which kstatus already
-		// shows as in progress: it costs no write of its own.
-		r.announce(ctx, watch, requestedWork(watch))
-	}
-	parts := syncParts()
-	r.fetches.start(ctx, readRequest{key: p.Key, trigger: p.Trigger, every: every, level: level,
-		read: func(ctx context.Context, slots *syncSlots) ([]partResult, bool) {
-			return readCloud(ctx, slottedCloud{Cloud: r.Cloud, slots: slots}, parts, in), in.reachedCloud(watch)
-		}})
 	return ctrl.Result{}
 }
 
-// write ends a sync: it writes what the reads found into status, tells of
-// changes, and says when to sync next. Its failures are the watch's, never
-// the workqueue's: they are in status and in the schedule.
-func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceWatch, p paced, read fetched) ctrl.Result {
-	parts := syncParts()
-	results := read.results
-	if len(results) != len(parts) {
-		results = interrupted(parts)
+// learnAccess learns what the parts need of the referenced Secrets (see
+// accessOf) and what the pacer says of the sync: whether it must read fresh,
+// and the level of its work.
+func (r *ServiceWatchReconciler) learnAccess(ctx context.Context, s *syncScope) (ctrl.Result, bool) {
+	s.management, s.alerts = r.accessOf(ctx, s.watch, s.secretVersions)
+	s.fresh, s.level = r.pacer.Fresh(s.p), r.pacer.Level(s.p)
+	return ctrl.Result{}, true
+}
+
+// readCredentials reads the credentials that admission knew only by their
+// digests, for the parts that will call: a sync reads its Secrets at most
+// once more after it was admitted, however long it waited. When a Secret
+// changed since its digest was admitted, the sync starts again (the change
+// wakes the watch anyway).
+func (r *ServiceWatchReconciler) readCredentials(ctx context.Context, s *syncScope) (ctrl.Result, bool) {
+	sameManagement, sameAlerts := true, true
+	var wg sync.WaitGroup
+	if m := s.management; m.unread && m.failure == nil {
+		wg.Go(func() {
+			s.management = r.readManagementAccess(ctx, r.managementCredential(s.watch))
+			sameManagement = s.management.failure != nil || s.management.digest == m.digest
+		})
 	}
-	before, err := r.writeStatus(ctx, watch, statusChange{synced: &syncEnd{
-		parts: parts, results: results, reachedCloud: read.reachedCloud, endedAt: read.endedAt, every: read.every}})
-	outcome := assess(results)
+	if a := s.alerts; a.unread && a.failure == nil && !s.alertsDeferred {
+		wg.Go(func() {
+			s.alerts = r.readAlertAccess(ctx, r.alertCredential(s.watch))
+			sameAlerts = s.alerts.failure != nil || s.alerts.digest == a.digest
+		})
+	}
+	wg.Wait()
+	return ctrl.Result{RequeueAfter: time.Second}, sameManagement && sameAlerts
+}
+
+// announce marks the watch Reconciling before slow cloud calls when the
+// user asked for the sync, so that `kubectl get` and kstatus show it is
+// being worked on. It is best effort: the sync's own write follows. A new
+// watch reads observedGeneration -1, which kstatus already shows as in
+// progress: it costs no write of its own.
+func (r *ServiceWatchReconciler) announce(ctx context.Context, s *syncScope) (ctrl.Result, bool) {
+	if !s.p.Asked() || s.watch.Status.ObservedGeneration == 0 {
+		return ctrl.Result{}, true
+	}
+	if _, err := r.writeStatus(ctx, s.watch, statusChange{announce: requestedWork(s.watch)}); err != nil && !apierrors.IsNotFound(err) {
+		// A deleted watch's write forgets it; any other failure is the
+		// sync's own write's to retry.
+		log.FromContext(ctx).Error(err, "announcing the sync")
+	}
+	return ctrl.Result{}, true
+}
+
+// startReads starts the cloud reads in the background; their end wakes the
+// watch to write what they found.
+func (r *ServiceWatchReconciler) startReads(ctx context.Context, s *syncScope) (ctrl.Result, bool) {
+	r.fetches.start(ctx, readRequest{scope: s, read: func(ctx context.Context, slots *syncSlots) []partResult {
+		return readCloud(ctx, slottedCloud{Cloud: r.Cloud, slots: slots}, s)
+	}})
+	return ctrl.Result{}, true
+}
+
+// write ends a sync: build and patch the status, then tell of what changed
+// (events, metrics, state metrics), then schedule the next sync. Its
+// failures are the watch's, never the workqueue's: they are in status and
+// in the schedule. p is the watch as the pacer sees it now.
+func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceWatch, p paced, s *syncScope) ctrl.Result {
+	before, err := r.writeStatus(ctx, watch, statusChange{synced: s})
+	record := s.record()
 	switch {
 	case apierrors.IsNotFound(err):
 		// Deleted while its read ran: there is no status left to write, no
@@ -411,55 +442,28 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 		return ctrl.Result{}
 	case errors.Is(err, errChangedDuringSync):
 		log.FromContext(ctx).V(1).Info(err.Error())
-		outcome.Failed, outcome.Transient = true, true
+		record.Outcome.Failed, record.Outcome.Transient = true, true
 	case err != nil:
 		// Retrying at once would call the cloud again for a status the API
 		// server may refuse again: the write waits for the schedule's backoff
 		// like any transient failure.
 		log.FromContext(ctx).Error(err, "writing status; retrying on the backoff schedule")
-		outcome.Failed, outcome.Transient = true, true
+		record.Outcome.Failed, record.Outcome.Transient = true, true
 	default:
-		r.emit(ctx, watch, r.episodes.events(before, watch, parts))
-		r.Metrics.record(watch, parts)
-		r.StateMetrics.Set(stateMetricsOf(watch, results...))
+		r.tell(ctx, before, watch, s.results)
 	}
-	return periodic(r.pacer.Synced(p, pacing.SyncRecord{
-		Began: read.startedAt, Every: read.every, Level: read.level, ReachedCloud: read.reachedCloud, Outcome: outcome}))
+	return periodic(r.pacer.Synced(p, record))
 }
 
-// readAccess is what the parts need of the referenced Secrets at versions,
-// the two Secrets at once; see managementAccess.
-func (r *ServiceWatchReconciler) readAccess(ctx context.Context, watch *swv1.ServiceWatch, versions map[string]string) syncInput {
-	in := syncInput{watch: watch, alertConcurrency: r.Options.AlertConcurrency, keepBytes: r.Options.StatusSizeLimit,
-		metricBytes: r.StateMetrics.MaxItemBytes(), shared: r.shared}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		in.management = r.managementAccess(ctx, watch, versions[watch.Spec.ManagementAPI.SecretRef.Name])
-	})
-	wg.Go(func() {
-		name := ""
-		if watch.Spec.AlertAPI != nil {
-			name = watch.Spec.AlertAPI.SecretRef.Name
-		}
-		in.alerts = r.alertAccess(ctx, watch, versions[name])
-	})
-	wg.Wait()
-	return in
-}
-
-// reachedCloud tells whether a sync with this input got as far as calling
-// the cloud; lastSyncTime records only such attempts.
-func (in syncInput) reachedCloud(watch *swv1.ServiceWatch) bool {
-	return in.management.failure == nil || (len(watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil)
-}
-
-// announce marks the watch Reconciling before slow cloud calls, so that
-// `kubectl get` and kstatus show a requested sync is being worked on. It is
-// best effort: the sync's own write follows.
-func (r *ServiceWatchReconciler) announce(ctx context.Context, watch *swv1.ServiceWatch, work string) {
-	if _, err := r.writeStatus(ctx, watch, statusChange{announce: work}); err != nil && !apierrors.IsNotFound(err) {
-		// A deleted watch's write forgets it; any other failure is the
-		// sync's own write's to retry.
-		log.FromContext(ctx).Error(err, "announcing the sync")
+// tell reports a status written: events of what changed, the sync metrics,
+// and the state metrics, with the items of the parts that just synced in
+// full (results; none for a suspended watch).
+func (r *ServiceWatchReconciler) tell(ctx context.Context, before, watch *swv1.ServiceWatch, results []partResult) {
+	r.emit(ctx, watch, r.episodes.events(before, watch, r.parts))
+	r.Metrics.record(watch, r.parts)
+	fills := make([]func(*statemetrics.Watch), 0, len(results))
+	for _, res := range results {
+		fills = append(fills, res.metricItems)
 	}
+	r.StateMetrics.Set(stateMetricsOf(watch, fills...))
 }

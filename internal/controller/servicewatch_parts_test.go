@@ -63,7 +63,7 @@ func TestPipesCountAndMetricsSeeEveryPipe(t *testing.T) {
 		pipes[i] = pipe(fmt.Sprintf("p%d", i), []string{"Running", "Failed"}[i%2])
 	}
 	w := testWatch()
-	in := syncInput{watch: w, management: managementAccess{apiAccess: apiAccess{url: "https://api.example.com"}}, metricBytes: statemetrics.DefaultMaxItemBytes}
+	in := &syncScope{watch: w, management: managementAccess{apiAccess: apiAccess{url: "https://api.example.com"}}, metricBytes: statemetrics.DefaultMaxItemBytes}
 	res := readPipes(context.Background(), stubCloud{pipes: pipes, keep: 2}, in)
 	applyResults(w, syncParts(), []partResult{res, endpointsOK(0), alertsFetched(nil)}, DefaultStatusSizeLimit)
 
@@ -73,7 +73,7 @@ func TestPipesCountAndMetricsSeeEveryPipe(t *testing.T) {
 	if got := w.Status.Summary.PipesByState; got["Running"] != 3 || got["Failed"] != 2 {
 		t.Errorf("pipesByState = %v, want 3 Running and 2 Failed", got)
 	}
-	snap := stateMetricsOf(w, res)
+	snap := stateMetricsOf(w, res.metricItems)
 	if len(snap.Pipes) != 5 || snap.Pipes[4] != (statemetrics.Pipe{ID: "p4", State: "Running"}) {
 		t.Errorf("state metrics show %d pipes (%v), want all 5", len(snap.Pipes), snap.Pipes)
 	}
@@ -113,8 +113,9 @@ func TestMetricItemsAreBoundedInBytes(t *testing.T) {
 // A panic while reading one part fails that part, not the manager.
 func TestAPanickingReadFailsItsPartOnly(t *testing.T) {
 	w := testWatch("a1", "a2")
-	in := syncInput{watch: w, management: managementAccess{apiAccess: apiAccess{url: "https://api.example.com"}}, alerts: alertAccess{apiAccess: apiAccess{url: "https://alerts.example.com"}}, alertConcurrency: 2}
-	results := readCloud(context.Background(), stubCloud{panics: true}, syncParts(), in)
+	in := &syncScope{watch: w, management: managementAccess{apiAccess: apiAccess{url: "https://api.example.com"}}, alerts: alertAccess{apiAccess: apiAccess{url: "https://alerts.example.com"}}, alertConcurrency: 2}
+	in.parts = syncParts()
+	results := readCloud(context.Background(), stubCloud{panics: true}, in)
 	if f := results[0].failure; f == nil || !strings.Contains(f.message, "boom in pipes") {
 		t.Errorf("pipes: %+v, want a failure naming the panic", results[0])
 	}

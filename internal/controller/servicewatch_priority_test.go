@@ -68,10 +68,10 @@ func TestSlotWaitIsExportedByWork(t *testing.T) {
 	go func() { _ = f.Start(t.Context()) }()
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
 	unblock, holding := make(chan struct{}), make(chan struct{})
-	f.start(t.Context(), readRequest{key: key("first"), trigger: "t", every: time.Minute, level: pacing.User,
+	f.start(t.Context(), readRequest{scope: &syncScope{p: paced{Key: key("first"), Trigger: "t"}, every: time.Minute, level: pacing.User},
 		read: calling(testAPI, func(context.Context) { close(holding); <-unblock })})
 	<-holding // the first read holds the only slot
-	f.start(t.Context(), readRequest{key: key("second"), trigger: "t", every: time.Minute, level: pacing.Periodic,
+	f.start(t.Context(), readRequest{scope: &syncScope{p: paced{Key: key("second"), Trigger: "t"}, every: time.Minute, level: pacing.Periodic},
 		read: calling(testAPI, func(context.Context) {})})
 	waitUntil(t, "the second read to wait for the host's slot", func() bool {
 		return f.slots.Waiting(pacing.Periodic) == 1

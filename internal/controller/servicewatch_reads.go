@@ -45,7 +45,7 @@ type fetches struct {
 
 	mu      sync.Mutex
 	running map[types.NamespacedName]*inflight
-	done    map[types.NamespacedName]fetched
+	done    map[types.NamespacedName]*syncScope
 }
 
 // inflight is a read asked for and not yet ended. A watch deleted (or
@@ -59,32 +59,13 @@ type inflight struct {
 	forgotten bool
 }
 
-// fetched is a read that ended and waits to be written to status.
-type fetched struct {
-	// trigger is the trigger the read started for; a read whose watch
-	// changed since is stale.
-	trigger string
-	// every is the interval the watch's budgets allowed when the read began.
-	every time.Duration
-	// level is the level of the work the read was for.
-	level        pacing.Level
-	results      []partResult
-	reachedCloud bool
-	// startedAt is when the read began (its first call then waits for its
-	// host's slot only if the host is busy); endedAt when it ended.
-	startedAt, endedAt time.Time
-}
-
 // readRequest is one read to run in the background.
 type readRequest struct {
-	key types.NamespacedName
-	// trigger, every and level are as in fetched.
-	trigger string
-	every   time.Duration
-	level   pacing.Level
+	// scope is the sync the read is for; the read's end is recorded in it.
+	scope *syncScope
 	// read calls the cloud, holding each host's slot of slots while it
-	// calls that host; it tells whether the sync reached the cloud.
-	read func(ctx context.Context, slots *syncSlots) ([]partResult, bool)
+	// calls that host.
+	read func(ctx context.Context, slots *syncSlots) []partResult
 	// inflight is the read's entry in fetches.running; start sets it.
 	inflight *inflight
 }
@@ -98,12 +79,12 @@ func newFetches(limits pacing.SlotLimits, timeout time.Duration, now func() time
 		requests: make(chan readRequest, 1024),
 		wake:     make(chan ctrlevent.GenericEvent, 1024),
 		running:  map[types.NamespacedName]*inflight{},
-		done:     map[types.NamespacedName]fetched{},
+		done:     map[types.NamespacedName]*syncScope{},
 	}
 }
 
 // take returns the watch's ended read, if there is one, and forgets it.
-func (f *fetches) take(key types.NamespacedName) (fetched, bool) {
+func (f *fetches) take(key types.NamespacedName) (*syncScope, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	res, ok := f.done[key]
@@ -138,15 +119,16 @@ func (f *fetches) forget(key types.NamespacedName) {
 // ctx (the reconcile's) bounds that wait.
 func (f *fetches) start(ctx context.Context, req readRequest) {
 	req.inflight = &inflight{}
+	key := req.scope.p.Key
 	f.mu.Lock()
-	f.running[req.key] = req.inflight
+	f.running[key] = req.inflight
 	f.mu.Unlock()
 	select {
 	case f.requests <- req:
 	case <-ctx.Done():
 		f.mu.Lock()
-		if f.running[req.key] == req.inflight {
-			delete(f.running, req.key)
+		if f.running[key] == req.inflight {
+			delete(f.running, key)
 		}
 		f.mu.Unlock()
 	}
@@ -167,7 +149,8 @@ func (f *fetches) Start(ctx context.Context) error {
 
 // run runs one read within ctx and the timeout, and records its end.
 func (f *fetches) run(ctx context.Context, req readRequest) {
-	res := fetched{trigger: req.trigger, every: req.every, level: req.level}
+	var results []partResult
+	var startedAt time.Time
 	readCtx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	f.mu.Lock()
@@ -181,18 +164,18 @@ func (f *fetches) run(ctx context.Context, req readRequest) {
 			// A bug in a part must not take the manager down with it: the
 			// watch reads as failed and is retried on the backoff.
 			log.FromContext(ctx).Error(nil, "a cloud read panicked", "panic", p)
-			res.results = nil
+			results = nil
 		}
-		res.endedAt = f.now()
-		f.finish(ctx, req, res)
+		req.scope.ended(results, startedAt, f.now())
+		f.finish(ctx, req)
 	}()
-	slots := &syncSlots{fetches: f, ask: pacing.SlotAsk{Tenant: req.key.Namespace, Level: req.level}, hosts: map[string]*hostHold{}}
-	res.startedAt = f.now()
-	results, reachedCloud := req.read(readCtx, slots)
+	slots := &syncSlots{fetches: f, ask: pacing.SlotAsk{Tenant: req.scope.p.Key.Namespace, Level: req.scope.level}, hosts: map[string]*hostHold{}}
+	startedAt = f.now()
+	read := req.read(readCtx, slots)
 	if readCtx.Err() != nil && !slots.wasGranted() {
 		return // no slot before the end: the sync reads as interrupted
 	}
-	res.results, res.reachedCloud = results, reachedCloud
+	results = read
 }
 
 // priorityOf is the workqueue priority of the wake of obj's ended read: that
@@ -208,15 +191,15 @@ func (f *fetches) priorityOf(obj client.Object) int {
 
 // finish records an ended read and wakes the watch, unless the manager is
 // stopping or the watch was forgotten meanwhile.
-func (f *fetches) finish(ctx context.Context, req readRequest, res fetched) {
-	key := req.key
+func (f *fetches) finish(ctx context.Context, req readRequest) {
+	key := req.scope.p.Key
 	f.mu.Lock()
 	if req.inflight.forgotten {
 		f.mu.Unlock()
 		return
 	}
 	delete(f.running, key)
-	f.done[key] = res
+	f.done[key] = req.scope
 	f.mu.Unlock()
 	wake := ctrlevent.GenericEvent{Object: &swv1.ServiceWatch{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
 	select {

@@ -20,7 +20,7 @@ func TestForgetCancelsTheReadUnderWay(t *testing.T) {
 	go func() { _ = f.Start(t.Context()) }()
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
 	inCall, ended := make(chan struct{}), make(chan error, 1)
-	f.start(t.Context(), readRequest{key: key("calling"), trigger: "t", every: time.Minute, level: pacing.User,
+	f.start(t.Context(), readRequest{scope: &syncScope{p: paced{Key: key("calling"), Trigger: "t"}, every: time.Minute, level: pacing.User},
 		read: calling(testAPI, func(ctx context.Context) {
 			close(inCall)
 			<-ctx.Done() // a cloud that never answers
@@ -28,7 +28,7 @@ func TestForgetCancelsTheReadUnderWay(t *testing.T) {
 		})})
 	<-inCall // it holds the host's only slot
 	began := make(chan struct{}, 1)
-	f.start(t.Context(), readRequest{key: key("waiting"), trigger: "t", every: time.Minute, level: pacing.User,
+	f.start(t.Context(), readRequest{scope: &syncScope{p: paced{Key: key("waiting"), Trigger: "t"}, every: time.Minute, level: pacing.User},
 		read: calling(testAPI, func(context.Context) { began <- struct{}{} })})
 	waitUntil(t, "the second read to wait for the host's slot", func() bool {
 		return f.slots.Waiting(pacing.User) == 1
@@ -70,15 +70,15 @@ const testAPI = "https://api.example.com"
 
 // calling is a read that makes one call to baseURL, call, holding the
 // host's slot as a cloud call does.
-func calling(baseURL string, call func(context.Context)) func(context.Context, *syncSlots) ([]partResult, bool) {
-	return func(ctx context.Context, slots *syncSlots) ([]partResult, bool) {
+func calling(baseURL string, call func(context.Context)) func(context.Context, *syncSlots) []partResult {
+	return func(ctx context.Context, slots *syncSlots) []partResult {
 		release, err := slots.hold(ctx, baseURL)
 		if err != nil {
-			return nil, true
+			return nil
 		}
 		defer release()
 		call(ctx)
-		return nil, true
+		return nil
 	}
 }
 

@@ -255,7 +255,7 @@ func TestSharedReadsEvictExpiredCalls(t *testing.T) {
 // skipped it asks the budget at call time when it finds nothing to share.
 func TestUnreservedReadsAskTheBudgetAtCallTime(t *testing.T) {
 	w := testWatch()
-	in := syncInput{watch: w, management: newManagementAccess("https://api.example.com", cloudapi.NewBasicCredentials("k", "s")),
+	in := &syncScope{watch: w, management: newManagementAccess("https://api.example.com", cloudapi.NewBasicCredentials("k", "s")),
 		shared: newSharedReads(sharedFreshness, newFakeClock().Now)}
 	in.unreserved = map[readKey]bool{in.listRead(pipesReadKind): true}
 	cloud := &budgetCloud{refuse: true}
@@ -302,7 +302,7 @@ func (c *budgetCloud) ListPipes(ctx context.Context, url string, creds cloudapi.
 // status does to its lists never reaches another's.
 func TestSharedResultsAreCopiedIntoEachStatus(t *testing.T) {
 	pipes := []swv1.Pipe{pipe("p0", "Running"), pipe("p1", "Stopped")}
-	in := syncInput{management: managementAccess{apiAccess: apiAccess{url: "https://api.example.com"}}, shared: newSharedReads(sharedFreshness, newFakeClock().Now)}
+	in := &syncScope{management: managementAccess{apiAccess: apiAccess{url: "https://api.example.com"}}, shared: newSharedReads(sharedFreshness, newFakeClock().Now)}
 	a, b := testWatch(), testWatch()
 	in.watch = a
 	resA := readPipes(context.Background(), stubCloud{pipes: pipes, keep: 2}, in)

@@ -312,7 +312,7 @@ func TestMarkSuspendedKeepsData(t *testing.T) {
 func TestBuildStatus(t *testing.T) {
 	ended := time.Date(2026, 11, 23, 10, 0, 0, 700_000_000, time.UTC)
 	synced := func(results ...partResult) statusChange {
-		return statusChange{synced: &syncEnd{parts: syncParts(), results: results, reachedCloud: true, endedAt: ended, every: time.Minute}}
+		return statusChange{synced: endedScope(results, true, ended, time.Minute)}
 	}
 	tests := []struct {
 		name   string
@@ -359,7 +359,7 @@ func TestBuildStatus(t *testing.T) {
 				}
 			}},
 		{"synced but stretched by the budget: IntervalMet False",
-			statusChange{synced: &syncEnd{parts: syncParts(), results: []partResult{pipesOK(), endpointsOK(0), alertsFetched(nil)}, endedAt: ended, every: 2 * time.Minute}},
+			statusChange{synced: endedScope([]partResult{pipesOK(), endpointsOK(0), alertsFetched(nil)}, false, ended, 2*time.Minute)},
 			func(t *testing.T, w *swv1.ServiceWatch) {
 				if got := condition(w, swv1.ConditionIntervalMet); got != "False/BudgetExceeded" {
 					t.Errorf("IntervalMet = %s", got)

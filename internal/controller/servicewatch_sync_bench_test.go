@@ -30,7 +30,7 @@ func BenchmarkSync(b *testing.B) {
 
 			cloud := cloudapi.New(cloudapi.Options{ManagementRate: cloudapi.RateLimit{Requests: -1}, AlertRate: cloudapi.RateLimit{Requests: -1}})
 			watch := benchWatch(fake.URL)
-			in := syncInput{
+			in := &syncScope{
 				watch:            watch,
 				management:       newManagementAccess(fake.URL, cloudapi.NewBasicCredentials(fakecloud.DefaultKeyID, fakecloud.DefaultKeySecret)),
 				alerts:           newAlertAccess(fake.URL, cloudapi.NewBearerToken(fakecloud.DefaultAlertToken)),
@@ -42,7 +42,8 @@ func BenchmarkSync(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				results := readCloud(ctx, cloud, parts, in)
+				in.parts = parts
+				results := readCloud(ctx, cloud, in)
 				for _, res := range results {
 					if res.failure != nil {
 						b.Fatal(res.failure)

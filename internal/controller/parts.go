@@ -56,7 +56,7 @@ type part struct {
 	inUse func(watch *swv1.ServiceWatch) bool
 	// read calls the cloud. It never returns an error: a failure is part of
 	// the result, classified where it arose.
-	read func(ctx context.Context, cloud Cloud, in syncInput) partResult
+	read func(ctx context.Context, cloud Cloud, in *syncScope) partResult
 	// count is the number of items the status's summary reports.
 	count func(status *swv1.ServiceWatchStatus) int32
 	// list is the part's list in status, for truncation.
@@ -69,9 +69,26 @@ func syncParts() []part {
 	return []part{pipesPart(), endpointsPart(), alertsPart()}
 }
 
-// syncInput is what every part reads with.
-type syncInput struct {
-	watch            *swv1.ServiceWatch
+// syncScope is one sync of one watch, from the reconcile that starts it to
+// the one that writes it: what the reads are for and read with, carried
+// into the background read, and what they found, carried back into the
+// write. One value, built once, so that every step asks the same questions
+// of the same facts.
+type syncScope struct {
+	// p is the watch as the pacer saw it when the sync began: its key and
+	// the trigger a read must still match when it is written.
+	p paced
+	// watch is the watch as the sync began; the reads use its spec.
+	watch *swv1.ServiceWatch
+	// secretVersions are the referenced Secrets' resourceVersions by name.
+	secretVersions map[string]string
+	// parts are the parts the sync reads and writes (syncParts).
+	parts []part
+	// level is the level of the work the sync is for.
+	level pacing.Level
+	// every is the interval the watch's budgets allow it.
+	every time.Duration
+
 	management       managementAccess
 	alerts           alertAccess
 	alertConcurrency int
@@ -80,12 +97,6 @@ type syncInput struct {
 	// metricBytes bounds the items a list call gathers for the state
 	// metrics (statemetrics.Collector.MaxItemBytes).
 	metricBytes int
-	// alertsDeferred: the alert calls wait for the next sync (see admit).
-	alertsDeferred bool
-	// alertBatch, when not nil, are the alert IDs this sync fetches: the
-	// token's budget admits fewer calls at once than the watch has alerts,
-	// so each sync fetches the next batch in turn (see admit).
-	alertBatch map[string]bool
 	// shared joins the reads of watches that read the same thing; nil
 	// reads alone.
 	shared *sharedReads
@@ -93,29 +104,81 @@ type syncInput struct {
 	// so a read another watch finished is not reused; one under way is
 	// joined.
 	fresh bool
-	// unreserved are the reads whose calls admission left to a shared read;
-	// should they find none, they ask the budget at call time.
+	// admission is what the budgets admitted (see admit).
+	admission
+
+	// What the reads found, set when they end.
+
+	// results are the parts' results in the order of the parts; nil when
+	// the read ended without an answer (see interrupted).
+	results []partResult
+	// outcome sums the results up for the schedule and retryNotBefore.
+	outcome pacing.Outcome
+	// reachedCloud: the sync called the cloud; only such syncs are
+	// lastSyncTime.
+	reachedCloud bool
+	// startedAt is when the read began (its first call then waits for its
+	// host's slot only if the host is busy); endedAt when it ended.
+	startedAt, endedAt time.Time
+}
+
+// ended records what the reads found, the results summed up once; results
+// that are not one per part (a read that ended without an answer) read as
+// interrupted.
+func (in *syncScope) ended(results []partResult, startedAt, endedAt time.Time) {
+	in.reachedCloud = in.reachesCloud()
+	if len(results) != len(in.parts) {
+		results, in.reachedCloud = interrupted(in.parts), false
+	}
+	in.results, in.outcome = results, assess(results)
+	in.startedAt, in.endedAt = startedAt, endedAt
+}
+
+// reachesCloud tells whether a sync with this access gets as far as calling
+// the cloud; lastSyncTime records only such attempts.
+func (in *syncScope) reachesCloud() bool {
+	return in.management.failure == nil || (len(in.watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil)
+}
+
+// record is the sync as the schedule learns of it (pacing.Pacer.Synced).
+func (in *syncScope) record() pacing.SyncRecord {
+	return pacing.SyncRecord{Began: in.startedAt, Every: in.every, Level: in.level, ReachedCloud: in.reachedCloud, Outcome: in.outcome}
+}
+
+// admission is the client-side budget's answer for one sync.
+type admission struct {
+	// wait, when positive, is how long to wait before the sync may start:
+	// nothing is sent meanwhile, and nothing is written.
+	wait time.Duration
+	// alertsDeferred: the management calls go ahead, the alert calls wait
+	// for the next sync (a periodic refresh only).
+	alertsDeferred bool
+	// unreserved are the reads that asked for no budget: a read of another
+	// watch will answer them (see syncScope.admitAtCall).
 	unreserved map[readKey]bool
+	// alertBatch are the alerts this sync fetches when the token's budget
+	// admits fewer at once than the watch has; nil: all of them.
+	alertBatch map[string]bool
 }
 
 // listRead is the key of the read of one of the watch's lists.
-func (in syncInput) listRead(kind string) readKey {
+func (in *syncScope) listRead(kind string) readKey {
 	return readKey{kind: kind, url: in.management.url, credential: in.management.digest,
 		organizationID: in.watch.Spec.OrganizationID, serviceID: in.watch.Spec.ServiceID, keepBytes: in.keepBytes}
 }
 
 // alertRead is the key of the read of one alert.
-func (in syncInput) alertRead(id string) readKey {
+func (in *syncScope) alertRead(id string) readKey {
 	return readKey{kind: alertReadKind, url: in.alerts.url, credential: in.alerts.digest, alertID: id}
 }
 
 // managementReads are the reads a sync makes of the management API.
-func (in syncInput) managementReads() []readKey {
+func (in *syncScope) managementReads() []readKey {
 	return []readKey{in.listRead(pipesReadKind), in.listRead(endpointsReadKind)}
 }
 
 // alertReads are the distinct reads a sync makes of the alert API.
-func (in syncInput) alertReads() []readKey {
+func (in *syncScope) alertReads() []readKey {
 	keys := make([]readKey, 0, len(in.watch.Spec.AlertIDs))
 	seen := map[string]bool{}
 	for _, id := range in.watch.Spec.AlertIDs {
@@ -130,7 +193,7 @@ func (in syncInput) alertReads() []readKey {
 // admitAtCall asks the budget for the call of a read that admission left to
 // a shared read which was gone by the time the read ran, so that no call goes
 // out that the budget did not admit.
-func (in syncInput) admitAtCall(cloud Cloud, api string, key readKey) error {
+func (in *syncScope) admitAtCall(cloud Cloud, api string, key readKey) error {
 	if !in.unreserved[key] {
 		return nil
 	}
@@ -195,10 +258,10 @@ type partResult struct {
 
 // readCloud runs the parts concurrently: they are independent, and a slow one
 // must not hold up the others. The results are in the order of parts.
-func readCloud(ctx context.Context, cloud Cloud, parts []part, in syncInput) []partResult {
-	results := make([]partResult, len(parts))
+func readCloud(ctx context.Context, cloud Cloud, in *syncScope) []partResult {
+	results := make([]partResult, len(in.parts))
 	var wg sync.WaitGroup
-	for i, p := range parts {
+	for i, p := range in.parts {
 		wg.Go(func() {
 			defer recoverAs(&results[i].failure)
 			results[i] = p.read(ctx, cloud, in)
@@ -299,7 +362,7 @@ type endpointsRead = listRead[swv1.ReversePrivateEndpoint, statemetrics.Endpoint
 // the status and show into the state metrics' watch.
 type listPart[T, M any] struct {
 	kind, noun string
-	list       func(context.Context, Cloud, syncInput) (listRead[T, M], error)
+	list       func(context.Context, Cloud, *syncScope) (listRead[T, M], error)
 	apply      func(*swv1.ServiceWatchStatus, listRead[T, M])
 	show       func(w *statemetrics.Watch, items []M, total int)
 }
@@ -307,7 +370,7 @@ type listPart[T, M any] struct {
 // readList reads one of the watch's lists of the management API: shared
 // with the watches that read the same, asking the budget at call time when
 // admission left it to a shared read.
-func readList[T, M any](ctx context.Context, cloud Cloud, in syncInput, lp listPart[T, M]) partResult {
+func readList[T, M any](ctx context.Context, cloud Cloud, in *syncScope, lp listPart[T, M]) partResult {
 	if in.management.failure != nil {
 		return partResult{failure: in.management.failure}
 	}
@@ -328,14 +391,14 @@ func readList[T, M any](ctx context.Context, cloud Cloud, in syncInput, lp listP
 	}
 }
 
-func readPipes(ctx context.Context, cloud Cloud, in syncInput) partResult {
+func readPipes(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 	return readList(ctx, cloud, in, listPart[swv1.Pipe, statemetrics.Pipe]{
 		kind: pipesReadKind, noun: "pipes", list: listPipes, apply: applyPipes, show: showPipes})
 }
 
 // listPipes calls the cloud. The client keeps what fits the status; the
 // counts and the metric items see every pipe.
-func listPipes(ctx context.Context, cloud Cloud, in syncInput) (pipesRead, error) {
+func listPipes(ctx context.Context, cloud Cloud, in *syncScope) (pipesRead, error) {
 	byState := map[string]int32{}
 	items := newCollector(in.metricBytes, pipeItem)
 	list, err := cloud.ListPipes(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
@@ -385,13 +448,13 @@ func endpointsPart() part {
 	}
 }
 
-func readEndpoints(ctx context.Context, cloud Cloud, in syncInput) partResult {
+func readEndpoints(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 	return readList(ctx, cloud, in, listPart[swv1.ReversePrivateEndpoint, statemetrics.Endpoint]{
 		kind: endpointsReadKind, noun: "reverse private endpoints", list: listEndpoints, apply: applyEndpoints, show: showEndpoints})
 }
 
 // listEndpoints calls the cloud; the metric items see every endpoint.
-func listEndpoints(ctx context.Context, cloud Cloud, in syncInput) (endpointsRead, error) {
+func listEndpoints(ctx context.Context, cloud Cloud, in *syncScope) (endpointsRead, error) {
 	items := newCollector(in.metricBytes, endpointItem)
 	list, err := cloud.ListReversePrivateEndpoints(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
 		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: in.keepBytes, Charge: goSize[swv1.ReversePrivateEndpoint], Each: items.add})
@@ -446,7 +509,7 @@ type alertFetch struct {
 
 // readAlerts fetches every alert of the spec, a few at a time: a bounded
 // fan-out keeps one watch with 100 alerts from monopolising the manager.
-func readAlerts(ctx context.Context, cloud Cloud, in syncInput) partResult {
+func readAlerts(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 	ids := in.watch.Spec.AlertIDs
 	if len(ids) == 0 {
 		return alertsResult(ids, nil, nil)
@@ -496,7 +559,7 @@ func laterFetch(watch *swv1.ServiceWatch, id string, batch int) alertFetch {
 		"not fetched yet: the alert API token's rate budget admits at most %d calls at once, and each sync fetches the next %d alerts", batch, batch)}
 }
 
-func readAlert(ctx context.Context, cloud Cloud, in syncInput, id string) alertFetch {
+func readAlert(ctx context.Context, cloud Cloud, in *syncScope, id string) alertFetch {
 	key := in.alertRead(id)
 	got, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (cloudapi.AlertResult, error) {
 		if err := in.admitAtCall(cloud, cloudapi.APIAlert, key); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
@@ -184,28 +185,40 @@ func (r *ServiceWatchReconciler) urlNotAllowed(url, specURL, field, flag string)
 	return newFailure(swv1.ReasonURLNotAllowed, "%s: %v; ask the cluster admin, who sets --allowed-api-urls", from, err)
 }
 
-// readCredentials reads the credentials that admission knew only by their
-// digests, for the parts that will call: a sync reads its Secrets at most
-// once more after it was admitted, however long it waited. It returns false
-// when a Secret changed since its digest was admitted: the sync starts again
-// (the change wakes the watch anyway).
-func (r *ServiceWatchReconciler) readCredentials(ctx context.Context, in *syncInput) bool {
-	sameManagement, sameAlerts := true, true
+// secretVersions are the resourceVersions of the referenced Secrets by name,
+// as secretWatch knows them; "" for a Secret that does not exist.
+func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1.ServiceWatch) map[string]string {
+	versions := make(map[string]string, 2)
+	for _, name := range referencedSecrets(watch) {
+		if r.secrets != nil {
+			versions[name] = r.secrets.version(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name})
+			continue
+		}
+		meta := &metav1.PartialObjectMetadata{}
+		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name}, meta); err == nil {
+			versions[name] = meta.ResourceVersion
+		} else {
+			versions[name] = ""
+		}
+	}
+	return versions
+}
+
+// accessOf is what the parts need of the referenced Secrets at versions, the
+// two Secrets at once; see managementAccess.
+func (r *ServiceWatchReconciler) accessOf(ctx context.Context, watch *swv1.ServiceWatch, versions map[string]string) (m managementAccess, a alertAccess) {
 	var wg sync.WaitGroup
-	if m := in.management; m.unread && m.failure == nil {
-		wg.Go(func() {
-			in.management = r.readManagementAccess(ctx, r.managementCredential(in.watch))
-			sameManagement = in.management.failure != nil || in.management.digest == m.digest
-		})
-	}
-	if a := in.alerts; a.unread && a.failure == nil && !in.alertsDeferred {
-		wg.Go(func() {
-			in.alerts = r.readAlertAccess(ctx, r.alertCredential(in.watch))
-			sameAlerts = in.alerts.failure != nil || in.alerts.digest == a.digest
-		})
-	}
+	wg.Go(func() { m = r.managementAccess(ctx, watch, versions[watch.Spec.ManagementAPI.SecretRef.Name]) })
+	wg.Go(func() {
+		name := ""
+		if watch.Spec.AlertAPI != nil {
+			name = watch.Spec.AlertAPI.SecretRef.Name
+		}
+		a = r.alertAccess(ctx, watch, versions[name])
+	})
 	wg.Wait()
-	return sameManagement && sameAlerts
+	return m, a
 }
 
 // credentialDigests remembers, by Secret and resourceVersion, the digest of
@@ -294,13 +307,4 @@ func quoteKeys(keys []string) string {
 		quoted[i] = strconv.Quote(k)
 	}
 	return strings.Join(quoted, " and ")
-}
-
-func firstNonEmpty(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

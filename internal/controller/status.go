@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,17 +14,6 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/conditions"
-)
-
-// Bounds on the strings the operator writes, so that whatever the cloud or a
-// tenant sends, the status stays writable (the API server refuses condition
-// messages over 32 KiB) and a condition stays readable in `kubectl get`.
-const (
-	// maxConditionMessageBytes bounds every condition message.
-	maxConditionMessageBytes = 4 << 10
-	// maxListMessageBytes bounds the list of failing items in a message, so
-	// that Ready, which joins the failing parts' messages, stays in bounds.
-	maxListMessageBytes = 1 << 10
 )
 
 // statusChange is what one reconcile has to say in a watch's status; exactly
@@ -38,19 +26,7 @@ type statusChange struct {
 	// watch is Reconciling until the sync's end is written.
 	announce string
 	// synced is the end of a sync: what its reads found.
-	synced *syncEnd
-}
-
-// syncEnd is what the reads of one sync found, for its status.
-type syncEnd struct {
-	parts   []part
-	results []partResult
-	// reachedCloud: the sync called the cloud; only such syncs are
-	// lastSyncTime.
-	reachedCloud bool
-	endedAt      time.Time
-	// every is the interval the budgets allow the watch.
-	every time.Duration
+	synced *syncScope
 }
 
 // errChangedDuringSync: the user changed what a sync was for (the spec or
@@ -120,7 +96,7 @@ func buildStatus(watch *swv1.ServiceWatch, change statusChange, sizeLimit int) {
 		markSuspended(watch)
 		watch.Status.LastHandledRequestedAt = requestedAt(watch)
 	case change.synced != nil:
-		applySync(watch, *change.synced, sizeLimit)
+		applySync(watch, change.synced, sizeLimit)
 	case change.announce != "":
 		markReconciling(watch, change.announce)
 	}
@@ -128,7 +104,7 @@ func buildStatus(watch *swv1.ServiceWatch, change statusChange, sizeLimit int) {
 
 // applySync writes the end of a sync: its results, then what follows from
 // them and from the time it ended.
-func applySync(watch *swv1.ServiceWatch, end syncEnd, sizeLimit int) {
+func applySync(watch *swv1.ServiceWatch, end *syncScope, sizeLimit int) {
 	applyResults(watch, end.parts, end.results, sizeLimit)
 	watch.Status.ObservedGeneration = watch.Generation
 	watch.Status.LastHandledRequestedAt = requestedAt(watch)
@@ -137,7 +113,7 @@ func applySync(watch *swv1.ServiceWatch, end syncEnd, sizeLimit int) {
 	}
 	setIntervalMetCondition(watch, end.every)
 	watch.Status.RetryNotBefore = nil
-	if wait := assess(end.results).RetryAfter; wait > 0 {
+	if wait := end.outcome.RetryAfter; wait > 0 {
 		// A second more, and whole seconds: the wait the cloud asked for
 		// has passed once the time shown has.
 		watch.Status.RetryNotBefore = &metav1.Time{Time: end.endedAt.Add(wait + time.Second).Truncate(time.Second)}
@@ -201,7 +177,8 @@ func applyResults(watch *swv1.ServiceWatch, parts []part, results []partResult, 
 		setPartCondition(watch, p.condition, results[i])
 	}
 	setSummaryConditions(watch, parts)
-	truncate(watch, parts, sizeLimit)
+	truncate(&watch.Status, listsOf(parts), sizeLimit)
+	setTruncatedCondition(watch, parts, sizeLimit)
 }
 
 // setPartCondition reports one part's result in its condition. A deferred
@@ -289,60 +266,33 @@ func markReconciling(watch *swv1.ServiceWatch, message string) {
 	setCondition(watch, metav1.Condition{Type: swv1.ConditionReconciling, Status: metav1.ConditionTrue, Reason: swv1.ReasonProgressing, Message: message})
 }
 
-// joinAnd joins words as "a, b and c".
-func joinAnd(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
+// setTruncatedCondition derives StatusTruncated from the lists and their
+// totals, so a part that failed keeps telling the truth about the data it
+// kept.
+func setTruncatedCondition(watch *swv1.ServiceWatch, parts []part, limit int) {
+	counts := make([]string, len(parts))
+	left := 0
+	for i, p := range parts {
+		kept, total := p.list.length(&watch.Status), p.list.total(watch)
+		left += max(0, total-kept)
+		counts[i] = fmt.Sprintf("%d of %d %s", kept, total, p.noun)
 	}
-	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+	if left == 0 {
+		conditions.Delete(watch, swv1.ConditionStatusTruncated)
+		return
+	}
+	setCondition(watch, metav1.Condition{Type: swv1.ConditionStatusTruncated, Status: metav1.ConditionTrue, Reason: swv1.ReasonTooLarge,
+		Message: fmt.Sprintf("status lists %s (%d items left out) to stay under %d KiB; summary counts are complete",
+			joinAnd(counts), left, limit>>10)})
 }
 
-// listWithin joins items with "; " while they fit in maxBytes and says how
-// many more there are, so that a message about a hundred failing alerts with
-// long IDs stays short and still tells how many failed.
-func listWithin(items []string, maxBytes int) string {
-	if whole := strings.Join(items, "; "); len(whole) <= maxBytes {
-		return whole
+// listsOf are the parts' lists in status, for truncation.
+func listsOf(parts []part) []statusList {
+	lists := make([]statusList, len(parts))
+	for i, p := range parts {
+		lists[i] = p.list
 	}
-	var b strings.Builder
-	for i, item := range items {
-		sep := ""
-		if i > 0 {
-			sep = "; "
-		}
-		// Item i fits if the rest can still be named after it.
-		if b.Len()+len(sep)+len(item)+len(andMore(len(items)-i-1)) > maxBytes {
-			if i == 0 { // not even the first fits whole: show it cut
-				more := andMore(len(items) - 1)
-				return cutString(item, maxBytes-len(more)) + more
-			}
-			return b.String() + andMore(len(items)-i)
-		}
-		b.WriteString(sep)
-		b.WriteString(item)
-	}
-	return b.String()
-}
-
-func andMore(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf("; and %d more", n)
-}
-
-// cutString cuts s to at most maxBytes bytes on a rune boundary, marking the
-// cut with an ellipsis.
-func cutString(s string, maxBytes int) string {
-	if len(s) <= maxBytes {
-		return s
-	}
-	const ellipsis = "…"
-	cut := max(0, maxBytes-len(ellipsis))
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
+	return lists
 }
 
 // setIntervalMetCondition says, while the budget stretches the watch's

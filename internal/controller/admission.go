@@ -1,29 +1,18 @@
 package controller
 
 import (
+	"context"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 )
-
-// admission is the client-side budget's answer for one sync.
-type admission struct {
-	// wait, when positive, is how long to wait before the sync may start:
-	// nothing is sent meanwhile, and nothing is written.
-	wait time.Duration
-	// alertsDeferred: the management calls go ahead, the alert calls wait
-	// for the next sync (a periodic refresh only).
-	alertsDeferred bool
-	// unreserved are the reads that asked for no budget: a read of another
-	// watch will answer them (see syncInput.admitAtCall).
-	unreserved map[readKey]bool
-	// alertBatch are the alerts this sync fetches when the token's budget
-	// admits fewer at once than the watch has; nil: all of them.
-	alertBatch map[string]bool
-}
 
 // alertBatch is the batch of the watch's alert reads this sync asks for:
 // all of them when the token's budget admits them at once (size calls, 0
@@ -51,8 +40,14 @@ func (r *ServiceWatchReconciler) alertBatch(key types.NamespacedName, reads []re
 // Reads that a read of another watch will answer (one under way, or one
 // that just ended: see sharedReads) ask for nothing, so that ten watches of
 // one service spend two management calls, not twenty.
-func (r *ServiceWatchReconciler) admit(in syncInput, level pacing.Level) admission {
-	key := types.NamespacedName{Namespace: in.watch.Namespace, Name: in.watch.Name}
+func (r *ServiceWatchReconciler) admit(_ context.Context, in *syncScope) (ctrl.Result, bool) {
+	in.admission = r.admission(in)
+	return ctrl.Result{RequeueAfter: in.wait}, in.wait <= 0
+}
+
+// admission is what the budgets admit of the sync's calls; see admit.
+func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
+	key, level := client.ObjectKeyFromObject(in.watch), in.level
 	admitted := admission{unreserved: map[readKey]bool{}}
 	if in.management.failure == nil {
 		reads := in.managementReads()
@@ -116,7 +111,7 @@ func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Leve
 // looks again in a moment and joins it. A sync that must read fresh
 // reserves every call: a finished read is no use to it, and one under way
 // may end before it gets there.
-func (r *ServiceWatchReconciler) toReserve(in syncInput, reads []readKey, unreserved map[readKey]bool) (n int, expected bool) {
+func (r *ServiceWatchReconciler) toReserve(in *syncScope, reads []readKey, unreserved map[readKey]bool) (n int, expected bool) {
 	for _, key := range reads {
 		if !in.fresh {
 			if r.shared.covers(key) {
@@ -140,9 +135,9 @@ func (r *ServiceWatchReconciler) expect(reads []readKey, unreserved map[readKey]
 	}
 }
 
-// noteDemand records what the watch asks of its budgets at its interval and
-// returns the interval the budgets allow it (its own when they fit).
-func (r *ServiceWatchReconciler) noteDemand(p paced, in syncInput) time.Duration {
+// noteDemand records what the watch asks of its budgets at its interval, and
+// the interval the budgets allow it (its own when they fit).
+func (r *ServiceWatchReconciler) noteDemand(_ context.Context, in *syncScope) (ctrl.Result, bool) {
 	var demands []pacing.Demand[readKey]
 	if in.management.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
@@ -163,7 +158,67 @@ func (r *ServiceWatchReconciler) noteDemand(p paced, in syncInput) time.Duration
 	for i := range demands {
 		demands[i].Label = cloudapi.FingerprintOf(demands[i].Budget)
 	}
-	every := r.pacer.Demand(p, demands)
+	in.every = r.pacer.Demand(in.p, demands)
 	r.Metrics.publishBudgetDemands(r.pacer.TakeDemandChanges)
-	return every
+	return ctrl.Result{}, true
+}
+
+// restoreHolds gives the client back, once after a start, the Retry-After
+// holds the watches persisted (status.retryNotBefore): a 429 holds the key
+// at its host for every watch that uses it, not only the one that got it,
+// and another watch on that key is admitted only after the holds of all
+// watches were restored, since the first start of a sync waits for this. A
+// list that fails is tried again by the next start.
+func (r *ServiceWatchReconciler) restoreHolds(ctx context.Context, _ *syncScope) (ctrl.Result, bool) {
+	if r.holdsRestored.Load() {
+		return ctrl.Result{}, true
+	}
+	r.holdsMu.Lock()
+	defer r.holdsMu.Unlock()
+	if r.holdsRestored.Load() {
+		return ctrl.Result{}, true
+	}
+	var watches swv1.ServiceWatchList
+	// Read only: no copy of every status out of the cache.
+	if err := r.Client.List(ctx, &watches, client.UnsafeDisableDeepCopy); err != nil {
+		log.FromContext(ctx).Error(err, "listing ServiceWatches to restore the cloud's Retry-After holds; trying again at the next sync")
+		return ctrl.Result{}, true
+	}
+	now := r.now()
+	for i := range watches.Items {
+		w := &watches.Items[i]
+		if w.Spec.Suspend || w.Status.RetryNotBefore == nil || !w.Status.RetryNotBefore.After(now) {
+			continue
+		}
+		r.restoreHold(ctx, w)
+	}
+	r.holdsRestored.Store(true)
+	return ctrl.Result{}, true
+}
+
+// restoreHold holds the budgets the watch was told to wait for until its
+// retryNotBefore: the management API's when its pipes or endpoints were
+// rate limited, the alert API's when its alerts were, both when its
+// conditions do not tell.
+func (r *ServiceWatchReconciler) restoreHold(ctx context.Context, w *swv1.ServiceWatch) {
+	until := w.Status.RetryNotBefore.Time
+	management := rateLimited(w, swv1.ConditionPipesSynced) || rateLimited(w, swv1.ConditionReversePrivateEndpointsSynced)
+	alerts := rateLimited(w, swv1.ConditionAlertsSynced)
+	if !management && !alerts {
+		management, alerts = true, true
+	}
+	m, a := r.accessOf(ctx, w, r.secretVersions(ctx, w))
+	if management && m.failure == nil {
+		r.Cloud.Hold(cloudapi.APIManagement, m.url, m.digest, until)
+	}
+	if alerts && len(w.Spec.AlertIDs) > 0 && a.failure == nil {
+		r.Cloud.Hold(cloudapi.APIAlert, a.url, a.digest, until)
+	}
+}
+
+// rateLimited tells whether the watch's condition of type t says the cloud
+// (or the client-side budget) asked it to wait.
+func rateLimited(w *swv1.ServiceWatch, t string) bool {
+	c := conditions.Get(w, t)
+	return c != nil && c.Reason == swv1.ReasonRateLimited
 }

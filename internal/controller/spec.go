@@ -139,3 +139,14 @@ func referencedSecrets(obj client.Object) []string {
 	}
 	return names
 }
+
+// firstNonEmpty is the first of values that is set: a spec field, then the
+// manager's default.
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

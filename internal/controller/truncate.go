@@ -2,14 +2,12 @@ package controller
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 )
 
 // DefaultStatusSizeLimit bounds the size of a status, well under etcd's
@@ -46,16 +44,12 @@ type statusList struct {
 
 // truncate cuts the status lists, each from the end of its stable order,
 // until the status fits in limit bytes, both as JSON and decoded (see
-// DefaultStatusSizeLimit), and says so in the StatusTruncated condition. The summary keeps the real counts. The same input always gives
-// the same output, so a large, unchanged service still yields a
-// byte-identical status.
-func truncate(watch *swv1.ServiceWatch, parts []part, limit int) {
-	status := &watch.Status
+// DefaultStatusSizeLimit); the summary keeps the real counts. The same input
+// always gives the same output, so a large, unchanged service still yields
+// a byte-identical status.
+func truncate(status *swv1.ServiceWatchStatus, lists []statusList, limit int) {
 	if limit > 0 && fixedSize(status) > limit {
-		lists := make([]statusList, len(parts))
-		for i, p := range parts {
-			lists[i] = p.list
-		}
+		lists = slices.Clone(lists)
 		slices.SortStableFunc(lists, func(a, b statusList) int { return a.keepRank - b.keepRank })
 
 		sizes := make([][]int, len(lists))
@@ -73,7 +67,6 @@ func truncate(watch *swv1.ServiceWatch, parts []part, limit int) {
 			l.keep(status, n)
 		}
 	}
-	setTruncatedCondition(watch, parts, limit)
 }
 
 // fixedSize is the size status is measured at for truncation (the larger
@@ -89,26 +82,6 @@ func fixedSize(status *swv1.ServiceWatchStatus) int {
 		return c.Type == swv1.ConditionStatusTruncated
 	})
 	return statusSize(&s) + truncatedConditionBytes + requestedAtRoom
-}
-
-// setTruncatedCondition derives StatusTruncated from the lists and their
-// totals, so a part that failed keeps telling the truth about the data it
-// kept.
-func setTruncatedCondition(watch *swv1.ServiceWatch, parts []part, limit int) {
-	counts := make([]string, len(parts))
-	left := 0
-	for i, p := range parts {
-		kept, total := p.list.length(&watch.Status), p.list.total(watch)
-		left += max(0, total-kept)
-		counts[i] = fmt.Sprintf("%d of %d %s", kept, total, p.noun)
-	}
-	if left == 0 {
-		conditions.Delete(watch, swv1.ConditionStatusTruncated)
-		return
-	}
-	setCondition(watch, metav1.Condition{Type: swv1.ConditionStatusTruncated, Status: metav1.ConditionTrue, Reason: swv1.ReasonTooLarge,
-		Message: fmt.Sprintf("status lists %s (%d items left out) to stay under %d KiB; summary counts are complete",
-			joinAnd(counts), left, limit>>10)})
 }
 
 // itemSizes returns what each item is charged: the larger of its JSON size,

@@ -3,23 +3,22 @@ package controller
 import (
 	"time"
 
-	"k8s.io/utils/ptr"
-
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
+	"k8s.io/utils/ptr"
 )
 
 // stateMetricsOf is what the state metrics show of a watch: its status as
 // written, with the item lists of the parts that just synced in full (see
-// partResult.metricItems): status may be truncated, the metrics are bounded
+// the fills, each a part's partResult.metricItems): status may be truncated, the metrics are bounded
 // in bytes instead (see statemetrics.Selection). A part that failed shows the
 // items status still holds.
-func stateMetricsOf(watch *swv1.ServiceWatch, results ...partResult) statemetrics.Watch {
+func stateMetricsOf(watch *swv1.ServiceWatch, fills ...func(*statemetrics.Watch)) statemetrics.Watch {
 	w := statusMetricsOf(watch)
-	for _, res := range results {
-		if res.metricItems != nil {
-			res.metricItems(&w)
+	for _, fill := range fills {
+		if fill != nil {
+			fill(&w)
 		}
 	}
 	return w
