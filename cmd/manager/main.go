@@ -30,7 +30,6 @@ type config struct {
 	metrics                metricsConfig
 	leaderElect            bool
 	leaderElectionID       string
-	scope                  controller.Scope
 	reconciler             controller.Options
 	cloud                  cloudapi.Options
 	managementRate         rateFlag
@@ -73,8 +72,8 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
 	fs.BoolVar(&cfg.leaderElect, "leader-elect", false, "Elect a leader so that only one replica syncs at a time.")
 	fs.StringVar(&cfg.leaderElectionID, "leader-election-id", "servicewatch.cloud.servicewatch.io", "Name of the leader-election lease; each shard needs its own.")
-	fs.Func("watch-namespaces", "Comma-separated namespaces to watch (ServiceWatches, Secrets); empty means all.", namespaces(&cfg.scope.Namespaces))
-	fs.Func("watch-label-selector", "Label selector of the ServiceWatches this manager syncs (e.g. sharding.servicewatch.io/shard=shard1); empty means all. Run one manager per shard.", labelSelector(&cfg.scope))
+	fs.Func("watch-namespaces", "Comma-separated namespaces to watch (ServiceWatches, Secrets); empty means all.", namespaces(&cfg.reconciler.Scope.Namespaces))
+	fs.Func("watch-label-selector", "Label selector of the ServiceWatches this manager syncs (e.g. sharding.servicewatch.io/shard=shard1); empty means all. Run one manager per shard.", labelSelector(&cfg.reconciler.Scope))
 	fs.Func("management-api-url", "Management API base URL for watches whose spec.managementApi.url is empty.", baseURL(&cfg.reconciler.ManagementAPIURL))
 	fs.Func("alert-api-url", "Alert API base URL for watches whose spec.alertApi.url is empty.", baseURL(&cfg.reconciler.AlertAPIURL))
 	fs.Func("allowed-api-urls", "Comma-separated API base URLs (https://api.example.com, https://gw.example.com/cloud: that scheme, host and port, paths under it) and hosts (alerts.example.com, *.example.com, api.example.com:8443) that watches may send their credentials to; a watch with another URL is Stalled (URLNotAllowed) before its Secret is read. Empty allows every URL.", allowList(&cfg.reconciler.AllowedAPIURLs))
@@ -100,7 +99,6 @@ func parseFlags(args []string) (config, error) {
 	}
 	cfg.cloud.ManagementRate = cloudapi.RateLimit(cfg.managementRate)
 	cfg.cloud.AlertRate = cloudapi.RateLimit(cfg.alertRate)
-	cfg.reconciler.Namespaces = cfg.scope.Namespaces // whose Secrets it watches
 	return cfg, validate(cfg)
 }
 
@@ -211,7 +209,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                        scheme,
-		Cache:                         controller.CacheOptions(cfg.scope),
+		Cache:                         controller.CacheOptions(cfg.reconciler.Scope),
 		Metrics:                       metricsServerOptions(cfg.metricsAddr, cfg.metrics),
 		HealthProbeBindAddress:        cfg.probeAddr,
 		LeaderElection:                cfg.leaderElect,
@@ -251,6 +249,6 @@ func run(ctx context.Context, cfg config) error {
 	}
 	setupLog.Info("starting manager", "managementApiUrl", cfg.reconciler.ManagementAPIURL, "alertApiUrl", cfg.reconciler.AlertAPIURL,
 		"allowedApiUrls", cfg.reconciler.AllowedAPIURLs.String(), "denyLocalAddresses", cfg.cloud.DenyLocalAddresses,
-		"watchNamespaces", cfg.scope.Namespaces, "watchLabelSelector", selectorString(cfg.scope.WatchSelector), "leaderElectionId", cfg.leaderElectionID)
+		"watchNamespaces", cfg.reconciler.Scope.Namespaces, "watchLabelSelector", selectorString(cfg.reconciler.Scope.WatchSelector), "leaderElectionId", cfg.leaderElectionID)
 	return mgr.Start(ctx)
 }

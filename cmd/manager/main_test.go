@@ -39,18 +39,18 @@ func TestParseScopeFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.scope.Namespaces; len(got) != 2 || got[0] != "team-a" || got[1] != "team-b" {
+	if got := cfg.reconciler.Scope.Namespaces; len(got) != 2 || got[0] != "team-a" || got[1] != "team-b" {
 		t.Errorf("namespaces = %q", got)
 	}
-	if got := cfg.scope.WatchSelector.String(); got != "sharding.servicewatch.io/shard=one" {
+	if got := cfg.reconciler.Scope.WatchSelector.String(); got != "sharding.servicewatch.io/shard=one" {
 		t.Errorf("selector = %q", got)
 	}
 	if cfg.leaderElectionID != "servicewatch-one" {
 		t.Errorf("leader election ID = %q", cfg.leaderElectionID)
 	}
 	all, err := parseFlags(nil)
-	if err != nil || len(all.scope.Namespaces) != 0 || all.scope.WatchSelector != nil {
-		t.Errorf("by default the manager watches everything: %+v, %v", all.scope, err)
+	if err != nil || len(all.reconciler.Scope.Namespaces) != 0 || all.reconciler.Scope.WatchSelector != nil {
+		t.Errorf("by default the manager watches everything: %+v, %v", all.reconciler.Scope, err)
 	}
 }
 

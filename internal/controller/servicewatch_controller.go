@@ -40,9 +40,9 @@ type Options struct {
 	// whose API URL is not on it is Stalled (URLNotAllowed) before its
 	// Secret is read. The zero value allows every URL.
 	AllowedAPIURLs cloudapi.URLAllowList
-	// Namespaces are those whose Secrets the manager watches (those of its
-	// scope); empty: all.
-	Namespaces []string
+	// Scope is what the manager watches: its cache (CacheOptions) and the
+	// Secrets it watches are confined to the same namespaces.
+	Scope Scope
 	// MaxConcurrentReconciles is how many reconcile workers run. They do
 	// only Kubernetes work: cloud reads run in the background.
 	MaxConcurrentReconciles int
@@ -165,7 +165,7 @@ func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("creating a metadata client for Secrets: %w", err)
 	}
 	secretChanged := make(chan ctrlevent.GenericEvent)
-	r.secrets = newSecretWatch(md, r.Options.Namespaces, referencedBy(mgr.GetCache()), secretChanged)
+	r.secrets = newSecretWatch(md, r.Options.Scope.Namespaces, referencedBy(mgr.GetCache()), secretChanged)
 	if err := mgr.Add(r.secrets); err != nil {
 		return fmt.Errorf("adding the Secret watch: %w", err)
 	}
