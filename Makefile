@@ -239,7 +239,7 @@ demo-check: demo-build ## Run the demo non-interactively: exit 0 only if the sam
 ##@ End to end
 
 # make test-e2e builds a one-node cluster on this machine and runs test/e2e
-# against it (see README, "Test on a real cluster"): it needs root, apt and
+# against it (see DEVELOPMENT.md, "Test on a real cluster"): it needs root, apt and
 # about 4 GB of disk. The node's components are built from Go modules by the
 # tools module hack/e2e/k8s, in one go build, into a directory named after
 # the Kubernetes version pinned there: changing the pin builds them again,
@@ -273,7 +273,7 @@ $(E2E_K8S_BIN)/.built: hack/e2e/k8s/go.mod hack/e2e/k8s/go.sum
 	rm -rf $(E2E_K8S_BIN); mv "$$tmp" $(E2E_K8S_BIN); touch $@
 
 .PHONY: test-e2e
-test-e2e: e2e-packages envtest e2e-k8s $(HELM) $(PROMETHEUS) ## Build the images and a one-node cluster, run test/e2e against it, tear it all down (root; see README).
+test-e2e: e2e-packages envtest e2e-k8s $(HELM) $(PROMETHEUS) ## Build the images and a one-node cluster, run test/e2e against it, tear it all down (root; see DEVELOPMENT.md).
 	K8S_BIN=$(E2E_K8S_BIN) ENVTEST_BIN=$(ENVTEST_DIR) HELM=$(HELM) PROMETHEUS=$(PROMETHEUS) E2E_DIR=$(BIN)/e2e hack/e2e/run.sh
 
 ##@ Benchmarks

@@ -1,12 +1,18 @@
-// Package docs keeps the README true to the code it describes: every
-// condition reason has a troubleshooting row, every metric and manager flag
-// it names exists, and its links resolve.
+// Package docs keeps the docs true to the code they describe: every
+// condition reason has a troubleshooting row, every metric a row in the
+// operations guide, every manager flag a row in the configuration guide;
+// every flag, link and command the docs show exists.
+//
+// The Go code is read by scanning directories, not fixed files, so that
+// moving a constant from one file or package to another does not break
+// these tests, while renaming or removing it does.
 package docs
 
 import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -31,126 +37,267 @@ func read(t *testing.T, rel string) string {
 	return string(b)
 }
 
-// stringConsts returns the string constants of a Go file whose names start
-// with prefix.
-func stringConsts(t *testing.T, rel, prefix string) []string {
+// userDocs are the docs for people who run the operator; developerDocs
+// those for people who change it. docs/api.md is generated (make docs) and
+// checked for links only.
+var (
+	userDocs      = []string{"README.md", "docs/configuration.md", "docs/troubleshooting.md", "docs/operations.md", "docs/security.md", "docs/gitops.md"}
+	developerDocs = []string{"DEVELOPMENT.md", "docs/cloudapi.md", "docs/benchmarks.md"}
+)
+
+// markdownFiles is every markdown file the tests read: the root's and
+// docs/'s, whatever their names, so that a new doc is checked too.
+func markdownFiles(t *testing.T) []string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(root(), rel), nil, 0)
-	if err != nil {
-		t.Fatal(err)
+	var files []string
+	for _, pattern := range []string{"*.md", "docs/*.md"} {
+		found, err := filepath.Glob(filepath.Join(root(), pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range found {
+			rel, _ := filepath.Rel(root(), f)
+			files = append(files, filepath.ToSlash(rel))
+		}
 	}
+	for _, want := range append(slices.Clone(userDocs), developerDocs...) {
+		if !slices.Contains(files, want) {
+			t.Errorf("%s is missing", want)
+		}
+	}
+	return files
+}
+
+// goFiles returns the non-test Go files under the given directories of the
+// repository.
+func goFiles(t *testing.T, dirs ...string) []string {
+	t.Helper()
+	var files []string
+	for _, dir := range dirs {
+		err := filepath.WalkDir(filepath.Join(root(), dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(files) == 0 {
+		t.Fatalf("no Go files under %v", dirs)
+	}
+	return files
+}
+
+// stringConsts returns the distinct values of the string constants whose
+// names start with prefix, in every non-test Go file under dirs.
+func stringConsts(t *testing.T, prefix string, dirs ...string) []string {
+	t.Helper()
 	var values []string
-	ast.Inspect(f, func(n ast.Node) bool {
-		spec, ok := n.(*ast.ValueSpec)
-		if !ok {
+	for _, file := range goFiles(t, dirs...) {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			spec, ok := n.(*ast.ValueSpec)
+			if !ok {
+				return true
+			}
+			for i, name := range spec.Names {
+				if !strings.HasPrefix(name.Name, prefix) || i >= len(spec.Values) {
+					continue
+				}
+				if lit, ok := spec.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					v, _ := strconv.Unquote(lit.Value)
+					if !slices.Contains(values, v) {
+						values = append(values, v)
+					}
+				}
+			}
 			return true
-		}
-		for i, name := range spec.Names {
-			if !strings.HasPrefix(name.Name, prefix) || i >= len(spec.Values) {
-				continue
-			}
-			if lit, ok := spec.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-				v, _ := strconv.Unquote(lit.Value)
-				values = append(values, v)
-			}
-		}
-		return true
-	})
+		})
+	}
 	if len(values) == 0 {
-		t.Fatalf("no %s* constants in %s", prefix, rel)
+		t.Fatalf("no %s* constants under %v", prefix, dirs)
 	}
 	return values
 }
 
-// section returns the README text under a "## title" heading.
-func section(t *testing.T, doc, title string) string {
+// matches returns the first submatch of pattern in every non-test Go file
+// under dirs.
+func matches(t *testing.T, pattern string, dirs ...string) []string {
 	t.Helper()
-	start := strings.Index(doc, "\n## "+title+"\n")
-	if start < 0 {
-		t.Fatalf("README has no section %q", title)
+	re := regexp.MustCompile(pattern)
+	var found []string
+	for _, file := range goFiles(t, dirs...) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+			if !slices.Contains(found, m[1]) {
+				found = append(found, m[1])
+			}
+		}
 	}
-	rest := doc[start+len(title)+5:]
-	if end := strings.Index(rest, "\n## "); end >= 0 {
-		rest = rest[:end]
-	}
-	return rest
+	return found
 }
 
-func TestReadmeTroubleshootingCoversEveryReason(t *testing.T) {
-	table := section(t, read(t, "README.md"), "Troubleshooting")
-	for _, reason := range stringConsts(t, "api/v1alpha1/conditions.go", "Reason") {
+// The condition reasons are the API's (api/) and the cloud client's
+// (cloudapi's Reason type, wherever it lives under internal/).
+func TestTroubleshootingCoversEveryReason(t *testing.T) {
+	table := read(t, "docs/troubleshooting.md")
+	for _, reason := range stringConsts(t, "Reason", "api", "internal") {
 		if !strings.Contains(table, "\n| `"+reason+"` |") {
-			t.Errorf("the README's troubleshooting table has no row for reason %s", reason)
+			t.Errorf("docs/troubleshooting.md has no row for reason %s", reason)
 		}
 	}
 }
 
-func TestReadmeListsEveryMetric(t *testing.T) {
-	table := section(t, read(t, "README.md"), "Monitoring")
-	sources := []struct{ file, pattern string }{
-		{"internal/controller/servicewatch_metrics.go", `Name:\s+"(servicewatch_[a-z_]+)"`},
-		{"internal/statemetrics/statemetrics.go", `prometheus\.NewDesc\("(servicewatch_[a-z_]+)"`},
+func TestOperationsListsEveryMetric(t *testing.T) {
+	table := read(t, "docs/operations.md")
+	names := matches(t, `(?:Name:\s+|prometheus\.NewDesc\()"(servicewatch_[a-z_]+)"`, "internal")
+	if len(names) == 0 {
+		t.Fatal("no servicewatch_ metric names found under internal/")
 	}
-	var names [][]string
-	for _, src := range sources {
-		found := regexp.MustCompile(src.pattern).FindAllStringSubmatch(read(t, src.file), -1)
-		if len(found) == 0 {
-			t.Fatalf("no metric names found in %s", src.file)
-		}
-		names = append(names, found...)
-	}
-	for _, m := range names {
-		if !strings.Contains(table, "| `"+m[1]+"` |") {
-			t.Errorf("the README's metrics table has no row for %s", m[1])
+	for _, name := range names {
+		if !strings.Contains(table, "| `"+name+"` |") {
+			t.Errorf("docs/operations.md's metrics table has no row for %s", name)
 		}
 	}
 }
 
-// TestReadmeFlagsExist catches a renamed manager flag that the docs still
-// tell users to set.
-func TestReadmeFlagsExist(t *testing.T) {
-	code := read(t, "cmd/manager/main.go")
-	var defined []string
-	for _, m := range regexp.MustCompile(`fs\.(?:\w*Var|Func)\((?:&[^,]+,\s*)?"([a-z-]+)"`).FindAllStringSubmatch(code, -1) {
-		defined = append(defined, m[1])
-	}
+// flagPattern finds the flags a program defines on a flag.FlagSet (fs) or
+// the flag package's own set.
+const flagPattern = `\b(?:fs|flag)\.(?:\w*Var|Func|String|Bool|Int|Int64|Duration|Float64)\((?:&[^,]+,\s*)?"([a-z][a-z0-9-]*)"`
+
+// managerFlags are the manager's flags, and controller-runtime's logging
+// flags when the manager binds them.
+func managerFlags(t *testing.T) []string {
+	t.Helper()
+	defined := matches(t, flagPattern, "cmd/manager")
 	if len(defined) == 0 {
-		t.Fatal("no flags found in cmd/manager/main.go")
+		t.Fatal("no flags found under cmd/manager")
 	}
-	for _, doc := range []string{"README.md", "config/manager/manager.yaml"} {
-		for _, m := range regexp.MustCompile(`--([a-z][a-z-]+[a-z])`).FindAllStringSubmatch(read(t, doc), -1) {
-			if !slices.Contains(defined, m[1]) && !isOtherToolFlag(m[1]) {
-				t.Errorf("%s mentions --%s, which the manager does not define", doc, m[1])
+	if len(matches(t, `\b(BindFlags)\(`, "cmd/manager")) > 0 {
+		defined = append(defined, "zap-devel", "zap-encoder", "zap-log-level", "zap-stacktrace-level", "zap-time-encoding")
+	}
+	return defined
+}
+
+// otherToolFlags are flags of kubectl, argocd, helm and go that the docs
+// use.
+var otherToolFlags = []string{"overwrite", "kind", "resource-name", "set", "take-ownership", "server-side"}
+
+// TestDocsFlagsExist catches a renamed flag that the docs still tell users
+// to set. The user docs may name only the manager's flags; the developer
+// docs also those of the fake cloud, the demo and the scale harness.
+func TestDocsFlagsExist(t *testing.T) {
+	manager := managerFlags(t)
+	programs := append(slices.Clone(manager), matches(t, flagPattern, "cmd", "hack", "test/scale")...)
+	flagRef := regexp.MustCompile(`(?:^|[^-\w])--([a-z][a-z0-9-]+[a-z0-9])`)
+	check := func(doc string, defined []string) {
+		for _, m := range flagRef.FindAllStringSubmatch(read(t, doc), -1) {
+			if !slices.Contains(defined, m[1]) && !slices.Contains(otherToolFlags, m[1]) {
+				t.Errorf("%s mentions --%s, which no program it documents defines", doc, m[1])
+			}
+		}
+	}
+	for _, doc := range append(slices.Clone(userDocs), "config/manager/manager.yaml") {
+		check(doc, manager)
+	}
+	for _, doc := range developerDocs {
+		check(doc, programs)
+	}
+}
+
+// TestConfigurationListsEveryFlag: a flag the manager gains gets a row.
+func TestConfigurationListsEveryFlag(t *testing.T) {
+	doc := read(t, "docs/configuration.md")
+	for _, flag := range matches(t, flagPattern, "cmd/manager") {
+		if !strings.Contains(doc, "| `--"+flag+"` |") {
+			t.Errorf("docs/configuration.md has no row for --%s", flag)
+		}
+	}
+}
+
+func TestDocsNameTheCommands(t *testing.T) {
+	for doc, cmds := range map[string][]string{
+		"README.md":      {"make test", "make demo", "make deploy IMG=", "make install", "make undeploy", "helm install", "kubectl apply -n data -k config/samples"},
+		"DEVELOPMENT.md": {"make test", "make lint", "make test-e2e", "make demo-check", "make bench-scale", "make docs", "make manifests", "make generate", "make chart-sync", "make test-rules", "make helm-lint", "make helm-install", ".ci/run"},
+	} {
+		text := read(t, doc)
+		for _, cmd := range cmds {
+			if !strings.Contains(text, cmd) {
+				t.Errorf("%s does not mention %q", doc, cmd)
 			}
 		}
 	}
 }
 
-// isOtherToolFlag tells flags of kubectl, argocd and helm that the README
-// uses.
-func isOtherToolFlag(name string) bool {
-	return slices.Contains([]string{"overwrite", "kind", "resource-name", "set"}, name)
-}
+var (
+	linkRef    = regexp.MustCompile(`\]\(([^)\s]*)\)`)
+	fenced     = regexp.MustCompile("(?ms)^ *```.*?^ *```")
+	codeSpan   = regexp.MustCompile("`[^`\n]*`")
+	headingRef = regexp.MustCompile("(?m)^#{1,6} +(.+?) *#*$")
+)
 
-func TestReadmeNamesTheCommands(t *testing.T) {
-	doc := read(t, "README.md")
-	for _, cmd := range []string{"make test", "make demo", "make demo-check", "make deploy IMG=", "make install", "make undeploy", "make docs", "make test-rules", "make helm-lint", "make helm-install", "helm install"} {
-		if !strings.Contains(doc, cmd) {
-			t.Errorf("README does not mention %q", cmd)
+// anchors returns the anchors GitHub makes of a markdown file's headings:
+// lower case, punctuation dropped, spaces as hyphens, repeats numbered.
+func anchors(text string) []string {
+	var out []string
+	seen := map[string]int{}
+	for _, m := range headingRef.FindAllStringSubmatch(text, -1) {
+		var b strings.Builder
+		for _, r := range strings.ToLower(m[1]) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127:
+				b.WriteRune(r)
+			}
 		}
+		a := b.String()
+		if n := seen[a]; n > 0 {
+			out = append(out, a+"-"+strconv.Itoa(n))
+		} else {
+			out = append(out, a)
+		}
+		seen[a]++
 	}
+	return out
 }
 
+// TestDocLinksResolve: every relative link of every markdown file points at
+// a file that exists and, with an anchor into a markdown file, at one of
+// its headings.
 func TestDocLinksResolve(t *testing.T) {
-	for _, doc := range []string{"README.md", "docs/gitops.md"} {
-		text := read(t, doc)
-		for _, m := range regexp.MustCompile(`\]\(([^)#]+)(#[^)]*)?\)`).FindAllStringSubmatch(text, -1) {
-			target := m[1]
-			if strings.Contains(target, "://") {
+	for _, doc := range markdownFiles(t) {
+		// Links are in the prose: what code shows is not one.
+		text := codeSpan.ReplaceAllString(fenced.ReplaceAllString(read(t, doc), ""), "")
+		for _, m := range linkRef.FindAllStringSubmatch(text, -1) {
+			target, anchor, _ := strings.Cut(m[1], "#")
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 				continue
 			}
-			if _, err := os.Stat(filepath.Join(root(), filepath.Dir(doc), target)); err != nil {
-				t.Errorf("%s links to %s, which does not exist", doc, target)
+			file := doc
+			if target != "" {
+				file = filepath.ToSlash(filepath.Join(filepath.Dir(doc), target))
+				if _, err := os.Stat(filepath.Join(root(), file)); err != nil {
+					t.Errorf("%s links to %s, which does not exist", doc, m[1])
+					continue
+				}
+			}
+			if anchor == "" || !strings.HasSuffix(file, ".md") {
+				continue
+			}
+			if !slices.Contains(anchors(fenced.ReplaceAllString(read(t, file), "")), anchor) {
+				t.Errorf("%s links to %s, but %s has no heading with anchor #%s", doc, m[1], file, anchor)
 			}
 		}
 	}
