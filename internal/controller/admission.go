@@ -100,7 +100,7 @@ func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Leve
 		Admit: func(n int) time.Duration { return r.Cloud.Admit(api, url, cred, n) },
 	}, n)
 	if wait > 0 {
-		r.Metrics.RecordDeferral(api, DeferralBudget)
+		r.Metrics.RecordDeferral(api)
 	}
 	return wait
 }

@@ -199,8 +199,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"namespace", "name", "kind"}),
 		deferrals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "servicewatch_sync_deferrals_total",
-			Help: "Syncs put off because the client-side rate budget, or a Retry-After hold of the cloud on it, did not allow their calls yet (reason budget), by API.",
-		}, []string{"api", "reason"}),
+			Help: "Syncs put off because the client-side rate budget, or a Retry-After hold of the cloud on it, did not allow their calls yet, by API.",
+		}, []string{"api"}),
 		budgetDemand: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "servicewatch_budget_demand_ratio",
 			Help: "Calls per second that the watches sharing one client-side rate budget ask for, divided by what the budget allows; above 1 they cannot all sync on time. budget is a fingerprint of the credential, never the credential.",
@@ -236,15 +236,10 @@ func (m *Metrics) ObserveRequest(api, operation, code string, duration time.Dura
 	}
 }
 
-// DeferralBudget is the reason of servicewatch_sync_deferrals_total: the
-// client-side rate budget (or a Retry-After hold on it) had no room for the
-// calls.
-const DeferralBudget = "budget"
-
-// RecordDeferral counts a sync put off for reason (DeferralBudget) before
-// calling api.
-func (m *Metrics) RecordDeferral(api, reason string) {
-	m.deferrals.WithLabelValues(api, reason).Inc()
+// RecordDeferral counts a sync put off before calling api: the client-side
+// rate budget (or a Retry-After hold on it) had no room for its calls.
+func (m *Metrics) RecordDeferral(api string) {
+	m.deferrals.WithLabelValues(api).Inc()
 }
 
 // publishBudgetDemands sets the demand ratio of each rate budget whose

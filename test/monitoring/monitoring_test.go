@@ -221,7 +221,7 @@ func exportedMetrics(t *testing.T) map[string]dto.MetricType {
 	}
 	// Every family gets a series, so that Gather shows it with its type.
 	m.ObserveRequest("management", "listPipes", "200", time.Second)
-	m.RecordDeferral("management", swcontroller.DeferralBudget)
+	m.RecordDeferral("management")
 	state := statemetrics.NewCollector(true)
 	state.Set(statemetrics.Watch{
 		Namespace: "data", Name: "prod", Interval: time.Minute, LastSyncTime: time.Now(),

@@ -40,8 +40,8 @@ controller_runtime_reconcile_total{controller="servicewatch",result="error"} 0
 controller_runtime_reconcile_total{controller="servicewatch",result="requeue_after"} 4453
 controller_runtime_reconcile_total{controller="servicewatch",result="success"} 987
 controller_runtime_reconcile_total_other{controller="servicewatch"} 5
-servicewatch_sync_deferrals_total{api="management",reason="budget"} 1992
-servicewatch_sync_deferrals_total{api="alert",reason="budget"} 8
+servicewatch_sync_deferrals_total{api="management"} 1992
+servicewatch_sync_deferrals_total{api="alert"} 8
 `
 	// Both sums come from one read of the exposition, as reconcilesOf takes them.
 	got, err = sumSeries(strings.NewReader(manager),
