@@ -731,3 +731,54 @@ func boundStates(byState map[string]int32) {
 	}
 	byState[otherPipeStates] = other
 }
+
+// The items as the state metrics show them.
+
+func pipeItem(p *swv1.Pipe) statemetrics.Pipe {
+	return statemetrics.Pipe{ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""), SourceKind: ptr.Deref(p.SourceKind, "")}
+}
+
+func endpointItem(e *swv1.ReversePrivateEndpoint) statemetrics.Endpoint {
+	return statemetrics.Endpoint{ID: ptr.Deref(e.ID, ""), Type: ptr.Deref(e.Type, ""), Status: ptr.Deref(e.Status, "")}
+}
+
+func alertItems(alerts []swv1.AlertStatus) []statemetrics.Alert {
+	items := make([]statemetrics.Alert, len(alerts))
+	for i := range alerts {
+		items[i] = alertItem(&alerts[i])
+	}
+	return items
+}
+
+// alertItem is what the state metrics show of an alert: with the silence
+// and the execution errors, so that an alert that is silenced or whose
+// evaluations or deliveries fail is visible to alerting.
+func alertItem(a *swv1.AlertStatus) statemetrics.Alert {
+	item := statemetrics.Alert{ID: a.ID, Name: ptr.Deref(a.Name, ""), State: ptr.Deref(a.State, ""), FetchFailed: a.Error != "",
+		Silenced: a.Silenced != nil, ExecutionErrors: len(a.ExecutionErrors)}
+	if a.Silenced != nil && a.Silenced.Until != nil {
+		if until, err := time.Parse(time.RFC3339Nano, *a.Silenced.Until); err == nil {
+			item.SilencedUntil = until
+		}
+	}
+	for _, e := range a.ExecutionErrors {
+		if at := cloudapi.ExecutionErrorTime(e); at.After(item.LastExecutionError) {
+			item.LastExecutionError = at
+		}
+	}
+	return item
+}
+
+// collector gathers the metric items of a list while the client streams it,
+// those the state metrics' bound in bytes keeps: a list of a million items
+// with long names costs the bound, not the list.
+type collector[T any, M statemetrics.Item] struct {
+	items   *statemetrics.Selection[M]
+	project func(*T) M
+}
+
+func newCollector[T any, M statemetrics.Item](maxBytes int, project func(*T) M) collector[T, M] {
+	return collector[T, M]{items: statemetrics.NewSelection[M](maxBytes), project: project}
+}
+
+func (c collector[T, M]) add(item *T) { c.items.Add(c.project(item)) }

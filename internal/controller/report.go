@@ -9,6 +9,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/statemetrics"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -296,4 +297,46 @@ func (m *Metrics) record(watch *swv1.ServiceWatch, parts []part) {
 			m.recordSync(p.name, c.Reason)
 		}
 	}
+}
+
+// stateMetricsOf is what the state metrics show of a watch: its status as
+// written, with the item lists of the parts that just synced in full (see
+// the fills, each a part's partResult.metricItems): status may be truncated, the metrics are bounded
+// in bytes instead (see statemetrics.Selection). A part that failed shows the
+// items status still holds.
+func stateMetricsOf(watch *swv1.ServiceWatch, fills ...func(*statemetrics.Watch)) statemetrics.Watch {
+	w := statusMetricsOf(watch)
+	for _, fill := range fills {
+		if fill != nil {
+			fill(&w)
+		}
+	}
+	return w
+}
+
+// statusMetricsOf is what status shows.
+func statusMetricsOf(watch *swv1.ServiceWatch) statemetrics.Watch {
+	s := watch.Status
+	w := statemetrics.Watch{
+		Namespace:  watch.Namespace,
+		Name:       watch.Name,
+		Conditions: s.Conditions,
+		Interval:   interval(watch),
+		Pipes:      make([]statemetrics.Pipe, len(s.Pipes)),
+		Endpoints:  make([]statemetrics.Endpoint, len(s.ReversePrivateEndpoints)),
+	}
+	if s.LastSyncTime != nil {
+		w.LastSyncTime = s.LastSyncTime.Time
+	}
+	if s.Summary != nil { // a truncated status says how many it left out
+		w.PipesTotal, w.EndpointsTotal = int(s.Summary.Pipes), int(s.Summary.ReversePrivateEndpoints)
+	}
+	for i := range s.Pipes {
+		w.Pipes[i] = pipeItem(&s.Pipes[i])
+	}
+	for i := range s.ReversePrivateEndpoints {
+		w.Endpoints[i] = endpointItem(&s.ReversePrivateEndpoints[i])
+	}
+	w.Alerts = alertItems(s.Alerts)
+	return w
 }
