@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"mime"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/servicewatch/servicewatch/internal/bound"
 )
 
 // firstByte returns the first non-space byte of a JSON value, or 0.
@@ -30,21 +31,12 @@ func checkContentType(contentType string) error {
 	}
 	mediaType, _, err := mime.ParseMediaType(contentType)
 	if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
-		return fmt.Errorf("unparsable content type %q", truncate(contentType, 64))
+		return fmt.Errorf("unparsable content type %q", bound.CutRunes(contentType, 64))
 	}
 	switch {
 	case mediaType == "application/json", mediaType == "text/json", mediaType == "text/plain",
 		strings.HasSuffix(mediaType, "+json"):
 		return nil
 	}
-	return fmt.Errorf("content type %q is not JSON", truncate(mediaType, 64))
-}
-
-// truncate cuts s to at most n runes, marking the cut with an ellipsis.
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return fmt.Errorf("content type %q is not JSON", bound.CutRunes(mediaType, 64))
 }

@@ -7,6 +7,8 @@ import (
 	"hash/fnv"
 	"io"
 	"strings"
+
+	"github.com/servicewatch/servicewatch/internal/bound"
 )
 
 // keeper receives the items of one list response as they are decoded, and
@@ -383,7 +385,7 @@ type incompleteItems struct {
 func (c *incompleteItems) add(description string) {
 	c.count++
 	if len(c.items) < maxIncompleteItems {
-		c.items = append(c.items, truncateBytes(description, 200))
+		c.items = append(c.items, bound.Cut(description, 200))
 	}
 }
 
@@ -392,7 +394,7 @@ func (c *incompleteItems) add(description string) {
 func describeLeftOut(id string, n int, report itemReport) string {
 	name := fmt.Sprintf("item %d", n)
 	if id != "" {
-		name = truncateBytes(id, 64)
+		name = bound.Cut(id, 64)
 	}
 	paths := strings.Join(report.leftOut, ", ")
 	if more := report.count - len(report.leftOut); more > 0 {

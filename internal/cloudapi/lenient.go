@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/bound"
 )
 
 // Real services send more than the spec lists, and not always in the type it
@@ -210,7 +211,7 @@ func sourceKinds(src *swv1.PipeSource, unknown []string) string {
 		}
 	}
 	kinds = append(kinds, unknown...)
-	return truncateBytes(strings.Join(kinds, ","), maxSourceKindBytes)
+	return bound.Cut(strings.Join(kinds, ","), maxSourceKindBytes)
 }
 
 // maxSourceKindBytes bounds Pipe.SourceKind (its CRD MaxLength).

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/servicewatch/servicewatch/internal/bound"
 )
 
 // maxMessageRunes bounds Error.Message, Error.RequestID and the text of
@@ -41,7 +43,7 @@ func (s *scrubber) cleanTo(text string, n int) string {
 	// Invalid UTF-8 is kept until secrets are redacted: a cap that cuts a
 	// secret inside a character leaves its first bytes, which must still
 	// match.
-	text = s.redact(cutBytes(normalizeText(text), maxCleanedBytes))
+	text = s.redact(bound.Bytes(normalizeText(text), maxCleanedBytes))
 	// Dropping characters between stray bytes can make them valid UTF-8,
 	// a control character even: normalize again once the text is valid.
 	text = normalizeText(strings.ToValidUTF8(text, "\uFFFD"))
@@ -133,7 +135,7 @@ func (s *scrubber) fit(text string, n int) string {
 	}
 	suffix := "…"
 	for {
-		head := cutRunes(text, n-utf8.RuneCountInString(suffix))
+		head := bound.Runes(text, n-utf8.RuneCountInString(suffix))
 		spans := s.find(head)
 		if len(spans) == 0 || spans[len(spans)-1].end < len(head) {
 			return head + suffix
@@ -143,27 +145,4 @@ func (s *scrubber) fit(text string, n int) string {
 			return text + suffix
 		}
 	}
-}
-
-// cutRunes returns the first n runes of s.
-func cutRunes(s string, n int) string {
-	for i := range s {
-		if n == 0 {
-			return s[:i]
-		}
-		n--
-	}
-	return s
-}
-
-// cutBytes returns the longest prefix of s of at most n bytes that ends on a
-// rune boundary.
-func cutBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

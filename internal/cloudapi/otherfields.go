@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/servicewatch/servicewatch/internal/bound"
 )
 
 // Bounds of an item's otherFields (see swv1.Pipe.OtherFields, which
@@ -37,7 +38,7 @@ func (o *otherFields) put(path, value string) {
 		o.more = true
 		return
 	}
-	o.list = append(o.list, truncateBytes(path+": "+value, maxOtherFieldBytes))
+	o.list = append(o.list, bound.Cut(path+": "+value, maxOtherFieldBytes))
 }
 
 // add flattens the JSON value raw found at path into entries. A member named
@@ -154,19 +155,6 @@ func lastSegment(path string) string {
 		return path[i+1:]
 	}
 	return path
-}
-
-// truncateBytes cuts s to at most n bytes, on a rune boundary, marking the
-// cut with an ellipsis.
-func truncateBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // credentialWords are parts of member names that hold credentials in what
