@@ -21,6 +21,7 @@ import (
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
+	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
@@ -142,8 +143,8 @@ func selectorString(sel labels.Selector) string {
 	return sel.String()
 }
 
-// allowList accepts a comma-separated cloudapi.URLAllowList.
-func allowList(dst *cloudapi.URLAllowList) func(string) error {
+// allowList accepts a comma-separated egress.URLAllowList.
+func allowList(dst *egress.URLAllowList) func(string) error {
 	return func(value string) error {
 		var entries []string
 		for e := range strings.SplitSeq(value, ",") {
@@ -151,7 +152,7 @@ func allowList(dst *cloudapi.URLAllowList) func(string) error {
 				entries = append(entries, e)
 			}
 		}
-		l, err := cloudapi.ParseURLAllowList(entries)
+		l, err := egress.ParseURLAllowList(entries)
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/egress"
 )
 
 // Defaults for Options.
@@ -73,8 +74,9 @@ type Options struct {
 	Transport http.RoundTripper
 	// DenyLocalAddresses makes the default Transport refuse to connect to
 	// loopback, unspecified and link-local addresses and to the cloud
-	// metadata services (see localKind), checked at each connection after
-	// name resolution; such a call fails with ReasonAddressNotAllowed. Through
+	// metadata services (see egress.RefuseLocalAddress), checked at each
+	// connection after name resolution; such a call fails with
+	// ReasonAddressNotAllowed. Through
 	// a proxy (HTTPS_PROXY and the like) it is the proxy's address that is
 	// checked, and the proxy must apply its own policy. A Transport given
 	// here is used as it is.
@@ -147,7 +149,7 @@ func defaultTransport(denyLocalAddresses bool) *http.Transport {
 	t := base.Clone()
 	if denyLocalAddresses {
 		// The dialer of http.DefaultTransport, with the guard.
-		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: refuseLocalAddress}
+		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: egress.RefuseLocalAddress}
 		t.DialContext = d.DialContext
 	}
 	// Many watches call the same host; keep enough idle connections for them.
@@ -364,7 +366,7 @@ func (c *Client) do(ctx context.Context, unprepared call) error {
 	resp, err := c.http.Do(req)
 	if err != nil {
 		c.observe(cl, noResponseCode(ctx, err), c.now().Sub(start))
-		if refused, ok := errors.AsType[*addressNotAllowedError](err); ok {
+		if refused, ok := errors.AsType[*egress.AddressNotAllowedError](err); ok {
 			// Its own words say it all; the URL and dial wrapping would
 			// push them past the length a message keeps.
 			return &Error{Reason: ReasonAddressNotAllowed, Operation: cl.op, Err: cause(cl.scrub, refused)}

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
-	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
@@ -41,7 +41,7 @@ type Options struct {
 	// AllowedAPIURLs is where watches may send their credentials: a watch
 	// whose API URL is not on it is Stalled (URLNotAllowed) before its
 	// Secret is read. The zero value allows every URL.
-	AllowedAPIURLs cloudapi.URLAllowList
+	AllowedAPIURLs egress.URLAllowList
 	// Namespaces are those whose Secrets the manager watches (those of its
 	// scope); empty: all.
 	Namespaces []string
