@@ -22,6 +22,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/egress"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
@@ -99,8 +100,6 @@ func parseFlags(args []string) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
-	cfg.cloud.ManagementRate = cloudapi.RateLimit(cfg.managementRate)
-	cfg.cloud.AlertRate = cloudapi.RateLimit(cfg.alertRate)
 	cfg.reconciler.Namespaces = cfg.scope.Namespaces // whose Secrets it watches
 	return cfg, validate(cfg)
 }
@@ -228,6 +227,10 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
 	cfg.cloud.Observer = metrics
+	// One store of budgets: the controller admits syncs with it, and the
+	// client holds calls back in it after a 429.
+	budgets := cloudapi.NewBudgets(ratebudget.RateLimit(cfg.managementRate), ratebudget.RateLimit(cfg.alertRate))
+	cfg.cloud.Budgets = budgets
 	stateMetrics := statemetrics.NewCollector(cfg.metrics.itemMetrics, statemetrics.WithMaxItemBytes(cfg.metrics.itemMetricsMaxBytes))
 	if err := ctrlmetrics.Registry.Register(stateMetrics); err != nil {
 		return fmt.Errorf("registering state metrics: %w", err)
@@ -236,6 +239,7 @@ func run(ctx context.Context, cfg config) error {
 		Client:       mgr.GetClient(),
 		APIReader:    mgr.GetAPIReader(),
 		Cloud:        cloudapi.New(cfg.cloud),
+		Budgets:      budgets,
 		Recorder:     mgr.GetEventRecorder("servicewatch-controller"),
 		Metrics:      metrics,
 		StateMetrics: stateMetrics,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
 // Bounds of what is kept of one alert, so that a hundred alerts always fit in
@@ -16,7 +17,7 @@ import (
 const (
 	maxAlertChannels              = 10
 	maxExecutionErrors            = 5
-	maxExecutionErrorMessageRunes = maxMessageRunes
+	maxExecutionErrorMessageRunes = redact.MaxMessageRunes
 	maxNoteRunes                  = 1024
 	// maxWordRunes bounds the short strings of an execution error (its
 	// type and timestamp).
@@ -41,7 +42,7 @@ type alertEnvelope struct {
 // shape of the alert API (see swv1.AlertStatus). Only a body that is not
 // such an envelope fails. Free text the cloud wrote (execution errors, the
 // note) is cleaned with s.
-func decodeAlert(body []byte, s *scrubber) (a swv1.AlertStatus, leftOut []string, err error) {
+func decodeAlert(body []byte, s *redact.Scrubber) (a swv1.AlertStatus, leftOut []string, err error) {
 	var env alertEnvelope
 	if err := json.Unmarshal(body, &env); err != nil {
 		return swv1.AlertStatus{}, nil, fmt.Errorf("decode alert envelope: %w", err)
@@ -52,7 +53,7 @@ func decodeAlert(body []byte, s *scrubber) (a swv1.AlertStatus, leftOut []string
 	r := &itemReader{rules: alertRules}
 	r.object(reflect.ValueOf(&a).Elem(), env.Data, "")
 	if a.Note != nil {
-		a.Note = new(s.cleanTo(*a.Note, maxNoteRunes))
+		a.Note = new(s.CleanTo(*a.Note, maxNoteRunes))
 	}
 	a.ExecutionErrors = latestExecutionErrors(a.ExecutionErrors, s)
 	return a, r.leftOut, nil
@@ -147,7 +148,7 @@ func readChannelsMember(r *itemReader, v reflect.Value, raw []byte, path string)
 // without a readable one count as oldest), in the order sent among equals.
 // Sorting the kept ones again changes nothing, so an unchanged cloud yields
 // an unchanged status.
-func latestExecutionErrors(errs []swv1.AlertExecutionError, s *scrubber) []swv1.AlertExecutionError {
+func latestExecutionErrors(errs []swv1.AlertExecutionError, s *redact.Scrubber) []swv1.AlertExecutionError {
 	if errs == nil {
 		return nil
 	}
@@ -156,7 +157,7 @@ func latestExecutionErrors(errs []swv1.AlertExecutionError, s *scrubber) []swv1.
 		e.Timestamp = cleanWord(e.Timestamp, s)
 		e.Type = cleanWord(e.Type, s)
 		if e.Message != nil {
-			e.Message = new(s.cleanTo(hostOnlyURLs(*e.Message), maxExecutionErrorMessageRunes))
+			e.Message = new(s.CleanTo(redact.HostOnlyURLs(*e.Message), maxExecutionErrorMessageRunes))
 		}
 	}
 	type dated struct {
@@ -177,11 +178,11 @@ func latestExecutionErrors(errs []swv1.AlertExecutionError, s *scrubber) []swv1.
 }
 
 // cleanWord cleans a short string of the cloud's.
-func cleanWord(w *string, s *scrubber) *string {
+func cleanWord(w *string, s *redact.Scrubber) *string {
 	if w == nil {
 		return nil
 	}
-	return new(s.cleanTo(*w, maxWordRunes))
+	return new(s.CleanTo(*w, maxWordRunes))
 }
 
 // ExecutionErrorTime is when an execution error happened, the zero time when

@@ -12,6 +12,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/bound"
+	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
 // Real services send more than the spec lists, and not always in the type it
@@ -242,9 +243,9 @@ func redactStrings(v reflect.Value, credential bool) {
 		s := v.String()
 		switch {
 		case credential && s != "":
-			v.SetString(redacted)
+			v.SetString(redact.Placeholder)
 		default:
-			if clean := sanitizeString(s); clean != s {
+			if clean := redact.Value(s); clean != s {
 				v.SetString(clean)
 			}
 		}
@@ -288,7 +289,7 @@ func buildStringFields(roots ...reflect.Type) map[reflect.Type][]stringField {
 			default:
 				continue
 			}
-			fields = append(fields, stringField{index: i, credential: isCredentialName(name)})
+			fields = append(fields, stringField{index: i, credential: redact.IsCredentialName(name)})
 		}
 		out[t] = fields
 	}
@@ -555,14 +556,14 @@ func readMongoURIMember(r *itemReader, v reflect.Value, raw []byte, path string)
 	s, ok := jsonString(raw)
 	if !ok {
 		// Whatever its shape, it may hold a password: not kept as sent.
-		r.leaveOut(path, []byte(strconv.Quote(redacted)))
+		r.leaveOut(path, []byte(strconv.Quote(redact.Placeholder)))
 		return
 	}
 	src, isMongoDB := reflect.TypeAssert[*swv1.MongoDBSource](v.Addr())
 	if !isMongoDB {
 		return
 	}
-	host, database := mongoHostAndDatabase(s)
+	host, database := redact.MongoHostAndDatabase(s)
 	if host != "" {
 		src.Host = &host
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/servicewatch/servicewatch/internal/bound"
+	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
 // Bounds of an item's otherFields (see swv1.Pipe.OtherFields, which
@@ -49,9 +50,9 @@ func (o *otherFields) add(path string, raw []byte) {
 		o.more = true
 		return
 	}
-	if isCredentialName(lastSegment(path)) {
+	if redact.IsCredentialName(lastSegment(path)) {
 		if firstByte(raw) != 'n' {
-			o.put(path, quoteValue(redacted))
+			o.put(path, quoteValue(redact.Placeholder))
 		}
 		return
 	}
@@ -83,7 +84,7 @@ func (o *otherFields) walk(dec *json.Decoder, path string) error {
 		}
 		return o.walkArray(dec, path)
 	case string:
-		o.put(path, quoteValue(sanitizeString(t)))
+		o.put(path, quoteValue(redact.Value(t)))
 	case json.Number:
 		o.put(path, t.String())
 	case bool:
@@ -102,13 +103,13 @@ func (o *otherFields) walkObject(dec *json.Decoder, path string) error {
 		}
 		name, _ := tok.(string)
 		p := joinPath(path, name)
-		if isCredentialName(name) {
+		if redact.IsCredentialName(name) {
 			var v json.RawMessage
 			if err := dec.Decode(&v); err != nil {
 				return err
 			}
 			if firstByte(v) != 'n' {
-				o.put(p, quoteValue(redacted))
+				o.put(p, quoteValue(redact.Placeholder))
 			}
 			continue
 		}
@@ -155,118 +156,4 @@ func lastSegment(path string) string {
 		return path[i+1:]
 	}
 	return path
-}
-
-// credentialWords are parts of member names that hold credentials in what
-// the services send or accept: password, the secret of an access key, a
-// private key, a connection string, a service account key or file, a whole
-// credentials object, tokens and API keys. Names are compared in lower case
-// without '_' and '-', so that secret_key and secretKey match alike.
-var credentialWords = []string{
-	"password", "passwd", "secret", "token", "privatekey", "credential",
-	"connectionstring", "serviceaccountkey", "serviceaccountfile", "accesskey", "apikey",
-}
-
-// isCredentialName reports whether a member named name holds a credential.
-func isCredentialName(name string) bool {
-	var buf [64]byte
-	n := buf[:0]
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c == '_' || c == '-':
-			continue
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		}
-		n = append(n, c)
-	}
-	for _, w := range credentialWords {
-		if bytes.Contains(n, []byte(w)) {
-			return true
-		}
-	}
-	return false
-}
-
-// secretMarkers are what a string value holding a credential contains,
-// whatever its member is named: a private key in PEM form, or the key=value
-// pairs of a connection string that carry a key or password.
-var secretMarkers = []string{
-	"private key-----", "accountkey=", "sharedaccesskey=", "sharedaccesssignature=", "password=", "pwd=",
-}
-
-// sanitizeString makes a string from the cloud safe to show: a value that
-// holds a private key or a connection string's secret reads "<redacted>",
-// and URLs lose their user info and query.
-func sanitizeString(s string) string {
-	lower := strings.ToLower(s)
-	for _, m := range secretMarkers {
-		if strings.Contains(lower, m) {
-			return redacted
-		}
-	}
-	if !strings.Contains(s, "://") {
-		return s
-	}
-	return stripURLSecrets(s)
-}
-
-// stripURLSecrets removes the user info (user:password@) and the query
-// (?…, which may hold signatures and tokens) of every URL in s.
-func stripURLSecrets(s string) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(s, "://")
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i+3])
-		rest := s[i+3:]
-		end := urlEnd(rest)
-		u := rest[:end]
-		authEnd := strings.IndexAny(u, "/?#")
-		if authEnd < 0 {
-			authEnd = len(u)
-		}
-		if at := strings.LastIndexByte(u[:authEnd], '@'); at >= 0 {
-			u = u[at+1:]
-		}
-		if q := strings.IndexByte(u, '?'); q >= 0 {
-			frag := ""
-			if h := strings.IndexByte(u[q:], '#'); h >= 0 {
-				frag = u[q+h:]
-			}
-			u = u[:q] + frag
-		}
-		b.WriteString(u)
-		s = rest[end:]
-	}
-}
-
-// urlEnd is where the URL at the start of s ends: at white space, or at a
-// quote or bracket that may enclose it.
-func urlEnd(s string) int {
-	if i := strings.IndexAny(s, " \t\r\n\"'<>"); i >= 0 {
-		return i
-	}
-	return len(s)
-}
-
-// mongoHostAndDatabase reads the hosts and the database of a MongoDB
-// connection URI (mongodb://user:password@h1,h2/db?options), leaving out its
-// user info, password and options.
-func mongoHostAndDatabase(uri string) (host, database string) {
-	rest := uri
-	if _, after, ok := strings.Cut(uri, "://"); ok {
-		rest = after
-	}
-	rest, _, _ = strings.Cut(rest, "?")
-	rest, _, _ = strings.Cut(rest, "#")
-	authority, path, _ := strings.Cut(rest, "/")
-	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
-		authority = authority[at+1:]
-	}
-	return sanitizeString(authority), sanitizeString(path)
 }
