@@ -1,8 +1,6 @@
 package cloudapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -10,15 +8,6 @@ import (
 
 	"github.com/servicewatch/servicewatch/internal/bound"
 )
-
-// firstByte returns the first non-space byte of a JSON value, or 0.
-func firstByte(raw json.RawMessage) byte {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return 0
-	}
-	return raw[0]
-}
 
 // checkContentType accepts what a JSON API may plausibly send on a success:
 // no content type, application/json, any +json type, text/json, and

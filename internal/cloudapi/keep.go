@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/servicewatch/servicewatch/internal/bound"
+	"github.com/servicewatch/servicewatch/internal/lenient"
 )
 
 // keeper receives the items of one list response as they are decoded, and
@@ -53,14 +54,14 @@ func newKeeper[T any](idOf func(*T) string, opts ListOptions[T]) *keeper[T] {
 // says was left out of it, shows it to Each and keeps it if it fits, or, if
 // its id was met before, lets it settle which of the two is kept. It does
 // not retain item.
-func (k *keeper[T]) add(item *T, report itemReport) error {
+func (k *keeper[T]) add(item *T, report lenient.Report) error {
 	id := k.idOf(item)
 	// Items without an id are never duplicates.
 	if id != "" && !k.seen.add(id) {
 		return k.duplicate(item, id)
 	}
 	k.total++
-	if report.count > 0 {
+	if report.Count > 0 {
 		k.incomplete.add(describeLeftOut(id, k.total, report))
 	}
 	if k.each != nil {
@@ -391,13 +392,13 @@ func (c *incompleteItems) add(description string) {
 
 // describeLeftOut names an item (by id, or by its place among the distinct
 // items) and the paths left out of it.
-func describeLeftOut(id string, n int, report itemReport) string {
+func describeLeftOut(id string, n int, report lenient.Report) string {
 	name := fmt.Sprintf("item %d", n)
 	if id != "" {
 		name = bound.Cut(id, 64)
 	}
-	paths := strings.Join(report.leftOut, ", ")
-	if more := report.count - len(report.leftOut); more > 0 {
+	paths := strings.Join(report.LeftOut, ", ")
+	if more := report.Count - len(report.LeftOut); more > 0 {
 		paths += fmt.Sprintf(" and %d more", more)
 	}
 	return name + " (" + paths + ")"

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/lenient"
 )
 
 // testItem is a list item whose encoded size a test chooses by its padding.
@@ -52,7 +53,7 @@ func keepAll(t testing.TB, items []testItem, budget int) (kept []testItem, total
 		Each:      func(it *testItem) { each = append(each, it.ID) },
 	})
 	for _, it := range items {
-		if err := k.add(&it, itemReport{}); err != nil {
+		if err := k.add(&it, lenient.Report{}); err != nil {
 			t.Fatal(err)
 		}
 		// Dropped encodings are let go: the arena stays within twice what

@@ -1,4 +1,4 @@
-package cloudapi
+package lenient
 
 import (
 	"bytes"
@@ -51,7 +51,7 @@ func (o *otherFields) add(path string, raw []byte) {
 		return
 	}
 	if redact.IsCredentialName(lastSegment(path)) {
-		if firstByte(raw) != 'n' {
+		if FirstByte(raw) != 'n' {
 			o.put(path, quoteValue(redact.Placeholder))
 		}
 		return
@@ -108,7 +108,7 @@ func (o *otherFields) walkObject(dec *json.Decoder, path string) error {
 			if err := dec.Decode(&v); err != nil {
 				return err
 			}
-			if firstByte(v) != 'n' {
+			if FirstByte(v) != 'n' {
 				o.put(p, quoteValue(redact.Placeholder))
 			}
 			continue
