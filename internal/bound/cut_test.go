@@ -7,93 +7,67 @@ import (
 	"github.com/servicewatch/servicewatch/internal/bound"
 )
 
-func TestBytes(t *testing.T) {
-	tests := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"exactly10!", 10, "exactly10!"},
-		{"longer than ten", 10, "longer tha"},
-		{"ééééé", 5, "éé"}, // never splits a rune
-		{"ééééé", 0, ""},
-		{"abc", -1, ""},
-		{"ab\xffcd", 3, "ab\xff"}, // invalid bytes before the cut are kept
-		{"", 3, ""},
-	}
-	for _, tt := range tests {
-		if got := bound.Bytes(tt.in, tt.n); got != tt.want {
-			t.Errorf("Bytes(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
-	}
+// cutter is one of the package's cutters, with the measure its n bounds.
+type cutter struct {
+	name string
+	cut  func(string, int) string
+	size func(string) int
+	// marked: a cut string ends in Ellipsis, counted in n.
+	marked bool
 }
 
-func TestCut(t *testing.T) {
+var (
+	bytesCut    = cutter{"Bytes", bound.Bytes, func(s string) int { return len(s) }, false}
+	cutCut      = cutter{"Cut", bound.Cut, func(s string) int { return len(s) }, true}
+	runesCut    = cutter{"Runes", bound.Runes, utf8.RuneCountInString, false}
+	cutRunesCut = cutter{"CutRunes", bound.CutRunes, utf8.RuneCountInString, true}
+)
+
+func TestCutters(t *testing.T) {
 	tests := []struct {
+		c    cutter
 		in   string
 		n    int
 		want string
 	}{
-		{"short", 10, "short"},
-		{"exactly10!", 10, "exactly10!"},
-		{"longer than ten", 10, "longer …"},
-		{"ééééé", 7, "éé…"}, // never splits a rune
-		{"ééééé", 8, "éé…"},
-		{"ééééé", 9, "ééé…"},
-		{"abcdef", 3, "…"},
-		{"abcdef", 1, "…"}, // no room for the marker: the marker alone
-		{"abc", 3, "abc"},
+		{bytesCut, "short", 10, "short"},
+		{bytesCut, "exactly10!", 10, "exactly10!"},
+		{bytesCut, "longer than ten", 10, "longer tha"},
+		{bytesCut, "ééééé", 5, "éé"}, // never splits a rune
+		{bytesCut, "ééééé", 0, ""},
+		{bytesCut, "abc", -1, ""},
+		{bytesCut, "ab\xffcd", 3, "ab\xff"}, // invalid bytes before the cut are kept
+		{bytesCut, "", 3, ""},
+
+		{cutCut, "short", 10, "short"},
+		{cutCut, "exactly10!", 10, "exactly10!"},
+		{cutCut, "longer than ten", 10, "longer …"},
+		{cutCut, "ééééé", 7, "éé…"}, // never splits a rune
+		{cutCut, "ééééé", 8, "éé…"},
+		{cutCut, "ééééé", 9, "ééé…"},
+		{cutCut, "abcdef", 3, "…"},
+		{cutCut, "abcdef", 1, "…"}, // no room for the marker: the marker alone
+		{cutCut, "abc", 3, "abc"},
+
+		{runesCut, "short", 10, "short"},
+		{runesCut, "short", 5, "short"},
+		{runesCut, "ééééé", 2, "éé"},
+		{runesCut, "ééééé", 0, ""},
+		{runesCut, "a\xffb", 2, "a\xff"}, // an invalid byte counts as one rune
+
+		{cutRunesCut, "short", 10, "short"},
+		{cutRunesCut, "short", 5, "short"},
+		{cutRunesCut, "shorter", 5, "shor…"},
+		{cutRunesCut, "ééééé", 3, "éé…"},
+		{cutRunesCut, "application/x-very-long-type", 8, "applica…"},
 	}
 	for _, tt := range tests {
-		got := bound.Cut(tt.in, tt.n)
+		got := tt.c.cut(tt.in, tt.n)
 		if got != tt.want {
-			t.Errorf("Cut(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+			t.Errorf("%s(%q, %d) = %q, want %q", tt.c.name, tt.in, tt.n, got, tt.want)
 		}
-		if tt.n >= len(bound.Ellipsis) && len(got) > tt.n {
-			t.Errorf("Cut(%q, %d) = %q, longer than %d bytes", tt.in, tt.n, got, tt.n)
-		}
-	}
-}
-
-func TestRunes(t *testing.T) {
-	tests := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"short", 5, "short"},
-		{"ééééé", 2, "éé"},
-		{"ééééé", 0, ""},
-		{"a\xffb", 2, "a\xff"}, // an invalid byte counts as one rune
-	}
-	for _, tt := range tests {
-		if got := bound.Runes(tt.in, tt.n); got != tt.want {
-			t.Errorf("Runes(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
-	}
-}
-
-func TestCutRunes(t *testing.T) {
-	tests := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"short", 5, "short"},
-		{"shorter", 5, "shor…"},
-		{"ééééé", 3, "éé…"},
-		{"application/x-very-long-type", 8, "applica…"},
-	}
-	for _, tt := range tests {
-		got := bound.CutRunes(tt.in, tt.n)
-		if got != tt.want {
-			t.Errorf("CutRunes(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
-		if utf8.RuneCountInString(got) > tt.n {
-			t.Errorf("CutRunes(%q, %d) = %q, more than %d runes", tt.in, tt.n, got, tt.n)
+		if room := tt.c.size(bound.Ellipsis); (!tt.c.marked || tt.n >= room) && tt.c.size(got) > max(tt.n, 0) {
+			t.Errorf("%s(%q, %d) = %q, over the bound", tt.c.name, tt.in, tt.n, got)
 		}
 	}
 }

@@ -63,7 +63,7 @@ type Options struct {
 	MaxAlertResponseBytes int64
 	// UserAgent is sent on every request; default "servicewatch/<version>".
 	UserAgent string
-	// Budgets are the rate budgets whose 429 holds the client honours and
+	// Budgets are the rate budgets whose 429 holds the client honors and
 	// records: the store the controller admits syncs with (see NewBudgets),
 	// so that a 429 holds back both. Default: a store of the client's own,
 	// with the default limits.

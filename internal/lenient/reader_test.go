@@ -41,7 +41,11 @@ func TestReadPipeLeavesOutOnlyTheOddValue(t *testing.T) {
 	if strings.Contains(other, "hunter22") {
 		t.Errorf("otherFields show a password: %q", p.OtherFields)
 	}
-	if b, _ := json.Marshal(p); strings.Contains(string(b), "u:pw") || strings.Contains(string(b), "sig=s") {
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "u:pw") || strings.Contains(string(b), "sig=s") {
 		t.Errorf("pipe keeps a URL's user info or query: %s", b)
 	}
 }
