@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/servicewatch/servicewatch/internal/lenient"
 	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
@@ -64,8 +65,8 @@ func checkKeepsPrefix[T any](t *testing.T, body []byte, all []T, decode listDeco
 			t.Fatalf("KeepBytes %d: %v", budget, err)
 		}
 		n, used := 0, 0
-		for n < len(sizes) && used+max(sizes[n], minItemCharge) <= budget {
-			used += max(sizes[n], minItemCharge)
+		for n < len(sizes) && used+max(sizes[n], lenient.MinItemCharge) <= budget {
+			used += max(sizes[n], lenient.MinItemCharge)
 			n++
 		}
 		if !reflect.DeepEqual(got.Items, all[:n]) || got.Total != len(all) {

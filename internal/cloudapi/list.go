@@ -49,7 +49,7 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, rea
 	dec := json.NewDecoder(body)
 	// Numbers in skipped members stay text: 1e999 is valid JSON.
 	dec.UseNumber()
-	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, read: read, strict: lenient.NewStrict(), keep: newKeeper(idOf, opts)}
+	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, read: read, strict: lenient.NewStrict(), keep: lenient.NewKeeper(idOf, opts.KeepBytes, opts.Charge, opts.Each)}
 	err := lenient.ReadObject(dec, env.member)
 	if err == nil {
 		err = expectEnd(dec)
@@ -60,9 +60,10 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, rea
 	case err == nil && !env.sawResult:
 		err = errors.New("envelope result is missing or null, not an array")
 	}
-	list := List[T]{RequestID: env.requestID, Total: env.keep.total, Incomplete: env.keep.incomplete.count, IncompleteItems: env.keep.incomplete.items}
+	incomplete, incompleteItems := env.keep.Incomplete()
+	list := List[T]{RequestID: env.requestID, Total: env.keep.Total(), Incomplete: incomplete, IncompleteItems: incompleteItems}
 	if err == nil {
-		list.Items, err = env.keep.items()
+		list.Items, err = env.keep.Items()
 	}
 	if err != nil {
 		return List[T]{RequestID: env.requestID}, fmt.Errorf("decode management response: %w", err)
@@ -80,7 +81,7 @@ type envelopeReader[T any] struct {
 	httpStatus int
 	read       itemRead[T]
 	strict     *lenient.Strict
-	keep       *keeper[T]
+	keep       *lenient.Keeper[T]
 	// position counts the items of result, for naming those without an id.
 	position  int
 	requestID string
@@ -122,10 +123,10 @@ func (e *envelopeReader[T]) add(raw json.RawMessage) {
 	}
 	item, report, err := e.read(e.strict, raw)
 	if err != nil {
-		e.keep.incomplete.add(fmt.Sprintf("item %d (%v, left out)", e.position, err))
+		e.keep.LeaveOut(e.position, err)
 		return
 	}
-	e.fail(e.keep.add(&item, report))
+	e.fail(e.keep.Add(&item, report))
 }
 
 // fail records err (when not nil) if it is the first reason the response is

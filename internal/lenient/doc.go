@@ -7,7 +7,10 @@
 // odd value; this reader leaves out that value only, keeps it as sent in the
 // item's otherFields, and names its path, so that one odd item never costs
 // the data of the others. Credentials are redacted as the item is read (see
-// internal/redact), before anything else sees it.
+// internal/redact), before anything else sees it. A [Keeper] then keeps what
+// a list promises of the items read: each distinct one once, and of those the
+// longest prefix by id that fits a byte budget, in memory that follows the
+// budget rather than the response.
 //
 // It is separate from the cloud client because it is about the shape of the
 // data, not about HTTP: its rules are table and fuzz tests of JSON in and
