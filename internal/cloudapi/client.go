@@ -75,10 +75,9 @@ type Options struct {
 	// loopback, unspecified and link-local addresses and to the cloud
 	// metadata services (see egress.RefuseLocalAddress), checked at each
 	// connection after name resolution; such a call fails with
-	// ReasonAddressNotAllowed. Through
-	// a proxy (HTTPS_PROXY and the like) it is the proxy's address that is
-	// checked, and the proxy must apply its own policy. A Transport given
-	// here is used as it is.
+	// ReasonAddressNotAllowed. Through a proxy (HTTPS_PROXY and the like) it
+	// is the proxy's address that is checked, and the proxy must apply its
+	// own policy. A Transport given here is used as it is.
 	DenyLocalAddresses bool
 	// Observer, when set, is told about every call, e.g. to record metrics.
 	Observer Observer
