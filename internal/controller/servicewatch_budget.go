@@ -7,6 +7,7 @@ import (
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // admission is the client-side budget's answer for one sync.
@@ -68,7 +69,7 @@ func (r *ServiceWatchReconciler) admit(in syncInput, level pacing.Level) admissi
 		}
 	}
 	if len(in.watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
-		reads, size := in.alertReads(), r.Cloud.MaxBatch(cloudapi.APIAlert)
+		reads, size := in.alertReads(), r.Budgets.MaxBatch(cloudapi.APIAlert)
 		batch := r.alertBatch(key, reads, size)
 		n, expected := r.toReserve(in, batch, admitted.unreserved)
 		if expected {
@@ -98,11 +99,11 @@ func (r *ServiceWatchReconciler) admit(in syncInput, level pacing.Level) admissi
 
 // ask asks one budget for n calls of work at level (see pacing.Pacer.Ask),
 // and counts a deferral when it has no room yet.
-func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Level, api, url string, cred cloudapi.CredentialID, n int) time.Duration {
+func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Level, api, url string, cred ratebudget.CredentialID, n int) time.Duration {
 	wait := r.pacer.Ask(key, level, pacing.Budget{
-		ID:    cloudapi.BudgetID(api, url, cred),
-		Rate:  r.Cloud.Allowance(api),
-		Admit: func(n int) time.Duration { return r.Cloud.Admit(api, url, cred, n) },
+		ID:    ratebudget.BudgetID(api, url, cred),
+		Rate:  r.Budgets.Allowance(api),
+		Admit: func(n int) time.Duration { return r.Budgets.Admit(api, url, cred, n) },
 	}, n)
 	if wait > 0 {
 		r.Metrics.RecordDeferral(api, DeferralBudget)
@@ -147,21 +148,21 @@ func (r *ServiceWatchReconciler) noteDemand(p paced, in syncInput) time.Duration
 	if in.management.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
 			API:     cloudapi.APIManagement,
-			Budget:  cloudapi.BudgetID(cloudapi.APIManagement, in.management.url, in.management.digest),
-			Allowed: r.Cloud.Allowance(cloudapi.APIManagement),
+			Budget:  ratebudget.BudgetID(cloudapi.APIManagement, in.management.url, in.management.digest),
+			Allowed: r.Budgets.Allowance(cloudapi.APIManagement),
 			Reads:   in.managementReads(),
 		})
 	}
 	if len(in.watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
 			API:     cloudapi.APIAlert,
-			Budget:  cloudapi.BudgetID(cloudapi.APIAlert, in.alerts.url, in.alerts.digest),
-			Allowed: r.Cloud.Allowance(cloudapi.APIAlert),
+			Budget:  ratebudget.BudgetID(cloudapi.APIAlert, in.alerts.url, in.alerts.digest),
+			Allowed: r.Budgets.Allowance(cloudapi.APIAlert),
 			Reads:   in.alertReads(),
 		})
 	}
 	for i := range demands {
-		demands[i].Label = cloudapi.FingerprintOf(demands[i].Budget)
+		demands[i].Label = ratebudget.FingerprintOf(demands[i].Budget)
 	}
 	every := r.pacer.Demand(p, demands)
 	r.Metrics.publishBudgetDemands(r.pacer.TakeDemandChanges)

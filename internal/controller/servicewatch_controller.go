@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
-	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
@@ -41,7 +41,7 @@ type Options struct {
 	// AllowedAPIURLs is where watches may send their credentials: a watch
 	// whose API URL is not on it is Stalled (URLNotAllowed) before its
 	// Secret is read. The zero value allows every URL.
-	AllowedAPIURLs cloudapi.URLAllowList
+	AllowedAPIURLs egress.URLAllowList
 	// Namespaces are those whose Secrets the manager watches (those of its
 	// scope); empty: all.
 	Namespaces []string
@@ -80,6 +80,9 @@ type ServiceWatchReconciler struct {
 	Cloud     Cloud
 	Recorder  events.EventRecorder
 	Metrics   *Metrics
+	// Budgets admits each sync's calls; the Cloud's client holds its calls
+	// back in the same store after a 429.
+	Budgets Budgets
 	// StateMetrics shows each watch's status as metrics; default: a
 	// collector no registry reads.
 	StateMetrics *statemetrics.Collector
@@ -431,7 +434,7 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 // the two Secrets at once; see managementAccess.
 func (r *ServiceWatchReconciler) readAccess(ctx context.Context, watch *swv1.ServiceWatch, versions map[string]string) syncInput {
 	in := syncInput{watch: watch, alertConcurrency: r.Options.AlertConcurrency, keepBytes: r.Options.StatusSizeLimit,
-		metricBytes: r.StateMetrics.MaxItemBytes(), shared: r.shared}
+		metricBytes: r.StateMetrics.MaxItemBytes(), shared: r.shared, budgets: r.Budgets}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		in.management = r.managementAccess(ctx, watch, versions[watch.Spec.ManagementAPI.SecretRef.Name])

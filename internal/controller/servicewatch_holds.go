@@ -56,10 +56,10 @@ func (r *ServiceWatchReconciler) restoreHold(ctx context.Context, w *swv1.Servic
 	}
 	in := r.readAccess(ctx, w, r.secretVersions(ctx, w))
 	if management && in.management.failure == nil {
-		r.Cloud.Hold(cloudapi.APIManagement, in.management.url, in.management.digest, until)
+		r.Budgets.Hold(cloudapi.APIManagement, in.management.url, in.management.digest, until)
 	}
 	if alerts && len(w.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
-		r.Cloud.Hold(cloudapi.APIAlert, in.alerts.url, in.alerts.digest, until)
+		r.Budgets.Hold(cloudapi.APIAlert, in.alerts.url, in.alerts.digest, until)
 	}
 }
 

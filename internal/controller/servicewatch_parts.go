@@ -16,21 +16,28 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
-// Cloud is what the reconciler needs of the cloud; *cloudapi.Client is the
+// Cloud is what the reconciler reads of the cloud; *cloudapi.Client is the
 // real one.
 type Cloud interface {
 	ListPipes(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string, opts cloudapi.ListOptions[swv1.Pipe]) (cloudapi.List[swv1.Pipe], error)
 	ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string, opts cloudapi.ListOptions[swv1.ReversePrivateEndpoint]) (cloudapi.List[swv1.ReversePrivateEndpoint], error)
 	GetAlert(ctx context.Context, baseURL string, token cloudapi.BearerToken, alertID string) (cloudapi.AlertResult, error)
+}
+
+// Budgets is what the reconciler asks of the rate budgets before it calls
+// the cloud; *ratebudget.Store is the real one, shared with the Cloud's
+// client.
+type Budgets interface {
 	// Admit reserves n calls of a budget before they are made, or says how
-	// long to wait; see cloudapi.Client.Admit.
-	Admit(api, baseURL string, cred cloudapi.CredentialID, n int) time.Duration
+	// long to wait; see ratebudget.Store.Admit.
+	Admit(api, baseURL string, cred ratebudget.CredentialID, n int) time.Duration
 	// Hold keeps every call of a budget back until until, as a 429's
-	// Retry-After does; see cloudapi.Client.Hold.
-	Hold(api, baseURL string, cred cloudapi.CredentialID, until time.Time)
+	// Retry-After does; see ratebudget.Store.Hold.
+	Hold(api, baseURL string, cred ratebudget.CredentialID, until time.Time)
 	// Allowance is the calls per second one budget of api admits; 0 means
 	// unlimited.
 	Allowance(api string) float64
@@ -96,6 +103,8 @@ type syncInput struct {
 	// unreserved are the reads whose calls admission left to a shared read;
 	// should they find none, they ask the budget at call time.
 	unreserved map[readKey]bool
+	// budgets are asked for the unreserved reads.
+	budgets Budgets
 }
 
 // listRead is the key of the read of one of the watch's lists.
@@ -130,11 +139,11 @@ func (in syncInput) alertReads() []readKey {
 // admitAtCall asks the budget for the call of a read that admission left to
 // a shared read which was gone by the time the read ran, so that no call goes
 // out that the budget did not admit.
-func (in syncInput) admitAtCall(cloud Cloud, api string, key readKey) error {
+func (in syncInput) admitAtCall(api string, key readKey) error {
 	if !in.unreserved[key] {
 		return nil
 	}
-	if wait := cloud.Admit(api, key.url, key.credential, 1); wait > 0 {
+	if wait := in.budgets.Admit(api, key.url, key.credential, 1); wait > 0 {
 		return &budgetRefusalError{api: api, wait: wait}
 	}
 	return nil
@@ -313,7 +322,7 @@ func readList[T, M any](ctx context.Context, cloud Cloud, in syncInput, lp listP
 	}
 	key := in.listRead(lp.kind)
 	read, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (listRead[T, M], error) {
-		if err := in.admitAtCall(cloud, cloudapi.APIManagement, key); err != nil {
+		if err := in.admitAtCall(cloudapi.APIManagement, key); err != nil {
 			return listRead[T, M]{}, err
 		}
 		return lp.list(ctx, cloud, in)
@@ -499,7 +508,7 @@ func laterFetch(watch *swv1.ServiceWatch, id string, batch int) alertFetch {
 func readAlert(ctx context.Context, cloud Cloud, in syncInput, id string) alertFetch {
 	key := in.alertRead(id)
 	got, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (cloudapi.AlertResult, error) {
-		if err := in.admitAtCall(cloud, cloudapi.APIAlert, key); err != nil {
+		if err := in.admitAtCall(cloudapi.APIAlert, key); err != nil {
 			return cloudapi.AlertResult{}, err
 		}
 		got, err := cloud.GetAlert(ctx, in.alerts.url, in.alerts.token, id)
