@@ -6,17 +6,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // budgetFlag parses a service-side budget written REQUESTS/WINDOW, such as
-// 10/10s, in the syntax of the manager's rate flags (cloudapi.ParseRateLimit)
+// 10/10s, in the syntax of the manager's rate flags (ratebudget.ParseRateLimit)
 // less the burst; "0" turns enforcement off.
 type budgetFlag fakecloud.Budget
 
 func (f *budgetFlag) String() string {
-	return cloudapi.RateLimit{Requests: f.Requests, Per: f.Window, Burst: f.Requests}.String()
+	return ratebudget.RateLimit{Requests: f.Requests, Per: f.Window, Burst: f.Requests}.String()
 }
 
 func (f *budgetFlag) Set(value string) error {
@@ -24,7 +24,7 @@ func (f *budgetFlag) Set(value string) error {
 	if strings.Count(value, "/") > 1 {
 		return fmt.Errorf("want REQUESTS/WINDOW, got %q", value)
 	}
-	l, err := cloudapi.ParseRateLimit(value)
+	l, err := ratebudget.ParseRateLimit(value)
 	if err != nil {
 		return err
 	}

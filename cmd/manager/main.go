@@ -21,6 +21,8 @@ import (
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
+	"github.com/servicewatch/servicewatch/internal/egress"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
@@ -97,8 +99,6 @@ func parseFlags(args []string) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
-	cfg.cloud.ManagementRate = cloudapi.RateLimit(cfg.managementRate)
-	cfg.cloud.AlertRate = cloudapi.RateLimit(cfg.alertRate)
 	return cfg, validate(cfg)
 }
 
@@ -140,8 +140,8 @@ func selectorString(sel labels.Selector) string {
 	return sel.String()
 }
 
-// allowList accepts a comma-separated cloudapi.URLAllowList.
-func allowList(dst *cloudapi.URLAllowList) func(string) error {
+// allowList accepts a comma-separated egress.URLAllowList.
+func allowList(dst *egress.URLAllowList) func(string) error {
 	return func(value string) error {
 		var entries []string
 		for e := range strings.SplitSeq(value, ",") {
@@ -149,7 +149,7 @@ func allowList(dst *cloudapi.URLAllowList) func(string) error {
 				entries = append(entries, e)
 			}
 		}
-		l, err := cloudapi.ParseURLAllowList(entries)
+		l, err := egress.ParseURLAllowList(entries)
 		if err != nil {
 			return err
 		}
@@ -225,6 +225,10 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
 	cfg.cloud.Observer = metrics
+	// One store of budgets: the controller admits syncs with it, and the
+	// client holds calls back in it after a 429.
+	budgets := cloudapi.NewBudgets(ratebudget.RateLimit(cfg.managementRate), ratebudget.RateLimit(cfg.alertRate))
+	cfg.cloud.Budgets = budgets
 	stateMetrics := statemetrics.NewCollector(cfg.metrics.itemMetrics, statemetrics.WithMaxItemBytes(cfg.metrics.itemMetricsMaxBytes))
 	if err := ctrlmetrics.Registry.Register(stateMetrics); err != nil {
 		return fmt.Errorf("registering state metrics: %w", err)
@@ -233,6 +237,7 @@ func run(ctx context.Context, cfg config) error {
 		Client:       mgr.GetClient(),
 		APIReader:    mgr.GetAPIReader(),
 		Cloud:        cloudapi.New(cfg.cloud),
+		Budgets:      budgets,
 		Recorder:     mgr.GetEventRecorder("servicewatch-controller"),
 		Metrics:      metrics,
 		StateMetrics: stateMetrics,

@@ -10,8 +10,8 @@ func TestParseFlags(t *testing.T) {
 	if cfg.reconciler.ManagementAPIURL != "https://api.example.com/prefix/" || cfg.reconciler.AlertAPIURL != "http://127.0.0.1:8090" {
 		t.Errorf("URLs: %q, %q", cfg.reconciler.ManagementAPIURL, cfg.reconciler.AlertAPIURL)
 	}
-	if cfg.cloud.ManagementRate.Requests != 5 || cfg.reconciler.MaxConcurrentSyncs != 8 {
-		t.Errorf("management rate %+v, max concurrent syncs %d", cfg.cloud.ManagementRate, cfg.reconciler.MaxConcurrentSyncs)
+	if cfg.managementRate.Requests != 5 || cfg.reconciler.MaxConcurrentSyncs != 8 {
+		t.Errorf("management rate %+v, max concurrent syncs %d", cfg.managementRate, cfg.reconciler.MaxConcurrentSyncs)
 	}
 
 	for _, bad := range [][]string{

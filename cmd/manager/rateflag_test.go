@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// rateFlag is cloudapi.ParseRateLimit as a flag (the syntax is tested there,
+// rateFlag is ratebudget.ParseRateLimit as a flag (the syntax is tested there,
 // TestParseRateLimit): on the command line it keeps what was parsed, prints
 // it back in the same syntax, turns the limit off with 0, and refuses a bad
 // value with the parser's error, leaving the flag as it was.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
 // pipesBody returns a list-pipes body of n realistic pipes with distinct ids
@@ -75,7 +76,7 @@ func BenchmarkDecodeAlert(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	scrub := newScrubber([]string{"a-bearer-token-of-the-operator"})
+	scrub := redact.NewScrubber([]string{"a-bearer-token-of-the-operator"})
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {

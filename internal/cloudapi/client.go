@@ -14,6 +14,9 @@ import (
 	"time"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/egress"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
+	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
 // Defaults for Options.
@@ -32,14 +35,14 @@ const (
 // DefaultManagementRate returns the default limit per management key, 10
 // calls per 10 seconds as the management API allows, in bursts of 2: the
 // two calls of one sync.
-func DefaultManagementRate() RateLimit {
-	return RateLimit{Requests: 10, Per: 10 * time.Second, Burst: 2}
+func DefaultManagementRate() ratebudget.RateLimit {
+	return ratebudget.RateLimit{Requests: 10, Per: 10 * time.Second, Burst: 2}
 }
 
 // DefaultAlertRate returns the default limit per alert token, 100 calls per
 // minute (about what the alert API allows) with bursts of 10.
-func DefaultAlertRate() RateLimit {
-	return RateLimit{Requests: 100, Per: time.Minute, Burst: 10}
+func DefaultAlertRate() ratebudget.RateLimit {
+	return ratebudget.RateLimit{Requests: 100, Per: time.Minute, Burst: 10}
 }
 
 // maxErrorBodyBytes bounds how much of an error response is read: only a
@@ -60,24 +63,21 @@ type Options struct {
 	MaxAlertResponseBytes int64
 	// UserAgent is sent on every request; default "servicewatch/<version>".
 	UserAgent string
-	// ManagementRate is the budget Admit grants per management key and API
-	// host; the zero value means DefaultManagementRate(). Set Requests < 0
-	// to disable the limit (a 429's hold still applies).
-	ManagementRate RateLimit
-	// AlertRate is the budget Admit grants per alert token and API host; the
-	// zero value means DefaultAlertRate(). Set Requests < 0 to disable the
-	// limit.
-	AlertRate RateLimit
+	// Budgets are the rate budgets whose 429 holds the client honors and
+	// records: the store the controller admits syncs with (see NewBudgets),
+	// so that a 429 holds back both. Default: a store of the client's own,
+	// with the default limits.
+	Budgets Budgets
 	// Transport sends the requests; default: one clone of
 	// http.DefaultTransport (proxy from the environment, keep-alive).
 	Transport http.RoundTripper
 	// DenyLocalAddresses makes the default Transport refuse to connect to
 	// loopback, unspecified and link-local addresses and to the cloud
-	// metadata services (see localKind), checked at each connection after
-	// name resolution; such a call fails with ReasonAddressNotAllowed. Through
-	// a proxy (HTTPS_PROXY and the like) it is the proxy's address that is
-	// checked, and the proxy must apply its own policy. A Transport given
-	// here is used as it is.
+	// metadata services (see egress.RefuseLocalAddress), checked at each
+	// connection after name resolution; such a call fails with
+	// ReasonAddressNotAllowed. Through a proxy (HTTPS_PROXY and the like) it
+	// is the proxy's address that is checked, and the proxy must apply its
+	// own policy. A Transport given here is used as it is.
 	DenyLocalAddresses bool
 	// Observer, when set, is told about every call, e.g. to record metrics.
 	Observer Observer
@@ -95,12 +95,39 @@ type Observer interface {
 	ObserveRequest(api, operation string, code string, duration time.Duration)
 }
 
+// Budgets is what the client asks of the rate budgets: a
+// *ratebudget.Store, shared with the controller's admission. The client
+// paces nothing itself (admission is the caller's); it only refuses to call
+// while a 429's hold lasts, and records the hold a 429 asks for.
+type Budgets interface {
+	// HeldUntil returns the end of the hold of api with cred at baseURL, or
+	// the zero time when there is none.
+	HeldUntil(api, baseURL string, cred ratebudget.CredentialID) time.Time
+	// Hold holds back every call of api with cred at baseURL until until.
+	Hold(api, baseURL string, cred ratebudget.CredentialID, until time.Time)
+}
+
+// NewBudgets returns the rate budgets of the two APIs, to share between a
+// Client (Options.Budgets) and the controller's admission: management per
+// management key and API host, alert per alert token and API host. A zero
+// limit means the API's default (DefaultManagementRate, DefaultAlertRate);
+// Requests < 0 disables the limit (a 429's hold still applies).
+func NewBudgets(management, alert ratebudget.RateLimit) *ratebudget.Store {
+	if management == (ratebudget.RateLimit{}) {
+		management = DefaultManagementRate()
+	}
+	if alert == (ratebudget.RateLimit{}) {
+		alert = DefaultAlertRate()
+	}
+	return ratebudget.NewStore(map[string]ratebudget.RateLimit{APIManagement: management, APIAlert: alert})
+}
+
 // Client calls the cloud APIs. It is safe for concurrent use; one per
 // process is enough.
 type Client struct {
 	http    *http.Client
 	opts    Options
-	budgets budgetStore
+	budgets Budgets
 	now     func() time.Time
 }
 
@@ -118,11 +145,8 @@ func New(opts Options) *Client {
 	if opts.UserAgent == "" {
 		opts.UserAgent = defaultUserAgent()
 	}
-	if opts.ManagementRate == (RateLimit{}) {
-		opts.ManagementRate = DefaultManagementRate()
-	}
-	if opts.AlertRate == (RateLimit{}) {
-		opts.AlertRate = DefaultAlertRate()
+	if opts.Budgets == nil {
+		opts.Budgets = NewBudgets(ratebudget.RateLimit{}, ratebudget.RateLimit{})
 	}
 	if opts.Transport == nil {
 		opts.Transport = defaultTransport(opts.DenyLocalAddresses)
@@ -134,8 +158,9 @@ func New(opts Options) *Client {
 			// replayed to wherever a response points.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
-		opts: opts,
-		now:  time.Now,
+		opts:    opts,
+		budgets: opts.Budgets,
+		now:     time.Now,
 	}
 }
 
@@ -147,7 +172,7 @@ func defaultTransport(denyLocalAddresses bool) *http.Transport {
 	t := base.Clone()
 	if denyLocalAddresses {
 		// The dialer of http.DefaultTransport, with the guard.
-		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: refuseLocalAddress}
+		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: egress.RefuseLocalAddress}
 		t.DialContext = d.DialContext
 	}
 	// Many watches call the same host; keep enough idle connections for them.
@@ -209,7 +234,7 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 		return AlertResult{}, configError(op, err)
 	}
 	var result AlertResult
-	scrub := newScrubber(token.secrets())
+	scrub := redact.NewScrubber(token.secrets())
 	read := func(_ int, header http.Header, body io.Reader) (string, error) {
 		result.RequestID = header.Get("X-Request-ID")
 		raw, err := io.ReadAll(body)
@@ -220,7 +245,7 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 		return result.RequestID, err
 	}
 	err = c.do(ctx, call{
-		api: APIAlert, op: op, url: u, cred: token,
+		api: APIAlert, op: op, baseURL: baseURL, url: u, cred: token,
 		limit: c.opts.MaxAlertResponseBytes, read: read,
 	})
 	if err != nil {
@@ -242,13 +267,13 @@ func (c *Client) management(ctx context.Context, op, baseURL string, creds Basic
 		return configError(op, err)
 	}
 	return c.do(ctx, call{
-		api: APIManagement, op: op, url: u, cred: creds,
+		api: APIManagement, op: op, baseURL: baseURL, url: u, cred: creds,
 		limit: c.opts.MaxResponseBytes, read: read,
 	})
 }
 
 func configError(op string, err error) *Error {
-	return &Error{Reason: ReasonConfigurationError, Operation: op, Err: cause(&scrubber{}, err)}
+	return &Error{Reason: ReasonConfigurationError, Operation: op, Err: redact.NewScrubber(nil).Wrap(err)}
 }
 
 // buildURL appends segments to base's path, each escaped as exactly one path
@@ -289,6 +314,8 @@ func escapeSegment(s string) string {
 // call is one HTTP GET to make.
 type call struct {
 	api, op string
+	// baseURL is the caller's, which names the call's budget.
+	baseURL string
 	url     *url.URL
 	cred    Credential
 	// limit caps the success body handed to read.
@@ -304,42 +331,21 @@ type bodyReader func(status int, header http.Header, body io.Reader) (requestID 
 // prepared is a call with what the client derives from its credential.
 type prepared struct {
 	call
-	scrub *scrubber
-	key   credKey // of the call's budget
-}
-
-// cleanedError is an error whose text is cleaned like a message (credentials
-// redacted, URLs shortened, bounded), while errors.Is and errors.As still
-// reach the original.
-type cleanedError struct {
-	text string
-	err  error
-}
-
-func (e *cleanedError) Error() string { return e.text }
-func (e *cleanedError) Unwrap() error { return e.err }
-
-// cause wraps err for Error.Err.
-func cause(s *scrubber, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &cleanedError{text: s.clean(err.Error()), err: err}
+	scrub *redact.Scrubber
 }
 
 // prepare derives what a call needs from its credential.
 func (c *Client) prepare(cl call) prepared {
 	return prepared{
 		call:  cl,
-		scrub: newScrubber(cl.cred.secrets()),
-		key:   budgetKey(cl.api, cl.url.Host, cl.url.Scheme, cl.cred),
+		scrub: redact.NewScrubber(cl.cred.secrets()),
 	}
 }
 
 // do sends the request, unless the call's budget is held after a 429 or ctx
 // has ended, and hands the body of a 2xx whose content type may be JSON to
 // cl.read; it returns an *Error. It never waits: pacing is the caller's,
-// through Admit.
+// through the budgets' Admit.
 func (c *Client) do(ctx context.Context, unprepared call) error {
 	cl := c.prepare(unprepared)
 	if err := c.heldBack(cl); err != nil {
@@ -364,12 +370,12 @@ func (c *Client) do(ctx context.Context, unprepared call) error {
 	resp, err := c.http.Do(req)
 	if err != nil {
 		c.observe(cl, noResponseCode(ctx, err), c.now().Sub(start))
-		if refused, ok := errors.AsType[*addressNotAllowedError](err); ok {
+		if refused, ok := errors.AsType[*egress.AddressNotAllowedError](err); ok {
 			// Its own words say it all; the URL and dial wrapping would
 			// push them past the length a message keeps.
-			return &Error{Reason: ReasonAddressNotAllowed, Operation: cl.op, Err: cause(cl.scrub, refused)}
+			return &Error{Reason: ReasonAddressNotAllowed, Operation: cl.op, Err: cl.scrub.Wrap(refused)}
 		}
-		return &Error{Reason: ReasonUnreachable, Operation: cl.op, Err: cause(cl.scrub, err)}
+		return &Error{Reason: ReasonUnreachable, Operation: cl.op, Err: cl.scrub.Wrap(err)}
 	}
 	defer resp.Body.Close()
 	if err := c.readResponse(cl, resp); err != nil {
@@ -393,8 +399,8 @@ func (c *Client) readResponse(cl prepared, resp *http.Response) *Error {
 		return c.statusError(cl, resp)
 	}
 	invalid := func(requestID string, err error) *Error {
-		return &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, RequestID: cl.scrub.clean(requestID),
-			Operation: cl.op, Err: cause(cl.scrub, err)}
+		return &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, RequestID: cl.scrub.Clean(requestID),
+			Operation: cl.op, Err: cl.scrub.Wrap(err)}
 	}
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
 		return invalid("", err)
@@ -412,8 +418,8 @@ func (c *Client) readResponse(cl prepared, resp *http.Response) *Error {
 	case errors.Is(body.err, errTooLarge):
 		return invalid(requestID, body.err)
 	}
-	return &Error{Reason: ReasonUnreachable, StatusCode: resp.StatusCode, RequestID: cl.scrub.clean(requestID), Operation: cl.op,
-		Err: cause(cl.scrub, fmt.Errorf("read response body: %w", body.err))}
+	return &Error{Reason: ReasonUnreachable, StatusCode: resp.StatusCode, RequestID: cl.scrub.Clean(requestID), Operation: cl.op,
+		Err: cl.scrub.Wrap(fmt.Errorf("read response body: %w", body.err))}
 }
 
 // statusError builds the error for a non-2xx response. The status decides the
@@ -434,18 +440,18 @@ func (c *Client) statusError(cl prepared, resp *http.Response) *Error {
 	e := &Error{
 		Reason:     reasonForResponse(resp.StatusCode, d, cl.op),
 		StatusCode: resp.StatusCode,
-		RequestID:  cl.scrub.clean(d.RequestID),
-		Message:    cl.scrub.clean(d.Message),
+		RequestID:  cl.scrub.Clean(d.RequestID),
+		Message:    cl.scrub.Clean(d.Message),
 		Operation:  cl.op,
 	}
 	if resp.StatusCode == http.StatusFailedDependency {
-		e.ServiceState = cl.scrub.fit(cl.scrub.clean(serviceStateOf(d)), maxServiceStateRunes)
+		e.ServiceState = cl.scrub.Fit(cl.scrub.Clean(serviceStateOf(d)), maxServiceStateRunes)
 	}
 	if e.Reason == ReasonRateLimited {
 		now := c.now()
-		if e.RetryAfter = retryAfter(resp.Header, now); e.RetryAfter > 0 {
+		if e.RetryAfter = ratebudget.RetryAfter(resp.Header, now); e.RetryAfter > 0 {
 			e.RetryAt = now.Add(e.RetryAfter)
-			c.budgets.hold(cl.key, c.limitOf(cl.api), now, e.RetryAt)
+			c.budgets.Hold(cl.api, cl.baseURL, cl.cred, e.RetryAt)
 		}
 	}
 	return e
@@ -487,12 +493,11 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 // heldBack returns a RateLimited *Error while the call's budget is held
 // after a 429: nothing is sent until the wait the service asked for is over.
 func (c *Client) heldBack(cl prepared) *Error {
-	now := c.now()
-	until := c.budgets.heldUntil(cl.key, now)
+	until := c.budgets.HeldUntil(cl.api, cl.baseURL, cl.cred)
 	if until.IsZero() {
 		return nil
 	}
-	return &Error{Reason: ReasonRateLimited, RetryAfter: until.Sub(now), RetryAt: until, Operation: cl.op,
+	return &Error{Reason: ReasonRateLimited, RetryAfter: until.Sub(c.now()), RetryAt: until, Operation: cl.op,
 		Err: errors.New("held back by the client: the service asked to wait after a 429")}
 }
 

@@ -3,17 +3,17 @@ package cloudapi
 import (
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"fmt"
 	"strings"
+
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
+	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
-const redacted = "<redacted>"
-
-// Credential is a management key or an alert token; it identifies a budget.
-// BasicCredentials and BearerToken implement it.
+// Credential is a management key or an alert token; its digest identifies
+// its rate budgets. BasicCredentials and BearerToken implement it.
 type Credential interface {
-	CredentialID
+	ratebudget.CredentialID
 	// parts returns the strings that identify the credential, for digests.
 	parts() []string
 	// secrets returns the strings that must never appear in an error
@@ -23,39 +23,23 @@ type Credential interface {
 	authorization() string
 }
 
-// hidden keeps a secret where fmt's reflection cannot reach it. fmt prints a
-// struct's unexported fields by reflection, without calling their Format
-// method, and it prints a func as an address; so does every dumper that
-// follows pointers.
-type hidden func() string
-
-func hide(s string) hidden { return func() string { return s } }
-
-// reveal returns the secret, "" for the zero value.
-func (h hidden) reveal() string {
-	if h == nil {
-		return ""
-	}
-	return h()
-}
-
 // BasicCredentials are a management API key: a key ID and a key secret, sent
 // with HTTP Basic authentication. Printing them, with any fmt verb and even
 // as an unexported field of another struct, never shows the secret. The zero
 // value is an empty key, which calls refuse.
 type BasicCredentials struct {
 	keyID     string
-	keySecret hidden
+	keySecret redact.Secret
 }
 
 // NewBasicCredentials returns the management API key keyID:keySecret.
 func NewBasicCredentials(keyID, keySecret string) BasicCredentials {
-	return BasicCredentials{keyID: keyID, keySecret: hide(keySecret)}
+	return BasicCredentials{keyID: keyID, keySecret: redact.Hide(keySecret)}
 }
 
 // String returns the key ID with the secret redacted.
 func (c BasicCredentials) String() string {
-	return fmt.Sprintf("BasicCredentials{KeyID: %q, KeySecret: %s}", c.keyID, redacted)
+	return fmt.Sprintf("BasicCredentials{KeyID: %q, KeySecret: %s}", c.keyID, redact.Placeholder)
 }
 
 // GoString is used by %#v; it redacts the secret too.
@@ -71,13 +55,13 @@ func (c BasicCredentials) authorization() string {
 
 // encoded is the base64 of keyID:keySecret, as RFC 7617 builds it.
 func (c BasicCredentials) encoded() string {
-	return base64.StdEncoding.EncodeToString([]byte(c.keyID + ":" + c.keySecret.reveal()))
+	return base64.StdEncoding.EncodeToString([]byte(c.keyID + ":" + c.keySecret.Reveal()))
 }
 
 // validate rejects credentials that cannot be sent as HTTP Basic (RFC 7617:
 // the user ID cannot contain a colon; no control characters anywhere).
 func (c BasicCredentials) validate() error {
-	secret := c.keySecret.reveal()
+	secret := c.keySecret.Reveal()
 	switch {
 	case c.keyID == "" || secret == "":
 		return fmt.Errorf("management API key ID and key secret must not be empty")
@@ -90,36 +74,36 @@ func (c BasicCredentials) validate() error {
 }
 
 func (c BasicCredentials) secrets() []string {
-	return []string{c.keySecret.reveal(), c.encoded()}
+	return []string{c.keySecret.Reveal(), c.encoded()}
 }
 
 func (c BasicCredentials) parts() []string {
-	return []string{"basic", c.keyID, c.keySecret.reveal()}
+	return []string{"basic", c.keyID, c.keySecret.Reveal()}
 }
 
 // BearerToken is an alert API token. Printing it, with any fmt verb and even
 // as an unexported field of another struct, never shows the token. The zero
 // value is an empty token, which calls refuse.
 type BearerToken struct {
-	token hidden
+	token redact.Secret
 }
 
 // NewBearerToken returns the alert API token token.
-func NewBearerToken(token string) BearerToken { return BearerToken{token: hide(token)} }
+func NewBearerToken(token string) BearerToken { return BearerToken{token: redact.Hide(token)} }
 
 // String returns "<redacted>".
-func (BearerToken) String() string { return redacted }
+func (BearerToken) String() string { return redact.Placeholder }
 
 // GoString returns "<redacted>".
-func (BearerToken) GoString() string { return redacted }
+func (BearerToken) GoString() string { return redact.Placeholder }
 
 // Format makes every verb print "<redacted>".
-func (BearerToken) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(redacted)) }
+func (BearerToken) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(redact.Placeholder)) }
 
-func (t BearerToken) authorization() string { return "Bearer " + t.token.reveal() }
+func (t BearerToken) authorization() string { return "Bearer " + t.token.Reveal() }
 
 func (t BearerToken) validate() error {
-	token := t.token.reveal()
+	token := t.token.Reveal()
 	switch {
 	case token == "":
 		return fmt.Errorf("alert API token must not be empty")
@@ -129,9 +113,9 @@ func (t BearerToken) validate() error {
 	return nil
 }
 
-func (t BearerToken) secrets() []string { return []string{t.token.reveal()} }
+func (t BearerToken) secrets() []string { return []string{t.token.Reveal()} }
 
-func (t BearerToken) parts() []string { return []string{"bearer", t.token.reveal()} }
+func (t BearerToken) parts() []string { return []string{"bearer", t.token.Reveal()} }
 
 // CredentialDigest is a SHA-256 digest of a credential. Equal digests mean
 // equal credentials (unlike Fingerprint, which is short and names a budget),
@@ -139,41 +123,19 @@ func (t BearerToken) parts() []string { return []string{"bearer", t.token.reveal
 // result read with it, without keeping the credential itself.
 type CredentialDigest [sha256.Size]byte
 
-// CredentialID names the credential a budget is of: the credential itself,
-// or only its digest, which is all that admission needs. A caller that waits
-// for room in a budget can keep asking with the digest and read the
-// credential again only when it is admitted.
-type CredentialID interface {
-	credentialDigest() CredentialDigest
-}
+// Digest is the digest of the key (DigestOf), which names its budgets.
+func (c BasicCredentials) Digest() [sha256.Size]byte { return DigestOf(c) }
 
-func (c BasicCredentials) credentialDigest() CredentialDigest { return DigestOf(c) }
+// Digest is the digest of the token (DigestOf), which names its budgets.
+func (t BearerToken) Digest() [sha256.Size]byte { return DigestOf(t) }
 
-func (t BearerToken) credentialDigest() CredentialDigest { return DigestOf(t) }
-
-func (d CredentialDigest) credentialDigest() CredentialDigest { return d }
+// Digest is d itself: a caller waiting for room in a budget asks with the
+// digest alone.
+func (d CredentialDigest) Digest() [sha256.Size]byte { return d }
 
 // DigestOf returns the digest of cred.
 func DigestOf(cred Credential) CredentialDigest {
-	return CredentialDigest(digest(append([]string{"credential"}, cred.parts()...)...))
-}
-
-// credKey is a SHA-256 digest of a credential and what it is used for.
-type credKey [sha256.Size]byte
-
-// digest hashes length-prefixed parts, so that ("ab","c") and ("a","bc")
-// differ.
-func digest(parts ...string) credKey {
-	h := sha256.New()
-	var n [8]byte
-	for _, p := range parts {
-		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
-		h.Write(n[:])
-		h.Write([]byte(p))
-	}
-	var k credKey
-	copy(k[:], h.Sum(nil))
-	return k
+	return ratebudget.Sum(append([]string{"credential"}, cred.parts()...)...)
 }
 
 func hasControl(s string) bool {

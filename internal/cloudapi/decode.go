@@ -1,23 +1,13 @@
 package cloudapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
 	"strings"
-	"unicode/utf8"
-)
 
-// firstByte returns the first non-space byte of a JSON value, or 0.
-func firstByte(raw json.RawMessage) byte {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return 0
-	}
-	return raw[0]
-}
+	"github.com/servicewatch/servicewatch/internal/bound"
+)
 
 // checkContentType accepts what a JSON API may plausibly send on a success:
 // no content type, application/json, any +json type, text/json, and
@@ -30,21 +20,12 @@ func checkContentType(contentType string) error {
 	}
 	mediaType, _, err := mime.ParseMediaType(contentType)
 	if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
-		return fmt.Errorf("unparsable content type %q", truncate(contentType, 64))
+		return fmt.Errorf("unparsable content type %q", bound.CutRunes(contentType, 64))
 	}
 	switch {
 	case mediaType == "application/json", mediaType == "text/json", mediaType == "text/plain",
 		strings.HasSuffix(mediaType, "+json"):
 		return nil
 	}
-	return fmt.Errorf("content type %q is not JSON", truncate(mediaType, 64))
-}
-
-// truncate cuts s to at most n runes, marking the cut with an ellipsis.
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return fmt.Errorf("content type %q is not JSON", bound.CutRunes(mediaType, 64))
 }

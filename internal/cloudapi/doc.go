@@ -3,6 +3,20 @@
 // identifiers, and returns the cloud's items as api/v1alpha1 values, or an
 // *Error whose Reason the controller maps to a condition.
 //
+// It holds the HTTP client, its errors and their classification, the three
+// operations and their types. The rest of what a call needs is a sibling
+// package's single job, which this one imports and which never imports it:
+//
+//   - internal/egress: where credentials may go (the URL allow-list the
+//     controller checks, the dial-time guard of Options.DenyLocalAddresses);
+//   - internal/redact: keeping credentials out of messages and items;
+//   - internal/ratebudget: the client-side rate budgets, whose holds after a
+//     429 the client honors and records (Options.Budgets);
+//   - internal/lenient: reading the cloud's items into the api/v1alpha1
+//     types, keeping what it can of an odd one;
+//   - internal/hostkey: when two URLs name one host;
+//   - internal/bound: cutting strings to a size.
+//
 // # Operations
 //
 // Three read operations are supported, as described in the cloud API spec:
@@ -39,26 +53,14 @@
 //
 // # Rate limiting
 //
-// Calls never wait. Rate limiting is admission, asked for before a sync:
-// [Client.Admit] reserves n calls of a budget, identified by the API, the
-// API host and the credential (a management key, an alert token), or says
-// how long to wait. A budget keeps to its RateLimit over a window stretched
-// by a margin (Per × 1.1: the service's windows have a phase we do not know,
-// and latency varies), and spaces admissions evenly, window/Requests apart,
-// with small bursts, so that all the watches sharing a key stay under the
-// service's limit together and a backlog is spread out rather than fired at
-// once.
-//
+// Calls never wait. Rate limiting is admission, asked of the budgets
+// (internal/ratebudget, built by [NewBudgets]) before a sync, by the caller.
 // When the service answers 429, the client holds that budget for as long as
 // the service asked (Error.RetryAfter, Error.RetryAt). Until then every call
 // of that budget fails at once with ReasonRateLimited and the remaining wait,
-// nothing is sent over the wire, and Admit says the wait too. [Client.Hold]
-// restores such a hold, e.g. after a restart.
-//
-// Budgets are keyed by a SHA-256 digest, never by the credential itself;
-// [Fingerprint] gives a short form for metrics labels. Budgets that are as
-// good as new (no hold, nothing left in their window) are forgotten, so that
-// rotated credentials do not accumulate.
+// nothing is sent over the wire, and the budgets' Admit says the wait too.
+// The client and the caller share one store of budgets, so that both see
+// the hold.
 //
 // # Errors
 //
@@ -80,8 +82,8 @@
 //
 // Items are decoded straight into the api/v1alpha1 types, the one schema of
 // the cloud's data, whose field documentation kubectl explain shows. Each
-// item of a list is read on its own, member by member (see lenient.go), so
-// that no list is lost to one odd item: absent fields and nulls stay nil,
+// item of a list is read on its own, member by member (internal/lenient),
+// so that no list is lost to one odd item: absent fields and nulls stay nil,
 // enumerations are plain strings, decimals are swv1.Decimal in the form the
 // API server stores them, numbers are also read from numeric strings and
 // scaling from Kubernetes quantities. A value that cannot be used is left out
@@ -95,7 +97,7 @@
 // names it), and reads both shapes of the alert API (see swv1.AlertStatus).
 //
 // A list response is decoded as it streams in, one item at a time, and what
-// is kept is bounded by ListOptions.KeepBytes: the longest prefix of the
+// is kept (lenient.Keeper) is bounded by ListOptions.KeepBytes: the longest prefix of the
 // items, ordered by id, whose JSON fits. Duplicated ids are kept once, the
 // occurrence whose encoding sorts first winning, so that the order of a
 // response never changes what is kept. List.Total and ListOptions.Each still

@@ -7,6 +7,8 @@ import (
 	"mime"
 	"regexp"
 	"strings"
+
+	"github.com/servicewatch/servicewatch/internal/lenient"
 )
 
 // errorDetails is what an error response body may tell: the service's words
@@ -39,10 +41,10 @@ const (
 // alert errors like {"message":"..."}; others are a bare JSON string, plain
 // text or an HTML page.
 func parseErrorBody(body []byte, contentType string) errorDetails {
-	if obj, ok := jsonObject(body); ok {
+	if obj, ok := lenient.Object(body); ok {
 		return objectDetails(obj)
 	}
-	if s, ok := jsonString(body); ok {
+	if s, ok := lenient.String(body); ok {
 		return errorDetails{Shape: shapeJSONString, Message: s}
 	}
 	switch {
@@ -66,34 +68,11 @@ func objectDetails(obj map[string]json.RawMessage) errorDetails {
 	}
 	if d.Message == "" {
 		// {"error": {"message": "..."}} is a common variant.
-		if inner, ok := jsonObject(obj["error"]); ok {
+		if inner, ok := lenient.Object(obj["error"]); ok {
 			d.Message = firstString(inner, "message")
 		}
 	}
 	return d
-}
-
-func jsonObject(raw []byte) (map[string]json.RawMessage, bool) {
-	if firstByte(raw) != '{' {
-		return nil, false
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, false
-	}
-	return obj, true
-}
-
-// jsonString reads a JSON string as it is, without sanitizing it.
-func jsonString(raw []byte) (string, bool) {
-	if firstByte(raw) != '"' {
-		return "", false
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
 }
 
 // firstString returns the first of keys whose value is a non-empty string.

@@ -100,7 +100,8 @@ type Error struct {
 	RetryAfter time.Duration
 	// RetryAt is when calling again is allowed, for RateLimited: the
 	// client's clock at the answer plus RetryAfter, to persist and give back
-	// to Client.Hold after a restart. Zero when the service gave no wait.
+	// to ratebudget.Store.Hold after a restart. Zero when the service gave
+	// no wait.
 	RetryAt time.Time
 	// Operation is one of the Operation* constants.
 	Operation string

@@ -12,6 +12,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -43,11 +44,9 @@ var (
 // newClient returns a client with the rate limits off, so tests only wait
 // when they test the limiter.
 func newClient(opts cloudapi.Options) *cloudapi.Client {
-	if opts.ManagementRate == (cloudapi.RateLimit{}) {
-		opts.ManagementRate = cloudapi.RateLimit{Requests: -1}
-	}
-	if opts.AlertRate == (cloudapi.RateLimit{}) {
-		opts.AlertRate = cloudapi.RateLimit{Requests: -1}
+	if opts.Budgets == nil {
+		off := ratebudget.RateLimit{Requests: -1}
+		opts.Budgets = cloudapi.NewBudgets(off, off)
 	}
 	return cloudapi.New(opts)
 }

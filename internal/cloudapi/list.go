@@ -7,6 +7,7 @@ import (
 	"io"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/lenient"
 )
 
 // listDecoder decodes the body of a list response.
@@ -14,13 +15,13 @@ type listDecoder[T any] func(body io.Reader, httpStatus int, opts ListOptions[T]
 
 // decodePipes decodes a list-pipes response body.
 func decodePipes(body io.Reader, httpStatus int, opts ListOptions[swv1.Pipe]) (List[swv1.Pipe], error) {
-	return decodeList(body, httpStatus, pipeID, readPipe, opts)
+	return decodeList(body, httpStatus, pipeID, lenient.ReadPipe, opts)
 }
 
 // decodeReversePrivateEndpoints decodes a list-reverse-private-endpoints
 // response body.
 func decodeReversePrivateEndpoints(body io.Reader, httpStatus int, opts ListOptions[swv1.ReversePrivateEndpoint]) (List[swv1.ReversePrivateEndpoint], error) {
-	return decodeList(body, httpStatus, endpointID, readEndpoint, opts)
+	return decodeList(body, httpStatus, endpointID, lenient.ReadEndpoint, opts)
 }
 
 func pipeID(p *swv1.Pipe) string { return deref(p.ID) }
@@ -34,22 +35,22 @@ func deref(s *string) string {
 	return *s
 }
 
-// itemRead reads one item of a list (see readItem).
-type itemRead[T any] func(strict *strictDecoder, raw []byte) (T, itemReport, error)
+// itemRead reads one item of a list (see lenient.ReadPipe).
+type itemRead[T any] func(strict *lenient.Strict, raw []byte) (T, lenient.Report, error)
 
 // decodeList reads the management envelope
 // {"status":..,"requestId":..,"result":[...]} from body as a stream, its
 // members in any order, and hands each item of result to a keeper as soon as
 // it is decoded: memory follows what is kept, not the size of the response.
 // Members other than these three are skipped token by token. Each item is
-// read on its own by read (see itemReader): what it cannot use of an item is
-// left out of that item, and reported in List.Incomplete.
+// read on its own by read (see lenient.ReadPipe): what it cannot use of an
+// item is left out of that item, and reported in List.Incomplete.
 func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, read itemRead[T], opts ListOptions[T]) (List[T], error) {
 	dec := json.NewDecoder(body)
 	// Numbers in skipped members stay text: 1e999 is valid JSON.
 	dec.UseNumber()
-	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, read: read, strict: newStrictDecoder(), keep: newKeeper(idOf, opts)}
-	err := readObject(dec, env.member)
+	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, read: read, strict: lenient.NewStrict(), keep: lenient.NewKeeper(idOf, opts.KeepBytes, opts.Charge, opts.Each)}
+	err := lenient.ReadObject(dec, env.member)
 	if err == nil {
 		err = expectEnd(dec)
 	}
@@ -59,9 +60,10 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, rea
 	case err == nil && !env.sawResult:
 		err = errors.New("envelope result is missing or null, not an array")
 	}
-	list := List[T]{RequestID: env.requestID, Total: env.keep.total, Incomplete: env.keep.incomplete.count, IncompleteItems: env.keep.incomplete.items}
+	incomplete, incompleteItems := env.keep.Incomplete()
+	list := List[T]{RequestID: env.requestID, Total: env.keep.Total(), Incomplete: incomplete, IncompleteItems: incompleteItems}
 	if err == nil {
-		list.Items, err = env.keep.items()
+		list.Items, err = env.keep.Items()
 	}
 	if err != nil {
 		return List[T]{RequestID: env.requestID}, fmt.Errorf("decode management response: %w", err)
@@ -78,8 +80,8 @@ type envelopeReader[T any] struct {
 	dec        *json.Decoder
 	httpStatus int
 	read       itemRead[T]
-	strict     *strictDecoder
-	keep       *keeper[T]
+	strict     *lenient.Strict
+	keep       *lenient.Keeper[T]
 	// position counts the items of result, for naming those without an id.
 	position  int
 	requestID string
@@ -121,10 +123,10 @@ func (e *envelopeReader[T]) add(raw json.RawMessage) {
 	}
 	item, report, err := e.read(e.strict, raw)
 	if err != nil {
-		e.keep.incomplete.add(fmt.Sprintf("item %d (%v, left out)", e.position, err))
+		e.keep.LeaveOut(e.position, err)
 		return
 	}
-	e.fail(e.keep.add(&item, report))
+	e.fail(e.keep.Add(&item, report))
 }
 
 // fail records err (when not nil) if it is the first reason the response is
@@ -162,34 +164,6 @@ func decodeMember[V any](dec *json.Decoder, name string) (V, error) {
 		return v, fmt.Errorf("decode %s: %w", name, err)
 	}
 	return v, nil
-}
-
-// readObject reads a JSON object, calling member for each member name; member
-// must consume the value.
-func readObject(dec *json.Decoder, member func(name string) error) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if tok != json.Delim('{') {
-		return errors.New("the response is not a JSON object")
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		// Inside an object the decoder yields only string names here.
-		name, ok := tok.(string)
-		if !ok {
-			return fmt.Errorf("unexpected %v where a member name belongs", tok)
-		}
-		if err := member(name); err != nil {
-			return err
-		}
-	}
-	_, err = dec.Token() // the closing brace
-	return err
 }
 
 // readArray reads a JSON array one element at a time and hands each

@@ -10,6 +10,7 @@ import (
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 func startFake(t *testing.T) *fakecloud.Server {
@@ -25,12 +26,13 @@ func startFake(t *testing.T) *fakecloud.Server {
 func TestCallsNeverWaitForTheLimiter(t *testing.T) {
 	fake := startFake(t)
 	obs := &observer{}
-	c := cloudapi.New(cloudapi.Options{ManagementRate: cloudapi.RateLimit{Requests: 1, Per: time.Hour}, Observer: obs})
+	budgets := cloudapi.NewBudgets(ratebudget.RateLimit{Requests: 1, Per: time.Hour}, ratebudget.RateLimit{})
+	c := cloudapi.New(cloudapi.Options{Budgets: budgets, Observer: obs})
 	creds := defaultCreds()
-	if wait := c.Admit(cloudapi.APIManagement, fake.URL, creds, 1); wait != 0 {
+	if wait := budgets.Admit(cloudapi.APIManagement, fake.URL, creds, 1); wait != 0 {
 		t.Fatalf("first admission: wait %v, want 0", wait)
 	}
-	if wait := c.Admit(cloudapi.APIManagement, fake.URL, creds, 1); wait < time.Hour {
+	if wait := budgets.Admit(cloudapi.APIManagement, fake.URL, creds, 1); wait < time.Hour {
 		t.Fatalf("second admission: wait %v, want the rest of the stretched hour", wait)
 	}
 	start := time.Now()
@@ -58,7 +60,9 @@ func TestCallsNeverWaitForTheLimiter(t *testing.T) {
 func TestRetryAfterHoldIsKeyedByHostAndCredential(t *testing.T) {
 	limited, limitedRec := serve(t, reply{status: 429, header: map[string]string{"Retry-After": "86400"}})
 	open, openRec := serve(t, reply{status: 200, contentType: "application/json", body: `{"status":200,"result":[]}`})
-	c := newClient(cloudapi.Options{})
+	off := ratebudget.RateLimit{Requests: -1}
+	budgets := cloudapi.NewBudgets(off, off)
+	c := newClient(cloudapi.Options{Budgets: budgets})
 	before := time.Now()
 	err := listPipes(context.Background(), c, limited.URL)
 	e := asError(t, err)
@@ -75,7 +79,7 @@ func TestRetryAfterHoldIsKeyedByHostAndCredential(t *testing.T) {
 			t.Errorf("call to the other host: %v, want it sent", err)
 		}
 	}
-	if wait := c.Admit(cloudapi.APIManagement, open.URL, testCreds, 2); wait != 0 {
+	if wait := budgets.Admit(cloudapi.APIManagement, open.URL, testCreds, 2); wait != 0 {
 		t.Errorf("Admit at the other host: wait %v, want 0", wait)
 	}
 	// The limited host: held back, without a request.
@@ -83,7 +87,7 @@ func TestRetryAfterHoldIsKeyedByHostAndCredential(t *testing.T) {
 	if e := asError(t, err); e.Reason != cloudapi.ReasonRateLimited || e.StatusCode != 0 || e.RetryAfter < 23*time.Hour {
 		t.Errorf("call to the limited host: %v, want held back for about 24h", err)
 	}
-	if wait := c.Admit(cloudapi.APIManagement, limited.URL, testCreds, 1); wait < 23*time.Hour {
+	if wait := budgets.Admit(cloudapi.APIManagement, limited.URL, testCreds, 1); wait < 23*time.Hour {
 		t.Errorf("Admit at the limited host: wait %v, want about 24h", wait)
 	}
 	if n, m := len(limitedRec.all()), len(openRec.all()); n != 1 || m != 2 {
@@ -95,29 +99,31 @@ func TestRetryAfterHoldIsKeyedByHostAndCredential(t *testing.T) {
 // and then acts as the 429 it came from did.
 func TestHoldRestoresAPersistedRetryAfter(t *testing.T) {
 	srv, rec := serve(t, reply{status: 200, contentType: "application/json", body: `{"data":{}}`})
-	c := newClient(cloudapi.Options{})
+	off := ratebudget.RateLimit{Requests: -1}
+	budgets := cloudapi.NewBudgets(off, off)
+	c := newClient(cloudapi.Options{Budgets: budgets})
 	until := time.Now().Add(time.Hour).Truncate(time.Second)
-	c.Hold(cloudapi.APIAlert, srv.URL, testToken, until)
+	budgets.Hold(cloudapi.APIAlert, srv.URL, testToken, until)
 
 	err := getAlert(context.Background(), c, srv.URL)
 	e := asError(t, err)
 	if e.Reason != cloudapi.ReasonRateLimited || !e.RetryAt.Equal(until) || cloudapi.RetryAfterOf(err) <= 59*time.Minute {
 		t.Errorf("held call: %v (RetryAt %v), want RateLimited until %v", err, e.RetryAt, until)
 	}
-	if wait := c.Admit(cloudapi.APIAlert, srv.URL, testToken, 1); wait <= 59*time.Minute || wait > time.Hour {
+	if wait := budgets.Admit(cloudapi.APIAlert, srv.URL, testToken, 1); wait <= 59*time.Minute || wait > time.Hour {
 		t.Errorf("Admit: wait %v, want the rest of the hour", wait)
 	}
 	// The management API with the same host is another budget.
-	if wait := c.Admit(cloudapi.APIManagement, srv.URL, testCreds, 1); wait != 0 {
+	if wait := budgets.Admit(cloudapi.APIManagement, srv.URL, testCreds, 1); wait != 0 {
 		t.Errorf("management Admit: wait %v, want 0", wait)
 	}
 	// A hold never shortens an earlier one, and one far away is capped.
-	c.Hold(cloudapi.APIAlert, srv.URL, testToken, time.Now())
-	c.Hold(cloudapi.APIAlert, srv.URL, cloudapi.NewBearerToken("other"), time.Now().Add(1000*time.Hour))
-	if wait := c.Admit(cloudapi.APIAlert, srv.URL, testToken, 1); wait <= 59*time.Minute {
+	budgets.Hold(cloudapi.APIAlert, srv.URL, testToken, time.Now())
+	budgets.Hold(cloudapi.APIAlert, srv.URL, cloudapi.NewBearerToken("other"), time.Now().Add(1000*time.Hour))
+	if wait := budgets.Admit(cloudapi.APIAlert, srv.URL, testToken, 1); wait <= 59*time.Minute {
 		t.Errorf("after a shorter Hold: wait %v, want the hour kept", wait)
 	}
-	if wait := c.Admit(cloudapi.APIAlert, srv.URL, cloudapi.NewBearerToken("other"), 1); wait > 24*time.Hour {
+	if wait := budgets.Admit(cloudapi.APIAlert, srv.URL, cloudapi.NewBearerToken("other"), 1); wait > 24*time.Hour {
 		t.Errorf("Hold of 1000h: wait %v, want at most 24h", wait)
 	}
 	if n := len(rec.all()); n != 0 {
@@ -127,13 +133,13 @@ func TestHoldRestoresAPersistedRetryAfter(t *testing.T) {
 
 func TestFingerprintIdentifiesABudgetWithoutTheCredential(t *testing.T) {
 	const base = "https://api.example.com/v1"
-	fp := cloudapi.Fingerprint(cloudapi.APIManagement, base, testCreds)
+	fp := ratebudget.Fingerprint(cloudapi.APIManagement, base, testCreds)
 	if len(fp) != 12 || strings.Trim(fp, "0123456789abcdef") != "" {
 		t.Errorf("Fingerprint = %q, want 12 hex digits", fp)
 	}
 	same := []string{
-		cloudapi.Fingerprint(cloudapi.APIManagement, base, cloudapi.NewBasicCredentials("fake-key-id", testKeySecret)),
-		cloudapi.Fingerprint(cloudapi.APIManagement, "https://API.example.com:443/other/prefix", testCreds),
+		ratebudget.Fingerprint(cloudapi.APIManagement, base, cloudapi.NewBasicCredentials("fake-key-id", testKeySecret)),
+		ratebudget.Fingerprint(cloudapi.APIManagement, "https://API.example.com:443/other/prefix", testCreds),
 	}
 	for _, s := range same {
 		if s != fp {
@@ -141,11 +147,11 @@ func TestFingerprintIdentifiesABudgetWithoutTheCredential(t *testing.T) {
 		}
 	}
 	different := map[string]string{
-		"other API":    cloudapi.Fingerprint(cloudapi.APIAlert, base, testCreds),
-		"other host":   cloudapi.Fingerprint(cloudapi.APIManagement, "https://eu.api.example.com/v1", testCreds),
-		"other port":   cloudapi.Fingerprint(cloudapi.APIManagement, "https://api.example.com:8443/v1", testCreds),
-		"other secret": cloudapi.Fingerprint(cloudapi.APIManagement, base, cloudapi.NewBasicCredentials("fake-key-id", "rotated")),
-		"token":        cloudapi.Fingerprint(cloudapi.APIManagement, base, testToken),
+		"other API":    ratebudget.Fingerprint(cloudapi.APIAlert, base, testCreds),
+		"other host":   ratebudget.Fingerprint(cloudapi.APIManagement, "https://eu.api.example.com/v1", testCreds),
+		"other port":   ratebudget.Fingerprint(cloudapi.APIManagement, "https://api.example.com:8443/v1", testCreds),
+		"other secret": ratebudget.Fingerprint(cloudapi.APIManagement, base, cloudapi.NewBasicCredentials("fake-key-id", "rotated")),
+		"token":        ratebudget.Fingerprint(cloudapi.APIManagement, base, testToken),
 	}
 	for name, s := range different {
 		if s == fp {
@@ -195,16 +201,16 @@ func TestRateLimitedCredentialIsHeldBack(t *testing.T) {
 func TestMaxBatch(t *testing.T) {
 	tests := []struct {
 		name  string
-		limit cloudapi.RateLimit
+		limit ratebudget.RateLimit
 		want  int
 	}{
-		{"the requests, whatever the burst", cloudapi.RateLimit{Requests: 100, Per: time.Minute, Burst: 10}, 100},
-		{"no burst", cloudapi.RateLimit{Requests: 7, Per: time.Minute}, 7},
-		{"no limit", cloudapi.RateLimit{Requests: -1}, 0},
+		{"the requests, whatever the burst", ratebudget.RateLimit{Requests: 100, Per: time.Minute, Burst: 10}, 100},
+		{"no burst", ratebudget.RateLimit{Requests: 7, Per: time.Minute}, 7},
+		{"no limit", ratebudget.RateLimit{Requests: -1}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := cloudapi.New(cloudapi.Options{AlertRate: tt.limit})
+			c := cloudapi.NewBudgets(ratebudget.RateLimit{}, tt.limit)
 			if got := c.MaxBatch(cloudapi.APIAlert); got != tt.want {
 				t.Errorf("MaxBatch = %d, want %d", got, tt.want)
 			}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
 // errorFor returns the *Error the client makes of an error response with
@@ -32,8 +34,8 @@ func errorFor(t *testing.T, cred BasicCredentials, status int, contentType strin
 // assertCleanText checks what holds for every message, whatever the body.
 func assertCleanText(t *testing.T, what, s string) {
 	t.Helper()
-	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > maxMessageRunes {
-		t.Fatalf("%s %q: invalid UTF-8 or longer than %d runes", what, s, maxMessageRunes)
+	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > redact.MaxMessageRunes {
+		t.Fatalf("%s %q: invalid UTF-8 or longer than %d runes", what, s, redact.MaxMessageRunes)
 	}
 	for _, r := range s {
 		if unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) {
@@ -238,7 +240,7 @@ func FuzzScrubCredential(f *testing.F) {
 			if what != "Error()" {
 				assertCleanText(t, what, s)
 			}
-			pieces := strings.Split(s, redacted)
+			pieces := strings.Split(s, redact.Placeholder)
 			for _, piece := range pieces {
 				for _, f := range forms {
 					if strings.Contains(piece, f.text) {
@@ -266,7 +268,7 @@ func bodyEnd(body []byte) []byte { return body[max(0, len(body)-300):] }
 // cutPrefixShown returns the length of the beginning of f that end ends
 // with, when that beginning shows part of the secret, and 0 otherwise.
 func cutPrefixShown(end string, f encodedForm) int {
-	for n := len(f.text) - 1; n >= minTailBytes; n-- {
+	for n := len(f.text) - 1; n >= redact.MinTailBytes; n-- {
 		if !strings.HasSuffix(end, f.text[:n]) {
 			continue
 		}

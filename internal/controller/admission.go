@@ -8,6 +8,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,7 +64,7 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 		}
 	}
 	if len(in.watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
-		reads, size := in.alertReads(), r.Cloud.MaxBatch(cloudapi.APIAlert)
+		reads, size := in.alertReads(), r.Budgets.MaxBatch(cloudapi.APIAlert)
 		batch := r.alertBatch(key, reads, size)
 		n, expected := r.toReserve(in, batch, admitted.unreserved)
 		if expected {
@@ -93,11 +94,11 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 
 // ask asks one budget for n calls of work at level (see pacing.Pacer.Ask),
 // and counts a deferral when it has no room yet.
-func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Level, api, url string, cred cloudapi.CredentialID, n int) time.Duration {
+func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Level, api, url string, cred ratebudget.CredentialID, n int) time.Duration {
 	wait := r.pacer.Ask(key, level, pacing.Budget{
-		ID:    cloudapi.BudgetID(api, url, cred),
-		Rate:  r.Cloud.Allowance(api),
-		Admit: func(n int) time.Duration { return r.Cloud.Admit(api, url, cred, n) },
+		ID:    ratebudget.BudgetID(api, url, cred),
+		Rate:  r.Budgets.Allowance(api),
+		Admit: func(n int) time.Duration { return r.Budgets.Admit(api, url, cred, n) },
 	}, n)
 	if wait > 0 {
 		r.Metrics.RecordDeferral(api)
@@ -142,21 +143,21 @@ func (r *ServiceWatchReconciler) noteDemand(_ context.Context, in *syncScope) (c
 	if in.management.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
 			API:     cloudapi.APIManagement,
-			Budget:  cloudapi.BudgetID(cloudapi.APIManagement, in.management.url, in.management.digest),
-			Allowed: r.Cloud.Allowance(cloudapi.APIManagement),
+			Budget:  ratebudget.BudgetID(cloudapi.APIManagement, in.management.url, in.management.digest),
+			Allowed: r.Budgets.Allowance(cloudapi.APIManagement),
 			Reads:   in.managementReads(),
 		})
 	}
 	if len(in.watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
 			API:     cloudapi.APIAlert,
-			Budget:  cloudapi.BudgetID(cloudapi.APIAlert, in.alerts.url, in.alerts.digest),
-			Allowed: r.Cloud.Allowance(cloudapi.APIAlert),
+			Budget:  ratebudget.BudgetID(cloudapi.APIAlert, in.alerts.url, in.alerts.digest),
+			Allowed: r.Budgets.Allowance(cloudapi.APIAlert),
 			Reads:   in.alertReads(),
 		})
 	}
 	for i := range demands {
-		demands[i].Label = cloudapi.FingerprintOf(demands[i].Budget)
+		demands[i].Label = ratebudget.FingerprintOf(demands[i].Budget)
 	}
 	in.every = r.pacer.Demand(in.p, demands)
 	r.Metrics.publishBudgetDemands(r.pacer.TakeDemandChanges)
@@ -209,10 +210,10 @@ func (r *ServiceWatchReconciler) restoreHold(ctx context.Context, w *swv1.Servic
 	}
 	m, a := r.accessOf(ctx, w, r.secretVersions(ctx, w))
 	if management && m.failure == nil {
-		r.Cloud.Hold(cloudapi.APIManagement, m.url, m.digest, until)
+		r.Budgets.Hold(cloudapi.APIManagement, m.url, m.digest, until)
 	}
 	if alerts && len(w.Spec.AlertIDs) > 0 && a.failure == nil {
-		r.Cloud.Hold(cloudapi.APIAlert, a.url, a.digest, until)
+		r.Budgets.Hold(cloudapi.APIAlert, a.url, a.digest, until)
 	}
 }
 

@@ -18,8 +18,8 @@ import (
 
 // NewTestReconciler is a reconciler outside any manager, whose background
 // reads run until ctx ends, for tests that drive its steps one by one.
-func NewTestReconciler(ctx context.Context, c client.Client, reader client.Reader, cloud Cloud, metrics *Metrics) *ServiceWatchReconciler {
-	r := &ServiceWatchReconciler{Client: c, APIReader: reader, Cloud: cloud, Metrics: metrics}
+func NewTestReconciler(ctx context.Context, c client.Client, reader client.Reader, cloud Cloud, budgets Budgets, metrics *Metrics) *ServiceWatchReconciler {
+	r := &ServiceWatchReconciler{Client: c, APIReader: reader, Cloud: cloud, Budgets: budgets, Metrics: metrics}
 	r.defaults()
 	go func() { _ = r.fetches.Start(ctx) }()
 	return r

@@ -14,23 +14,31 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
-// Cloud is what the reconciler needs of the cloud; *cloudapi.Client is the
+// Cloud is what the reconciler reads of the cloud; *cloudapi.Client is the
 // real one.
 type Cloud interface {
 	ListPipes(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string, opts cloudapi.ListOptions[swv1.Pipe]) (cloudapi.List[swv1.Pipe], error)
 	ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string, opts cloudapi.ListOptions[swv1.ReversePrivateEndpoint]) (cloudapi.List[swv1.ReversePrivateEndpoint], error)
 	GetAlert(ctx context.Context, baseURL string, token cloudapi.BearerToken, alertID string) (cloudapi.AlertResult, error)
+}
+
+// Budgets is what the reconciler asks of the rate budgets before it calls
+// the cloud; *ratebudget.Store is the real one, shared with the Cloud's
+// client.
+type Budgets interface {
 	// Admit reserves n calls of a budget before they are made, or says how
-	// long to wait; see cloudapi.Client.Admit.
-	Admit(api, baseURL string, cred cloudapi.CredentialID, n int) time.Duration
+	// long to wait; see ratebudget.Store.Admit.
+	Admit(api, baseURL string, cred ratebudget.CredentialID, n int) time.Duration
 	// Hold keeps every call of a budget back until until, as a 429's
-	// Retry-After does; see cloudapi.Client.Hold.
-	Hold(api, baseURL string, cred cloudapi.CredentialID, until time.Time)
+	// Retry-After does; see ratebudget.Store.Hold.
+	Hold(api, baseURL string, cred ratebudget.CredentialID, until time.Time)
 	// Allowance is the calls per second one budget of api admits; 0 means
 	// unlimited.
 	Allowance(api string) float64
@@ -100,6 +108,8 @@ type syncScope struct {
 	// shared joins the reads of watches that read the same thing; nil
 	// reads alone.
 	shared *sharedReads
+	// budgets are asked for the unreserved reads.
+	budgets Budgets
 	// fresh: the user asked for this sync (requested-at, a changed Secret),
 	// so a read another watch finished is not reused; one under way is
 	// joined.
@@ -193,11 +203,11 @@ func (in *syncScope) alertReads() []readKey {
 // admitAtCall asks the budget for the call of a read that admission left to
 // a shared read which was gone by the time the read ran, so that no call goes
 // out that the budget did not admit.
-func (in *syncScope) admitAtCall(cloud Cloud, api string, key readKey) error {
+func (in *syncScope) admitAtCall(api string, key readKey) error {
 	if !in.unreserved[key] {
 		return nil
 	}
-	if wait := cloud.Admit(api, key.url, key.credential, 1); wait > 0 {
+	if wait := in.budgets.Admit(api, key.url, key.credential, 1); wait > 0 {
 		return &budgetRefusalError{api: api, wait: wait}
 	}
 	return nil
@@ -335,9 +345,9 @@ func listedMessage(total int, noun string, incomplete int, described []string) s
 	if incomplete == 0 {
 		return msg
 	}
-	named := listWithin(described, maxListMessageBytes)
+	named := bound.Join(described, maxListMessageBytes)
 	if more := incomplete - len(described); more > 0 {
-		named += andMore(more)
+		named += bound.AndMore(more)
 	}
 	return fmt.Sprintf("%s; %d had fields left out that could not be read (kept as sent in otherFields): %s", msg, incomplete, named)
 }
@@ -376,7 +386,7 @@ func readList[T, M any](ctx context.Context, cloud Cloud, in *syncScope, lp list
 	}
 	key := in.listRead(lp.kind)
 	read, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (listRead[T, M], error) {
-		if err := in.admitAtCall(cloud, cloudapi.APIManagement, key); err != nil {
+		if err := in.admitAtCall(cloudapi.APIManagement, key); err != nil {
 			return listRead[T, M]{}, err
 		}
 		return lp.list(ctx, cloud, in)
@@ -562,7 +572,7 @@ func laterFetch(watch *swv1.ServiceWatch, id string, batch int) alertFetch {
 func readAlert(ctx context.Context, cloud Cloud, in *syncScope, id string) alertFetch {
 	key := in.alertRead(id)
 	got, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (cloudapi.AlertResult, error) {
-		if err := in.admitAtCall(cloud, cloudapi.APIAlert, key); err != nil {
+		if err := in.admitAtCall(cloudapi.APIAlert, key); err != nil {
 			return cloudapi.AlertResult{}, err
 		}
 		got, err := cloud.GetAlert(ctx, in.alerts.url, in.alerts.token, id)
@@ -654,7 +664,7 @@ func leftOutNote(ids []string, fetches []alertFetch) string {
 	if len(notes) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %d left out values of a type the operator cannot read: %s", len(notes), listWithin(notes, maxListMessageBytes))
+	return fmt.Sprintf("; %d left out values of a type the operator cannot read: %s", len(notes), bound.Join(notes, maxListMessageBytes))
 }
 
 // summarizeAlertFailures is the failure AlertsSynced shows: the reason of the
@@ -680,7 +690,7 @@ func summarizeAlertFailures(ids []string, failures []*failure, whole *failure) *
 	return &failure{
 		reason:     first.reason,
 		retryAfter: first.retryAfter,
-		message:    fmt.Sprintf("%d of %d alerts failed: %s", len(failed), len(ids), listWithin(failed, maxListMessageBytes)),
+		message:    fmt.Sprintf("%d of %d alerts failed: %s", len(failed), len(ids), bound.Join(failed, maxListMessageBytes)),
 	}
 }
 
@@ -703,7 +713,7 @@ const (
 // countState counts a pipe of state, under its name while fewer than
 // maxCountedStates are named.
 func countState(byState map[string]int32, state string) {
-	state = cutString(state, maxPipeStateBytes)
+	state = bound.Cut(state, maxPipeStateBytes)
 	if _, named := byState[state]; !named && len(byState) >= maxCountedStates {
 		state = otherPipeStates
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
@@ -145,7 +146,7 @@ func changed(old, cur *metav1.Condition) bool {
 // newEvent bounds the note to what the events API accepts: a longer note is
 // refused and the event lost.
 func newEvent(eventType, reason, note string) event {
-	return event{eventType: eventType, reason: reason, note: cutString(note, maxEventNoteBytes)}
+	return event{eventType: eventType, reason: reason, note: bound.Cut(note, maxEventNoteBytes)}
 }
 
 // emit records the events on the watch, and logs each.

@@ -14,6 +14,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // batchCloud's alert budget admits at most maxBatch calls at once, as a
@@ -29,7 +30,7 @@ type batchCloud struct {
 	fetched map[string]int
 }
 
-func (c *batchCloud) Admit(api, _ string, _ cloudapi.CredentialID, n int) time.Duration {
+func (c *batchCloud) Admit(api, _ string, _ ratebudget.CredentialID, n int) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if api != cloudapi.APIAlert {
@@ -67,7 +68,7 @@ func TestAlertsLargerThanTheBudgetAreFetchedInBatches(t *testing.T) {
 	}
 	cloud := &batchCloud{maxBatch: 3, fetched: map[string]int{}}
 	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	r := &ServiceWatchReconciler{Cloud: cloud, Metrics: metrics, now: func() time.Time { return clock }}
+	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, now: func() time.Time { return clock }}
 	r.pacer = testPacer(r.now)
 	ids := []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7"}
 	big := testWatch(ids...) // a new watch: work the user asked for

@@ -23,7 +23,7 @@ func TestAskServesANewWatchBeforeARefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	cloud := &budgetCloud{refuse: true}
-	r := &ServiceWatchReconciler{Cloud: cloud, Metrics: metrics, now: func() time.Time { return clock }}
+	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, now: func() time.Time { return clock }}
 	r.pacer = testPacer(r.now)
 	creds := cloudapi.NewBasicCredentials("key", "secret")
 	newWatch := types.NamespacedName{Namespace: "a", Name: "new"}
@@ -69,13 +69,13 @@ func TestAWatchWaitsAMomentForTheReadsAnotherWasJustAdmittedFor(t *testing.T) {
 		t.Fatal(err)
 	}
 	cloud := &budgetCloud{}
-	r := &ServiceWatchReconciler{Cloud: cloud, Metrics: metrics, now: now, shared: newSharedReads(sharedFreshness, now)}
+	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, now: now, shared: newSharedReads(sharedFreshness, now)}
 	r.pacer = testPacer(r.now)
 	inputOf := func(name string) *syncScope {
 		w := testWatch()
 		w.Name = name
 		return &syncScope{watch: w, management: newManagementAccess("https://api.example.com", cloudapi.NewBasicCredentials("k", "s")),
-			shared: r.shared}
+			shared: r.shared, budgets: r.Budgets}
 	}
 	first, second := inputOf("first"), inputOf("second")
 

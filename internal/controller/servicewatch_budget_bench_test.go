@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // BenchmarkBudgetBookKeys is the controller's side of the budget book at
@@ -24,7 +25,8 @@ func BenchmarkBudgetBookKeys(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r := &ServiceWatchReconciler{Metrics: metrics, Cloud: cloudapi.New(cloudapi.Options{})}
+		budgets := cloudapi.NewBudgets(ratebudget.RateLimit{}, ratebudget.RateLimit{})
+		r := &ServiceWatchReconciler{Metrics: metrics, Cloud: cloudapi.New(cloudapi.Options{Budgets: budgets}), Budgets: budgets}
 		r.defaults()
 		key := func(i int) types.NamespacedName {
 			return types.NamespacedName{Namespace: "ns", Name: fmt.Sprint("w", i)}

@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
-	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
@@ -39,7 +39,7 @@ type Options struct {
 	// AllowedAPIURLs is where watches may send their credentials: a watch
 	// whose API URL is not on it is Stalled (URLNotAllowed) before its
 	// Secret is read. The zero value allows every URL.
-	AllowedAPIURLs cloudapi.URLAllowList
+	AllowedAPIURLs egress.URLAllowList
 	// Scope is what the manager watches: its cache (CacheOptions) and the
 	// Secrets it watches are confined to the same namespaces.
 	Scope Scope
@@ -78,6 +78,9 @@ type ServiceWatchReconciler struct {
 	Cloud     Cloud
 	Recorder  events.EventRecorder
 	Metrics   *Metrics
+	// Budgets admits each sync's calls; the Cloud's client holds its calls
+	// back in the same store after a 429.
+	Budgets Budgets
 	// StateMetrics shows each watch's status as metrics; default: a
 	// collector no registry reads.
 	StateMetrics *statemetrics.Collector
@@ -308,7 +311,7 @@ func (r *ServiceWatchReconciler) newScope(ctx context.Context, watch *swv1.Servi
 	versions := r.secretVersions(ctx, watch)
 	return &syncScope{p: pacedOf(watch, versions, r.Options.ManagementAPIURL), watch: watch, secretVersions: versions,
 		parts: r.parts, alertConcurrency: r.Options.AlertConcurrency, keepBytes: r.Options.StatusSizeLimit,
-		metricBytes: r.StateMetrics.MaxItemBytes(), shared: r.shared}
+		metricBytes: r.StateMetrics.MaxItemBytes(), shared: r.shared, budgets: r.Budgets}
 }
 
 // periodic requeues a watch for a periodic sync, behind anything a user

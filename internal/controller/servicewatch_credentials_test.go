@@ -13,6 +13,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // countingReader counts the Secrets read through it from the API server.
@@ -42,7 +43,7 @@ func TestAWaitingSyncReadsItsSecretsOnce(t *testing.T) {
 	}
 	reader := &countingReader{Reader: env.Client}
 	cloud := &refusingCloud{refuse: true}
-	r := controller.NewTestReconciler(t.Context(), env.Client, reader, cloud, metrics)
+	r := controller.NewTestReconciler(t.Context(), env.Client, reader, cloud, cloud, metrics)
 	start := func() time.Duration { return r.StartSync(f.ctx, w) }
 
 	for i := range 5 {
@@ -97,7 +98,7 @@ func (c *refusingCloud) GetAlert(context.Context, string, cloudapi.BearerToken, 
 	return cloudapi.AlertResult{}, nil
 }
 
-func (c *refusingCloud) Admit(string, string, cloudapi.CredentialID, int) time.Duration {
+func (c *refusingCloud) Admit(string, string, ratebudget.CredentialID, int) time.Duration {
 	if c.refuse {
 		return 5 * time.Second
 	}
@@ -108,4 +109,4 @@ func (c *refusingCloud) MaxBatch(string) int { return 0 }
 
 func (c *refusingCloud) Allowance(string) float64 { return 1 }
 
-func (c *refusingCloud) Hold(string, string, cloudapi.CredentialID, time.Time) {}
+func (c *refusingCloud) Hold(string, string, ratebudget.CredentialID, time.Time) {}

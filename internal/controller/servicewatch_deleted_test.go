@@ -30,7 +30,8 @@ func TestAWatchDeletedDuringItsSyncIsForgottenQuietly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, &refusingCloud{}, metrics)
+	cloud := &refusingCloud{}
+	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, cloud, metrics)
 	logs := &testenv.LockedBuffer{}
 	ctx := log.IntoContext(f.ctx, zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
 

@@ -11,6 +11,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // A 429's Retry-After holds the key at its host for every watch, also after
@@ -31,10 +32,10 @@ func TestARetryAfterHoldsEveryWatchOnTheKeyAfterARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cloud := cloudapi.New(cloudapi.Options{Timeout: 5 * time.Second,
-		ManagementRate: cloudapi.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000},
-		AlertRate:      cloudapi.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000}})
-	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, metrics)
+	fast := ratebudget.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000}
+	budgets := cloudapi.NewBudgets(fast, fast)
+	cloud := cloudapi.New(cloudapi.Options{Timeout: 5 * time.Second, Budgets: budgets})
+	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, budgets, metrics)
 	f.fake.ResetCalls()
 
 	// The newcomer is seen first (it is not created: only this reconciler

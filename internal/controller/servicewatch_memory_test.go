@@ -16,6 +16,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // worstShapes are the lists a cloud can fill a status with that cost the
@@ -97,7 +98,7 @@ func TestStatusOfTinyItemsIsBoundedDecoded(t *testing.T) {
 func TestRealisticPipesKeepTheirShare(t *testing.T) {
 	fake := fakecloud.Start(fakecloud.DefaultData())
 	defer fake.Close()
-	cloud := cloudapi.New(cloudapi.Options{ManagementRate: cloudapi.RateLimit{Requests: -1}, AlertRate: cloudapi.RateLimit{Requests: -1}})
+	cloud := cloudapi.New(cloudapi.Options{Budgets: cloudapi.NewBudgets(ratebudget.RateLimit{Requests: -1}, ratebudget.RateLimit{Requests: -1})})
 	list, err := cloud.ListPipes(context.Background(), fake.URL, cloudapi.NewBasicCredentials(fakecloud.DefaultKeyID, fakecloud.DefaultKeySecret),
 		fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, cloudapi.ListOptions[swv1.Pipe]{})
 	if err != nil {

@@ -63,7 +63,8 @@ func TestAnotherWritersConditionSurvivesSyncs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, &refusingCloud{}, metrics)
+	cloud := &refusingCloud{}
+	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, cloud, metrics)
 	r.WriteInterruptedSync(f.ctx, stale) // every part fails: Unreachable
 
 	w := f.get("reviewed")
@@ -92,7 +93,8 @@ func TestAConflictingStatusWriteIsCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, &refusingCloud{}, metrics)
+	cloud := &refusingCloud{}
+	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, cloud, metrics)
 	if got := statusConflicts(t, reg); got != 0 {
 		t.Fatalf("before any write, %g status conflicts counted, want 0", got)
 	}

@@ -12,6 +12,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
@@ -48,8 +49,8 @@ func (c stubCloud) GetAlert(context.Context, string, cloudapi.BearerToken, strin
 	return cloudapi.AlertResult{}, nil
 }
 
-func (c stubCloud) Admit(string, string, cloudapi.CredentialID, int) time.Duration { return 0 }
-func (c stubCloud) Hold(string, string, cloudapi.CredentialID, time.Time)          {}
+func (c stubCloud) Admit(string, string, ratebudget.CredentialID, int) time.Duration { return 0 }
+func (c stubCloud) Hold(string, string, ratebudget.CredentialID, time.Time)          {}
 
 func (c stubCloud) MaxBatch(string) int { return 0 }
 

@@ -14,6 +14,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // newFakeClock is a clock the test moves.
@@ -259,6 +260,7 @@ func TestUnreservedReadsAskTheBudgetAtCallTime(t *testing.T) {
 		shared: newSharedReads(sharedFreshness, newFakeClock().Now)}
 	in.unreserved = map[readKey]bool{in.listRead(pipesReadKind): true}
 	cloud := &budgetCloud{refuse: true}
+	in.budgets = cloud
 	res := readPipes(context.Background(), cloud, in)
 	if res.deferred == nil || res.deferred.reason != swv1.ReasonRateLimited || res.apply != nil {
 		t.Errorf("pipes: %+v, want deferred for the budget", res)
@@ -285,7 +287,7 @@ type budgetCloud struct {
 	lists  int
 }
 
-func (c *budgetCloud) Admit(string, string, cloudapi.CredentialID, int) time.Duration {
+func (c *budgetCloud) Admit(string, string, ratebudget.CredentialID, int) time.Duration {
 	c.admits++
 	if c.refuse {
 		return 5 * time.Second

@@ -245,49 +245,6 @@ func TestConditionMessagesAreBounded(t *testing.T) {
 	}
 }
 
-func TestListWithin(t *testing.T) {
-	tests := []struct {
-		items []string
-		max   int
-		want  string
-	}{
-		{nil, 100, ""},
-		{[]string{"a", "b", "c"}, 100, "a; b; c"},
-		{[]string{"aaaa", "bbbb", "cccc"}, 16, "aaaa; bbbb; cccc"},
-		{[]string{"aaaa", "bbbb", "cccc"}, 15, "…; and 2 more"},
-		{[]string{"aaaa", "bbbb", "cccc", "dddd"}, 18, "aaaa; and 3 more"},
-		{[]string{"aaaa", "bbbb"}, 10, "aaaa; bbbb"},
-		{[]string{strings.Repeat("a", 50), "b"}, 30, strings.Repeat("a", 15) + "…; and 1 more"},
-	}
-	for _, tt := range tests {
-		got := listWithin(tt.items, tt.max)
-		if got != tt.want {
-			t.Errorf("listWithin(%q, %d) = %q, want %q", tt.items, tt.max, got, tt.want)
-		}
-		if len(got) > tt.max {
-			t.Errorf("listWithin(%q, %d) is %d bytes", tt.items, tt.max, len(got))
-		}
-	}
-}
-
-func TestCutString(t *testing.T) {
-	tests := []struct {
-		in   string
-		max  int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"exactly10!", 10, "exactly10!"},
-		{"longer than ten", 10, "longer …"},
-		{"ééééé", 7, "éé…"}, // never splits a rune
-	}
-	for _, tt := range tests {
-		if got := cutString(tt.in, tt.max); got != tt.want || len(got) > tt.max {
-			t.Errorf("cutString(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
-		}
-	}
-}
-
 func TestMarkSuspendedKeepsData(t *testing.T) {
 	w := testWatch()
 	applyResults(w, syncParts(), []partResult{pipesOK(pipe("a", "Running")), failed(swv1.ReasonUnauthorized, "401"), alertsFetched(nil)}, DefaultStatusSizeLimit)

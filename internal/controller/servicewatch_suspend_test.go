@@ -24,7 +24,8 @@ func TestSuspendedWatchLeavesTheBudgetBook(t *testing.T) {
 	}
 	// One call a second on each budget: the heavy watch's 60 alerts every
 	// 30s ask for 2.
-	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, &refusingCloud{}, metrics)
+	cloud := &refusingCloud{}
+	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, cloud, metrics)
 	light := f.newWatch("light", "alert-1")
 	light.Spec.Interval = metav1.Duration{Duration: 30 * time.Second}
 	var many []string

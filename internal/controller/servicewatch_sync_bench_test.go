@@ -12,6 +12,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // BenchmarkSync measures what one sync costs the manager apart from the API
@@ -28,7 +29,7 @@ func BenchmarkSync(b *testing.B) {
 			fake := fakecloud.Start(data)
 			defer fake.Close()
 
-			cloud := cloudapi.New(cloudapi.Options{ManagementRate: cloudapi.RateLimit{Requests: -1}, AlertRate: cloudapi.RateLimit{Requests: -1}})
+			cloud := cloudapi.New(cloudapi.Options{Budgets: cloudapi.NewBudgets(ratebudget.RateLimit{Requests: -1}, ratebudget.RateLimit{Requests: -1})})
 			watch := benchWatch(fake.URL)
 			in := &syncScope{
 				watch:            watch,

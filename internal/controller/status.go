@@ -13,7 +13,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/conditions"
+)
+
+// Bounds on the strings the operator writes, so that whatever the cloud or a
+// tenant sends, the status stays writable (the API server refuses condition
+// messages over 32 KiB) and a condition stays readable in `kubectl get`.
+const (
+	// maxConditionMessageBytes bounds every condition message.
+	maxConditionMessageBytes = 4 << 10
+	// maxListMessageBytes bounds the list of failing items in a message, so
+	// that Ready, which joins the failing parts' messages, stays in bounds.
+	maxListMessageBytes = 1 << 10
 )
 
 // statusChange is what one reconcile has to say in a watch's status; exactly
@@ -201,7 +213,7 @@ func setPartCondition(watch *swv1.ServiceWatch, condType string, res partResult)
 // to a size the API server always accepts.
 func setCondition(watch *swv1.ServiceWatch, c metav1.Condition) {
 	c.ObservedGeneration = watch.Generation
-	c.Message = cutString(c.Message, maxConditionMessageBytes)
+	c.Message = bound.Cut(c.Message, maxConditionMessageBytes)
 	conditions.Set(watch, c)
 }
 
@@ -306,4 +318,12 @@ func setIntervalMetCondition(watch *swv1.ServiceWatch, effective time.Duration) 
 	setCondition(watch, metav1.Condition{Type: swv1.ConditionIntervalMet, Status: metav1.ConditionFalse, Reason: swv1.ReasonBudgetExceeded,
 		Message: fmt.Sprintf("syncing every %s instead of every %s: the watches sharing this API key or token ask for more calls than its rate budget allows; data is as fresh as the budget allows",
 			effective, every)})
+}
+
+// joinAnd joins words as "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }

@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
-	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
+	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 	"github.com/servicewatch/servicewatch/internal/testenv"
@@ -71,7 +71,7 @@ func runSuite(m *testing.M, e *testenv.Env) (int, error) {
 	}
 	// The fake clouds listen on 127.0.0.1; any other host is refused
 	// (TestURLNotAllowed), the fallback URLs too.
-	allowed, err := cloudapi.ParseURLAllowList([]string{"127.0.0.1"})
+	allowed, err := egress.ParseURLAllowList([]string{"127.0.0.1"})
 	if err != nil {
 		return 0, err
 	}

@@ -383,7 +383,7 @@ func TestPacerForget(t *testing.T) {
 
 // gcraBudget is a rate budget as the client keeps one: calls spaced at rate,
 // a burst of them at once, and its refills offset by offset (a budget
-// created together with others; see cloudapi's budgetStore.phaseFor).
+// created together with others; see ratebudget's Store.phaseFor).
 type gcraBudget struct {
 	c        *testClock
 	interval time.Duration // between calls

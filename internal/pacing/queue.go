@@ -37,7 +37,7 @@ func newQueue[K comparable]() *queue[K] {
 // of work at level, should wait: wait, and then as long as the calls before
 // it in its line take at rate calls per second. The budget's wait is when it
 // has room for the first of them, not now: a budget whose refills are offset
-// (see cloudapi's budgetStore.phaseFor) has room up to a spacing later than
+// (see ratebudget's Store.phaseFor) has room up to a spacing later than
 // its rate alone says, and a waiter told to come back at its rate from now
 // would come back early and ask once more. A rate of 0 (unlimited) leaves
 // wait as it is.

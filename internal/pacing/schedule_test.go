@@ -109,7 +109,7 @@ func TestPeriodicSlot(t *testing.T) {
 //	each key on a grid of its own, MaxMove a fifteenth           0 /  5
 //	each key on a grid of its own, MaxMove a twelfth (now)       0 /  2
 //
-// (cloudapi offsets the grids of budgets created together; the first wave
+// (ratebudget offsets the grids of budgets created together; the first wave
 // then spreads over about 2 s more, and the second with it.)
 func TestPhasesSpreadWatchesCreatedTogether(t *testing.T) {
 	const took = 150 * time.Millisecond // a sync's reads
@@ -117,7 +117,7 @@ func TestPhasesSpreadWatchesCreatedTogether(t *testing.T) {
 	sharedGrid := func(i, keys int) time.Duration {
 		return time.Duration(i/keys)*grid + time.Duration(i%keys)*5*time.Millisecond
 	}
-	// ownGrids is what cloudapi's budgets do: each key's syncs on its
+	// ownGrids is what ratebudget's budgets do: each key's syncs on its
 	// budget's grid, offset by the budget's phase (the k-th key of those
 	// started together: k times the golden ratio, modulo 1).
 	ownGrids := func(i, keys int) time.Duration {

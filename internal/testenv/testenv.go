@@ -25,6 +25,7 @@ import (
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // Env is a running control plane with a client for it.
@@ -141,16 +142,18 @@ func (e *Env) ManagerOptions() ctrl.Options {
 // Reconciler is the reconciler a test's manager runs: the real cloud client
 // (its User-Agent userAgent, or the default when empty) observed by metrics,
 // with per-key rate limits far above production's, since a test's watches
-// share its few keys and cloudapi tests the limits.
+// share its few keys and ratebudget tests the limits.
 func Reconciler(mgr ctrl.Manager, metrics *controller.Metrics, userAgent string, o controller.Options) *controller.ServiceWatchReconciler {
-	fast := cloudapi.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000}
+	fast := ratebudget.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000}
+	budgets := cloudapi.NewBudgets(fast, fast)
 	return &controller.ServiceWatchReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Cloud: cloudapi.New(cloudapi.Options{
 			Timeout: 5 * time.Second, UserAgent: userAgent, Observer: metrics,
-			ManagementRate: fast, AlertRate: fast,
+			Budgets: budgets,
 		}),
+		Budgets:  budgets,
 		Recorder: mgr.GetEventRecorder("servicewatch-controller"),
 		Metrics:  metrics,
 		Options:  o,

@@ -6,8 +6,8 @@
 //
 // It explains a row of docs/benchmarks.md: budget-1000's four keys admit
 // their syncs at the same instants when their budgets refill on one grid,
-// and at four instants of their own when they are offset (cloudapi's
-// budgetStore.phaseFor), which is what spreads the calls in every second.
+// and at four instants of their own when they are offset (ratebudget's
+// Store.phaseFor), which is what spreads the calls in every second.
 // The manager does the same work either way (the same reconciles, asks,
 // calls and status writes), but each wake-up of a sleeping process costs
 // CPU of its own: the scheduler's spinning, cold caches, timers. Spread

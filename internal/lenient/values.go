@@ -1,4 +1,4 @@
-package cloudapi
+package lenient
 
 import (
 	"encoding/json"
@@ -12,9 +12,9 @@ import (
 // readString reads a string field: a JSON string, or a number or boolean as
 // its JSON text. (readItem sanitizes it afterwards, with the other strings.)
 func readString(raw []byte) (string, bool) {
-	switch k := firstByte(raw); {
+	switch k := FirstByte(raw); {
 	case k == '"':
-		return jsonString(raw)
+		return String(raw)
 	case k == 't' || k == 'f':
 		b, ok := readBool(raw)
 		return strconv.FormatBool(b), ok
@@ -27,13 +27,13 @@ func readString(raw []byte) (string, bool) {
 // readBool reads a boolean: true, false, or the strings "true" and "false"
 // in any case.
 func readBool(raw []byte) (value, ok bool) {
-	switch firstByte(raw) {
+	switch FirstByte(raw) {
 	case 't', 'f':
 		var b bool
 		err := json.Unmarshal(raw, &b)
 		return b, err == nil
 	case '"':
-		s, _ := jsonString(raw)
+		s, _ := String(raw)
 		switch strings.ToLower(strings.TrimSpace(s)) {
 		case "true":
 			return true, true
@@ -46,9 +46,9 @@ func readBool(raw []byte) (value, ok bool) {
 
 // numericText is the text of a JSON number, or of a string holding one.
 func numericText(raw []byte) (string, bool) {
-	switch firstByte(raw) {
+	switch FirstByte(raw) {
 	case '"':
-		s, ok := jsonString(raw)
+		s, ok := String(raw)
 		return strings.TrimSpace(s), ok
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		return strings.TrimSpace(string(raw)), true
@@ -99,7 +99,7 @@ func readMillicores(raw []byte) (int64, bool) {
 	if d, ok := parseExactDecimal(s); ok {
 		return d.int64()
 	}
-	if firstByte(raw) != '"' {
+	if FirstByte(raw) != '"' {
 		return 0, false
 	}
 	q, ok := parseQuantity(s)
@@ -118,7 +118,7 @@ func readGigabytes(raw []byte) (swv1.Decimal, bool) {
 	if d, ok := readDecimal(raw); ok {
 		return d, true
 	}
-	if firstByte(raw) != '"' {
+	if FirstByte(raw) != '"' {
 		return "", false
 	}
 	s, _ := numericText(raw)

@@ -1,4 +1,4 @@
-package cloudapi
+package ratebudget
 
 import "time"
 
@@ -56,7 +56,7 @@ type grant struct {
 // newRateLimiter returns the rate limiter of a budget first used at now. A
 // phase in (0, 1) offsets its refills by that share of its burst's spacing:
 // it starts as if that share of a burst had just been admitted (see
-// budgetStore.phaseFor); 0 starts it rested.
+// Store.phaseFor); 0 starts it rested.
 func newRateLimiter(l RateLimit, now time.Time, phase float64) *rateLimiter {
 	window := windowOf(l)
 	burst := l.Burst

@@ -1,4 +1,4 @@
-package cloudapi
+package ratebudget
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package cloudapi
+package egress
 
 import (
 	"errors"
@@ -9,15 +9,9 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-)
 
-// Where credentials may go. Whoever can create a ServiceWatch chooses the
-// URL its namespace's key and token are sent to, and the manager can reach
-// hosts its tenants cannot: its own loopback, the node's link-local
-// addresses (the cloud metadata service among them), in-cluster services.
-// Two guards let a cluster admin bound that: a URLAllowList, checked by the
-// caller before it reads a credential, and Options.DenyLocalAddresses,
-// checked by the client at each connection, after name resolution.
+	"github.com/servicewatch/servicewatch/internal/hostkey"
+)
 
 // URLAllowList is the API base URLs and hosts watches may use. The zero
 // value allows every URL.
@@ -82,10 +76,10 @@ func parseAllowEntry(raw string) (allowEntry, error) {
 	case hasDotSegment(u.Path):
 		return allowEntry{}, errors.New(`the path has a "." or ".." segment`)
 	}
-	e := allowEntry{raw: raw, host: normalHost(u.Hostname()), port: u.Port(), path: strings.TrimRight(u.Path, "/")}
+	e := allowEntry{raw: raw, host: hostkey.Name(u.Hostname()), port: u.Port(), path: strings.TrimRight(u.Path, "/")}
 	if isURL {
 		e.scheme = u.Scheme
-		e.port = portOf(u)
+		e.port = hostkey.Port(u.Scheme, u.Port())
 	}
 	return e, nil
 }
@@ -124,10 +118,10 @@ func (e allowEntry) matches(u *url.URL) bool {
 	if e.scheme != "" && e.scheme != u.Scheme {
 		return false
 	}
-	if e.port != "" && e.port != portOf(u) {
+	if e.port != "" && e.port != hostkey.Port(u.Scheme, u.Port()) {
 		return false
 	}
-	host := normalHost(u.Hostname())
+	host := hostkey.Name(u.Hostname())
 	if suffix, wild := strings.CutPrefix(e.host, "*"); wild {
 		if !strings.HasSuffix(host, suffix) || len(host) == len(suffix) {
 			return false
@@ -147,19 +141,6 @@ func (e allowEntry) matches(u *url.URL) bool {
 	return p == e.path || strings.HasPrefix(p, e.path+"/")
 }
 
-func normalHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
-
-// portOf is u's port, or its scheme's default.
-func portOf(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if u.Scheme == "http" {
-		return "80"
-	}
-	return "443"
-}
-
 func hasDotSegment(path string) bool {
 	for seg := range strings.SplitSeq(path, "/") {
 		if seg == "." || seg == ".." {
@@ -169,30 +150,32 @@ func hasDotSegment(path string) bool {
 	return false
 }
 
-// addressNotAllowedError is a connection the client refused to open.
-type addressNotAllowedError struct {
+// AddressNotAllowedError is a connection RefuseLocalAddress refused to
+// open; the cloud client tells it from other dial failures by its type.
+type AddressNotAllowedError struct {
 	address string
 	kind    string
 }
 
-func (e *addressNotAllowedError) Error() string {
+// Error says which address was refused and why the operator refuses it.
+func (e *AddressNotAllowedError) Error() string {
 	return fmt.Sprintf("refused to connect to %s, a %s address: the operator does not call its own host, its node or the cloud metadata service", e.address, e.kind)
 }
 
-// refuseLocalAddress is a net.Dialer Control hook. It runs for every address
+// RefuseLocalAddress is a net.Dialer Control hook. It runs for every address
 // the dialer tries, after name resolution and before the connection is
 // opened, so no DNS answer (however short its TTL) can lead past it.
-func refuseLocalAddress(_, address string, _ syscall.RawConn) error {
+func RefuseLocalAddress(_, address string, _ syscall.RawConn) error {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
-		return &addressNotAllowedError{address: address, kind: "unparsable"}
+		return &AddressNotAllowedError{address: address, kind: "unparsable"}
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
-		return &addressNotAllowedError{address: address, kind: "unparsable"}
+		return &AddressNotAllowedError{address: address, kind: "unparsable"}
 	}
 	if kind := localKind(ip); kind != "" {
-		return &addressNotAllowedError{address: address, kind: kind}
+		return &AddressNotAllowedError{address: address, kind: kind}
 	}
 	return nil
 }

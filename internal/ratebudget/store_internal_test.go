@@ -1,6 +1,7 @@
-package cloudapi
+package ratebudget
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -13,12 +14,37 @@ import (
 
 var epoch = time.Unix(1_700_000_000, 0)
 
-// clientAt returns a client whose clock is clock, with the given limits.
-func clientAt(clock *clocktesting.FakeClock, mgmt, alert RateLimit) *Client {
-	c := New(Options{ManagementRate: mgmt, AlertRate: alert})
+// The two APIs of the cloud client, and their default limits, as the
+// cloud client configures its budgets (cloudapi.NewBudgets).
+const (
+	apiManagement = "management"
+	apiAlert      = "alert"
+)
+
+func defaultManagementRate() RateLimit {
+	return RateLimit{Requests: 10, Per: 10 * time.Second, Burst: 2}
+}
+
+func defaultAlertRate() RateLimit { return RateLimit{Requests: 100, Per: time.Minute, Burst: 10} }
+
+// clientAt returns a store whose clock is clock, with the given limits.
+func clientAt(clock *clocktesting.FakeClock, mgmt, alert RateLimit) *Store {
+	c := NewStore(map[string]RateLimit{apiManagement: mgmt, apiAlert: alert})
 	c.now = clock.Now
 	return c
 }
+
+// testCred is a credential known by its digest alone, as the store knows
+// every credential.
+type testCred string
+
+func (c testCred) Digest() [sha256.Size]byte { return sha256.Sum256([]byte(c)) }
+
+func basicCreds(keyID, keySecret string) testCred {
+	return testCred("basic:" + keyID + ":" + keySecret)
+}
+
+func bearerToken(token string) testCred { return testCred("bearer:" + token) }
 
 // admitStep is an Admit at a time since the start, and the wait it must say.
 type admitStep struct {
@@ -28,7 +54,7 @@ type admitStep struct {
 }
 
 func TestAdmissionPacesEvenlyWithABurst(t *testing.T) {
-	mgmt := DefaultManagementRate() // 10 per 10 s, bursts of 2: window 11 s, spacing 1.1 s
+	mgmt := defaultManagementRate() // 10 per 10 s, bursts of 2: window 11 s, spacing 1.1 s
 	tests := []struct {
 		name  string
 		steps []admitStep
@@ -68,7 +94,7 @@ func TestAdmissionPacesEvenlyWithABurst(t *testing.T) {
 			c := clientAt(clock, mgmt, RateLimit{Requests: -1})
 			for i, s := range tt.steps {
 				clock.SetTime(epoch.Add(s.at))
-				if got := c.Admit(APIManagement, "https://api.example.com", testKey, s.n); got != s.wait {
+				if got := c.Admit(apiManagement, "https://api.example.com", testKey, s.n); got != s.wait {
 					t.Fatalf("step %d: Admit(%d) at +%v = %v, want %v", i, s.n, s.at, got, s.wait)
 				}
 			}
@@ -76,7 +102,7 @@ func TestAdmissionPacesEvenlyWithABurst(t *testing.T) {
 	}
 }
 
-var testKey = NewBasicCredentials("key", "secret")
+var testKey = basicCreds("key", "secret")
 
 // The margin: the service's 10 per 10 s is kept over 11 s, so that an unknown
 // phase and a second of latency jitter cannot push 11 calls into one of its
@@ -85,15 +111,15 @@ func TestAdmissionKeepsToTheLimitOverAStretchedWindow(t *testing.T) {
 	limit := RateLimit{Requests: 10, Per: 10 * time.Second, Burst: 10}
 	clock := clocktesting.NewFakeClock(epoch)
 	c := clientAt(clock, limit, RateLimit{Requests: -1})
-	if wait := c.Admit(APIManagement, "https://h", testKey, 10); wait != 0 {
+	if wait := c.Admit(apiManagement, "https://h", testKey, 10); wait != 0 {
 		t.Fatalf("first 10: wait %v", wait)
 	}
 	clock.Step(10 * time.Second) // a new window at a service whose phase is ours
-	if wait := c.Admit(APIManagement, "https://h", testKey, 1); wait != time.Second {
+	if wait := c.Admit(apiManagement, "https://h", testKey, 1); wait != time.Second {
 		t.Errorf("after 10 s: wait %v, want 1 s more (the margin)", wait)
 	}
 	clock.Step(time.Second)
-	if wait := c.Admit(APIManagement, "https://h", testKey, 1); wait != 0 {
+	if wait := c.Admit(apiManagement, "https://h", testKey, 1); wait != 0 {
 		t.Errorf("after 11 s: wait %v, want 0", wait)
 	}
 }
@@ -104,7 +130,7 @@ func TestAdmissionKeepsToTheLimitOverAStretchedWindow(t *testing.T) {
 // every later waiter, told the grid as it was, would come back early, be
 // refused and ask once more.
 func TestABatchALittleLateKeepsItsSlot(t *testing.T) {
-	mgmt := DefaultManagementRate() // a batch of 2 every 2.2 s
+	mgmt := defaultManagementRate() // a batch of 2 every 2.2 s
 	const batches = 100
 	for _, late := range []time.Duration{0, time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond} {
 		t.Run(late.String(), func(t *testing.T) {
@@ -121,12 +147,12 @@ func TestABatchALittleLateKeepsItsSlot(t *testing.T) {
 					at = at.Add(time.Duration(rng.Int64N(int64(late) + 1)))
 				}
 				clock.SetTime(at)
-				for c.Admit(APIManagement, "https://api.example.com", testKey, 2) > 0 {
+				for c.Admit(apiManagement, "https://api.example.com", testKey, 2) > 0 {
 					refused++
 					if refused > 2*batches {
 						t.Fatal("never admitted")
 					}
-					clock.Step(c.Admit(APIManagement, "https://api.example.com", testKey, 2))
+					clock.Step(c.Admit(apiManagement, "https://api.example.com", testKey, 2))
 				}
 			}
 			t.Logf("%d of %d batches refused once", refused, batches)
@@ -142,7 +168,7 @@ func TestABatchALittleLateKeepsItsSlot(t *testing.T) {
 // any window of Per, at any phase), every refusal says a wait > 0, and waiting that long is enough.
 func TestAdmissionNeverExceedsTheLimitInAnyWindow(t *testing.T) {
 	limits := []RateLimit{
-		DefaultManagementRate(), DefaultAlertRate(),
+		defaultManagementRate(), defaultAlertRate(),
 		{Requests: 10, Per: 10 * time.Second, Burst: 10},
 		{Requests: 3, Per: time.Second, Burst: 1},
 		{Requests: 7, Per: 3 * time.Second, Burst: 0},
@@ -218,15 +244,15 @@ func (rl *rateLimiter) clone() *rateLimiter {
 
 func TestHoldIsHonouredByAdmissionAndCalls(t *testing.T) {
 	clock := clocktesting.NewFakeClock(epoch)
-	c := clientAt(clock, DefaultManagementRate(), RateLimit{Requests: -1})
-	for _, api := range []string{APIManagement, APIAlert} { // a disabled limit is held too
+	c := clientAt(clock, defaultManagementRate(), RateLimit{Requests: -1})
+	for _, api := range []string{apiManagement, apiAlert} { // a disabled limit is held too
 		c.Hold(api, "https://h", testKey, epoch.Add(30*time.Second))
 		if wait := c.Admit(api, "https://h", testKey, 1); wait != 30*time.Second {
 			t.Errorf("%s: wait %v, want 30s", api, wait)
 		}
 	}
 	clock.Step(30 * time.Second)
-	for _, api := range []string{APIManagement, APIAlert} {
+	for _, api := range []string{apiManagement, apiAlert} {
 		if wait := c.Admit(api, "https://h", testKey, 2); wait != 0 {
 			t.Errorf("%s at the end of the hold: wait %v, want 0", api, wait)
 		}
@@ -235,35 +261,35 @@ func TestHoldIsHonouredByAdmissionAndCalls(t *testing.T) {
 
 func TestRestedBudgetsAreForgotten(t *testing.T) {
 	clock := clocktesting.NewFakeClock(epoch)
-	c := clientAt(clock, DefaultManagementRate(), DefaultAlertRate())
-	rotated := NewBasicCredentials("old", "rotated-away")
-	c.Admit(APIManagement, "https://h", rotated, 2)
-	c.Hold(APIManagement, "https://h", NewBasicCredentials("held", "s"), epoch.Add(3*time.Hour))
-	c.Admit(APIAlert, "https://h", NewBearerToken("busy"), 10)
-	if n := c.budgets.len(); n != 3 {
+	c := clientAt(clock, defaultManagementRate(), defaultAlertRate())
+	rotated := basicCreds("old", "rotated-away")
+	c.Admit(apiManagement, "https://h", rotated, 2)
+	c.Hold(apiManagement, "https://h", basicCreds("held", "s"), epoch.Add(3*time.Hour))
+	c.Admit(apiAlert, "https://h", bearerToken("busy"), 10)
+	if n := c.len(); n != 3 {
 		t.Fatalf("%d budgets, want 3", n)
 	}
 
 	// Eleven seconds on, the management budget is rested; the alert one
 	// (10 calls of 100 per 66 s) is not.
 	clock.Step(sweepEvery)
-	c.Admit(APIManagement, "https://h", NewBasicCredentials("new", "s"), 1)
-	if _, ok := c.budgets.budgets[budgetKeyOf(APIManagement, "https://h", rotated)]; ok {
+	c.Admit(apiManagement, "https://h", basicCreds("new", "s"), 1)
+	if _, ok := c.budgets[budgetKeyOf(apiManagement, "https://h", rotated)]; ok {
 		t.Error("a rested budget was kept")
 	}
-	if n := c.budgets.len(); n != 3 {
+	if n := c.len(); n != 3 {
 		t.Errorf("%d budgets, want 3: held, busy alert and new", n)
 	}
 	// Forgetting changes nothing: the rotated key starts with a full burst.
-	if wait := c.Admit(APIManagement, "https://h", rotated, 2); wait != 0 {
+	if wait := c.Admit(apiManagement, "https://h", rotated, 2); wait != 0 {
 		t.Errorf("forgotten budget: wait %v, want 0", wait)
 	}
 	clock.Step(4 * time.Hour)
-	c.Admit(APIManagement, "https://h", testKey, 1)
-	if n := c.budgets.len(); n != 1 {
+	c.Admit(apiManagement, "https://h", testKey, 1)
+	if n := c.len(); n != 1 {
 		t.Errorf("%d budgets after the hold ended, want 1", n)
 	}
-	for k := range c.budgets.budgets {
+	for k := range c.budgets {
 		if string(k[:]) == "rotated-away" {
 			t.Error("credential kept in clear")
 		}
@@ -281,12 +307,12 @@ func TestAdmissionIsSafeForConcurrentUse(t *testing.T) {
 	for range 50 {
 		wg.Go(func() {
 			for range 20 {
-				if c.Admit(APIManagement, "https://h", testKey, 1) == 0 {
+				if c.Admit(apiManagement, "https://h", testKey, 1) == 0 {
 					mu.Lock()
 					admitted++
 					mu.Unlock()
 				}
-				c.Hold(APIManagement, "https://other", testKey, epoch)
+				c.Hold(apiManagement, "https://other", testKey, epoch)
 			}
 		})
 	}
@@ -297,7 +323,7 @@ func TestAdmissionIsSafeForConcurrentUse(t *testing.T) {
 }
 
 // len returns the number of budgets remembered; for tests.
-func (s *budgetStore) len() int {
+func (s *Store) len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.budgets)
@@ -314,10 +340,10 @@ func TestBudgetsCreatedTogetherRefillOnGridsOfTheirOwn(t *testing.T) {
 	const keys, syncs = 20, 10
 	spacing := 2200 * time.Millisecond
 	clock := clocktesting.NewFakeClock(epoch)
-	c := clientAt(clock, DefaultManagementRate(), RateLimit{Requests: -1})
+	c := clientAt(clock, defaultManagementRate(), RateLimit{Requests: -1})
 	creds := make([]CredentialID, keys)
 	for k := range creds {
-		creds[k] = NewBasicCredentials(fmt.Sprintf("key-%d", k), "secret")
+		creds[k] = basicCreds(fmt.Sprintf("key-%d", k), "secret")
 	}
 	admitted := make([][]time.Duration, keys)
 	next := make([]time.Duration, keys) // when each key asks again
@@ -327,7 +353,7 @@ func TestBudgetsCreatedTogetherRefillOnGridsOfTheirOwn(t *testing.T) {
 			if len(admitted[k]) == syncs || next[k] > step {
 				continue
 			}
-			wait := c.Admit(APIManagement, "https://api.example.com", creds[k], 2)
+			wait := c.Admit(apiManagement, "https://api.example.com", creds[k], 2)
 			if wait == 0 {
 				admitted[k] = append(admitted[k], step)
 			}
@@ -376,7 +402,7 @@ func TestBudgetsCreatedTogetherRefillOnGridsOfTheirOwn(t *testing.T) {
 
 	// A key whose budget is created later, on its own, starts rested.
 	clock.SetTime(epoch.Add(2 * time.Minute))
-	if wait := c.Admit(APIManagement, "https://api.example.com", NewBasicCredentials("late", "secret"), 2); wait != 0 {
+	if wait := c.Admit(apiManagement, "https://api.example.com", basicCreds("late", "secret"), 2); wait != 0 {
 		t.Errorf("a budget created alone waits %v", wait)
 	}
 }

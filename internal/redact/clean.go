@@ -1,4 +1,4 @@
-package cloudapi
+package redact
 
 import (
 	"net/url"
@@ -6,11 +6,13 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/servicewatch/servicewatch/internal/bound"
 )
 
-// maxMessageRunes bounds Error.Message, Error.RequestID and the text of
-// Error.Err.
-const maxMessageRunes = 200
+// MaxMessageRunes bounds what Clean returns: the cloud client's
+// Error.Message, Error.RequestID and the text of Error.Err.
+const MaxMessageRunes = 200
 
 // maxCleanedBytes bounds the text that is scrubbed for one message: far more
 // than a message keeps, so that the end of a long URL in a transport error
@@ -28,27 +30,27 @@ const (
 	urlTailRunes = 20
 )
 
-// clean makes text fit for an error message and a condition: valid UTF-8,
+// Clean makes text fit for an error message and a condition: valid UTF-8,
 // no control, format or bidi characters, whitespace collapsed, credentials
-// redacted in any encoding, long URLs shortened, and at most maxMessageRunes
+// redacted in any encoding, long URLs shortened, and at most MaxMessageRunes
 // runes.
-func (s *scrubber) clean(text string) string {
-	return s.cleanTo(text, maxMessageRunes)
+func (s *Scrubber) Clean(text string) string {
+	return s.CleanTo(text, MaxMessageRunes)
 }
 
-// cleanTo cleans text like clean, to at most n runes.
-func (s *scrubber) cleanTo(text string, n int) string {
+// CleanTo cleans text like Clean, to at most n runes.
+func (s *Scrubber) CleanTo(text string, n int) string {
 	// Invalid UTF-8 is kept until secrets are redacted: a cap that cuts a
 	// secret inside a character leaves its first bytes, which must still
 	// match.
-	text = s.redact(cutBytes(normalizeText(text), maxCleanedBytes))
+	text = s.Redact(bound.Bytes(normalizeText(text), maxCleanedBytes))
 	// Dropping characters between stray bytes can make them valid UTF-8,
 	// a control character even: normalize again once the text is valid.
 	text = normalizeText(strings.ToValidUTF8(text, "\uFFFD"))
 	// Shortening joins the two ends of a URL; what they make together is
 	// scrubbed again, around the redactions already made.
 	text = s.redactBetween(shortenURLs(text))
-	return s.fit(text, n)
+	return s.Fit(text, n)
 }
 
 // normalizeText drops control and format characters (bidi overrides and
@@ -91,12 +93,12 @@ func shortenURLs(s string) string {
 	})
 }
 
-// hostOnlyURLs reduces the URLs in s to their scheme and host, marking a cut
+// HostOnlyURLs reduces the URLs in s to their scheme and host, marking a cut
 // path, query or fragment with "/…". The cloud's own words about a webhook
 // it failed to call name the webhook's URL, whose path or query is often
 // its secret (a chat service's incoming webhook, a signed URL), and never
-// the operator's credentials, which the scrubber would find.
-func hostOnlyURLs(s string) string {
+// the operator's credentials, which the Scrubber would find.
+func HostOnlyURLs(s string) string {
 	return urlRE.ReplaceAllStringFunc(s, func(raw string) string {
 		scheme, rest, _ := strings.Cut(raw, "://")
 		u, err := url.Parse(raw)
@@ -116,54 +118,31 @@ func hostOnlyURLs(s string) string {
 
 // redactBetween redacts the parts of text between earlier redactions, so
 // that a placeholder is never taken for part of a secret.
-func (s *scrubber) redactBetween(text string) string {
-	parts := strings.Split(text, redacted)
+func (s *Scrubber) redactBetween(text string) string {
+	parts := strings.Split(text, Placeholder)
 	for i, p := range parts {
-		parts[i] = s.redact(p)
+		parts[i] = s.Redact(p)
 	}
-	return strings.Join(parts, redacted)
+	return strings.Join(parts, Placeholder)
 }
 
-// fit cuts text to at most n runes, marking the cut with an ellipsis. The cut
+// Fit cuts text to at most n runes, marking the cut with an ellipsis. The cut
 // may leave the beginning of an encoded secret at the end: that is redacted
 // too, moving the cut back before it.
-func (s *scrubber) fit(text string, n int) string {
+func (s *Scrubber) Fit(text string, n int) string {
 	if utf8.RuneCountInString(text) <= n {
 		return text
 	}
-	suffix := "…"
+	suffix := bound.Ellipsis
 	for {
-		head := cutRunes(text, n-utf8.RuneCountInString(suffix))
+		head := bound.Runes(text, n-utf8.RuneCountInString(suffix))
 		spans := s.find(head)
 		if len(spans) == 0 || spans[len(spans)-1].end < len(head) {
 			return head + suffix
 		}
-		text, suffix = head[:spans[len(spans)-1].start], redacted+"…"
+		text, suffix = head[:spans[len(spans)-1].start], Placeholder+bound.Ellipsis
 		if utf8.RuneCountInString(text)+utf8.RuneCountInString(suffix) <= n {
 			return text + suffix
 		}
 	}
-}
-
-// cutRunes returns the first n runes of s.
-func cutRunes(s string, n int) string {
-	for i := range s {
-		if n == 0 {
-			return s[:i]
-		}
-		n--
-	}
-	return s
-}
-
-// cutBytes returns the longest prefix of s of at most n bytes that ends on a
-// rune boundary.
-func cutBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

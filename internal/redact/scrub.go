@@ -1,4 +1,4 @@
-package cloudapi
+package redact
 
 import (
 	"encoding/base64"
@@ -10,22 +10,22 @@ import (
 // JSON-escape it (\/, \", \u002b), quote it the way Go's %q does, URL-encode
 // it, or repeat the Authorization header, whose Basic value is the base64 of
 // keyId:keySecret. Listing every encoding of a secret cannot work (each
-// character may be escaped or not, in upper or lower case), so the scrubber
+// character may be escaped or not, in upper or lower case), so the Scrubber
 // reads the text the other way round: at each position it decodes what
 // every escape there could stand for and follows the secret through them.
 
-// minTailBytes is how much of the text a secret's beginning must cover at
+// MinTailBytes is how much of the text a secret's beginning must cover at
 // the very end of the text to be scrubbed as the start of a cut-off secret.
 // Shorter ends would redact ordinary words; they reveal a character or two
 // at most.
-const minTailBytes = 4
+const MinTailBytes = 4
 
 // minBase64Core is the shortest run of base64 characters that is taken for a
 // secret's encoding; shorter runs occur by chance in any text.
 const minBase64Core = 4
 
-// scrubber finds credentials in text. The zero value finds nothing.
-type scrubber struct {
+// Scrubber finds credentials in text. The zero value finds nothing.
+type Scrubber struct {
 	patterns []pattern
 }
 
@@ -38,10 +38,10 @@ type pattern struct {
 	base64 bool
 }
 
-// newScrubber returns a scrubber for secrets and what the cleaning of a
+// NewScrubber returns a Scrubber for secrets and what the cleaning of a
 // message makes of them.
-func newScrubber(secrets []string) *scrubber {
-	s := &scrubber{}
+func NewScrubber(secrets []string) *Scrubber {
+	s := &Scrubber{}
 	seen := map[pattern]bool{}
 	add := func(p pattern) {
 		if p.text != "" && !seen[p] {
@@ -88,9 +88,9 @@ func base64Cores(secret string) []string {
 // span is a part of a text to redact: [start, end).
 type span struct{ start, end int }
 
-// redact replaces every span of text that encodes a secret, or the start of
+// Redact replaces every span of text that encodes a secret, or the start of
 // one at the end of text, with "<redacted>".
-func (s *scrubber) redact(text string) string {
+func (s *Scrubber) Redact(text string) string {
 	spans := s.find(text)
 	if len(spans) == 0 {
 		return text
@@ -99,7 +99,7 @@ func (s *scrubber) redact(text string) string {
 	prev := 0
 	for _, sp := range spans {
 		b.WriteString(text[prev:sp.start])
-		b.WriteString(redacted)
+		b.WriteString(Placeholder)
 		prev = sp.end
 	}
 	b.WriteString(text[prev:])
@@ -109,7 +109,7 @@ func (s *scrubber) redact(text string) string {
 // find returns the spans to redact in text, in order, merged where they
 // overlap or touch. Every position is tried, even inside an earlier match,
 // so that overlapping secrets are all covered.
-func (s *scrubber) find(text string) []span {
+func (s *Scrubber) find(text string) []span {
 	var spans []span
 	var first, buf [maxUnits]unit
 	for i := range len(text) {
@@ -165,7 +165,7 @@ func widenBase64(text string, sp span) span {
 
 // matchAt reports whether p, through any escaping, starts at text[i], and
 // where the longest such match ends. A match may also be cut by the end of
-// the text, once it covers minTailBytes of it: the text may have been cut
+// the text, once it covers MinTailBytes of it: the text may have been cut
 // inside a secret. buf is scratch space.
 func matchAt(text string, i int, p string, buf []unit) (end int, ok bool) {
 	type state struct{ pi, ti int }
@@ -183,7 +183,7 @@ func matchAt(text string, i int, p string, buf []unit) (end int, ok bool) {
 			end = max(end, st.ti)
 			continue
 		}
-		isTail := st.pi > 0 && len(text)-i >= minTailBytes
+		isTail := st.pi > 0 && len(text)-i >= MinTailBytes
 		if st.ti == len(text) {
 			if isTail {
 				end = len(text)

@@ -1,4 +1,4 @@
-package cloudapi
+package ratebudget
 
 import (
 	"math"
@@ -8,19 +8,19 @@ import (
 	"time"
 )
 
-// maxRetryAfter caps the wait a service can ask for, so that a broken header
-// cannot block a credential for years.
-const maxRetryAfter = 24 * time.Hour
+// MaxHold caps the wait a service can ask for, and any hold, so that a
+// broken header or a clock gone wrong cannot block a credential for years.
+const MaxHold = 24 * time.Hour
 
 // epochThreshold tells a Unix timestamp from a delay in X-RateLimit-Reset:
 // some services send the reset time, others the seconds left.
 const epochThreshold = 1_000_000_000
 
-// retryAfter returns the wait a 429 asks for: Retry-After in seconds or as an
+// RetryAfter returns the wait a 429 asks for: Retry-After in seconds or as an
 // HTTP date, else RateLimit-Reset or X-RateLimit-Reset in seconds (or, for a
 // value that can only be a Unix time, until then). It returns 0 when the
 // response gives no usable hint.
-func retryAfter(h http.Header, now time.Time) time.Duration {
+func RetryAfter(h http.Header, now time.Time) time.Duration {
 	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
 		if d, ok := parseSeconds(v, now); ok {
 			return d
@@ -48,8 +48,8 @@ func parseSeconds(v string, now time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	if f >= epochThreshold {
-		if f > float64(now.Add(maxRetryAfter).Unix()) {
-			return maxRetryAfter, true
+		if f > float64(now.Add(MaxHold).Unix()) {
+			return MaxHold, true
 		}
 		return clampWait(time.Unix(int64(f), 0).Sub(now)), true
 	}
@@ -57,5 +57,5 @@ func parseSeconds(v string, now time.Time) (time.Duration, bool) {
 }
 
 func clampWait(d time.Duration) time.Duration {
-	return max(0, min(d, maxRetryAfter))
+	return max(0, min(d, MaxHold))
 }

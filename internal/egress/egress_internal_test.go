@@ -1,4 +1,4 @@
-package cloudapi
+package egress
 
 import (
 	"errors"
@@ -66,8 +66,8 @@ func TestRefuseLocalAddress(t *testing.T) {
 		{"[2001:db8::1]:443", false},
 		{"93.184.216.34:443", false},
 	} {
-		err := refuseLocalAddress("tcp", tt.address, nil)
-		if refused := errors.As(err, new(*addressNotAllowedError)); refused != tt.refused {
+		err := RefuseLocalAddress("tcp", tt.address, nil)
+		if refused := errors.As(err, new(*AddressNotAllowedError)); refused != tt.refused {
 			t.Errorf("%s: refused %v (%v), want %v", tt.address, refused, err, tt.refused)
 		}
 	}

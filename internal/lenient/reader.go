@@ -1,4 +1,4 @@
-package cloudapi
+package lenient
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/bound"
+	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
 // Real services send more than the spec lists, and not always in the type it
@@ -24,15 +26,15 @@ import (
 //     as the field's type (numbers also from numeric strings; a list
 //     item's strings also from numbers and booleans);
 //   - a value that cannot be used is left out of its field, kept as sent in
-//     the item's otherFields, and its path reported (itemReport);
+//     the item's otherFields, and its path reported (Report);
 //   - a member the types do not have is kept as sent in otherFields;
 //   - null is absent, as before.
 //
 // Credential rules apply to everything a list item holds: a field or member
 // named like a credential reads "<redacted>", a PEM private key reads
 // "<redacted>", and URLs lose their user info and query (see
-// sanitizeString). An alert keeps no member it does not know, and the free
-// text of its note and execution errors is cleaned by decodeAlert.
+// redact.Value). An alert keeps no member it does not know, and the free
+// text of its note and execution errors is cleaned by the cloud client.
 
 // itemRules are what differs between the kinds of item one itemReader reads.
 type itemRules struct {
@@ -65,20 +67,21 @@ type itemReader struct {
 	unknownKinds []string
 }
 
-// itemReport says what of one item could not be read, and what the item
+// Report says what of one item could not be read, and what the item
 // holds beyond its types.
-type itemReport struct {
-	// leftOut are the first paths left out; count counts them all.
-	leftOut []string
-	count   int
+type Report struct {
+	// LeftOut are the first paths of the known fields whose values were left
+	// out (at most 4); Count counts them all.
+	LeftOut []string
+	Count   int
 	// other are the item's otherFields.
 	other []string
 	// unknownKinds are the members of a pipe's source the types lack.
 	unknownKinds []string
 }
 
-func (r *itemReader) report() itemReport {
-	return itemReport{leftOut: r.leftOut, count: r.leftOutCount, unknownKinds: r.unknownKinds}
+func (r *itemReader) report() Report {
+	return Report{LeftOut: r.leftOut, Count: r.leftOutCount, unknownKinds: r.unknownKinds}
 }
 
 // leaveOut records that the value raw of the known field at path could not
@@ -91,11 +94,15 @@ func (r *itemReader) leaveOut(path string, raw []byte) {
 	r.other.add(path, raw)
 }
 
-// errNotObject: a list item that is not a JSON object cannot be read at all.
-var errNotObject = errors.New("not a JSON object")
+// ErrNotObject is the error of an item that is not a JSON object: it cannot
+// be read at all.
+var ErrNotObject = errors.New("not a JSON object")
 
-// readPipe reads one pipe of a list.
-func readPipe(strict *strictDecoder, raw []byte) (swv1.Pipe, itemReport, error) {
+// ReadPipe reads one pipe of a list, raw, with strict: its values that
+// cannot be used are left out, kept as sent in its otherFields and named in
+// the Report; its credentials are redacted; its sourceKind names the kinds
+// of its source.
+func ReadPipe(strict *Strict, raw []byte) (swv1.Pipe, Report, error) {
 	p, report, err := readItem(strict, raw, func(p *swv1.Pipe) bool { return p.SourceKind != nil || p.OtherFields != nil })
 	if err != nil {
 		return p, report, err
@@ -107,8 +114,9 @@ func readPipe(strict *strictDecoder, raw []byte) (swv1.Pipe, itemReport, error) 
 	return p, report, nil
 }
 
-// readEndpoint reads one reverse private endpoint of a list.
-func readEndpoint(strict *strictDecoder, raw []byte) (swv1.ReversePrivateEndpoint, itemReport, error) {
+// ReadEndpoint reads one reverse private endpoint of a list, raw, with
+// strict, as ReadPipe reads a pipe.
+func ReadEndpoint(strict *Strict, raw []byte) (swv1.ReversePrivateEndpoint, Report, error) {
 	e, report, err := readItem(strict, raw, func(e *swv1.ReversePrivateEndpoint) bool { return e.OtherFields != nil })
 	e.OtherFields = report.other
 	return e, report, err
@@ -122,14 +130,14 @@ func readEndpoint(strict *strictDecoder, raw []byte) (swv1.ReversePrivateEndpoin
 // setsOperatorFields reports whether a strict decode put a value in one of
 // the operator's own fields: then the cloud sent a member of that name,
 // which is not the operator's and is read member by member into otherFields.
-func readItem[T any](strict *strictDecoder, raw []byte, setsOperatorFields func(*T) bool) (T, itemReport, error) {
+func readItem[T any](strict *Strict, raw []byte, setsOperatorFields func(*T) bool) (T, Report, error) {
 	var item T
-	if firstByte(raw) != '{' {
-		return item, itemReport{}, errNotObject
+	if FirstByte(raw) != '{' {
+		return item, Report{}, ErrNotObject
 	}
 	if err := strict.decode(raw, &item); err == nil && !setsOperatorFields(&item) {
 		redactStrings(reflect.ValueOf(&item).Elem(), false)
-		return item, itemReport{}, nil
+		return item, Report{}, nil
 	}
 	var zero T
 	item = zero
@@ -141,16 +149,17 @@ func readItem[T any](strict *strictDecoder, raw []byte, setsOperatorFields func(
 	return item, report, nil
 }
 
-// strictDecoder decodes the items of one list strictly, one after the other,
+// Strict decodes the items of one list strictly, one after the other,
 // with one json.Decoder: a decoder per item would cost an allocation of its
 // buffer each, which a list of millions of tiny items pays millions of times.
-type strictDecoder struct {
+type Strict struct {
 	feed feed
 	dec  *json.Decoder
 }
 
-func newStrictDecoder() *strictDecoder {
-	s := &strictDecoder{}
+// NewStrict returns a Strict for the items of one list.
+func NewStrict() *Strict {
+	s := &Strict{}
 	s.dec = json.NewDecoder(&s.feed)
 	s.dec.DisallowUnknownFields()
 	return s
@@ -163,7 +172,7 @@ func newStrictDecoder() *strictDecoder {
 // not, and asks for nothing more: the feed never has to say EOF, which would
 // end the decoder for good. (A number, which ends only where something else
 // begins, could not be decoded so; readItem passes objects alone.)
-func (s *strictDecoder) decode(raw []byte, v any) error {
+func (s *Strict) decode(raw []byte, v any) error {
 	s.feed.b = raw
 	err := s.dec.Decode(v)
 	s.feed.b = nil
@@ -175,7 +184,7 @@ type feed struct{ b []byte }
 
 func (f *feed) Read(p []byte) (int, error) {
 	if len(f.b) == 0 {
-		return 0, io.ErrNoProgress // never asked for: see strictDecoder.decode
+		return 0, io.ErrNoProgress // never asked for: see Strict.decode
 	}
 	n := copy(p, f.b)
 	f.b = f.b[n:]
@@ -210,7 +219,7 @@ func sourceKinds(src *swv1.PipeSource, unknown []string) string {
 		}
 	}
 	kinds = append(kinds, unknown...)
-	return truncateBytes(strings.Join(kinds, ","), maxSourceKindBytes)
+	return bound.Cut(strings.Join(kinds, ","), maxSourceKindBytes)
 }
 
 // maxSourceKindBytes bounds Pipe.SourceKind (its CRD MaxLength).
@@ -218,7 +227,7 @@ const maxSourceKindBytes = 256
 
 // redactStrings applies the credential rules to every string of the struct
 // v: a non-empty field named like a credential reads "<redacted>", and every
-// other string is sanitized (see sanitizeString). The operator's own fields
+// other string is sanitized (see redact.Value). The operator's own fields
 // are left alone: otherFields is built by those same rules.
 func redactStrings(v reflect.Value, credential bool) {
 	switch v.Kind() {
@@ -241,9 +250,9 @@ func redactStrings(v reflect.Value, credential bool) {
 		s := v.String()
 		switch {
 		case credential && s != "":
-			v.SetString(redacted)
+			v.SetString(redact.Placeholder)
 		default:
-			if clean := sanitizeString(s); clean != s {
+			if clean := redact.Value(s); clean != s {
 				v.SetString(clean)
 			}
 		}
@@ -287,7 +296,7 @@ func buildStringFields(roots ...reflect.Type) map[reflect.Type][]stringField {
 			default:
 				continue
 			}
-			fields = append(fields, stringField{index: i, credential: isCredentialName(name)})
+			fields = append(fields, stringField{index: i, credential: redact.IsCredentialName(name)})
 		}
 		out[t] = fields
 	}
@@ -304,7 +313,7 @@ func (r *itemReader) object(v reflect.Value, raw []byte, path string) {
 		_ = eachMember(raw, func(name string, value json.RawMessage) { r.member(v, name, value, path) })
 		return
 	}
-	members, _ := jsonObject(raw)
+	members, _ := Object(raw)
 	for _, name := range schemas[v.Type()].order {
 		if value, sent := members[name]; sent {
 			r.member(v, name, value, path)
@@ -315,7 +324,7 @@ func (r *itemReader) object(v reflect.Value, raw []byte, path string) {
 // member reads the member name of the struct v, of value raw.
 func (r *itemReader) member(v reflect.Value, name string, raw []byte, path string) {
 	p := joinPath(path, name)
-	if firstByte(raw) == 'n' {
+	if FirstByte(raw) == 'n' {
 		return // null: absent
 	}
 	if hook := hookFor(v.Type(), name); hook != nil {
@@ -336,7 +345,7 @@ func (r *itemReader) member(v reflect.Value, name string, raw []byte, path strin
 // str reads a string field by the reader's rules.
 func (r *itemReader) str(raw []byte) (string, bool) {
 	if r.rules.onlyStringsAreStrings {
-		return jsonString(raw)
+		return String(raw)
 	}
 	return readString(raw)
 }
@@ -347,7 +356,7 @@ func (r *itemReader) str(raw []byte) (string, bool) {
 func eachMember(raw []byte, f func(name string, value json.RawMessage)) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	return readObject(dec, func(name string) error {
+	return ReadObject(dec, func(name string) error {
 		var value json.RawMessage
 		if err := dec.Decode(&value); err != nil {
 			return err
@@ -420,7 +429,7 @@ func (r *itemReader) pointer(v reflect.Value, raw []byte, path string) {
 		b, ok = readBool(raw)
 		out.Elem().SetBool(b)
 	case elem.Kind() == reflect.Struct:
-		ok = firstByte(raw) == '{'
+		ok = FirstByte(raw) == '{'
 		if ok {
 			r.object(out.Elem(), raw, path)
 		}
@@ -443,7 +452,7 @@ func (r *itemReader) slice(v reflect.Value, raw []byte, path string) {
 // sliceWithin is slice keeping at most limit elements (< 0: all); the
 // elements past it are counted in otherFields.
 func (r *itemReader) sliceWithin(v reflect.Value, raw []byte, path string, limit int) {
-	if firstByte(raw) != '[' {
+	if FirstByte(raw) != '[' {
 		r.leaveOut(path, raw)
 		return
 	}
@@ -452,7 +461,7 @@ func (r *itemReader) sliceWithin(v reflect.Value, raw []byte, path string, limit
 	dropped := 0
 	_ = eachElement(raw, func(i int, value json.RawMessage) {
 		p := fmt.Sprintf("%s[%d]", path, i)
-		if firstByte(value) == 'n' {
+		if FirstByte(value) == 'n' {
 			return
 		}
 		if limit >= 0 && out.Len() >= limit {
@@ -468,7 +477,7 @@ func (r *itemReader) sliceWithin(v reflect.Value, raw []byte, path string, limit
 			}
 			out = reflect.Append(out, reflect.ValueOf(s))
 		case reflect.Struct:
-			if firstByte(value) != '{' {
+			if FirstByte(value) != '{' {
 				r.leaveOut(p, value)
 				return
 			}
@@ -551,17 +560,17 @@ func readInto[V any](field string, read func([]byte) (V, bool), wins bool) membe
 // readMongoURIMember reads the host and database of a MongoDB source's
 // connection URI; the URI itself, which may hold a password, is not kept.
 func readMongoURIMember(r *itemReader, v reflect.Value, raw []byte, path string) {
-	s, ok := jsonString(raw)
+	s, ok := String(raw)
 	if !ok {
 		// Whatever its shape, it may hold a password: not kept as sent.
-		r.leaveOut(path, []byte(strconv.Quote(redacted)))
+		r.leaveOut(path, []byte(strconv.Quote(redact.Placeholder)))
 		return
 	}
 	src, isMongoDB := reflect.TypeAssert[*swv1.MongoDBSource](v.Addr())
 	if !isMongoDB {
 		return
 	}
-	host, database := mongoHostAndDatabase(s)
+	host, database := redact.MongoHostAndDatabase(s)
 	if host != "" {
 		src.Host = &host
 	}

@@ -1,4 +1,4 @@
-package cloudapi
+package lenient
 
 import (
 	"bytes"
@@ -7,11 +7,16 @@ import (
 	"hash/fnv"
 	"io"
 	"strings"
+
+	"github.com/servicewatch/servicewatch/internal/bound"
 )
 
-// keeper receives the items of one list response as they are decoded, and
-// keeps what List promises: each distinct item once, and of those the longest
-// prefix of the id order that fits the byte budget.
+// Keeper receives the items of one list response as they are decoded, and
+// keeps what a list promises: each distinct item once, and of those the
+// longest prefix of the id order that fits the byte budget. Items that share
+// an id are settled by their content (the encoding that sorts first is
+// kept), never by their order, and items without an id are ordered by a hash
+// of their content, so that the same items in another order keep the same.
 //
 // It holds the kept items as their JSON encoding, the very bytes the budget
 // counts, and decodes them once more at the end: a decoded item can take
@@ -19,7 +24,7 @@ import (
 // items would also be copied each time it grows. So its memory is about the
 // budget, 40 bytes per kept item and 8 to 16 bytes per distinct id, never
 // the size of the response.
-type keeper[T any] struct {
+type Keeper[T any] struct {
 	idOf   func(*T) string
 	each   func(*T)
 	charge func(*T) int // nil: the JSON size alone
@@ -41,24 +46,29 @@ type keeper[T any] struct {
 	hasCutoff bool
 }
 
-func newKeeper[T any](idOf func(*T) string, opts ListOptions[T]) *keeper[T] {
-	k := &keeper[T]{idOf: idOf, each: opts.Each, charge: opts.Charge, budget: opts.KeepBytes, seen: newIDSet()}
+// NewKeeper returns a Keeper of the items idOf names ("" for an item
+// without an id) that keeps at most keepBytes (<= 0: everything), each item
+// counting the largest of its JSON encoding, MinItemCharge and charge(item)
+// (charge may be nil). each, when not nil, sees every distinct item once, in
+// response order, before it is kept or dropped; it must not retain it.
+func NewKeeper[T any](idOf func(*T) string, keepBytes int, charge func(*T) int, each func(*T)) *Keeper[T] {
+	k := &Keeper[T]{idOf: idOf, each: each, charge: charge, budget: keepBytes, seen: newIDSet()}
 	k.encoder = json.NewEncoder(&k.arena)
 	return k
 }
 
-// add takes one decoded (and already redacted) item: it notes what report
+// Add takes one decoded (and already redacted) item: it notes what report
 // says was left out of it, shows it to Each and keeps it if it fits, or, if
 // its id was met before, lets it settle which of the two is kept. It does
 // not retain item.
-func (k *keeper[T]) add(item *T, report itemReport) error {
+func (k *Keeper[T]) Add(item *T, report Report) error {
 	id := k.idOf(item)
 	// Items without an id are never duplicates.
 	if id != "" && !k.seen.add(id) {
 		return k.duplicate(item, id)
 	}
 	k.total++
-	if report.count > 0 {
+	if report.Count > 0 {
 		k.incomplete.add(describeLeftOut(id, k.total, report))
 	}
 	if k.each != nil {
@@ -67,16 +77,16 @@ func (k *keeper[T]) add(item *T, report itemReport) error {
 	return k.keep(item, id)
 }
 
-// minItemCharge is the least an item counts against the budget. A tiny item
+// MinItemCharge is the least an item counts against the budget. A tiny item
 // costs far more as a Go value (and in a status, its patch and the informer
 // cache) than as JSON: `{}` is 3 bytes of JSON and over 100 of Go. Charging
 // at least 64 bytes bounds a list of empty objects to budget/64 items (12,800
 // for the default status budget) instead of a quarter of a million.
-const minItemCharge = 64
+const MinItemCharge = 64
 
 // keep stores item if it belongs to the longest fitting prefix of what was
 // seen so far, dropping what no longer does.
-func (k *keeper[T]) keep(item *T, id string) error {
+func (k *Keeper[T]) keep(item *T, id string) error {
 	key := itemKey{id: id, seq: k.total}
 	if id != "" && k.hasCutoff && !key.less(k.cutoff) {
 		return nil
@@ -94,7 +104,7 @@ func (k *keeper[T]) keep(item *T, id string) error {
 			return nil
 		}
 	}
-	charge := max(size, minItemCharge, k.chargeOf(item))
+	charge := max(size, MinItemCharge, k.chargeOf(item))
 	if k.budget > 0 && k.used+charge > k.budget && k.kept.maxBelow(key) {
 		// It would be the first to go: drop it before storing it.
 		k.arena = k.arena[:off]
@@ -113,7 +123,7 @@ func (k *keeper[T]) keep(item *T, id string) error {
 // occurrences, so that the prefix that fits does not depend on which came
 // first either (a charge that only grows keeps the invariant of keep). An id
 // at or after the cutoff stays dropped, whatever its occurrences.
-func (k *keeper[T]) duplicate(item *T, id string) error {
+func (k *Keeper[T]) duplicate(item *T, id string) error {
 	if k.hasCutoff && id >= k.cutoff.id { // ids are distinct among the kept
 		return nil
 	}
@@ -126,7 +136,7 @@ func (k *keeper[T]) duplicate(item *T, id string) error {
 		return err
 	}
 	e := &k.kept.entries[i]
-	charge := max(size, minItemCharge, k.chargeOf(item), e.charge)
+	charge := max(size, MinItemCharge, k.chargeOf(item), e.charge)
 	if bytes.Compare(k.arena[off:off+size], k.arena[e.off:e.off+e.size]) < 0 {
 		e.off, e.size = off, size // the old encoding is a hole now
 	} else {
@@ -139,7 +149,7 @@ func (k *keeper[T]) duplicate(item *T, id string) error {
 }
 
 // encode appends item's encoding to the arena and says where it is.
-func (k *keeper[T]) encode(item *T) (off, size int, err error) {
+func (k *Keeper[T]) encode(item *T) (off, size int, err error) {
 	off = len(k.arena)
 	if err := k.encoder.Encode(item); err != nil {
 		return 0, 0, fmt.Errorf("encode item: %w", err)
@@ -159,7 +169,7 @@ func (k *keeper[T]) encode(item *T) (off, size int, err error) {
 // the last key popped, which did not fit with them: the new cutoff. Without
 // the cutoff, an item after a dropped one could later slip in ahead of it
 // and leave a gap in the prefix.
-func (k *keeper[T]) fit() {
+func (k *Keeper[T]) fit() {
 	for k.budget > 0 && k.used > k.budget {
 		dropped := k.kept.pop()
 		k.used -= dropped.charge
@@ -178,7 +188,7 @@ func contentHash(enc []byte) uint64 {
 
 // compactArena copies the kept encodings to a fresh arena once dropped ones
 // take more than half of it, so the arena stays within twice the budget.
-func (k *keeper[T]) compactArena() {
+func (k *Keeper[T]) compactArena() {
 	if len(k.arena) <= 2*k.used+4096 {
 		return
 	}
@@ -190,9 +200,9 @@ func (k *keeper[T]) compactArena() {
 	k.arena = fresh
 }
 
-// items decodes the kept items, in key order. The keeper is spent after it.
+// Items decodes the kept items, in key order. The Keeper is spent after it.
 // The result is never nil, so that an empty result reads as an empty list.
-func (k *keeper[T]) items() ([]T, error) {
+func (k *Keeper[T]) Items() ([]T, error) {
 	entries := k.kept.sorted()
 	out := make([]T, len(entries))
 	// One decoder for all, reading the encodings in key order as a stream of
@@ -269,7 +279,7 @@ func (a itemKey) less(b itemKey) bool {
 type keptEntry struct {
 	key       itemKey
 	off, size int
-	// charge is what the entry counts against the budget (see minItemCharge).
+	// charge is what the entry counts against the budget (see MinItemCharge).
 	charge int
 }
 
@@ -370,7 +380,7 @@ func (h *keptHeap) down(i, n int) {
 	}
 }
 
-// maxIncompleteItems bounds the items List.IncompleteItems describes.
+// maxIncompleteItems bounds the items Incomplete describes.
 const maxIncompleteItems = 5
 
 // incompleteItems counts the items of a list that lost fields, and describes
@@ -383,28 +393,44 @@ type incompleteItems struct {
 func (c *incompleteItems) add(description string) {
 	c.count++
 	if len(c.items) < maxIncompleteItems {
-		c.items = append(c.items, truncateBytes(description, 200))
+		c.items = append(c.items, bound.Cut(description, 200))
 	}
 }
 
 // describeLeftOut names an item (by id, or by its place among the distinct
 // items) and the paths left out of it.
-func describeLeftOut(id string, n int, report itemReport) string {
+func describeLeftOut(id string, n int, report Report) string {
 	name := fmt.Sprintf("item %d", n)
 	if id != "" {
-		name = truncateBytes(id, 64)
+		name = bound.Cut(id, 64)
 	}
-	paths := strings.Join(report.leftOut, ", ")
-	if more := report.count - len(report.leftOut); more > 0 {
+	paths := strings.Join(report.LeftOut, ", ")
+	if more := report.Count - len(report.LeftOut); more > 0 {
 		paths += fmt.Sprintf(" and %d more", more)
 	}
 	return name + " (" + paths + ")"
 }
 
-// chargeOf is the caller's charge for item (ListOptions.Charge), 0 without one.
-func (k *keeper[T]) chargeOf(item *T) int {
+// chargeOf is the caller's charge for item, 0 without one.
+func (k *Keeper[T]) chargeOf(item *T) int {
 	if k.charge == nil {
 		return 0
 	}
 	return k.charge(item)
+}
+
+// Total counts the distinct items added, kept or not.
+func (k *Keeper[T]) Total() int { return k.total }
+
+// Incomplete counts the items some fields of which were left out, and the
+// items left out whole (LeaveOut), and describes the first few of them, each
+// as its id (or "item N") and the paths left out.
+func (k *Keeper[T]) Incomplete() (count int, items []string) {
+	return k.incomplete.count, k.incomplete.items
+}
+
+// LeaveOut counts the item at position (1 for the first of the response)
+// as left out whole, because reading it failed with err.
+func (k *Keeper[T]) LeaveOut(position int, err error) {
+	k.incomplete.add(fmt.Sprintf("item %d (%v, left out)", position, err))
 }

@@ -1,4 +1,4 @@
-package cloudapi
+package lenient
 
 import "hash/maphash"
 

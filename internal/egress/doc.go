@@ -1,0 +1,18 @@
+// Package egress decides where the operator's credentials may be sent: the
+// security boundary between the URLs tenants write in a ServiceWatch and the
+// hosts the manager can reach, reviewable in one place.
+//
+// Whoever can create a ServiceWatch chooses the URL its namespace's key and
+// token are sent to, and the manager can reach hosts its tenants cannot: its
+// own loopback, the node's link-local addresses (the cloud metadata service
+// among them), in-cluster services. Two guards let a cluster admin bound
+// that: a [URLAllowList], checked by the controller before it reads a
+// credential, and [RefuseLocalAddress], the dial hook the cloud client
+// installs with cloudapi.Options.DenyLocalAddresses, checked at each
+// connection, after name resolution.
+//
+// It is separate from the cloud client so that what may be called is not
+// mixed with how it is called: it knows no HTTP client, no credential and no
+// Kubernetes type, only URLs and addresses, and hosts are compared as
+// internal/hostkey normalises them.
+package egress

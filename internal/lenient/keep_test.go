@@ -1,0 +1,248 @@
+package lenient
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// testItem is a list item whose encoded size a test chooses by its padding.
+type testItem struct {
+	ID  string `json:"id,omitempty"`
+	Pad string `json:"pad,omitempty"`
+}
+
+func testItemID(i *testItem) string { return i.ID }
+
+// item returns an item with id whose share of a list (encoding plus comma)
+// is size bytes.
+func item(t testing.TB, id string, size int) testItem {
+	t.Helper()
+	it := testItem{ID: id}
+	if size == encodedShare(t, it) {
+		return it
+	}
+	it.Pad = "x"
+	it.Pad = strings.Repeat("x", max(1, 1+size-encodedShare(t, it)))
+	if got := encodedShare(t, it); got != size {
+		t.Fatalf("item %q of size %d cannot be built (got %d)", id, size, got)
+	}
+	return it
+}
+
+func encodedShare(t testing.TB, it testItem) int {
+	t.Helper()
+	b, _ := json.Marshal(it) // strings and ints only: it cannot fail
+	return len(b) + 1
+}
+
+// keepAll runs items through a keeper with budget and returns what it kept,
+// what it counted, and the ids Each saw.
+func keepAll(t testing.TB, items []testItem, budget int) (kept []testItem, total int, each []string) {
+	t.Helper()
+	k := NewKeeper(testItemID, budget, nil, func(it *testItem) { each = append(each, it.ID) })
+	for _, it := range items {
+		if err := k.Add(&it, Report{}); err != nil {
+			t.Fatal(err)
+		}
+		// Dropped encodings are let go: the arena stays within twice what
+		// is kept, plus some slack.
+		if len(k.arena) > 2*k.used+4096 {
+			t.Fatalf("arena holds %d bytes for %d bytes kept", len(k.arena), k.used)
+		}
+	}
+	kept, err := k.Items()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kept, k.total, each
+}
+
+// sortThenCut is the plain statement of what a keeper keeps: the distinct
+// items (of those sharing an id, the one whose encoding sorts first, counting
+// the largest share of them; items without an id are all distinct), ordered
+// by id with those without one first by a hash of their encoding, cut to the
+// longest prefix that fits budget.
+func sortThenCut(t testing.TB, items []testItem, budget int) []testItem {
+	t.Helper()
+	type distinctItem struct {
+		item    testItem
+		enc     string
+		content uint64
+		share   int
+	}
+	byID := map[string]int{}
+	distinct := []distinctItem{}
+	for _, it := range items {
+		b, _ := json.Marshal(it) // strings only: it cannot fail
+		d := distinctItem{item: it, enc: string(b), share: encodedShare(t, it)}
+		i, seen := byID[it.ID]
+		if it.ID == "" || !seen {
+			d.content = contentHash(append(b, '\n'))
+			byID[it.ID] = len(distinct)
+			distinct = append(distinct, d)
+			continue
+		}
+		d.share = max(d.share, distinct[i].share)
+		if d.enc < distinct[i].enc {
+			distinct[i].item, distinct[i].enc = d.item, d.enc
+		}
+		distinct[i].share = d.share
+	}
+	slices.SortStableFunc(distinct, func(a, b distinctItem) int {
+		return cmp.Or(cmp.Compare(a.item.ID, b.item.ID), cmp.Compare(a.content, b.content))
+	})
+	used := 0
+	out := []testItem{}
+	for _, d := range distinct {
+		if used += max(d.share, MinItemCharge); budget > 0 && used > budget {
+			break
+		}
+		out = append(out, d.item)
+	}
+	return out
+}
+
+func ids(items []testItem) string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = cmp.Or(it.ID, "-")
+	}
+	return strings.Join(out, " ")
+}
+
+func TestKeeperKeepsTheLongestFittingPrefixByID(t *testing.T) {
+	tests := []struct {
+		name   string
+		items  func(t *testing.T) []testItem
+		budget int
+		want   string // kept ids in order, "-" for no id
+		total  int
+	}{
+		// Sizes are at least MinItemCharge, so each item counts its size.
+		{"everything when the budget is zero", func(t *testing.T) []testItem {
+			return []testItem{item(t, "c", 120), item(t, "a", 120), item(t, "b", 120)}
+		}, 0, "a b c", 3},
+		{"ordered by id, cut at the first that does not fit", func(t *testing.T) []testItem {
+			return []testItem{item(t, "c", 120), item(t, "a", 120), item(t, "b", 120)}
+		}, 260, "a b", 3},
+		{"a smaller item after one that did not fit stays out", func(t *testing.T) []testItem {
+			// a and b do not fit together; c would fit beside a, but the
+			// prefix a, b, c has no place for it without b.
+			return []testItem{item(t, "a", 120), item(t, "b", 240), item(t, "c", 88)}
+		}, 320, "a", 3},
+		{"an item larger than the budget ends the prefix", func(t *testing.T) []testItem {
+			return []testItem{item(t, "b", 600), item(t, "a", 120), item(t, "c", 120)}
+		}, 320, "a", 3},
+		{"an exact fit is kept", func(t *testing.T) []testItem {
+			return []testItem{item(t, "b", 100), item(t, "a", 100)}
+		}, 200, "a b", 2},
+		{"items without an id lead, ordered by content, and never merge", func(t *testing.T) []testItem {
+			return []testItem{item(t, "b", 120), {Pad: "1"}, item(t, "a", 120), {Pad: "2"}, {Pad: "1"}}
+		}, 0, "- - - a b", 5},
+		{"of a duplicated id, the encoding that sorts first wins and counts once", func(t *testing.T) []testItem {
+			return []testItem{item(t, "a", 160), item(t, "b", 120), item(t, "a", 120)}
+		}, 0, "a b", 2},
+		{"a duplicated id counts its largest occurrence", func(t *testing.T) []testItem {
+			// a of 88 bytes would fit beside b; a of 240 does not.
+			return []testItem{item(t, "a", 88), item(t, "b", 120), item(t, "a", 240)}
+		}, 320, "a", 2},
+		{"a duplicate of a dropped item stays dropped", func(t *testing.T) []testItem {
+			return []testItem{item(t, "a", 120), item(t, "b", 240), item(t, "b", 88)}
+		}, 320, "a", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			items := tt.items(t)
+			kept, total, _ := keepAll(t, items, tt.budget)
+			if got := ids(kept); got != tt.want || total != tt.total {
+				t.Errorf("kept %q of %d, want %q of %d", got, total, tt.want, tt.total)
+			}
+			if want := sortThenCut(t, items, tt.budget); !reflect.DeepEqual(kept, want) {
+				t.Errorf("kept %q, sort-then-cut keeps %q", ids(kept), ids(want))
+			}
+		})
+	}
+}
+
+// The keeper streams; sorting everything and cutting is the reference. On
+// random lists with duplicates, items without an id and random sizes, both
+// must keep the same items in the same order, and so must the same list
+// shuffled: what is kept depends on the items, not on their order.
+func TestKeeperMatchesSortThenCut(t *testing.T) {
+	for seed := range uint64(500) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		n := rng.IntN(40)
+		if seed%5 == 0 {
+			n *= 100 // enough drops to compact the arena
+		}
+		items := make([]testItem, n)
+		whole := 0
+		for i := range items {
+			id := ""
+			if rng.IntN(5) > 0 {
+				id = fmt.Sprintf("id-%04d", rng.IntN(max(30, n)))
+			}
+			items[i] = item(t, id, 30+rng.IntN(60))
+			items[i].Pad += fmt.Sprint(i % 10) // tells duplicates apart
+			whole += encodedShare(t, items[i])
+		}
+		budget := rng.IntN(whole + 2)
+		if seed%5 == 0 {
+			budget /= 10 // many pushes that displace kept items
+		}
+		kept, total, each := keepAll(t, items, budget)
+		want := sortThenCut(t, items, budget)
+		if !reflect.DeepEqual(kept, want) {
+			t.Fatalf("seed %d, budget %d: kept %q, want %q", seed, budget, ids(kept), ids(want))
+		}
+		if all := sortThenCut(t, items, 0); total != len(all) || len(each) != total {
+			t.Fatalf("seed %d: Total %d and %d calls of Each, want %d distinct items", seed, total, len(each), len(all))
+		}
+		rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
+		if shuffled, _, _ := keepAll(t, items, budget); !reflect.DeepEqual(shuffled, kept) {
+			t.Fatalf("seed %d, budget %d: shuffled, kept %q, in response order %q", seed, budget, ids(shuffled), ids(kept))
+		}
+	}
+}
+
+// The same items in another order keep the same list: a cloud that returns
+// them in any order makes no change to the status, and no write.
+func TestKeeperDuplicatesAreChosenByContentNotOrder(t *testing.T) {
+	first, second := testItem{ID: "a", Pad: "running"}, testItem{ID: "a", Pad: "stopped"}
+	for _, budget := range []int{0, 200} {
+		forward, _, _ := keepAll(t, []testItem{first, item(t, "b", 100), second, {Pad: "x"}, {Pad: "y"}}, budget)
+		backward, _, _ := keepAll(t, []testItem{{Pad: "y"}, second, item(t, "b", 100), first, {Pad: "x"}}, budget)
+		if !reflect.DeepEqual(forward, backward) {
+			t.Errorf("budget %d: kept %+v in one order, %+v in the other", budget, forward, backward)
+		}
+		if len(forward) < 3 || forward[2] != first {
+			t.Errorf("budget %d: kept %+v, want the no-id items, then %+v (its encoding sorts first)", budget, forward, first)
+		}
+	}
+}
+
+// Each sees every distinct item once, in response order, kept or not.
+func TestKeeperEachSeesEveryDistinctItemInResponseOrder(t *testing.T) {
+	items := []testItem{item(t, "c", 30), item(t, "a", 90), {}, item(t, "c", 30), item(t, "b", 30)}
+	_, _, each := keepAll(t, items, 45)
+	if got, want := strings.Join(each, ","), "c,a,,b"; got != want {
+		t.Errorf("Each saw %q, want %q", got, want)
+	}
+}
+
+func BenchmarkKeeperTinyItems(b *testing.B) {
+	items := make([]testItem, 100_000)
+	for i := range items {
+		items[i] = testItem{ID: fmt.Sprintf("%08x", uint32(i)*2654435761)}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		keepAll(b, items, 800<<10)
+	}
+}

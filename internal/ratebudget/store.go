@@ -1,0 +1,225 @@
+package ratebudget
+
+// A budget is the calls allowed with one credential at one API host: its
+// RateLimit (see ratelimit.go) and the hold of the service's last 429.
+// Callers reserve calls of a budget with Admit before they make them.
+
+import (
+	"maps"
+	"math"
+	"sync"
+	"time"
+)
+
+// Store holds the budgets of one process: the controller asks it before a
+// sync (Admit), and the cloud client asks it before each call (HeldUntil) and
+// tells it of a 429 (Hold). It is safe for concurrent use.
+type Store struct {
+	limits map[string]RateLimit
+	now    func() time.Time
+
+	// One mutex guards the rest: each operation is a few comparisons, and a
+	// single lock means a sweep can never drop a budget in use.
+	mu        sync.Mutex
+	budgets   map[budgetKey]*budget
+	lastSweep time.Time
+	// cohorts are the budgets of each limit created together (see
+	// phaseFor).
+	cohorts map[RateLimit]cohort
+}
+
+// NewStore returns a Store whose budgets of each API keep to its limit in
+// limits, by API name; an API without a limit, or whose limit has
+// Requests <= 0, is only held back by holds.
+func NewStore(limits map[string]RateLimit) *Store {
+	return &Store{limits: maps.Clone(limits), now: time.Now}
+}
+
+// Admit reserves n calls of api with cred at baseURL when the budget and any
+// hold allow all n now, and returns 0. Otherwise it reserves nothing and
+// returns how long to wait before asking again (never 0).
+//
+// The budget is api's RateLimit, shared by every caller that uses the same
+// credential at the same API host. Calls themselves never wait: a caller that
+// sends without admission is not paced, only held back after a 429. n larger
+// than the limit's Requests is never admitted (the wait is one window): split
+// such a batch (see MaxBatch).
+func (s *Store) Admit(api, baseURL string, cred CredentialID, n int) time.Duration {
+	return s.admit(budgetKeyOf(api, baseURL, cred), s.limits[api], s.now(), n)
+}
+
+// Hold records that no call of api with cred at baseURL may go out before
+// until, as a 429's Retry-After asks: the cloud client calls it on a 429, and
+// the controller to restore a hold it persisted before a restart.
+//
+// A hold never shortens an earlier one, and is capped at MaxHold from now,
+// like a Retry-After, so that a clock gone wrong cannot block a credential
+// for good.
+func (s *Store) Hold(api, baseURL string, cred CredentialID, until time.Time) {
+	now := s.now()
+	if latest := now.Add(MaxHold); until.After(latest) {
+		until = latest
+	}
+	s.hold(budgetKeyOf(api, baseURL, cred), s.limits[api], now, until)
+}
+
+// HeldUntil returns the end of the hold of api with cred at baseURL, or the
+// zero time when there is none now.
+func (s *Store) HeldUntil(api, baseURL string, cred CredentialID) time.Time {
+	return s.heldUntil(budgetKeyOf(api, baseURL, cred), s.now())
+}
+
+// budget is what the store remembers about one credential on one API host:
+// its rate limiter and the hold of the last 429.
+type budget struct {
+	limiter   *rateLimiter // nil when the limit is disabled
+	holdUntil time.Time
+}
+
+// cohort is budgets of one limit created one after another, each within a
+// burst's spacing of the one before: first, when the latest was, and how
+// many joined after the first.
+type cohort struct {
+	first  *budget
+	latest time.Time
+	joined int
+}
+
+// sweepEvery is how often rested budgets are forgotten; forgetting one
+// changes nothing, so this only bounds the work and the memory.
+const sweepEvery = time.Minute
+
+// get returns the budget for key, creating it with limit. Callers hold s.mu.
+func (s *Store) get(key budgetKey, limit RateLimit, now time.Time) *budget {
+	if s.budgets == nil {
+		s.budgets = map[budgetKey]*budget{}
+	}
+	if now.Sub(s.lastSweep) >= sweepEvery {
+		s.sweep(now)
+	}
+	b, ok := s.budgets[key]
+	if !ok {
+		b = &budget{}
+		if limit.enabled() {
+			b.limiter = newRateLimiter(limit, now, s.phaseFor(limit, b, now))
+		}
+		s.budgets[key] = b
+	}
+	return b
+}
+
+// phaseFor is the phase of the refills of budget b (see newRateLimiter),
+// created at now with limit: 0 (rested) unless b joins a cohort whose first
+// budget is exhausted already, then the k-th to join gets k times the
+// golden ratio, modulo 1: whatever their number, the phases of a cohort
+// stay evenly spread (shares drawn from the budgets' digests bunch: of 20,
+// three fell within 0.03 of each other, and their syncs kept coming in the
+// same second).
+//
+// Budgets created together (a cold start, a restart: the first key's
+// first sync took its burst, the other keys' budgets come next, each with a
+// backlog of syncs) would otherwise have room again at the same instants,
+// one batch's spacing apart, and the calls they admit would come in bunches
+// of a batch per key, on one grid, for as long as their backlogs last.
+// Offset by a phase of its own, each budget admits on a grid of its own,
+// its first batch included, so that the keys' calls come in the same order
+// in every round, and the bunches spread over the spacing. It costs such a
+// budget at most one burst's spacing, once (2.2 s at the management API's
+// default limit; a batch smaller than what is left of its burst goes at
+// once). A budget created alone, or while the first of its cohort still
+// has room, starts rested.
+func (s *Store) phaseFor(limit RateLimit, b *budget, now time.Time) float64 {
+	if s.cohorts == nil {
+		s.cohorts = map[RateLimit]cohort{}
+	}
+	c, ok := s.cohorts[limit]
+	if !ok || now.Sub(c.latest) >= c.first.limiter.burstSpacing() {
+		s.cohorts[limit] = cohort{first: b, latest: now}
+		return 0
+	}
+	c.latest = now
+	if !c.first.limiter.exhausted(now) {
+		s.cohorts[limit] = c
+		return 0
+	}
+	c.joined++
+	s.cohorts[limit] = c
+	_, phase := math.Modf(float64(c.joined) * goldenRatio)
+	return phase
+}
+
+// goldenRatio's multiples, modulo 1, spread evenly however many are taken.
+const goldenRatio = 0.6180339887498949
+
+// sweep forgets the budgets that are as good as new: no hold, and a rested
+// rate limiter.
+func (s *Store) sweep(now time.Time) {
+	s.lastSweep = now
+	for l, c := range s.cohorts {
+		if now.Sub(c.latest) >= c.first.limiter.burstSpacing() {
+			delete(s.cohorts, l)
+		}
+	}
+	for k, b := range s.budgets {
+		if !b.holdUntil.After(now) && (b.limiter == nil || b.limiter.rested(now)) {
+			delete(s.budgets, k)
+		}
+	}
+}
+
+// admit reserves n calls of key's budget; see Admit.
+func (s *Store) admit(key budgetKey, limit RateLimit, now time.Time, n int) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.get(key, limit, now)
+	if wait := b.holdUntil.Sub(now); wait > 0 {
+		return wait
+	}
+	if b.limiter == nil || n <= 0 {
+		return 0
+	}
+	return b.limiter.admit(now, n)
+}
+
+// hold records that key's budget may not be used before until.
+func (s *Store) hold(key budgetKey, limit RateLimit, now, until time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.get(key, limit, now)
+	b.holdUntil = maxTime(b.holdUntil, until)
+}
+
+// heldUntil returns the end of key's hold, or the zero time when there is
+// none at now.
+func (s *Store) heldUntil(key budgetKey, now time.Time) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b, ok := s.budgets[key]; ok && b.holdUntil.After(now) {
+		return b.holdUntil
+	}
+	return time.Time{}
+}
+
+// MaxBatch is the most calls of api one Admit can ever reserve: the limit's
+// Requests, which a budget admits together once its window has room for
+// them (a batch larger than Burst also waits for the pacing to catch up);
+// 0 means unlimited. A caller with more calls to make splits them into
+// batches of at most this many, or they would never be admitted.
+func (s *Store) MaxBatch(api string) int {
+	l := s.limits[api]
+	if !l.enabled() {
+		return 0
+	}
+	return l.Requests
+}
+
+// Allowance is how many calls per second the store admits on one budget of
+// api (a credential at one host), margin included; 0 means unlimited. The
+// controller compares it with what the watches on a budget ask.
+func (s *Store) Allowance(api string) float64 {
+	l := s.limits[api]
+	if !l.enabled() {
+		return 0
+	}
+	return float64(l.Requests) / windowOf(l).Seconds()
+}

@@ -1,0 +1,17 @@
+// Package redact keeps credentials out of everything the operator shows:
+// error messages, conditions, events, logs and the cloud's items in status.
+//
+// It has one job with three entry points. A [Scrubber] finds the credentials
+// a call was made with in the text a service sends back, in any encoding a
+// service may echo them in (JSON and Go escapes, URL encoding, HTML entities,
+// base64, also cut short at the end of a text), and [Scrubber.Clean] makes
+// such text fit to show. [IsCredentialName] and [Value] redact the cloud's
+// own data by its shape: a member named like a credential, a private key, a
+// connection string's secret, the user info and query of a URL. [Secret]
+// keeps a secret away from fmt's reflection, and [Placeholder] is what every
+// redaction leaves.
+//
+// It is separate so that the rules that keep secrets secret are reviewed,
+// fuzzed and changed in one place, whoever calls them: it knows no HTTP
+// client, no Kubernetes type and no API schema, only strings.
+package redact
