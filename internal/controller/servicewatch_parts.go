@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
@@ -339,7 +340,7 @@ func listPipes(ctx context.Context, cloud Cloud, in syncInput) (pipesRead, error
 	byState := map[string]int32{}
 	items := newCollector(in.metricBytes, pipeItem)
 	list, err := cloud.ListPipes(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
-		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, Charge: goSize[swv1.Pipe], Each: func(p *swv1.Pipe) {
+		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, Charge: bound.GoSize[swv1.Pipe], Each: func(p *swv1.Pipe) {
 			countState(byState, ptr.Deref(p.State, "Unknown"))
 			items.add(p)
 		}})
@@ -394,7 +395,7 @@ func readEndpoints(ctx context.Context, cloud Cloud, in syncInput) partResult {
 func listEndpoints(ctx context.Context, cloud Cloud, in syncInput) (endpointsRead, error) {
 	items := newCollector(in.metricBytes, endpointItem)
 	list, err := cloud.ListReversePrivateEndpoints(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
-		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: in.keepBytes, Charge: goSize[swv1.ReversePrivateEndpoint], Each: items.add})
+		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: in.keepBytes, Charge: bound.GoSize[swv1.ReversePrivateEndpoint], Each: items.add})
 	if err != nil {
 		return endpointsRead{}, err
 	}
