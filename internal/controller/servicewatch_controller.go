@@ -29,6 +29,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/sharedread"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
@@ -92,7 +93,7 @@ type ServiceWatchReconciler struct {
 	// sync waiting for its budget does not read Secrets again.
 	digests *credentialDigests
 	// shared lets watches that read the same thing share the calls.
-	shared *sharedReads
+	shared *sharedread.Reads[readKey]
 	// secrets knows the versions of the referenced Secrets, and tells of
 	// their changes; nil outside a manager (the versions are then read from
 	// APIReader).

@@ -17,6 +17,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/sharedread"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
@@ -89,7 +90,7 @@ type syncInput struct {
 	alertBatch map[string]bool
 	// shared joins the reads of watches that read the same thing; nil
 	// reads alone.
-	shared *sharedReads
+	shared *sharedread.Reads[readKey]
 	// fresh: the user asked for this sync (requested-at, a changed Secret),
 	// so a read another watch finished is not reused; one under way is
 	// joined.
@@ -313,7 +314,7 @@ func readList[T, M any](ctx context.Context, cloud Cloud, in syncInput, lp listP
 		return partResult{failure: in.management.failure}
 	}
 	key := in.listRead(lp.kind)
-	read, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (listRead[T, M], error) {
+	read, err := sharedread.Do(ctx, in.shared, key, in.fresh, func(ctx context.Context) (listRead[T, M], error) {
 		if err := in.admitAtCall(cloud, cloudapi.APIManagement, key); err != nil {
 			return listRead[T, M]{}, err
 		}
@@ -499,7 +500,7 @@ func laterFetch(watch *swv1.ServiceWatch, id string, batch int) alertFetch {
 
 func readAlert(ctx context.Context, cloud Cloud, in syncInput, id string) alertFetch {
 	key := in.alertRead(id)
-	got, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (cloudapi.AlertResult, error) {
+	got, err := sharedread.Do(ctx, in.shared, key, in.fresh, func(ctx context.Context) (cloudapi.AlertResult, error) {
 		if err := in.admitAtCall(cloud, cloudapi.APIAlert, key); err != nil {
 			return cloudapi.AlertResult{}, err
 		}
