@@ -28,7 +28,9 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/fairqueue"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/readrunner"
 	"github.com/servicewatch/servicewatch/internal/sharedread"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
@@ -109,7 +111,7 @@ type ServiceWatchReconciler struct {
 }
 
 // The default read slots. A sync holds a host's slot only while it calls
-// that host (see syncSlots), and the namespaces that wait take turns, so the
+// that host (see readrunner.Slots), and the namespaces that wait take turns, so the
 // bounds are chosen from what one tenant must not be able to take from the
 // others (issue 17), as well as from the API server's load:
 //
@@ -181,12 +183,13 @@ func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// is served after the users' own changes and before periodic
 		// refreshes (see pacing.Level).
 		WatchesRawSource(source.Channel(secretChanged,
-			withPriority(handler.EnqueueRequestsFromMapFunc(r.watchesForSecret), func(client.Object) int { return priorityOf(pacing.Secret) }))).
+			fairqueue.WithPriority(handler.EnqueueRequestsFromMapFunc(r.watchesForSecret), func(client.Object) int { return fairqueue.PriorityOf(pacing.Secret) }))).
 		// The end of a background read wakes its watch, at the level of the
 		// work the read was for: a periodic refresh writes its result behind
 		// a user's new watch.
-		WatchesRawSource(source.Channel(r.fetches.wake, withPriority(&handler.EnqueueRequestForObject{}, r.fetches.priorityOf))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles, NewQueue: newFairQueue}).
+		WatchesRawSource(source.Channel(r.fetches.Wake(), fairqueue.WithPriority(fairqueue.EnqueueKey(),
+			func(key types.NamespacedName) int { return fairqueue.PriorityOf(r.fetches.Level(key)) }))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles, NewQueue: fairqueue.New}).
 		Complete(r)
 }
 
@@ -288,10 +291,10 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 	versions := r.secretVersions(ctx, &watch)
 	p := pacedOf(&watch, versions, r.Options.ManagementAPIURL)
-	if read, ok := r.fetches.take(req.NamespacedName); ok && read.trigger == p.Trigger {
+	if read, ok := r.takeRead(req.NamespacedName); ok && read.trigger == p.Trigger {
 		return r.write(ctx, &watch, p, read), nil
 	}
-	if r.fetches.busy(req.NamespacedName) {
+	if r.fetches.Busy(req.NamespacedName) {
 		return ctrl.Result{}, nil // the read's end wakes the watch
 	}
 	if wait := r.pacer.Due(p); wait > 0 {
@@ -311,7 +314,7 @@ func periodic(wait time.Duration) ctrl.Result {
 
 func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 	r.pacer.Forget(key)
-	r.fetches.forget(key)
+	r.fetches.Forget(key)
 	r.Metrics.publishBudgetDemands(r.pacer.TakeDemandChanges)
 	r.Metrics.forget(key)
 	r.StateMetrics.Delete(key.Namespace, key.Name)
@@ -321,7 +324,7 @@ func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 // suspend acknowledges a suspended watch: Ready turns False with reason
 // Suspended, a requested sync is echoed as handled, and no call is made.
 func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.ServiceWatch) error {
-	r.fetches.forget(client.ObjectKeyFromObject(watch)) // a read under way is not written
+	r.fetches.Forget(client.ObjectKeyFromObject(watch)) // a read under way is not written
 	// A suspended watch makes no call: it leaves the budget book, its claims
 	// and its lines, so the watches on its credentials are no longer
 	// stretched for it; resuming syncs at once and asks again.
@@ -383,10 +386,10 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, watch *swv1.ServiceW
 		r.announce(ctx, watch, requestedWork(watch))
 	}
 	parts := syncParts()
-	r.fetches.start(ctx, readRequest{key: p.Key, trigger: p.Trigger, every: every, level: level,
-		read: func(ctx context.Context, slots *syncSlots) ([]partResult, bool) {
+	r.fetches.Run(ctx, readRequest(p.Key, p.Trigger, every, level,
+		func(ctx context.Context, slots *readrunner.Slots) ([]partResult, bool) {
 			return readCloud(ctx, slottedCloud{Cloud: r.Cloud, slots: slots}, parts, in), in.reachedCloud(watch)
-		}})
+		}))
 	return ctrl.Result{}
 }
 
