@@ -31,6 +31,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/fairqueue"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/readrunner"
+	"github.com/servicewatch/servicewatch/internal/secretwatch"
 	"github.com/servicewatch/servicewatch/internal/sharedread"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
@@ -93,13 +94,13 @@ type ServiceWatchReconciler struct {
 	fetches *fetches
 	// digests know the credentials' digests by Secret version, so that a
 	// sync waiting for its budget does not read Secrets again.
-	digests *credentialDigests
+	digests *secretwatch.Digests[cloudapi.CredentialDigest]
 	// shared lets watches that read the same thing share the calls.
 	shared *sharedread.Reads[readKey]
 	// secrets knows the versions of the referenced Secrets, and tells of
 	// their changes; nil outside a manager (the versions are then read from
 	// APIReader).
-	secrets *secretWatch
+	secrets *secretwatch.Watch
 	// now is the clock; tests replace it.
 	now func() time.Time
 	// episodes bound the events of each watch's failure episode.
@@ -168,7 +169,7 @@ func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("creating a metadata client for Secrets: %w", err)
 	}
 	secretChanged := make(chan ctrlevent.GenericEvent)
-	r.secrets = newSecretWatch(md, r.Options.Namespaces, referencedBy(mgr.GetCache()), secretChanged)
+	r.secrets = secretwatch.New(md, r.Options.Namespaces, referencedBy(mgr.GetCache()), secretChanged)
 	if err := mgr.Add(r.secrets); err != nil {
 		return fmt.Errorf("adding the Secret watch: %w", err)
 	}
@@ -178,7 +179,7 @@ func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// operator's own writes never trigger a sync.
 		For(&swv1.ServiceWatch{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		// Changes to referenced Secrets (see secretWatch: metadata only, and
+		// Changes to referenced Secrets (see secretwatch.Watch: metadata only, and
 		// nothing kept of the Secrets no watch references). A Secret's change
 		// is served after the users' own changes and before periodic
 		// refreshes (see pacing.Level).
@@ -239,7 +240,7 @@ func (r *ServiceWatchReconciler) defaults() {
 		}
 	}
 	if r.digests == nil {
-		r.digests = newCredentialDigests()
+		r.digests = secretwatch.NewDigests[cloudapi.CredentialDigest]()
 	}
 	if r.pacer == nil {
 		// A test's now: only the test moves it, and it takes no step.
@@ -341,12 +342,12 @@ func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.Servic
 }
 
 // secretVersions are the resourceVersions of the referenced Secrets by name,
-// as secretWatch knows them; "" for a Secret that does not exist.
+// as secretwatch.Watch knows them; "" for a Secret that does not exist.
 func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1.ServiceWatch) map[string]string {
 	versions := make(map[string]string, 2)
 	for _, name := range referencedSecrets(watch) {
 		if r.secrets != nil {
-			versions[name] = r.secrets.version(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name})
+			versions[name] = r.secrets.Version(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name})
 			continue
 		}
 		meta := &metav1.PartialObjectMetadata{}
