@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
@@ -37,15 +39,15 @@ func calling(baseURL string, call func(context.Context)) func(context.Context, *
 	}
 }
 
-// waitUntil polls cond, which goroutines of the test make true.
-func waitUntil(t *testing.T, what string, cond func() bool) {
+// waitForWaiting waits until n reads of level l wait for a slot, as the
+// test's goroutines make them.
+func waitForWaiting(t *testing.T, f *Runner[string, result], l pacing.Level, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 5s", what)
-		}
-		time.Sleep(time.Millisecond)
+	err := wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return f.Waiting(l) == n, nil
+	})
+	if err != nil {
+		t.Fatalf("%d reads of level %v waiting for a slot: not within 5s (%v)", n, l, err)
 	}
 }
 
@@ -67,9 +69,7 @@ func TestForgetCancelsTheReadUnderWay(t *testing.T) {
 	began := make(chan struct{}, 1)
 	f.Run(t.Context(), Request[string, result]{Key: "waiting", Tenant: "ns", Level: pacing.User,
 		Read: calling(testAPI, func(context.Context) { began <- struct{}{} })})
-	waitUntil(t, "the second read to wait for the host's slot", func() bool {
-		return f.Waiting(pacing.User) == 1
-	})
+	waitForWaiting(t, f, pacing.User, 1) // the second read waits for the host's slot
 
 	f.Forget("waiting")
 	f.Forget("calling")
@@ -81,9 +81,7 @@ func TestForgetCancelsTheReadUnderWay(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the forgotten key's read still runs 5s after it was forgotten (its timeout is 1h)")
 	}
-	waitUntil(t, "the waiting read to leave the slot's line", func() bool {
-		return f.Waiting(pacing.User) == 0
-	})
+	waitForWaiting(t, f, pacing.User, 0) // the waiting read left the slot's line
 	select {
 	case <-began:
 		t.Error("the forgotten waiting read began calling")
@@ -138,15 +136,17 @@ func TestAReadEndsWithItsResultOrInterrupted(t *testing.T) {
 func TestAReadWithoutASlotEndsInterrupted(t *testing.T) {
 	f := newRunner(pacing.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, 50*time.Millisecond, time.Now)
 	go func() { _ = f.Start(t.Context()) }()
-	held := make(chan struct{})
+	held, released := make(chan struct{}), make(chan struct{})
 	f.Run(t.Context(), Request[string, result]{Key: "holder", Tenant: "ns", Level: pacing.User,
-		Read: calling(testAPI, func(ctx context.Context) { close(held); <-ctx.Done() })})
+		Read: calling(testAPI, func(context.Context) { close(held); <-released })}) // a call that outlives its timeout
 	<-held
 	f.Run(t.Context(), Request[string, result]{Key: "starved", Tenant: "other", Level: pacing.User, Interrupted: result{value: "interrupted"},
 		Read: calling(testAPI, func(context.Context) {})})
-	for range 2 {
-		<-f.Wake() // the timeout ends both
+	if ev := <-f.Wake(); ev.Object != "starved" {
+		t.Fatalf("woke %s first, want the read that waited for the slot until its timeout", ev.Object)
 	}
+	close(released)
+	<-f.Wake()
 	if got, _ := f.Take("starved"); got.Result.value != "interrupted" {
 		t.Errorf("the read that never held a slot ended with %+v, want the request's Interrupted", got.Result)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -18,7 +19,6 @@ const freshness = 3 * time.Second
 // testKey names one read, as a caller's key does.
 type testKey struct {
 	service string
-	alertID string
 }
 
 var key = testKey{service: "svc"}
@@ -31,11 +31,6 @@ func (refusedError) Error() string { return "refused" }
 
 func newReads(now func() time.Time) *Reads[testKey] {
 	return New[testKey](freshness, now, func(err error) bool { return !errors.As(err, new(refusedError)) })
-}
-
-// newFakeClock is a clock the test moves.
-func newFakeClock() *clocktesting.FakeClock {
-	return clocktesting.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 }
 
 // countingFetch counts its calls and answers value, err.
@@ -59,7 +54,7 @@ func blockedRead(t *testing.T, s *Reads[testKey], key testKey, fetch func(contex
 		})
 		out <- readAnswer{v, err}
 	}()
-	waitUntil(t, "the leader's call is under way", func() bool { return s.joinedUnderWay(key) == 0 })
+	waitForJoined(t, s, key, 0) // the leader's call is under way
 	return func() { close(gate) }, out
 }
 
@@ -79,19 +74,19 @@ func followers(t *testing.T, s *Reads[testKey], key testKey, n int, fresh bool, 
 			out <- readAnswer{v, err}
 		}()
 	}
-	waitUntil(t, fmt.Sprintf("%d reads joined the call", n), func() bool { return s.joinedUnderWay(key) == n })
+	waitForJoined(t, s, key, n)
 	return out
 }
 
-// waitUntil polls cond, which goroutines of the test make true.
-func waitUntil(t *testing.T, what string, cond func() bool) {
+// waitForJoined waits until n reads joined the call of key under way (0:
+// the call is under way), as the test's goroutines make them.
+func waitForJoined(t *testing.T, s *Reads[testKey], key testKey, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 5s", what)
-		}
-		time.Sleep(time.Millisecond)
+	err := wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return s.joinedUnderWay(key) == n, nil
+	})
+	if err != nil {
+		t.Fatalf("%d reads joined the call: not within 5s (%v)", n, err)
 	}
 }
 
@@ -106,7 +101,7 @@ func collect(ch <-chan readAnswer, n int) []readAnswer {
 func TestSharedReadJoinsTheCallUnderWay(t *testing.T) {
 	for _, fresh := range []bool{false, true} {
 		t.Run(fmt.Sprintf("fresh=%v", fresh), func(t *testing.T) {
-			clock := newFakeClock()
+			clock := clocktesting.NewFakeClock(time.Time{})
 			s := newReads(clock.Now)
 			var calls atomic.Int32
 			release, leader := blockedRead(t, s, key, countingFetch(&calls, "pipes", nil))
@@ -147,7 +142,7 @@ func TestSharedReadReuseWindow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := newFakeClock()
+			clock := clocktesting.NewFakeClock(time.Time{})
 			s := newReads(clock.Now)
 			var calls atomic.Int32
 			ctx := context.Background()
@@ -178,7 +173,7 @@ func TestSharedReadReuseWindow(t *testing.T) {
 // A panic in the shared call fails every read that waited for it, and is
 // not reused.
 func TestSharedReadPanicFailsEveryWaiter(t *testing.T) {
-	clock := newFakeClock()
+	clock := clocktesting.NewFakeClock(time.Time{})
 	s := newReads(clock.Now)
 	var calls atomic.Int32
 	release, leader := blockedRead(t, s, key, func(context.Context) (string, error) { panic("boom in a shared read") })
@@ -196,7 +191,7 @@ func TestSharedReadPanicFailsEveryWaiter(t *testing.T) {
 
 // A read that waits for another's call stops waiting when its own ctx ends.
 func TestSharedReadWaiterHonoursItsContext(t *testing.T) {
-	s := newReads(newFakeClock().Now)
+	s := newReads(clocktesting.NewFakeClock(time.Time{}).Now)
 	var calls atomic.Int32
 	release, leader := blockedRead(t, s, key, countingFetch(&calls, "late", nil))
 	defer func() { release(); <-leader }()
@@ -210,7 +205,7 @@ func TestSharedReadWaiterHonoursItsContext(t *testing.T) {
 // Finished reads are forgotten once they can no longer be reused, so the
 // map holds only the last few seconds' reads.
 func TestSharedReadsEvictExpiredCalls(t *testing.T) {
-	clock := newFakeClock()
+	clock := clocktesting.NewFakeClock(time.Time{})
 	s := newReads(clock.Now)
 	var calls atomic.Int32
 	for i := range 100 {
@@ -236,7 +231,7 @@ func TestSharedReadsEvictExpiredCalls(t *testing.T) {
 // An expected read holds the others back for ExpectFor at most, and no
 // longer once it begins.
 func TestExpecting(t *testing.T) {
-	clock := newFakeClock()
+	clock := clocktesting.NewFakeClock(time.Time{})
 	s := newReads(clock.Now)
 	s.Expect(key)
 	if !s.Expecting(key) || s.Covers(key) {
