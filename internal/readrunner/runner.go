@@ -96,80 +96,80 @@ func New[K comparable, R any](limits pacing.SlotLimits, timeout time.Duration, n
 }
 
 // Wake tells of each key whose read ended, for source.Channel.
-func (f *Runner[K, R]) Wake() <-chan event.TypedGenericEvent[K] { return f.wake }
+func (r *Runner[K, R]) Wake() <-chan event.TypedGenericEvent[K] { return r.wake }
 
 // Take returns the key's ended read, if there is one, and forgets it.
-func (f *Runner[K, R]) Take(key K) (Ended[R], bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	res, ok := f.done[key]
-	delete(f.done, key)
+func (r *Runner[K, R]) Take(key K) (Ended[R], bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res, ok := r.done[key]
+	delete(r.done, key)
 	return res.Ended, ok
 }
 
 // Busy tells whether a read of the key is under way.
-func (f *Runner[K, R]) Busy(key K) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.running[key] != nil
+func (r *Runner[K, R]) Busy(key K) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.running[key] != nil
 }
 
 // Level is the level of the work the key's ended read was for, which its
 // wake is served at; pacing.User when none waits, so that a wake is never
 // served later than the work it might be for.
-func (f *Runner[K, R]) Level(key K) pacing.Level {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if res, ok := f.done[key]; ok {
+func (r *Runner[K, R]) Level(key K) pacing.Level {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if res, ok := r.done[key]; ok {
 		return res.level
 	}
 	return pacing.User
 }
 
 // Waiting is how many reads of level l wait for a slot.
-func (f *Runner[K, R]) Waiting(l pacing.Level) int { return f.pool.slots.Waiting(l) }
+func (r *Runner[K, R]) Waiting(l pacing.Level) int { return r.pool.slots.Waiting(l) }
 
 // Forget drops what is known of a key that went away: a read under way is
 // canceled and ends unheard, one still waiting to begin never does.
-func (f *Runner[K, R]) Forget(key K) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.done, key)
-	if r := f.running[key]; r != nil {
-		r.forgotten = true
-		if r.cancel != nil {
-			r.cancel()
+func (r *Runner[K, R]) Forget(key K) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.done, key)
+	if in := r.running[key]; in != nil {
+		in.forgotten = true
+		if in.cancel != nil {
+			in.cancel()
 		}
-		delete(f.running, key)
+		delete(r.running, key)
 	}
 }
 
 // Run asks for req's read to run in the background; reads of a higher level
 // get slots first. Until Start runs, the requests wait; ctx (the caller's)
 // bounds that wait.
-func (f *Runner[K, R]) Run(ctx context.Context, req Request[K, R]) {
+func (r *Runner[K, R]) Run(ctx context.Context, req Request[K, R]) {
 	in := &inflight{}
-	f.mu.Lock()
-	f.running[req.Key] = in
-	f.mu.Unlock()
+	r.mu.Lock()
+	r.running[req.Key] = in
+	r.mu.Unlock()
 	select {
-	case f.requests <- queuedRead[K, R]{Request: req, inflight: in}:
+	case r.requests <- queuedRead[K, R]{Request: req, inflight: in}:
 	case <-ctx.Done():
-		f.mu.Lock()
-		if f.running[req.Key] == in {
-			delete(f.running, req.Key)
+		r.mu.Lock()
+		if r.running[req.Key] == in {
+			delete(r.running, req.Key)
 		}
-		f.mu.Unlock()
+		r.mu.Unlock()
 	}
 }
 
 // Start runs the reads asked for until ctx ends; it makes the runner a
 // manager.Runnable.
-func (f *Runner[K, R]) Start(ctx context.Context) error {
+func (r *Runner[K, R]) Start(ctx context.Context) error {
 	for {
 		select {
-		case req := <-f.requests:
-			go f.run(ctx, req)
+		case req := <-r.requests:
+			go r.run(ctx, req)
 		case <-ctx.Done():
 			return nil
 		}
@@ -177,17 +177,17 @@ func (f *Runner[K, R]) Start(ctx context.Context) error {
 }
 
 // run runs one read within ctx and the timeout, and records its end.
-func (f *Runner[K, R]) run(ctx context.Context, req queuedRead[K, R]) {
+func (r *Runner[K, R]) run(ctx context.Context, req queuedRead[K, R]) {
 	res := ended[R]{Ended: Ended[R]{Result: req.Interrupted}, level: req.Level}
-	readCtx, cancel := context.WithTimeout(ctx, f.timeout)
+	readCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	in := req.inflight
-	f.mu.Lock()
+	r.mu.Lock()
 	in.cancel = cancel
 	if in.forgotten { // forgotten while it waited to begin
 		cancel()
 	}
-	f.mu.Unlock()
+	r.mu.Unlock()
 	defer func() {
 		if p := recover(); p != nil {
 			// A bug in a read must not take the manager down with it: the
@@ -195,11 +195,11 @@ func (f *Runner[K, R]) run(ctx context.Context, req queuedRead[K, R]) {
 			log.FromContext(ctx).Error(nil, "a background read panicked", "panic", p)
 			res.Result = req.Interrupted
 		}
-		res.EndedAt = f.pool.now()
-		f.finish(ctx, req.Key, in, res)
+		res.EndedAt = r.pool.now()
+		r.finish(ctx, req.Key, in, res)
 	}()
-	slots := f.pool.forRead(pacing.SlotAsk{Tenant: req.Tenant, Level: req.Level})
-	res.StartedAt = f.pool.now()
+	slots := r.pool.forRead(pacing.SlotAsk{Tenant: req.Tenant, Level: req.Level})
+	res.StartedAt = r.pool.now()
 	result := req.Read(readCtx, slots)
 	if readCtx.Err() != nil && !slots.wasGranted() {
 		return // no slot before the end: the read ends as interrupted
@@ -209,17 +209,17 @@ func (f *Runner[K, R]) run(ctx context.Context, req queuedRead[K, R]) {
 
 // finish records an ended read and wakes its key, unless the manager is
 // stopping or the key was forgotten meanwhile.
-func (f *Runner[K, R]) finish(ctx context.Context, key K, in *inflight, res ended[R]) {
-	f.mu.Lock()
+func (r *Runner[K, R]) finish(ctx context.Context, key K, in *inflight, res ended[R]) {
+	r.mu.Lock()
 	if in.forgotten {
-		f.mu.Unlock()
+		r.mu.Unlock()
 		return
 	}
-	delete(f.running, key)
-	f.done[key] = res
-	f.mu.Unlock()
+	delete(r.running, key)
+	r.done[key] = res
+	r.mu.Unlock()
 	select {
-	case f.wake <- event.TypedGenericEvent[K]{Object: key}:
+	case r.wake <- event.TypedGenericEvent[K]{Object: key}:
 	case <-ctx.Done():
 	}
 }

@@ -64,6 +64,7 @@ type PanicError struct {
 	Value any
 }
 
+// Error says what the read panicked with.
 func (p *PanicError) Error() string {
 	return fmt.Sprintf("a shared read panicked: %v", p.Value)
 }
