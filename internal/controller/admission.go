@@ -39,7 +39,7 @@ func (r *ServiceWatchReconciler) alertBatch(key types.NamespacedName, reads []re
 // asked for waits until everything can be read.
 //
 // Reads that a read of another watch will answer (one under way, or one
-// that just ended: see sharedReads) ask for nothing, so that ten watches of
+// that just ended: see sharedread.Reads) ask for nothing, so that ten watches of
 // one service spend two management calls, not twenty.
 func (r *ServiceWatchReconciler) admit(_ context.Context, in *syncScope) (ctrl.Result, bool) {
 	in.admission = r.admission(in)
@@ -108,18 +108,18 @@ func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Leve
 
 // toReserve counts the reads that need a call of their own, and marks the
 // others unreserved; expected: one of those was just admitted for another
-// watch and is about to begin (see sharedReads.expecting), so the watch
+// watch and is about to begin (see sharedread.Reads.Expecting), so the watch
 // looks again in a moment and joins it. A sync that must read fresh
 // reserves every call: a finished read is no use to it, and one under way
 // may end before it gets there.
 func (r *ServiceWatchReconciler) toReserve(in *syncScope, reads []readKey, unreserved map[readKey]bool) (n int, expected bool) {
 	for _, key := range reads {
 		if !in.fresh {
-			if r.shared.covers(key) {
+			if r.shared.Covers(key) {
 				unreserved[key] = true
 				continue
 			}
-			expected = expected || r.shared.expecting(key)
+			expected = expected || r.shared.Expecting(key)
 		}
 		n++
 	}
@@ -131,7 +131,7 @@ func (r *ServiceWatchReconciler) toReserve(in *syncScope, reads []readKey, unres
 func (r *ServiceWatchReconciler) expect(reads []readKey, unreserved map[readKey]bool) {
 	for _, key := range reads {
 		if !unreserved[key] {
-			r.shared.expect(key)
+			r.shared.Expect(key)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/bound"
 )
 
 // Scope confines a manager to some namespaces and, for shards, to the
@@ -21,7 +22,7 @@ type Scope struct {
 // CacheOptions returns the manager's cache options for the scope: the
 // ServiceWatches of the shard, only in the scope's namespaces, stripped of
 // what the reconciler never reads. Secrets are not in the cache at all: see
-// secretWatch.
+// secretwatch.Watch.
 func CacheOptions(scope Scope) cache.Options {
 	opts := cache.Options{DefaultTransform: stripForCache}
 	if len(scope.Namespaces) > 0 {
@@ -53,7 +54,7 @@ func stripForCache(obj any) (any, error) {
 	if o, ok := obj.(metav1.Object); ok {
 		o.SetManagedFields(nil)
 	}
-	if watch, ok := obj.(*swv1.ServiceWatch); ok && goSize(&watch.Status) > maxCachedStatusBytes {
+	if watch, ok := obj.(*swv1.ServiceWatch); ok && bound.GoSize(&watch.Status) > maxCachedStatusBytes {
 		watch.Status.Pipes, watch.Status.ReversePrivateEndpoints, watch.Status.Alerts = nil, nil, nil
 	}
 	return obj, nil

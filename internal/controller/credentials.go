@@ -56,7 +56,7 @@ func newAlertAccess(url string, token cloudapi.BearerToken) alertAccess {
 	return alertAccess{apiAccess: apiAccess{url: url, digest: cloudapi.DigestOf(token)}, token: token}
 }
 
-// The kinds of credential a Secret holds, for credentialDigests.
+// The kinds of credential a Secret holds, for the digests (secretwatch.Digests).
 const (
 	managementCredential = "management"
 	alertCredential      = "alert"
@@ -103,7 +103,7 @@ func (r *ServiceWatchReconciler) knownAccess(c apiCredential, version string) (a
 	if f := r.urlNotAllowed(c.url, c.specURL, c.field, c.flag); f != nil {
 		return apiAccess{url: c.url, failure: f}, false
 	}
-	if d, ok := r.digests.get(c.secret, c.kind, version); ok && c.url != "" {
+	if d, ok := r.digests.Get(c.secret, c.kind, version); ok && c.url != "" {
 		return apiAccess{url: c.url, digest: d, unread: true}, false
 	}
 	return apiAccess{url: c.url}, true
@@ -120,13 +120,13 @@ func (r *ServiceWatchReconciler) readCredential(ctx context.Context, c apiCreden
 	return data, func(a *apiAccess) {
 		a.failure = f
 		if f == nil {
-			r.digests.put(c.secret, c.kind, version, a.digest)
+			r.digests.Put(c.secret, c.kind, version, a.digest)
 		}
 	}
 }
 
 // managementAccess is the watch's access to the management API. With the
-// referenced Secret's version (from secretWatch) and a digest known for it,
+// referenced Secret's version (from secretwatch.Watch) and a digest known for it,
 // it reads nothing.
 func (r *ServiceWatchReconciler) managementAccess(ctx context.Context, watch *swv1.ServiceWatch, version string) managementAccess {
 	c := r.managementCredential(watch)
@@ -191,7 +191,7 @@ func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1
 	versions := make(map[string]string, 2)
 	for _, name := range referencedSecrets(watch) {
 		if r.secrets != nil {
-			versions[name] = r.secrets.version(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name})
+			versions[name] = r.secrets.Version(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name})
 			continue
 		}
 		meta := &metav1.PartialObjectMetadata{}
@@ -221,59 +221,8 @@ func (r *ServiceWatchReconciler) accessOf(ctx context.Context, watch *swv1.Servi
 	return m, a
 }
 
-// credentialDigests remembers, by Secret and resourceVersion, the digest of
-// the credential the Secret holds: a digest, never the credential. A watch
-// that waits for room in its budget asks again with the digest; the
-// credential is read from the API server only for a sync that goes ahead.
-// It holds one entry per referenced Secret and kind of credential, replaced
-// when the Secret changes.
-type credentialDigests struct {
-	mu sync.Mutex
-	m  map[secretCredential]versionedDigest
-}
-
-type secretCredential struct {
-	secret types.NamespacedName
-	kind   string
-}
-
-type versionedDigest struct {
-	version string
-	digest  cloudapi.CredentialDigest
-}
-
-func newCredentialDigests() *credentialDigests {
-	return &credentialDigests{m: map[secretCredential]versionedDigest{}}
-}
-
-// get returns the digest of the kind of credential the Secret held at
-// version; none for an unknown version ("" when the cache has not seen the
-// Secret).
-func (c *credentialDigests) get(secret types.NamespacedName, kind, version string) (cloudapi.CredentialDigest, bool) {
-	if version == "" {
-		return cloudapi.CredentialDigest{}, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.m[secretCredential{secret: secret, kind: kind}]
-	if !ok || v.version != version {
-		return cloudapi.CredentialDigest{}, false
-	}
-	return v.digest, true
-}
-
-// put records the digest of what the Secret held at version.
-func (c *credentialDigests) put(secret types.NamespacedName, kind, version string, d cloudapi.CredentialDigest) {
-	if version == "" {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.m[secretCredential{secret: secret, kind: kind}] = versionedDigest{version: version, digest: d}
-}
-
 // readSecret reads the named keys of a Secret in the watch's own namespace,
-// straight from the API server: Secrets are never cached (secretWatch keeps
+// straight from the API server: Secrets are never cached (secretwatch.Watch keeps
 // only referenced ones' versions), so their data never sits in the
 // manager's memory between syncs. It returns the
 // Secret's resourceVersion with the values.

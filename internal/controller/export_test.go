@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"maps"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -14,6 +13,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/secretwatch"
 )
 
 // NewTestReconciler is a reconciler outside any manager, whose background
@@ -40,14 +40,14 @@ func (r *ServiceWatchReconciler) WriteInterruptedSync(ctx context.Context, watch
 	return r.write(ctx, watch, s.p, s)
 }
 
-// TestSecretWatch is a secretWatch outside any manager, for tests.
+// TestSecretWatch is a secretwatch.Watch outside any manager, for tests.
 type TestSecretWatch struct {
-	w *secretWatch
+	w *secretwatch.Watch
 	// Changed receives the Secrets it told of.
 	Changed <-chan types.NamespacedName
 }
 
-// StartSecretWatch starts a secretWatch of namespaces (all when empty) whose
+// StartSecretWatch starts a secretwatch.Watch of namespaces (all when empty) whose
 // watches reference the Secrets referenced says, until ctx ends.
 func StartSecretWatch(ctx context.Context, cfg *rest.Config, namespaces []string, referenced func(types.NamespacedName) bool) (*TestSecretWatch, error) {
 	md, err := metadata.NewForConfig(cfg)
@@ -56,7 +56,7 @@ func StartSecretWatch(ctx context.Context, cfg *rest.Config, namespaces []string
 	}
 	events := make(chan ctrlevent.GenericEvent)
 	changed := make(chan types.NamespacedName, 1000)
-	w := newSecretWatch(md, namespaces, func(_ context.Context, k types.NamespacedName) bool { return referenced(k) }, events)
+	w := secretwatch.New(md, namespaces, func(_ context.Context, k types.NamespacedName) bool { return referenced(k) }, events)
 	go func() { _ = w.Start(ctx) }()
 	go func() {
 		for {
@@ -73,14 +73,12 @@ func StartSecretWatch(ctx context.Context, cfg *rest.Config, namespaces []string
 
 // Kept is what it keeps: the versions of the referenced Secrets it saw.
 func (t *TestSecretWatch) Kept() map[types.NamespacedName]string {
-	t.w.mu.Lock()
-	defer t.w.mu.Unlock()
-	return maps.Clone(t.w.versions)
+	return t.w.Kept()
 }
 
 // Version is the version a reconcile reads.
 func (t *TestSecretWatch) Version(ctx context.Context, key types.NamespacedName) string {
-	return t.w.version(ctx, key)
+	return t.w.Version(ctx, key)
 }
 
 // Suspend runs what a reconcile of a suspended watch runs.

@@ -7,6 +7,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/sharedread"
 )
 
 // failure is why one part of a sync failed, classified once, where it arose,
@@ -48,8 +49,9 @@ func isTransientReason(reason string) bool {
 // client's words (never a credential: the client scrubs them) and adds what
 // the user can do about it.
 func cloudFailure(err error) *failure {
-	if panicked, ok := errors.AsType[*readPanicError](err); ok {
-		return &failure{reason: swv1.ReasonInvalidResponse, message: panicked.Error()}
+	if panicked, ok := errors.AsType[*sharedread.PanicError](err); ok {
+		return &failure{reason: swv1.ReasonInvalidResponse,
+			message: fmt.Sprintf("reading the cloud failed inside the operator (a bug: please report it): %v", panicked.Value)}
 	}
 	var cerr *cloudapi.Error
 	if !errors.As(err, &cerr) {

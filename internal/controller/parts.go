@@ -18,6 +18,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
+	"github.com/servicewatch/servicewatch/internal/sharedread"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
@@ -107,7 +108,7 @@ type syncScope struct {
 	metricBytes int
 	// shared joins the reads of watches that read the same thing; nil
 	// reads alone.
-	shared *sharedReads
+	shared *sharedread.Reads[readKey]
 	// budgets are asked for the unreserved reads.
 	budgets Budgets
 	// fresh: the user asked for this sync (requested-at, a changed Secret),
@@ -132,9 +133,9 @@ type syncScope struct {
 	startedAt, endedAt time.Time
 }
 
-// ended records what the reads found, the results summed up once; results
-// that are not one per part (a read that ended without an answer) read as
-// interrupted.
+// ended records what the reads found, the results summed up once, and drops
+// the credentials; results that are not one per part (a read that ended
+// without an answer) read as interrupted.
 func (in *syncScope) ended(results []partResult, startedAt, endedAt time.Time) {
 	in.reachedCloud = in.reachesCloud()
 	if len(results) != len(in.parts) {
@@ -142,6 +143,8 @@ func (in *syncScope) ended(results []partResult, startedAt, endedAt time.Time) {
 	}
 	in.results, in.outcome = results, assess(results)
 	in.startedAt, in.endedAt = startedAt, endedAt
+	// The credentials were for the calls; the write that follows needs none.
+	in.management.creds, in.alerts.token = cloudapi.BasicCredentials{}, cloudapi.BearerToken{}
 }
 
 // reachesCloud tells whether a sync with this access gets as far as calling
@@ -385,7 +388,7 @@ func readList[T, M any](ctx context.Context, cloud Cloud, in *syncScope, lp list
 		return partResult{failure: in.management.failure}
 	}
 	key := in.listRead(lp.kind)
-	read, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (listRead[T, M], error) {
+	read, err := sharedread.Do(ctx, in.shared, key, in.fresh, func(ctx context.Context) (listRead[T, M], error) {
 		if err := in.admitAtCall(cloudapi.APIManagement, key); err != nil {
 			return listRead[T, M]{}, err
 		}
@@ -412,7 +415,7 @@ func listPipes(ctx context.Context, cloud Cloud, in *syncScope) (pipesRead, erro
 	byState := map[string]int32{}
 	items := newCollector(in.metricBytes, pipeItem)
 	list, err := cloud.ListPipes(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
-		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, Charge: goSize[swv1.Pipe], Each: func(p *swv1.Pipe) {
+		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, Charge: bound.GoSize[swv1.Pipe], Each: func(p *swv1.Pipe) {
 			countState(byState, ptr.Deref(p.State, "Unknown"))
 			items.add(p)
 		}})
@@ -467,7 +470,7 @@ func readEndpoints(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 func listEndpoints(ctx context.Context, cloud Cloud, in *syncScope) (endpointsRead, error) {
 	items := newCollector(in.metricBytes, endpointItem)
 	list, err := cloud.ListReversePrivateEndpoints(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
-		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: in.keepBytes, Charge: goSize[swv1.ReversePrivateEndpoint], Each: items.add})
+		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: in.keepBytes, Charge: bound.GoSize[swv1.ReversePrivateEndpoint], Each: items.add})
 	if err != nil {
 		return endpointsRead{}, err
 	}
@@ -571,7 +574,7 @@ func laterFetch(watch *swv1.ServiceWatch, id string, batch int) alertFetch {
 
 func readAlert(ctx context.Context, cloud Cloud, in *syncScope, id string) alertFetch {
 	key := in.alertRead(id)
-	got, err := shareRead(ctx, in.shared, key, in.fresh, func(ctx context.Context) (cloudapi.AlertResult, error) {
+	got, err := sharedread.Do(ctx, in.shared, key, in.fresh, func(ctx context.Context) (cloudapi.AlertResult, error) {
 		if err := in.admitAtCall(cloudapi.APIAlert, key); err != nil {
 			return cloudapi.AlertResult{}, err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/sharedread"
 )
 
 // The scenario the claims exist for: a key's budget is spent, a new watch is
@@ -122,8 +123,8 @@ func TestAWatchWaitsAMomentForTheReadsAnotherWasJustAdmittedFor(t *testing.T) {
 	if a := r.admitAt(fourth, pacing.Periodic); a.wait != expectRetry {
 		t.Fatalf("the fourth watch: wait %s, want %s", a.wait, expectRetry)
 	}
-	clock = clock.Add(expectFor)
+	clock = clock.Add(sharedread.ExpectFor)
 	if a := r.admitAt(fourth, pacing.Periodic); a.wait > 0 || len(a.unreserved) > 0 {
-		t.Errorf("the fourth watch after %s: %+v, want admitted for its own reads", expectFor, a)
+		t.Errorf("the fourth watch after %s: %+v, want admitted for its own reads", sharedread.ExpectFor, a)
 	}
 }

@@ -25,8 +25,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/egress"
+	"github.com/servicewatch/servicewatch/internal/fairqueue"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/readrunner"
+	"github.com/servicewatch/servicewatch/internal/secretwatch"
+	"github.com/servicewatch/servicewatch/internal/sharedread"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
@@ -93,13 +98,13 @@ type ServiceWatchReconciler struct {
 	fetches *fetches
 	// digests know the credentials' digests by Secret version, so that a
 	// sync waiting for its budget does not read Secrets again.
-	digests *credentialDigests
+	digests *secretwatch.Digests[cloudapi.CredentialDigest]
 	// shared lets watches that read the same thing share the calls.
-	shared *sharedReads
+	shared *sharedread.Reads[readKey]
 	// secrets knows the versions of the referenced Secrets, and tells of
 	// their changes; nil outside a manager (the versions are then read from
 	// APIReader).
-	secrets *secretWatch
+	secrets *secretwatch.Watch
 	// now is the clock; tests replace it.
 	now func() time.Time
 	// episodes bound the events of each watch's failure episode.
@@ -111,7 +116,7 @@ type ServiceWatchReconciler struct {
 }
 
 // The default read slots. A sync holds a host's slot only while it calls
-// that host (see syncSlots), and the namespaces that wait take turns, so the
+// that host (see readrunner.Slots), and the namespaces that wait take turns, so the
 // bounds are chosen from what one tenant must not be able to take from the
 // others (issue 17), as well as from the API server's load:
 //
@@ -168,7 +173,7 @@ func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("creating a metadata client for Secrets: %w", err)
 	}
 	secretChanged := make(chan ctrlevent.GenericEvent)
-	r.secrets = newSecretWatch(md, r.Options.Scope.Namespaces, referencedBy(mgr.GetCache()), secretChanged)
+	r.secrets = secretwatch.New(md, r.Options.Scope.Namespaces, referencedBy(mgr.GetCache()), secretChanged)
 	if err := mgr.Add(r.secrets); err != nil {
 		return fmt.Errorf("adding the Secret watch: %w", err)
 	}
@@ -178,17 +183,18 @@ func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// operator's own writes never trigger a sync.
 		For(&swv1.ServiceWatch{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		// Changes to referenced Secrets (see secretWatch: metadata only, and
+		// Changes to referenced Secrets (see secretwatch.Watch: metadata only, and
 		// nothing kept of the Secrets no watch references). A Secret's change
 		// is served after the users' own changes and before periodic
 		// refreshes (see pacing.Level).
 		WatchesRawSource(source.Channel(secretChanged,
-			withPriority(handler.EnqueueRequestsFromMapFunc(r.watchesForSecret), func(client.Object) int { return priorityOf(pacing.Secret) }))).
+			fairqueue.WithPriority(handler.EnqueueRequestsFromMapFunc(r.watchesForSecret), func(client.Object) int { return fairqueue.PriorityOf(pacing.Secret) }))).
 		// The end of a background read wakes its watch, at the level of the
 		// work the read was for: a periodic refresh writes its result behind
 		// a user's new watch.
-		WatchesRawSource(source.Channel(r.fetches.wake, withPriority(&handler.EnqueueRequestForObject{}, r.fetches.priorityOf))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles, NewQueue: newFairQueue}).
+		WatchesRawSource(source.Channel(r.fetches.Wake(), fairqueue.WithPriority(fairqueue.EnqueueKey(),
+			func(key types.NamespacedName) int { return fairqueue.PriorityOf(r.fetches.Level(key)) }))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles, NewQueue: fairqueue.New}).
 		Complete(r)
 }
 
@@ -239,7 +245,7 @@ func (r *ServiceWatchReconciler) defaults() {
 		}
 	}
 	if r.digests == nil {
-		r.digests = newCredentialDigests()
+		r.digests = secretwatch.NewDigests[cloudapi.CredentialDigest]()
 	}
 	if r.pacer == nil {
 		// A test's now: only the test moves it, and it takes no step.
@@ -291,10 +297,10 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{}, r.suspend(ctx, &watch)
 	}
 	s := r.newScope(ctx, &watch)
-	if read, ok := r.fetches.take(req.NamespacedName); ok && read.p.Trigger == s.p.Trigger {
+	if read, ok := r.takeRead(req.NamespacedName); ok && read.p.Trigger == s.p.Trigger {
 		return r.write(ctx, &watch, s.p, read), nil
 	}
-	if r.fetches.busy(req.NamespacedName) {
+	if r.fetches.Busy(req.NamespacedName) {
 		return ctrl.Result{}, nil // the read's end wakes the watch
 	}
 	if wait := r.pacer.Due(s.p); wait > 0 {
@@ -322,7 +328,7 @@ func periodic(wait time.Duration) ctrl.Result {
 
 func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 	r.pacer.Forget(key)
-	r.fetches.forget(key)
+	r.fetches.Forget(key)
 	r.Metrics.publishBudgetDemands(r.pacer.TakeDemandChanges)
 	r.Metrics.forget(key)
 	r.StateMetrics.Delete(key.Namespace, key.Name)
@@ -332,7 +338,7 @@ func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 // suspend acknowledges a suspended watch: Ready turns False with reason
 // Suspended, a requested sync is echoed as handled, and no call is made.
 func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.ServiceWatch) error {
-	r.fetches.forget(client.ObjectKeyFromObject(watch)) // a read under way is not written
+	r.fetches.Forget(client.ObjectKeyFromObject(watch)) // a read under way is not written
 	// A suspended watch makes no call: it leaves the budget book, its claims
 	// and its lines, so the watches on its credentials are no longer
 	// stretched for it; resuming syncs at once and asks again.
@@ -422,9 +428,9 @@ func (r *ServiceWatchReconciler) announce(ctx context.Context, s *syncScope) (ct
 // startReads starts the cloud reads in the background; their end wakes the
 // watch to write what they found.
 func (r *ServiceWatchReconciler) startReads(ctx context.Context, s *syncScope) (ctrl.Result, bool) {
-	r.fetches.start(ctx, readRequest{scope: s, read: func(ctx context.Context, slots *syncSlots) []partResult {
+	r.fetches.Run(ctx, readRequest(s, func(ctx context.Context, slots *readrunner.Slots) []partResult {
 		return readCloud(ctx, slottedCloud{Cloud: r.Cloud, slots: slots}, s)
-	}})
+	}))
 	return ctrl.Result{}, true
 }
 

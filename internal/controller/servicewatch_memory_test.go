@@ -13,6 +13,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/benchmem"
+	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
@@ -70,8 +71,8 @@ func TestStatusOfTinyItemsIsBoundedDecoded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(raw) > limit || goSize(&w.Status) > limit {
-				t.Errorf("status is %d bytes of JSON and %d decoded, want both within %d", len(raw), goSize(&w.Status), limit)
+			if len(raw) > limit || bound.GoSize(&w.Status) > limit {
+				t.Errorf("status is %d bytes of JSON and %d decoded, want both within %d", len(raw), bound.GoSize(&w.Status), limit)
 			}
 			if conditions.Get(w, swv1.ConditionStatusTruncated) == nil {
 				t.Error("no StatusTruncated condition")

@@ -2,77 +2,26 @@ package controller
 
 import (
 	"context"
-	"errors"
+	"maps"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/readrunner"
 )
-
-// A deleted watch's read is canceled at once, whether it is calling the
-// cloud or still waiting for its slot: its goroutine and the Secret values it
-// holds do not live on until the sync timeout (issue 17: 2,000 deleted
-// watches kept 2,030 goroutines). Its end is not recorded nor woken.
-func TestForgetCancelsTheReadUnderWay(t *testing.T) {
-	f := newFetches(pacing.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Hour, time.Now, func(pacing.Level, time.Duration) {})
-	go func() { _ = f.Start(t.Context()) }()
-	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
-	inCall, ended := make(chan struct{}), make(chan error, 1)
-	f.start(t.Context(), readRequest{scope: &syncScope{p: paced{Key: key("calling"), Trigger: "t"}, every: time.Minute, level: pacing.User},
-		read: calling(testAPI, func(ctx context.Context) {
-			close(inCall)
-			<-ctx.Done() // a cloud that never answers
-			ended <- ctx.Err()
-		})})
-	<-inCall // it holds the host's only slot
-	began := make(chan struct{}, 1)
-	f.start(t.Context(), readRequest{scope: &syncScope{p: paced{Key: key("waiting"), Trigger: "t"}, every: time.Minute, level: pacing.User},
-		read: calling(testAPI, func(context.Context) { began <- struct{}{} })})
-	waitUntil(t, "the second read to wait for the host's slot", func() bool {
-		return f.slots.Waiting(pacing.User) == 1
-	})
-
-	f.forget(key("waiting"))
-	f.forget(key("calling"))
-	select {
-	case err := <-ended:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("the read's context ended with %v, want %v", err, context.Canceled)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the deleted watch's read still runs 5s after it was forgotten (its timeout is 1h)")
-	}
-	waitUntil(t, "the waiting read to leave the slot's line", func() bool {
-		return f.slots.Waiting(pacing.User) == 0
-	})
-	select {
-	case <-began:
-		t.Error("the forgotten waiting read began calling the cloud")
-	case <-time.After(200 * time.Millisecond):
-	}
-	if f.busy(key("calling")) || f.busy(key("waiting")) {
-		t.Error("a forgotten watch still reads as busy")
-	}
-	if _, ok := f.take(key("calling")); ok {
-		t.Error("a forgotten read's end was recorded")
-	}
-	select {
-	case ev := <-f.wake:
-		t.Errorf("a forgotten read woke %s", ev.Object.GetName())
-	default:
-	}
-}
 
 // testAPI is the API the reads of these tests call.
 const testAPI = "https://api.example.com"
 
 // calling is a read that makes one call to baseURL, call, holding the
 // host's slot as a cloud call does.
-func calling(baseURL string, call func(context.Context)) func(context.Context, *syncSlots) []partResult {
-	return func(ctx context.Context, slots *syncSlots) []partResult {
-		release, err := slots.hold(ctx, baseURL)
+func calling(baseURL string, call func(context.Context)) func(context.Context, *readrunner.Slots) []partResult {
+	return func(ctx context.Context, slots *readrunner.Slots) []partResult {
+		release, err := slots.Hold(ctx, baseURL)
 		if err != nil {
 			return nil
 		}
@@ -82,42 +31,73 @@ func calling(baseURL string, call func(context.Context)) func(context.Context, *
 	}
 }
 
-// A sync holds a host's slot only while it calls that host: its calls to one
-// host at once share one slot, and when they end the slot goes to another
-// sync, though the first still waits on its call to another host (issue 17:
-// watches whose alert API hung held the shared management host's slots for
-// the whole sync).
-func TestASyncHoldsAHostsSlotOnlyWhileCallingIt(t *testing.T) {
-	f := newFetches(pacing.SlotLimits{All: 10, PerHost: 1, PerTenant: 10}, time.Hour, time.Now, func(pacing.Level, time.Duration) {})
-	const shared, hanging = "https://shared.example.com", "https://alerts.example.com"
-	s := &syncSlots{fetches: f, ask: pacing.SlotAsk{Tenant: "noisy", Level: pacing.Periodic}, hosts: map[string]*hostHold{}}
-	pipes, err := s.hold(t.Context(), shared)
+// scopeOf is a sync of the watch key for work at level.
+func scopeOf(key types.NamespacedName, level pacing.Level) *syncScope {
+	return &syncScope{p: paced{Key: key, Trigger: "trigger"}, watch: testWatch(), parts: syncParts(), every: time.Minute, level: level}
+}
+
+// servicewatch_sync_slot_wait_seconds tells how long each sync waited for its
+// read slot, by the work it was for: the signal that the slots, not the
+// cloud's budget, hold syncs back.
+func TestSlotWaitIsExportedByWork(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	endpoints, err := s.hold(t.Context(), shared+"/other/path") // the same host: the same slot
-	if err != nil {
-		t.Fatalf("a second call of the sync to the host it holds waited for another slot: %v", err)
+	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	f := newFetches(pacing.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Minute, clock.Now, m.observeSlotWait)
+	go func() { _ = f.Start(t.Context()) }()
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+	unblock, holding := make(chan struct{}), make(chan struct{})
+	f.Run(t.Context(), readRequest(scopeOf(key("first"), pacing.User),
+		calling(testAPI, func(context.Context) { close(holding); <-unblock })))
+	<-holding // the first read holds the only slot
+	f.Run(t.Context(), readRequest(scopeOf(key("second"), pacing.Periodic),
+		calling(testAPI, func(context.Context) {})))
+	waitUntil(t, "the second read to wait for the host's slot", func() bool {
+		return f.Waiting(pacing.Periodic) == 1
+	})
+	clock.Step(3 * time.Second)
+	close(unblock)
+	for range 2 {
+		<-f.Wake()
 	}
-	alert, err := s.hold(t.Context(), hanging)
-	if err != nil {
-		t.Fatal(err)
+
+	got := map[string][2]float64{} // work → count, sum
+	for _, s := range GatheredSeries(t, reg, "servicewatch_sync_slot_wait_seconds") {
+		h := s.GetHistogram()
+		got[s.GetLabel()[0].GetValue()] = [2]float64{float64(h.GetSampleCount()), h.GetSampleSum()}
 	}
-	other := &syncSlots{fetches: f, ask: pacing.SlotAsk{Tenant: "victim", Level: pacing.User}, hosts: map[string]*hostHold{}}
-	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-	defer cancel()
-	if _, err := other.hold(short, shared); err == nil {
-		t.Fatal("another sync got the host's only slot while the first called it")
+	if want := map[string][2]float64{"user": {1, 0}, "secret": {0, 0}, "periodic": {1, 3}}; !maps.Equal(got, want) {
+		t.Errorf("slot waits (count, seconds) by work: %v, want %v", got, want)
 	}
-	pipes()
-	endpoints()
-	victim, err := other.hold(t.Context(), shared)
-	if err != nil {
-		t.Fatalf("the host's slot did not come back when the sync's calls to it ended: %v", err)
-	}
-	victim()
-	alert()
-	if !s.wasGranted() {
-		t.Error("the sync does not know it held a slot")
+}
+
+// A sync's read ends with what it read, stamped with its times, and keeps
+// its trigger, interval and level when it is interrupted: the write that
+// follows reads it as the sync it started for, every part failed and no
+// cloud reached when the read panicked.
+func TestAnEndedReadIsTheSyncsRead(t *testing.T) {
+	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	r := &ServiceWatchReconciler{fetches: newFetches(pacing.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Minute, clock.Now, func(pacing.Level, time.Duration) {})}
+	go func() { _ = r.fetches.Start(t.Context()) }()
+	key := types.NamespacedName{Namespace: "ns", Name: "w"}
+	for _, tt := range []struct {
+		name    string
+		read    func(context.Context, *readrunner.Slots) []partResult
+		reached bool
+	}{
+		{"read", func(context.Context, *readrunner.Slots) []partResult { return make([]partResult, len(syncParts())) }, true},
+		{"panicked", func(context.Context, *readrunner.Slots) []partResult { panic("a bug in a part") }, false},
+	} {
+		r.fetches.Run(t.Context(), readRequest(scopeOf(key, pacing.Secret), tt.read))
+		<-r.fetches.Wake()
+		got, ok := r.takeRead(key)
+		if !ok || got.p.Trigger != "trigger" || got.every != time.Minute || got.level != pacing.Secret ||
+			len(got.results) != len(syncParts()) || got.reachedCloud != tt.reached || got.outcome.Failed == tt.reached ||
+			!got.startedAt.Equal(clock.Now()) || !got.endedAt.Equal(clock.Now()) {
+			t.Errorf("%s: took %+v, %v", tt.name, got, ok)
+		}
 	}
 }

@@ -2,8 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
+	"github.com/servicewatch/servicewatch/internal/sharedread"
 )
 
 // newFakeClock is a clock the test moves.
@@ -35,39 +34,24 @@ var testReadKey = readKey{kind: pipesReadKind, url: "https://api.example.com", c
 
 // blockedRead starts a read of key that leads a call and blocks in it until
 // the returned release is called; its answer arrives on the channel.
-func blockedRead(t *testing.T, s *sharedReads, key readKey, fetch func(context.Context) (string, error)) (release func(), answer <-chan readAnswer) {
+func blockedRead(t *testing.T, s *sharedread.Reads[readKey], key readKey, fetch func(context.Context) (string, error)) (release func(), answer <-chan readAnswer) {
 	t.Helper()
 	gate := make(chan struct{})
 	out := make(chan readAnswer, 1)
 	go func() {
-		v, err := shareRead(context.Background(), s, key, false, func(ctx context.Context) (string, error) {
+		v, err := sharedread.Do(context.Background(), s, key, false, func(ctx context.Context) (string, error) {
 			<-gate
 			return fetch(ctx)
 		})
 		out <- readAnswer{v, err}
 	}()
-	waitUntil(t, "the leader's call is under way", func() bool { return s.joinedUnderWay(key) == 0 })
+	waitUntil(t, "the leader's call is under way", func() bool { return s.Covers(key) })
 	return func() { close(gate) }, out
 }
 
 type readAnswer struct {
 	value string
 	err   error
-}
-
-// followers start n reads of key that must join the call under way, and
-// wait until they have.
-func followers(t *testing.T, s *sharedReads, key readKey, n int, fresh bool, calls *atomic.Int32) <-chan readAnswer {
-	t.Helper()
-	out := make(chan readAnswer, n)
-	for range n {
-		go func() {
-			v, err := shareRead(context.Background(), s, key, fresh, countingFetch(calls, "follower's own call", nil))
-			out <- readAnswer{v, err}
-		}()
-	}
-	waitUntil(t, fmt.Sprintf("%d reads joined the call", n), func() bool { return s.joinedUnderWay(key) == n })
-	return out
 }
 
 // waitUntil polls cond, which goroutines of the test make true.
@@ -82,119 +66,36 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func TestSharedReadJoinsTheCallUnderWay(t *testing.T) {
-	for _, fresh := range []bool{false, true} {
-		t.Run(fmt.Sprintf("fresh=%v", fresh), func(t *testing.T) {
-			clock := newFakeClock()
-			s := newSharedReads(sharedFreshness, clock.Now)
-			var calls atomic.Int32
-			release, leader := blockedRead(t, s, testReadKey, countingFetch(&calls, "pipes", nil))
-			joined := followers(t, s, testReadKey, 9, fresh, &calls)
-			release()
-			for i, a := range append([]readAnswer{<-leader}, collect(joined, 9)...) {
-				if a.value != "pipes" || a.err != nil {
-					t.Errorf("read %d got %q, %v; want the leader's answer", i, a.value, a.err)
-				}
-			}
-			if n := calls.Load(); n != 1 {
-				t.Errorf("%d calls for 10 reads, want 1", n)
-			}
-		})
-	}
-}
-
-func collect(ch <-chan readAnswer, n int) []readAnswer {
-	out := make([]readAnswer, n)
-	for i := range out {
-		out[i] = <-ch
-	}
-	return out
-}
-
-// A finished read is reused within the window, unless the read must be
-// fresh; failures that are the cloud's answer are reused like results, those
-// of the leader's own making are not.
-func TestSharedReadReuseWindow(t *testing.T) {
-	cloudErr := &cloudapi.Error{Reason: cloudapi.ReasonServerError}
+// The reconciler's shared reads reuse the cloud's failures like results,
+// but not a refused admission, which is the watch's own; a panic in a
+// shared read reads as the cloud's invalid response.
+func TestSharedReadsReuseOnlyTheCloudsAnswers(t *testing.T) {
 	tests := []struct {
 		name      string
 		err       error
-		after     time.Duration
-		fresh     bool
 		wantCalls int32
 	}{
-		{"a result, just after", nil, 0, false, 1},
-		{"a result, at the end of the window", nil, sharedFreshness - time.Millisecond, false, 1},
-		{"a result, once the window is over", nil, sharedFreshness, false, 2},
-		{"a result, for a read that must be fresh", nil, 0, true, 2},
-		{"the cloud's failure, within the window", cloudErr, time.Second, false, 1},
-		{"the cloud's failure, for a read that must be fresh", cloudErr, time.Second, true, 2},
-		{"the leader's ctx ended", fmt.Errorf("calling: %w", context.Canceled), 0, false, 2},
-		{"a refused admission", &budgetRefusalError{api: "management", wait: time.Second}, 0, false, 2},
+		{"the cloud's failure", &cloudapi.Error{Reason: cloudapi.ReasonServerError}, 1},
+		{"a refused admission", &budgetRefusalError{api: "management", wait: time.Second}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := newFakeClock()
-			s := newSharedReads(sharedFreshness, clock.Now)
+			s := newSharedReads(sharedFreshness, newFakeClock().Now)
 			var calls atomic.Int32
-			ctx := context.Background()
-			if errors.Is(tt.err, context.Canceled) {
-				canceled, cancel := context.WithCancel(ctx)
-				cancel()
-				_, _ = shareRead(canceled, s, testReadKey, false, countingFetch(&calls, "first", tt.err))
-			} else {
-				_, _ = shareRead(ctx, s, testReadKey, false, countingFetch(&calls, "first", tt.err))
-			}
-			clock.Step(tt.after)
-			got, err := shareRead(ctx, s, testReadKey, tt.fresh, countingFetch(&calls, "second", nil))
+			_, _ = sharedread.Do(context.Background(), s, testReadKey, false, countingFetch(&calls, "first", tt.err))
+			_, _ = sharedread.Do(context.Background(), s, testReadKey, false, countingFetch(&calls, "second", nil))
 			if n := calls.Load(); n != tt.wantCalls {
-				t.Fatalf("%d calls, want %d", n, tt.wantCalls)
-			}
-			switch {
-			case tt.wantCalls == 2 && (got != "second" || err != nil):
-				t.Errorf("got %q, %v; want the second call's answer", got, err)
-			case tt.wantCalls == 1 && tt.err == nil && got != "first":
-				t.Errorf("got %q; want the first call's answer", got)
-			case tt.wantCalls == 1 && tt.err != nil && !errors.Is(err, tt.err):
-				t.Errorf("got error %v; want the first call's %v", err, tt.err)
+				t.Errorf("%d calls, want %d", n, tt.wantCalls)
 			}
 		})
 	}
-}
-
-// A panic in the shared call fails every read that waited for it, and is
-// not reused.
-func TestSharedReadPanicFailsEveryWaiter(t *testing.T) {
-	clock := newFakeClock()
-	s := newSharedReads(sharedFreshness, clock.Now)
-	var calls atomic.Int32
-	release, leader := blockedRead(t, s, testReadKey, func(context.Context) (string, error) { panic("boom in a shared read") })
-	joined := followers(t, s, testReadKey, 4, false, &calls)
-	release()
-	for i, a := range append([]readAnswer{<-leader}, collect(joined, 4)...) {
-		if _, ok := errors.AsType[*readPanicError](a.err); !ok || !strings.Contains(a.err.Error(), "boom in a shared read") {
-			t.Errorf("read %d got %q, %v; want the panic as an error", i, a.value, a.err)
+	t.Run("a panic", func(t *testing.T) {
+		s := newSharedReads(sharedFreshness, newFakeClock().Now)
+		_, err := sharedread.Do(context.Background(), s, testReadKey, false, func(context.Context) (string, error) { panic("boom in a shared read") })
+		if f := cloudFailure(err); f.reason != swv1.ReasonInvalidResponse || !strings.Contains(f.message, "boom in a shared read") {
+			t.Errorf("the failure reads %s: %s, want InvalidResponse with the panic", f.reason, f.message)
 		}
-		if f := cloudFailure(a.err); f.reason != swv1.ReasonInvalidResponse {
-			t.Errorf("read %d's failure reads %s, want InvalidResponse", i, f.reason)
-		}
-	}
-	if got, err := shareRead(context.Background(), s, testReadKey, false, countingFetch(&calls, "again", nil)); got != "again" || err != nil {
-		t.Errorf("the read after a panic got %q, %v; want a call of its own", got, err)
-	}
-}
-
-// A read that waits for another's call stops waiting when its own ctx ends.
-func TestSharedReadWaiterHonoursItsContext(t *testing.T) {
-	s := newSharedReads(sharedFreshness, newFakeClock().Now)
-	var calls atomic.Int32
-	release, leader := blockedRead(t, s, testReadKey, countingFetch(&calls, "late", nil))
-	defer func() { release(); <-leader }()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := shareRead(ctx, s, testReadKey, false, countingFetch(&calls, "own", nil)); !errors.Is(err, context.Canceled) {
-		t.Errorf("got %v, want the waiter's own context error", err)
-	}
+	})
 }
 
 // Reads share only when every input of the call is equal.
@@ -213,42 +114,16 @@ func TestSharedReadKeysAreExact(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := newSharedReads(sharedFreshness, newFakeClock().Now)
 			var calls atomic.Int32
-			_, _ = shareRead(context.Background(), s, base, false, countingFetch(&calls, "base", nil))
+			_, _ = sharedread.Do(context.Background(), s, base, false, countingFetch(&calls, "base", nil))
 			other := base
 			vary(&other)
-			if s.covers(other) {
+			if s.Covers(other) {
 				t.Error("admission would take the read as covered")
 			}
-			if got, _ := shareRead(context.Background(), s, other, false, countingFetch(&calls, "other", nil)); got != "other" || calls.Load() != 2 {
+			if got, _ := sharedread.Do(context.Background(), s, other, false, countingFetch(&calls, "other", nil)); got != "other" || calls.Load() != 2 {
 				t.Errorf("got %q after %d calls: the read was shared", got, calls.Load())
 			}
 		})
-	}
-}
-
-// Finished reads are forgotten once they can no longer be reused, so the
-// map holds only the last few seconds' reads.
-func TestSharedReadsEvictExpiredCalls(t *testing.T) {
-	clock := newFakeClock()
-	s := newSharedReads(sharedFreshness, clock.Now)
-	var calls atomic.Int32
-	for i := range 100 {
-		key := testReadKey
-		key.serviceID = fmt.Sprint(i)
-		_, _ = shareRead(context.Background(), s, key, false, countingFetch(&calls, "v", nil))
-	}
-	first := testReadKey
-	first.serviceID = "0"
-	if !s.covers(first) {
-		t.Fatal("a read just made is not covered")
-	}
-	if n := s.size(); n != 100 {
-		t.Fatalf("%d calls remembered, want the 100 just made", n)
-	}
-	clock.Step(sharedFreshness)
-	_, _ = shareRead(context.Background(), s, testReadKey, false, countingFetch(&calls, "v", nil))
-	if n := s.size(); n != 1 {
-		t.Errorf("%d calls remembered after the window, want only the new one", n)
 	}
 }
 
@@ -370,21 +245,4 @@ func TestFresh(t *testing.T) {
 			}
 		})
 	}
-}
-
-// size is how many calls are remembered.
-func (s *sharedReads) size() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.calls)
-}
-
-// joinedUnderWay is how many reads joined the call of key under way.
-func (s *sharedReads) joinedUnderWay(key readKey) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c := s.calls[key]; c != nil && !c.ended {
-		return c.joined
-	}
-	return -1
 }

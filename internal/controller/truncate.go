@@ -8,11 +8,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/bound"
 )
 
 // DefaultStatusSizeLimit bounds the size of a status, well under etcd's
 // 1.5 MiB object limit, leaving room for metadata, spec and managed fields.
-// A status is charged the larger of its JSON and its decoded size (goSize):
+// A status is charged the larger of its JSON and its decoded size (bound.GoSize):
 // the manager's cache holds every watch decoded, and a list of tiny items
 // decodes to many times its JSON (an empty pipe: 3 bytes of JSON, over a
 // hundred decoded), so that the cached copy of a watch stays about the limit
@@ -95,7 +96,7 @@ func itemSizes[T any](items []T) []int {
 			sizes[i] = math.MaxInt32 // cannot be written: never kept
 			continue
 		}
-		sizes[i] = max(len(raw)+1, goSize(&items[i]))
+		sizes[i] = max(len(raw)+1, bound.GoSize(&items[i]))
 	}
 	return sizes
 }
@@ -103,7 +104,7 @@ func itemSizes[T any](items []T) []int {
 // statusSize is what a status is charged: the larger of its JSON and its
 // decoded size.
 func statusSize(status *swv1.ServiceWatchStatus) int {
-	return max(jsonSize(status), goSize(status))
+	return max(jsonSize(status), bound.GoSize(status))
 }
 
 // prefixFitting returns how many leading items fit in budget bytes.

@@ -1,4 +1,4 @@
-package controller
+package bound
 
 import (
 	"reflect"
@@ -11,12 +11,13 @@ const mapEntryBytes = 16
 
 var timeType = reflect.TypeFor[time.Time]()
 
-// goSize estimates the bytes a value of the status types costs decoded, as
-// the manager's cache holds it: its own size and everything it points to
-// (strings, slices, maps, pointed-to structs), not the allocator's rounding.
-// A status of many tiny items costs several times its JSON: an empty pipe
-// is 2 bytes of JSON and over a hundred decoded.
-func goSize[T any](v *T) int {
+// GoSize estimates the bytes a value costs decoded, as a cache of decoded
+// objects holds it: its own size and everything it points to (strings,
+// slices, maps, pointed-to structs), not the allocator's rounding. A value
+// of many tiny items costs several times its JSON: an empty pipe is 2 bytes
+// of JSON and over a hundred decoded, so a bound on JSON alone does not
+// bound memory.
+func GoSize[T any](v *T) int {
 	rv := reflect.ValueOf(v).Elem()
 	return int(rv.Type().Size()) + heapSize(rv)
 }

@@ -1,4 +1,4 @@
-package controller
+package fairqueue
 
 import (
 	"context"
@@ -7,9 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
-	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -21,9 +20,9 @@ import (
 // refresh (handler.LowPriority).
 const secretChangePriority = handler.LowPriority / 2
 
-// priorityOf is the workqueue priority of work of level l: a user's work
+// PriorityOf is the workqueue priority of work of level l: a user's work
 // first, then a Secret's change, then periodic refreshes (see pacing.Level).
-func priorityOf(l pacing.Level) int {
+func PriorityOf(l pacing.Level) int {
 	switch l {
 	case pacing.User:
 		return 0
@@ -34,22 +33,32 @@ func priorityOf(l pacing.Level) int {
 	}
 }
 
-// withPriority enqueues what h enqueues at the priority priorityOf gives for
+// WithPriority enqueues what h enqueues at the priority priorityOf gives for
 // the event's object, unless h names one itself (as controller-runtime's
 // handlers do for the initial list and resyncs, at low priority).
-func withPriority(h handler.EventHandler, priorityOf func(client.Object) int) handler.EventHandler {
-	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e ctrlevent.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+func WithPriority[T any](h handler.TypedEventHandler[T, reconcile.Request], priorityOf func(T) int) handler.TypedEventHandler[T, reconcile.Request] {
+	return handler.TypedFuncs[T, reconcile.Request]{
+		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[T], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			h.Create(ctx, e, atPriority(q, priorityOf(e.Object)))
 		},
-		UpdateFunc: func(ctx context.Context, e ctrlevent.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[T], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			h.Update(ctx, e, atPriority(q, priorityOf(e.ObjectNew)))
 		},
-		DeleteFunc: func(ctx context.Context, e ctrlevent.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[T], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			h.Delete(ctx, e, atPriority(q, priorityOf(e.Object)))
 		},
-		GenericFunc: func(ctx context.Context, e ctrlevent.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		GenericFunc: func(ctx context.Context, e event.TypedGenericEvent[T], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			h.Generic(ctx, e, atPriority(q, priorityOf(e.Object)))
+		},
+	}
+}
+
+// EnqueueKey enqueues the request of the key a generic event carries: the
+// end of a background read names its watch by key, having no object of it.
+func EnqueueKey() handler.TypedEventHandler[types.NamespacedName, reconcile.Request] {
+	return handler.TypedFuncs[types.NamespacedName, reconcile.Request]{
+		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[types.NamespacedName], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			q.Add(reconcile.Request{NamespacedName: e.Object})
 		},
 	}
 }
@@ -93,7 +102,7 @@ func (q defaultPriorityQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reco
 	q.PriorityQueue.AddWithOpts(o, items...)
 }
 
-// levelBand is the room between two levels' priorities (see priorityOf):
+// levelBand is the room between two levels' priorities (see PriorityOf):
 // a namespace's turn lowers an item's priority within its level's band,
 // never into the level below.
 const levelBand = secretChangePriority - handler.LowPriority
@@ -110,9 +119,9 @@ type fairQueue struct {
 	turns *pacing.FairQueue[types.NamespacedName]
 }
 
-// newFairQueue returns the controller's queue (controller.Options.NewQueue):
+// New returns the controller's queue (controller.Options.NewQueue):
 // controller-runtime's priority queue, with namespaces taking turns.
-func newFairQueue(name string, rateLimiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+func New(name string, rateLimiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 	return fairQueue{
 		PriorityQueue: priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) { o.RateLimiter = rateLimiter }),
 		turns:         pacing.NewFairQueue[types.NamespacedName](),
