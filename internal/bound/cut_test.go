@@ -97,3 +97,23 @@ func TestJoin(t *testing.T) {
 		}
 	}
 }
+
+func TestPrefix(t *testing.T) {
+	tests := []struct {
+		sizes  []int
+		budget int
+		want   int
+	}{
+		{nil, 10, 0},
+		{[]int{3, 3, 3}, 10, 3},
+		{[]int{3, 3, 3}, 9, 3},
+		{[]int{3, 3, 3}, 8, 2},
+		{[]int{3, 3, 3}, 2, 0},
+		{[]int{3, 3, 3}, -5, 0},
+	}
+	for _, tt := range tests {
+		if got, _ := bound.Prefix(tt.sizes, tt.budget); got != tt.want {
+			t.Errorf("Prefix(%v, %d) = %d, want %d", tt.sizes, tt.budget, got, tt.want)
+		}
+	}
+}

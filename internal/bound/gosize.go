@@ -1,6 +1,8 @@
 package bound
 
 import (
+	"encoding/json"
+	"math"
 	"reflect"
 	"time"
 )
@@ -64,4 +66,43 @@ func heapSize(v reflect.Value) int {
 	default:
 		return 0
 	}
+}
+
+// Charge is what v is charged by a bound on what is kept of it: the larger
+// of its JSON size and its decoded size (GoSize), since a cache holds it
+// decoded and the API server stores its JSON. A value that cannot be encoded
+// is charged math.MaxInt32: it is never kept.
+func Charge[T any](v *T) int {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return math.MaxInt32
+	}
+	return max(len(raw), GoSize(v))
+}
+
+// Charges are what each item of a list is charged: as Charge, with one byte
+// more of JSON for the comma that separates it from the next.
+func Charges[T any](items []T) []int {
+	sizes := make([]int, len(items))
+	for i := range items {
+		raw, err := json.Marshal(items[i])
+		if err != nil {
+			sizes[i] = math.MaxInt32
+			continue
+		}
+		sizes[i] = max(len(raw)+1, GoSize(&items[i]))
+	}
+	return sizes
+}
+
+// Prefix returns how many leading sizes fit in budget, and what they use of
+// it.
+func Prefix(sizes []int, budget int) (n, used int) {
+	for i, size := range sizes {
+		if used+size > budget {
+			return i, used
+		}
+		used += size
+	}
+	return len(sizes), used
 }

@@ -1,25 +1,23 @@
 package controller
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"time"
-
-	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
+	"github.com/servicewatch/servicewatch/internal/readrunner"
 	"github.com/servicewatch/servicewatch/internal/sharedread"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
+	"k8s.io/utils/ptr"
 )
 
 // Cloud is what the reconciler reads of the cloud; *cloudapi.Client is the
@@ -332,7 +330,7 @@ func pipesPart() part {
 		list: statusList{
 			field:    "pipes",
 			keepRank: 2, // pipes are many: cut first
-			sizes:    func(s *swv1.ServiceWatchStatus) []int { return itemSizes(s.Pipes) },
+			sizes:    func(s *swv1.ServiceWatchStatus) []int { return bound.Charges(s.Pipes) },
 			keep:     func(s *swv1.ServiceWatchStatus, n int) { s.Pipes = s.Pipes[:n] },
 			length:   func(s *swv1.ServiceWatchStatus) int { return len(s.Pipes) },
 			total:    func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.Pipes) },
@@ -412,21 +410,17 @@ func readPipes(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 // listPipes calls the cloud. The client keeps what fits the status; the
 // counts and the metric items see every pipe.
 func listPipes(ctx context.Context, cloud Cloud, in *syncScope) (pipesRead, error) {
-	byState := map[string]int32{}
+	byState := bound.NewTally(maxCountedStates, maxPipeStateBytes, otherPipeStates)
 	items := newCollector(in.metricBytes, pipeItem)
 	list, err := cloud.ListPipes(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
 		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, Charge: bound.GoSize[swv1.Pipe], Each: func(p *swv1.Pipe) {
-			countState(byState, ptr.Deref(p.State, "Unknown"))
+			byState.Add(ptr.Deref(p.State, "Unknown"))
 			items.add(p)
 		}})
 	if err != nil {
 		return pipesRead{}, err
 	}
-	if len(byState) == 0 {
-		byState = nil
-	}
-	boundStates(byState)
-	return pipesRead{list: list, byState: byState, items: items.items.Items()}, nil
+	return pipesRead{list: list, byState: byState.Top(maxPipeStates), items: items.items.Items()}, nil
 }
 
 // showPipes gives the state metrics every pipe a list read.
@@ -453,7 +447,7 @@ func endpointsPart() part {
 		list: statusList{
 			field:    "reversePrivateEndpoints",
 			keepRank: 0, // endpoints are few and pipes reference them: kept first
-			sizes:    func(s *swv1.ServiceWatchStatus) []int { return itemSizes(s.ReversePrivateEndpoints) },
+			sizes:    func(s *swv1.ServiceWatchStatus) []int { return bound.Charges(s.ReversePrivateEndpoints) },
 			keep:     func(s *swv1.ServiceWatchStatus, n int) { s.ReversePrivateEndpoints = s.ReversePrivateEndpoints[:n] },
 			length:   func(s *swv1.ServiceWatchStatus) int { return len(s.ReversePrivateEndpoints) },
 			total:    func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.ReversePrivateEndpoints) },
@@ -499,7 +493,7 @@ func alertsPart() part {
 		list: statusList{
 			field:    "alerts",
 			keepRank: 1, // one entry per alert ID the user named; small
-			sizes:    func(s *swv1.ServiceWatchStatus) []int { return itemSizes(s.Alerts) },
+			sizes:    func(s *swv1.ServiceWatchStatus) []int { return bound.Charges(s.Alerts) },
 			keep:     func(s *swv1.ServiceWatchStatus, n int) { s.Alerts = s.Alerts[:n] },
 			length:   func(s *swv1.ServiceWatchStatus) int { return len(s.Alerts) },
 			total:    func(w *swv1.ServiceWatch) int { return len(w.Spec.AlertIDs) },
@@ -713,38 +707,6 @@ const (
 	otherPipeStates = "(other)"
 )
 
-// countState counts a pipe of state, under its name while fewer than
-// maxCountedStates are named.
-func countState(byState map[string]int32, state string) {
-	state = bound.Cut(state, maxPipeStateBytes)
-	if _, named := byState[state]; !named && len(byState) >= maxCountedStates {
-		state = otherPipeStates
-	}
-	byState[state]++
-}
-
-// boundStates keeps the maxPipeStates-1 states with the most pipes by name
-// (ties by name), and counts the rest under otherPipeStates.
-func boundStates(byState map[string]int32) {
-	if len(byState) <= maxPipeStates {
-		return
-	}
-	other := byState[otherPipeStates]
-	delete(byState, otherPipeStates)
-	states := slices.Collect(maps.Keys(byState))
-	slices.SortFunc(states, func(a, b string) int {
-		if c := cmp.Compare(byState[b], byState[a]); c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
-	})
-	for _, s := range states[maxPipeStates-1:] {
-		other += byState[s]
-		delete(byState, s)
-	}
-	byState[otherPipeStates] = other
-}
-
 // The items as the state metrics show them.
 
 func pipeItem(p *swv1.Pipe) statemetrics.Pipe {
@@ -795,3 +757,102 @@ func newCollector[T any, M statemetrics.Item](maxBytes int, project func(*T) M) 
 }
 
 func (c collector[T, M]) add(item *T) { c.items.Add(c.project(item)) }
+
+// sharedFreshness is how long a finished read is reused by the other watches
+// that read the same thing. Watches of one service sync at the same phase
+// (phaseBook), so the reads of a group start within the jitter (at most 1 s)
+// plus the time the workers take to reach each of them: 3 s covers that.
+// It stays under backoffBase, so the retry after a transient failure always
+// calls again, and at a tenth of the shortest interval (minInterval), so a
+// shared result is never much older than a watch's own read would have been.
+const sharedFreshness = 3 * time.Second
+
+// readKey names one read exactly. Two reads share a call only when every
+// input of the call is equal, the credential included by its full digest: a
+// tenant must never see data read with another tenant's credential, and
+// truncation must not depend on who read first.
+type readKey struct {
+	// kind is what is read (pipesReadKind...).
+	kind string
+	// url is the API's base URL as the watch names it, unnormalized.
+	url            string
+	credential     cloudapi.CredentialDigest
+	organizationID string
+	serviceID      string
+	alertID        string
+	// keepBytes is the list's size bound, for the lists.
+	keepBytes int
+}
+
+// The kinds of reads.
+const (
+	pipesReadKind     = "pipes"
+	endpointsReadKind = "reverse_private_endpoints"
+	alertReadKind     = "alert"
+)
+
+// newSharedReads returns the reconciler's shared reads: every read they
+// hold was made with a credential the watches that share it hold too. A
+// refused admission is the watch's own, never the cloud's answer: it is not
+// reused.
+func newSharedReads(freshness time.Duration, now func() time.Time) *sharedread.Reads[readKey] {
+	return sharedread.New[readKey](freshness, now, func(err error) bool {
+		_, refused := errors.AsType[*budgetRefusalError](err)
+		return !refused
+	})
+}
+
+// expectRetry is how soon a watch whose read another watch was just admitted
+// for looks again: by then that read has begun, and the watch joins it.
+const expectRetry = 100 * time.Millisecond
+
+// budgetRefusalError is a read that admission left to a shared read which was
+// gone when the read ran, and whose own call the budget then refused: it
+// waits for a later sync rather than call without admission.
+type budgetRefusalError struct {
+	api  string
+	wait time.Duration
+}
+
+func (b *budgetRefusalError) Error() string {
+	return fmt.Sprintf("waiting %s for room in the %s API's rate budget", b.wait.Round(time.Second), b.api)
+}
+
+// slottedCloud is the Cloud of one sync's read: each call holds its host's
+// slot (readrunner.Slots) while it runs. Admission asks no slot: it calls
+// nothing.
+type slottedCloud struct {
+	Cloud
+	slots *readrunner.Slots
+}
+
+// ListPipes lists the pipes holding the management host's slot.
+func (c slottedCloud) ListPipes(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string, opts cloudapi.ListOptions[swv1.Pipe]) (cloudapi.List[swv1.Pipe], error) {
+	release, err := c.slots.Hold(ctx, baseURL)
+	if err != nil {
+		return cloudapi.List[swv1.Pipe]{}, err
+	}
+	defer release()
+	return c.Cloud.ListPipes(ctx, baseURL, creds, organizationID, serviceID, opts)
+}
+
+// ListReversePrivateEndpoints lists the endpoints holding the management
+// host's slot.
+func (c slottedCloud) ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string, opts cloudapi.ListOptions[swv1.ReversePrivateEndpoint]) (cloudapi.List[swv1.ReversePrivateEndpoint], error) {
+	release, err := c.slots.Hold(ctx, baseURL)
+	if err != nil {
+		return cloudapi.List[swv1.ReversePrivateEndpoint]{}, err
+	}
+	defer release()
+	return c.Cloud.ListReversePrivateEndpoints(ctx, baseURL, creds, organizationID, serviceID, opts)
+}
+
+// GetAlert fetches an alert holding the alert host's slot.
+func (c slottedCloud) GetAlert(ctx context.Context, baseURL string, token cloudapi.BearerToken, alertID string) (cloudapi.AlertResult, error) {
+	release, err := c.slots.Hold(ctx, baseURL)
+	if err != nil {
+		return cloudapi.AlertResult{}, err
+	}
+	defer release()
+	return c.Cloud.GetAlert(ctx, baseURL, token, alertID)
+}

@@ -8,6 +8,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/egress"
+	"github.com/servicewatch/servicewatch/internal/fairqueue"
+	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/readrunner"
+	"github.com/servicewatch/servicewatch/internal/secretwatch"
+	"github.com/servicewatch/servicewatch/internal/sharedread"
+	"github.com/servicewatch/servicewatch/internal/statemetrics"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
@@ -23,16 +32,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
-
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
-	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/egress"
-	"github.com/servicewatch/servicewatch/internal/fairqueue"
-	"github.com/servicewatch/servicewatch/internal/pacing"
-	"github.com/servicewatch/servicewatch/internal/readrunner"
-	"github.com/servicewatch/servicewatch/internal/secretwatch"
-	"github.com/servicewatch/servicewatch/internal/sharedread"
-	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
 // Options tune the reconciler; the manager's flags set them.
@@ -475,4 +474,58 @@ func (r *ServiceWatchReconciler) tell(ctx context.Context, before, watch *swv1.S
 		fills = append(fills, res.metricItems)
 	}
 	r.StateMetrics.Set(stateMetricsOf(watch, fills...))
+}
+
+// fetches run the cloud reads of syncs in the background (readrunner): a
+// worker starts a read and moves on, and the read's end wakes the watch
+// again to write what was read. The calls of the reads are bounded per API
+// host, per namespace and in all (pacing.Slots): a sync holds a host's slot
+// only while it calls that host, work a user asked for goes first, and the
+// namespaces that wait take turns.
+type fetches = readrunner.Runner[types.NamespacedName, fetched]
+
+// fetched is a sync whose read ended, and what the read found; results are
+// nil when it ended without an answer (it panicked, or got no slot before
+// the sync timeout).
+type fetched struct {
+	scope   *syncScope
+	results []partResult
+}
+
+func newFetches(limits pacing.SlotLimits, timeout time.Duration, now func() time.Time, slotWait func(pacing.Level, time.Duration)) *fetches {
+	return readrunner.New[types.NamespacedName, fetched](limits, timeout, now, slotWait)
+}
+
+// readRequest is the background read of the sync s: read calls the cloud.
+func readRequest(s *syncScope, read func(ctx context.Context, slots *readrunner.Slots) []partResult) readrunner.Request[types.NamespacedName, fetched] {
+	return readrunner.Request[types.NamespacedName, fetched]{Key: s.p.Key, Tenant: s.p.Key.Namespace, Level: s.level,
+		Interrupted: fetched{scope: s},
+		Read: func(ctx context.Context, slots *readrunner.Slots) fetched {
+			return fetched{scope: s, results: read(ctx, slots)}
+		}}
+}
+
+// takeRead returns the sync of the watch whose read ended, if there is one,
+// with what it found, and forgets it.
+func (r *ServiceWatchReconciler) takeRead(key types.NamespacedName) (*syncScope, bool) {
+	ended, ok := r.fetches.Take(key)
+	if !ok {
+		return nil, false
+	}
+	ended.Result.scope.ended(ended.Result.results, ended.StartedAt, ended.EndedAt)
+	return ended.Result.scope, true
+}
+
+// referencedBy tells whether a ServiceWatch in the cache references the
+// Secret, through the index of watches by Secret: what secretwatch.Watch
+// keeps the versions of.
+func referencedBy(c client.Reader) func(context.Context, types.NamespacedName) bool {
+	return func(ctx context.Context, secret types.NamespacedName) bool {
+		var watches swv1.ServiceWatchList
+		if err := c.List(ctx, &watches, client.InNamespace(secret.Namespace),
+			client.MatchingFields{secretNamesIndex: secret.Name}, client.Limit(1), client.UnsafeDisableDeepCopy); err != nil {
+			return true // keep it: better a version too many than a change missed
+		}
+		return len(watches.Items) > 0
+	}
 }

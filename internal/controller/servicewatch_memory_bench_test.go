@@ -48,7 +48,7 @@ func BenchmarkWorstCaseStatus(b *testing.B) {
 					runtime.KeepAlive(&cached)
 				}
 				b.ReportMetric(float64(retained), "retained-B")
-				b.ReportMetric(float64(jsonSize(&w.Status)), "json-B")
+				b.ReportMetric(float64(jsonBytes(b, &w.Status)), "json-B")
 			})
 		}
 	}

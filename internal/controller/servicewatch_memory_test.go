@@ -116,7 +116,7 @@ func TestRealisticPipesKeepTheirShare(t *testing.T) {
 			t.Fatal(err)
 		}
 		jsonOnly += len(raw) + 1
-		charged += itemSizes(pipes[i : i+1])[0]
+		charged += bound.Charges(pipes[i : i+1])[0]
 	}
 	t.Logf("%d pipes: charged %d bytes, %d as JSON (%.2f)", len(pipes), charged, jsonOnly, float64(charged)/float64(jsonOnly))
 	if float64(charged) > 1.2*float64(jsonOnly) {
@@ -125,21 +125,21 @@ func TestRealisticPipesKeepTheirShare(t *testing.T) {
 }
 
 func TestPipeStatesAreBounded(t *testing.T) {
-	byState := map[string]int32{}
+	tally := bound.NewTally(maxCountedStates, maxPipeStateBytes, otherPipeStates)
 	for range 10 {
-		countState(byState, "Running")
+		tally.Add("Running")
 	}
 	for range 5 {
-		countState(byState, "Failed")
+		tally.Add("Failed")
 	}
 	// Then a cloud that gives pipes 2,000 states of their own, some long.
 	for i := range 5000 {
-		countState(byState, fmt.Sprintf("State-%04d-%s", i%2000, strings.Repeat("x", 100*(i%2))))
+		tally.Add(fmt.Sprintf("State-%04d-%s", i%2000, strings.Repeat("x", 100*(i%2))))
 	}
-	if len(byState) > maxCountedStates+1 {
-		t.Fatalf("%d states counted while streaming, want at most %d and the rest", len(byState), maxCountedStates)
+	if counted := tally.Top(maxCountedStates + 1); len(counted) > maxCountedStates+1 {
+		t.Fatalf("%d states counted while streaming, want at most %d and the rest", len(counted), maxCountedStates)
 	}
-	boundStates(byState)
+	byState := tally.Top(maxPipeStates)
 	if len(byState) != maxPipeStates {
 		t.Fatalf("%d states after the bound, want %d", len(byState), maxPipeStates)
 	}
@@ -156,10 +156,16 @@ func TestPipeStatesAreBounded(t *testing.T) {
 	if byState["Running"] != 10 || byState["Failed"] != 5 {
 		t.Errorf("the most frequent states are not named: %v", byState)
 	}
-	few := map[string]int32{"Running": 3, "Failed": 1}
-	boundStates(few)
-	if !maps.Equal(few, map[string]int32{"Running": 3, "Failed": 1}) {
-		t.Errorf("a few states changed: %v", few)
+	few := bound.NewTally(maxCountedStates, maxPipeStateBytes, otherPipeStates)
+	for range 3 {
+		few.Add("Running")
+	}
+	few.Add("Failed")
+	if got := few.Top(maxPipeStates); !maps.Equal(got, map[string]int32{"Running": 3, "Failed": 1}) {
+		t.Errorf("a few states changed: %v", got)
+	}
+	if got := bound.NewTally(maxCountedStates, maxPipeStateBytes, otherPipeStates).Top(maxPipeStates); got != nil {
+		t.Errorf("no pipes count states %v, want none", got)
 	}
 }
 

@@ -78,26 +78,6 @@ func TestTruncate(t *testing.T) {
 	}
 }
 
-func TestPrefixFitting(t *testing.T) {
-	tests := []struct {
-		sizes  []int
-		budget int
-		want   int
-	}{
-		{nil, 10, 0},
-		{[]int{3, 3, 3}, 10, 3},
-		{[]int{3, 3, 3}, 9, 3},
-		{[]int{3, 3, 3}, 8, 2},
-		{[]int{3, 3, 3}, 2, 0},
-		{[]int{3, 3, 3}, -5, 0},
-	}
-	for _, tt := range tests {
-		if got := prefixFitting(tt.sizes, tt.budget); got != tt.want {
-			t.Errorf("prefixFitting(%v, %d) = %d, want %d", tt.sizes, tt.budget, got, tt.want)
-		}
-	}
-}
-
 // Which items fit does not depend on what the status held before: the
 // first sync (no StatusTruncated condition yet, no requested-at echo) cuts
 // where a later, requested sync of the same data does, and stays under the
@@ -109,14 +89,24 @@ func TestTruncateDependsOnTheDataAlone(t *testing.T) {
 		results := []partResult{pipesOK(manyPipes(n)...), endpointsOK(1), alertsFetched(nil)}
 		w := testWatch()
 		applyResults(w, syncParts(), results, limit)
-		if size := jsonSize(&w.Status); size > limit {
+		if size := jsonBytes(t, &w.Status); size > limit {
 			t.Errorf("%d pipes: the first sync's status is %d bytes, over the limit of %d", n, size, limit)
 		}
 		first := len(w.Status.Pipes)
 		w.Status.LastHandledRequestedAt = strings.Repeat("\"", maxRequestedAtEcho)
 		applyResults(w, syncParts(), results, limit)
-		if size := jsonSize(&w.Status); len(w.Status.Pipes) != first || size > limit {
+		if size := jsonBytes(t, &w.Status); len(w.Status.Pipes) != first || size > limit {
 			t.Errorf("%d pipes: the first sync kept %d, a requested one %d (%d bytes)", n, first, len(w.Status.Pipes), size)
 		}
 	}
+}
+
+// jsonBytes is the size of v's JSON.
+func jsonBytes(t testing.TB, v any) int {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(raw)
 }

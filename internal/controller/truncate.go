@@ -1,8 +1,6 @@
 package controller
 
 import (
-	"encoding/json"
-	"math"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,15 +61,15 @@ func truncate(status *swv1.ServiceWatchStatus, lists []statusList, limit int) {
 		}
 		budget -= fixedSize(&bare)
 		for i, l := range lists {
-			n := prefixFitting(sizes[i], budget)
-			budget -= sum(sizes[i][:n])
+			n, used := bound.Prefix(sizes[i], budget)
+			budget -= used
 			l.keep(status, n)
 		}
 	}
 }
 
 // fixedSize is the size status is measured at for truncation (the larger
-// of its JSON and decoded size, see statusSize): as if
+// of its JSON and decoded size, see bound.Charge): as if
 // the StatusTruncated condition and the echo of a requested sync took the
 // most room they can, whether they are there yet or not. So the first sync,
 // which has neither, cuts the lists where every later sync of the same data
@@ -82,55 +80,5 @@ func fixedSize(status *swv1.ServiceWatchStatus) int {
 	s.Conditions = slices.DeleteFunc(slices.Clone(s.Conditions), func(c metav1.Condition) bool {
 		return c.Type == swv1.ConditionStatusTruncated
 	})
-	return statusSize(&s) + truncatedConditionBytes + requestedAtRoom
-}
-
-// itemSizes returns what each item is charged: the larger of its JSON size,
-// plus one for the comma that separates it from the next, and its decoded
-// size.
-func itemSizes[T any](items []T) []int {
-	sizes := make([]int, len(items))
-	for i := range items {
-		raw, err := json.Marshal(items[i])
-		if err != nil {
-			sizes[i] = math.MaxInt32 // cannot be written: never kept
-			continue
-		}
-		sizes[i] = max(len(raw)+1, bound.GoSize(&items[i]))
-	}
-	return sizes
-}
-
-// statusSize is what a status is charged: the larger of its JSON and its
-// decoded size.
-func statusSize(status *swv1.ServiceWatchStatus) int {
-	return max(jsonSize(status), bound.GoSize(status))
-}
-
-// prefixFitting returns how many leading items fit in budget bytes.
-func prefixFitting(sizes []int, budget int) int {
-	used := 0
-	for i, size := range sizes {
-		if used+size > budget {
-			return i
-		}
-		used += size
-	}
-	return len(sizes)
-}
-
-func sum(values []int) int {
-	total := 0
-	for _, v := range values {
-		total += v
-	}
-	return total
-}
-
-func jsonSize(status *swv1.ServiceWatchStatus) int {
-	raw, err := json.Marshal(status)
-	if err != nil {
-		return 0
-	}
-	return len(raw)
+	return bound.Charge(&s) + truncatedConditionBytes + requestedAtRoom
 }

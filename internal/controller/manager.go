@@ -1,13 +1,14 @@
 package controller
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/bound"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Scope confines a manager to some namespaces and, for shards, to the
@@ -58,4 +59,17 @@ func stripForCache(obj any) (any, error) {
 		watch.Status.Pipes, watch.Status.ReversePrivateEndpoints, watch.Status.Alerts = nil, nil, nil
 	}
 	return obj, nil
+}
+
+// NewScheme returns a scheme with the built-in types and the ServiceWatch
+// types: what the manager and the tests talk to the API server with.
+func NewScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := swv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return scheme, nil
 }
