@@ -185,7 +185,7 @@ func (r *ServiceWatchReconciler) restoreHolds(ctx context.Context, _ *syncScope)
 		log.FromContext(ctx).Error(err, "listing ServiceWatches to restore the cloud's Retry-After holds; trying again at the next sync")
 		return ctrl.Result{}, true
 	}
-	now := r.now()
+	now := r.clock.Now()
 	for i := range watches.Items {
 		w := &watches.Items[i]
 		if w.Spec.Suspend || w.Status.RetryNotBefore == nil || !w.Status.RetryNotBefore.After(now) {

@@ -9,7 +9,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
@@ -186,21 +185,11 @@ func (r *ServiceWatchReconciler) urlNotAllowed(url, specURL, field, flag string)
 }
 
 // secretVersions are the resourceVersions of the referenced Secrets by name,
-// as secretWatch knows them; "" for a Secret that does not exist.
+// as the Secret watch knows them; "" for a Secret that does not exist.
 func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1.ServiceWatch) map[string]string {
 	versions := make(map[string]string, 2)
 	for _, name := range referencedSecrets(watch) {
-		if r.secrets != nil {
-			versions[name] = r.secrets.Version(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name})
-			continue
-		}
-		meta := &metav1.PartialObjectMetadata{}
-		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name}, meta); err == nil {
-			versions[name] = meta.ResourceVersion
-		} else {
-			versions[name] = ""
-		}
+		versions[name] = r.secrets.Version(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name})
 	}
 	return versions
 }

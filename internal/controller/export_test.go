@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -20,6 +22,7 @@ import (
 // reads run until ctx ends, for tests that drive its steps one by one.
 func NewTestReconciler(ctx context.Context, c client.Client, reader client.Reader, cloud Cloud, budgets Budgets, metrics *Metrics) *ServiceWatchReconciler {
 	r := &ServiceWatchReconciler{Client: c, APIReader: reader, Cloud: cloud, Budgets: budgets, Metrics: metrics}
+	r.secrets = readerVersions{reader}
 	r.defaults()
 	go func() { _ = r.fetches.Start(ctx) }()
 	return r
@@ -111,4 +114,17 @@ func (r *ServiceWatchReconciler) demandEvery(p paced, in *syncScope) time.Durati
 // endedScope is a sync of the parts that ended at endedAt with results.
 func endedScope(results []partResult, reachedCloud bool, endedAt time.Time, every time.Duration) *syncScope {
 	return &syncScope{parts: syncParts(), results: results, outcome: assess(results), reachedCloud: reachedCloud, endedAt: endedAt, every: every}
+}
+
+// readerVersions reads Secrets' versions from the API server, for a
+// reconciler that runs without a manager and so without a Secret watch.
+type readerVersions struct{ reader client.Reader }
+
+func (v readerVersions) Version(ctx context.Context, secret types.NamespacedName) string {
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	if err := v.reader.Get(ctx, secret, meta); err != nil {
+		return ""
+	}
+	return meta.ResourceVersion
 }

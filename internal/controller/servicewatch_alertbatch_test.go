@@ -68,8 +68,8 @@ func TestAlertsLargerThanTheBudgetAreFetchedInBatches(t *testing.T) {
 	}
 	cloud := &batchCloud{maxBatch: 3, fetched: map[string]int{}}
 	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, now: func() time.Time { return clock }}
-	r.pacer = testPacer(r.now)
+	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, clock: pacing.NewClock(func() time.Time { return clock }, nil)}
+	r.pacer = testPacer(r.clock.Now)
 	ids := []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7"}
 	big := testWatch(ids...) // a new watch: work the user asked for
 	access := alertAccess{apiAccess: apiAccess{url: "https://alerts.example.com", digest: cloudapi.DigestOf(cloudapi.NewBearerToken("token"))}}

@@ -24,8 +24,8 @@ func TestAskServesANewWatchBeforeARefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	cloud := &budgetCloud{refuse: true}
-	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, now: func() time.Time { return clock }}
-	r.pacer = testPacer(r.now)
+	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, clock: pacing.NewClock(func() time.Time { return clock }, nil)}
+	r.pacer = testPacer(r.clock.Now)
 	creds := cloudapi.NewBasicCredentials("key", "secret")
 	newWatch := types.NamespacedName{Namespace: "a", Name: "new"}
 	old := types.NamespacedName{Namespace: "a", Name: "old"}
@@ -70,8 +70,8 @@ func TestAWatchWaitsAMomentForTheReadsAnotherWasJustAdmittedFor(t *testing.T) {
 		t.Fatal(err)
 	}
 	cloud := &budgetCloud{}
-	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, now: now, shared: newSharedReads(sharedFreshness, now)}
-	r.pacer = testPacer(r.now)
+	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, clock: pacing.NewClock(now, nil), shared: newSharedReads(sharedFreshness, now)}
+	r.pacer = testPacer(r.clock.Now)
 	inputOf := func(name string) *syncScope {
 		w := testWatch()
 		w.Name = name

@@ -100,12 +100,12 @@ type ServiceWatchReconciler struct {
 	digests *secretwatch.Digests[cloudapi.CredentialDigest]
 	// shared lets watches that read the same thing share the calls.
 	shared *sharedread.Reads[readKey]
-	// secrets knows the versions of the referenced Secrets, and tells of
-	// their changes; nil outside a manager (the versions are then read from
-	// APIReader).
-	secrets *secretwatch.Watch
-	// now is the clock; tests replace it.
-	now func() time.Time
+	// secrets knows the versions of the referenced Secrets (a
+	// secretwatch.Watch, which SetupWithManager starts).
+	secrets secretVersioner
+	// clock reads the time and tells the wall clock's steps to the pacer;
+	// default: the machine's (pacing.SystemClock).
+	clock *pacing.Clock
 	// episodes bound the events of each watch's failure episode.
 	episodes episodes
 	// holdsRestored is set once the persisted Retry-After holds were given
@@ -172,8 +172,9 @@ func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("creating a metadata client for Secrets: %w", err)
 	}
 	secretChanged := make(chan ctrlevent.GenericEvent)
-	r.secrets = secretwatch.New(md, r.Options.Scope.Namespaces, referencedBy(mgr.GetCache()), secretChanged)
-	if err := mgr.Add(r.secrets); err != nil {
+	secrets := secretwatch.New(md, r.Options.Scope.Namespaces, referencedBy(mgr.GetCache()), secretChanged)
+	r.secrets = secrets
+	if err := mgr.Add(secrets); err != nil {
 		return fmt.Errorf("adding the Secret watch: %w", err)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -234,28 +235,21 @@ func (o Options) withDefaults() Options {
 func (r *ServiceWatchReconciler) defaults() {
 	r.Options = r.Options.withDefaults()
 	r.parts = syncParts()
-	if r.now == nil {
-		r.now = time.Now
-		if r.pacer == nil {
-			// The pacer moves its schedules by the steps of the wall clock,
-			// told against the monotonic clock (see pacing.Clock).
-			start := time.Now()
-			r.pacer = pacing.New[types.NamespacedName, readKey](pacing.NewClock(time.Now, func() time.Duration { return time.Since(start) }), nil)
-		}
+	if r.clock == nil {
+		r.clock = pacing.SystemClock()
+	}
+	if r.pacer == nil {
+		r.pacer = pacing.New[types.NamespacedName, readKey](r.clock, nil)
 	}
 	if r.digests == nil {
 		r.digests = secretwatch.NewDigests[cloudapi.CredentialDigest]()
 	}
-	if r.pacer == nil {
-		// A test's now: only the test moves it, and it takes no step.
-		r.pacer = pacing.New[types.NamespacedName, readKey](pacing.NewClock(r.now, nil), nil)
-	}
 	if r.fetches == nil {
 		r.fetches = newFetches(pacing.SlotLimits{All: r.Options.MaxConcurrentSyncs, PerHost: r.Options.MaxSyncsPerHost,
-			PerTenant: r.Options.MaxSyncsPerNamespace}, r.Options.SyncTimeout, r.now, r.Metrics.observeSlotWait)
+			PerTenant: r.Options.MaxSyncsPerNamespace}, r.Options.SyncTimeout, r.clock.Now, r.Metrics.observeSlotWait)
 	}
 	if r.shared == nil {
-		r.shared = newSharedReads(sharedFreshness, r.now)
+		r.shared = newSharedReads(sharedFreshness, r.clock.Now)
 	}
 	if r.StateMetrics == nil {
 		r.StateMetrics = statemetrics.NewCollector(true)
@@ -351,6 +345,12 @@ func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.Servic
 	r.StateMetrics.Set(stateMetricsOf(watch))
 	r.emit(ctx, watch, r.episodes.events(before, watch, r.parts))
 	return nil
+}
+
+// secretVersioner knows the resourceVersion of a Secret, "" for one that
+// does not exist.
+type secretVersioner interface {
+	Version(ctx context.Context, secret types.NamespacedName) string
 }
 
 // syncStep is one step of starting a sync. It says whether to go on; when

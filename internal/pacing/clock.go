@@ -38,6 +38,13 @@ func NewClock(wall func() time.Time, mono func() time.Duration) *Clock {
 	return c
 }
 
+// SystemClock is the machine's clock: the wall clock, its steps told against
+// the monotonic clock.
+func SystemClock() *Clock {
+	start := time.Now()
+	return NewClock(time.Now, func() time.Duration { return time.Since(start) })
+}
+
 // Now reads the wall clock.
 func (c *Clock) Now() time.Time { return c.wall() }
 

@@ -191,3 +191,20 @@ func TestAReadHoldsAHostsSlotOnlyWhileCallingIt(t *testing.T) {
 		t.Error("the read does not know it held a slot")
 	}
 }
+
+// A host's slots are counted by the host, however its URL spells it: a read
+// of https://API.example.com:443/v1 waits behind one of https://api.example.com,
+// as their budgets and the egress guard see one host (internal/hostkey).
+func TestSlotsCountAHostHoweverItIsSpelled(t *testing.T) {
+	f := newRunner(pacing.SlotLimits{All: 2, PerHost: 1, PerTenant: 2}, time.Hour, time.Now)
+	go func() { _ = f.Start(t.Context()) }()
+	inCall, unblock := make(chan struct{}), make(chan struct{})
+	f.Run(t.Context(), Request[string, result]{Key: "first", Tenant: "a", Level: pacing.User,
+		Read: calling(testAPI, func(context.Context) { close(inCall); <-unblock })})
+	<-inCall
+	f.Run(t.Context(), Request[string, result]{Key: "second", Tenant: "b", Level: pacing.User,
+		Read: calling("https://API.example.com:443/v1", func(context.Context) {})})
+	waitForWaiting(t, f, pacing.User, 1)
+	close(unblock)
+	waitForWaiting(t, f, pacing.User, 0)
+}

@@ -3,10 +3,10 @@ package readrunner
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"sync"
 	"time"
 
+	"github.com/servicewatch/servicewatch/internal/hostkey"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
@@ -52,7 +52,9 @@ type hostHold struct {
 // read holds for it already, waiting until ctx ends. The returned function
 // ends the call's share.
 func (s *Slots) Hold(ctx context.Context, baseURL string) (func(), error) {
-	host := hostOf(baseURL)
+	// Slots count hosts as budgets and the egress guard do: one host
+	// however its URL spells it (API.example.com:443, api.example.com).
+	host := hostkey.FromURL(baseURL)
 	s.mu.Lock()
 	h := s.hosts[host]
 	first := h == nil
@@ -120,14 +122,4 @@ func (s *Slots) wasGranted() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.granted
-}
-
-// hostOf is the host (and port) of an API base URL, which its slots are
-// counted by; the URL itself when it has none. It is the one place that
-// names a slot's host: internal/hostkey's normalisation replaces it here.
-func hostOf(baseURL string) string {
-	if u, err := url.Parse(baseURL); err == nil && u.Host != "" {
-		return u.Host
-	}
-	return baseURL
 }
