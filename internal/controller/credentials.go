@@ -184,6 +184,12 @@ func (r *ServiceWatchReconciler) urlNotAllowed(url, specURL, field, flag string)
 	return newFailure(swv1.ReasonURLNotAllowed, "%s: %v; ask the cluster admin, who sets --allowed-api-urls", from, err)
 }
 
+// secretVersioner knows the resourceVersion of a Secret, "" for one that
+// does not exist.
+type secretVersioner interface {
+	Version(ctx context.Context, secret types.NamespacedName) string
+}
+
 // secretVersions are the resourceVersions of the referenced Secrets by name,
 // as the Secret watch knows them; "" for a Secret that does not exist.
 func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1.ServiceWatch) map[string]string {

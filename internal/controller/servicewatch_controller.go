@@ -347,12 +347,6 @@ func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.Servic
 	return nil
 }
 
-// secretVersioner knows the resourceVersion of a Secret, "" for one that
-// does not exist.
-type secretVersioner interface {
-	Version(ctx context.Context, secret types.NamespacedName) string
-}
-
 // syncStep is one step of starting a sync. It says whether to go on; when
 // it does not, the sync waits (for room in a budget, a Secret that changed)
 // and result says when to come back: nothing was sent and nothing written.
