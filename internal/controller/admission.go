@@ -4,15 +4,16 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
-	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // alertBatch is the batch of the watch's alert reads this sync asks for:

@@ -1,14 +1,15 @@
 package controller
 
 import (
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
-	"github.com/servicewatch/servicewatch/internal/bound"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/bound"
 )
 
 // Scope confines a manager to some namespaces and, for shards, to the

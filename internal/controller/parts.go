@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
@@ -17,7 +19,6 @@ import (
 	"github.com/servicewatch/servicewatch/internal/readrunner"
 	"github.com/servicewatch/servicewatch/internal/sharedread"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
-	"k8s.io/utils/ptr"
 )
 
 // Cloud is what the reconciler reads of the cloud; *cloudapi.Client is the

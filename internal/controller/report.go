@@ -6,15 +6,16 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // maxEventNoteBytes is the longest note events.k8s.io accepts.

@@ -8,15 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
-	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/egress"
-	"github.com/servicewatch/servicewatch/internal/fairqueue"
-	"github.com/servicewatch/servicewatch/internal/pacing"
-	"github.com/servicewatch/servicewatch/internal/readrunner"
-	"github.com/servicewatch/servicewatch/internal/secretwatch"
-	"github.com/servicewatch/servicewatch/internal/sharedread"
-	"github.com/servicewatch/servicewatch/internal/statemetrics"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
@@ -32,6 +23,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/egress"
+	"github.com/servicewatch/servicewatch/internal/fairqueue"
+	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/readrunner"
+	"github.com/servicewatch/servicewatch/internal/secretwatch"
+	"github.com/servicewatch/servicewatch/internal/sharedread"
+	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
 // Options tune the reconciler; the manager's flags set them.

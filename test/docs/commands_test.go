@@ -72,13 +72,13 @@ func TestCommandCheckCatchesWrongCommands(t *testing.T) {
 func commandLines(text string) []string {
 	var out []string
 	lang, inBlock, pending := "", false, ""
-	for _, raw := range strings.Split(text, "\n") {
+	for raw := range strings.SplitSeq(text, "\n") {
 		line := strings.TrimSpace(raw)
-		if strings.HasPrefix(line, "```") {
+		if after, ok := strings.CutPrefix(line, "```"); ok {
 			if inBlock {
 				inBlock = false
 			} else {
-				inBlock, lang = true, strings.TrimPrefix(line, "```")
+				inBlock, lang = true, after
 			}
 			continue
 		}
@@ -92,8 +92,8 @@ func commandLines(text string) []string {
 			}
 		}
 		line = pending + line
-		if strings.HasSuffix(line, `\`) {
-			pending = strings.TrimSuffix(line, `\`)
+		if before, ok := strings.CutSuffix(line, `\`); ok {
+			pending = before
 			continue
 		}
 		pending = ""

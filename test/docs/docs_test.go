@@ -242,7 +242,7 @@ func TestDocsNameTheCommands(t *testing.T) {
 
 var (
 	linkRef    = regexp.MustCompile(`\]\(([^)\s]*)\)`)
-	fenced     = regexp.MustCompile("(?ms)^ *```.*?^ *```")
+	fenced     = regexp.MustCompile("(?ms)^ *```.*?^ *```") //nolint:gocritic // under (?m), ^ is the start of every line, not only the first
 	codeSpan   = regexp.MustCompile("`[^`\n]*`")
 	headingRef = regexp.MustCompile("(?m)^#{1,6} +(.+?) *#*$")
 )
