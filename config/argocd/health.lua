@@ -20,17 +20,14 @@ local function describe(c)
   end
   return c.reason
 end
-local reconciling = conditions["Reconciling"]
-if reconciling ~= nil and reconciling.status == "True" then
-  hs.status = "Progressing"
-  hs.message = describe(reconciling)
-  return hs
-end
-local stalled = conditions["Stalled"]
-if stalled ~= nil and stalled.status == "True" then
-  hs.status = "Degraded"
-  hs.message = describe(stalled)
-  return hs
+-- A sync under way, then a failure only a person can fix, before Ready.
+for _, rule in ipairs({{"Reconciling", "Progressing"}, {"Stalled", "Degraded"}}) do
+  local c = conditions[rule[1]]
+  if c ~= nil and c.status == "True" then
+    hs.status = rule[2]
+    hs.message = describe(c)
+    return hs
+  end
 end
 local ready = conditions["Ready"]
 if ready ~= nil and ready.status == "True" then

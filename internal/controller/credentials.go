@@ -128,11 +128,8 @@ func (r *ServiceWatchReconciler) readCredential(ctx context.Context, c apiCreden
 // referenced Secret's version (from secretwatch.Watch) and a digest known for it,
 // it reads nothing.
 func (r *ServiceWatchReconciler) managementAccess(ctx context.Context, watch *swv1.ServiceWatch, version string) managementAccess {
-	c := r.managementCredential(watch)
-	if a, read := r.knownAccess(c, version); !read {
-		return managementAccess{apiAccess: a}
-	}
-	return r.readManagementAccess(ctx, c)
+	return knownOrRead(ctx, r, r.managementCredential(watch), version, r.readManagementAccess,
+		func(a apiAccess) managementAccess { return managementAccess{apiAccess: a} })
 }
 
 func (r *ServiceWatchReconciler) readManagementAccess(ctx context.Context, c apiCredential) managementAccess {
@@ -150,11 +147,18 @@ func (r *ServiceWatchReconciler) alertAccess(ctx context.Context, watch *swv1.Se
 	if watch.Spec.AlertAPI == nil { // the CRD forbids this; an old object may still have it
 		return alertAccess{apiAccess: apiAccess{failure: newFailure(swv1.ReasonConfigurationError, "spec.alertApi is required when spec.alertIds is not empty")}}
 	}
-	c := r.alertCredential(watch)
-	if a, read := r.knownAccess(c, version); !read {
-		return alertAccess{apiAccess: a}
+	return knownOrRead(ctx, r, r.alertCredential(watch), version, r.readAlertAccess,
+		func(a apiAccess) alertAccess { return alertAccess{apiAccess: a} })
+}
+
+// knownOrRead is the access to c's API: as far as it is known without
+// reading the Secret at version (known), else read.
+func knownOrRead[A any](ctx context.Context, r *ServiceWatchReconciler, c apiCredential, version string,
+	read func(context.Context, apiCredential) A, known func(apiAccess) A) A {
+	if a, mustRead := r.knownAccess(c, version); !mustRead {
+		return known(a)
 	}
-	return r.readAlertAccess(ctx, c)
+	return read(ctx, c)
 }
 
 func (r *ServiceWatchReconciler) readAlertAccess(ctx context.Context, c apiCredential) alertAccess {

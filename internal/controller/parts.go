@@ -829,31 +829,33 @@ type slottedCloud struct {
 
 // ListPipes lists the pipes holding the management host's slot.
 func (c slottedCloud) ListPipes(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string, opts cloudapi.ListOptions[swv1.Pipe]) (cloudapi.List[swv1.Pipe], error) {
-	release, err := c.slots.Hold(ctx, baseURL)
-	if err != nil {
-		return cloudapi.List[swv1.Pipe]{}, err
-	}
-	defer release()
-	return c.Cloud.ListPipes(ctx, baseURL, creds, organizationID, serviceID, opts)
+	return holding(ctx, c.slots, baseURL, func() (cloudapi.List[swv1.Pipe], error) {
+		return c.Cloud.ListPipes(ctx, baseURL, creds, organizationID, serviceID, opts)
+	})
 }
 
 // ListReversePrivateEndpoints lists the endpoints holding the management
 // host's slot.
 func (c slottedCloud) ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string, opts cloudapi.ListOptions[swv1.ReversePrivateEndpoint]) (cloudapi.List[swv1.ReversePrivateEndpoint], error) {
-	release, err := c.slots.Hold(ctx, baseURL)
-	if err != nil {
-		return cloudapi.List[swv1.ReversePrivateEndpoint]{}, err
-	}
-	defer release()
-	return c.Cloud.ListReversePrivateEndpoints(ctx, baseURL, creds, organizationID, serviceID, opts)
+	return holding(ctx, c.slots, baseURL, func() (cloudapi.List[swv1.ReversePrivateEndpoint], error) {
+		return c.Cloud.ListReversePrivateEndpoints(ctx, baseURL, creds, organizationID, serviceID, opts)
+	})
 }
 
 // GetAlert fetches an alert holding the alert host's slot.
 func (c slottedCloud) GetAlert(ctx context.Context, baseURL string, token cloudapi.BearerToken, alertID string) (cloudapi.AlertResult, error) {
-	release, err := c.slots.Hold(ctx, baseURL)
+	return holding(ctx, c.slots, baseURL, func() (cloudapi.AlertResult, error) {
+		return c.Cloud.GetAlert(ctx, baseURL, token, alertID)
+	})
+}
+
+// holding makes call while holding baseURL's host's slot of slots.
+func holding[T any](ctx context.Context, slots *readrunner.Slots, baseURL string, call func() (T, error)) (T, error) {
+	release, err := slots.Hold(ctx, baseURL)
 	if err != nil {
-		return cloudapi.AlertResult{}, err
+		var none T
+		return none, err
 	}
 	defer release()
-	return c.Cloud.GetAlert(ctx, baseURL, token, alertID)
+	return call()
 }
