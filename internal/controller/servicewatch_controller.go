@@ -524,3 +524,9 @@ func referencedBy(c client.Reader) func(context.Context, types.NamespacedName) b
 		return len(watches.Items) > 0
 	}
 }
+
+// syncParts are the parts of a sync, in the order their failures are
+// reported in Ready and Stalled.
+func syncParts() []part {
+	return []part{pipesPart(), endpointsPart(), alertsPart()}
+}
