@@ -408,7 +408,7 @@ func (r *ServiceWatchReconciler) readCredentials(ctx context.Context, s *syncSco
 // watch reads observedGeneration -1, which kstatus already shows as in
 // progress: it costs no write of its own.
 func (r *ServiceWatchReconciler) announce(ctx context.Context, s *syncScope) (ctrl.Result, bool) {
-	if !s.p.Asked() || s.watch.Status.ObservedGeneration == 0 {
+	if !s.p.Asked() || s.watch.Status.ObservedGeneration <= 0 {
 		return ctrl.Result{}, true
 	}
 	if _, err := r.writeStatus(ctx, s.watch, statusChange{announce: requestedWork(s.watch)}); err != nil && !apierrors.IsNotFound(err) {
