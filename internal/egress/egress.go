@@ -180,10 +180,17 @@ func RefuseLocalAddress(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-// The cloud metadata services that are not at a link-local address.
+// The node-local credential and metadata services of the major clouds that
+// are not at a link-local address (those at one, such as 169.254.169.254 of
+// AWS, Azure, Google Cloud and Oracle Cloud, 169.254.170.2 of Amazon ECS and
+// 169.254.170.23 of the EKS Pod Identity Agent, are refused as link-local).
+// Each is named by its provider's documentation.
 var metadataAddresses = []netip.Addr{
-	netip.MustParseAddr("fd00:ec2::254"),   // AWS, over IPv6
-	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud
+	netip.MustParseAddr("fd00:ec2::254"),   // AWS instance metadata (IMDS) over IPv6
+	netip.MustParseAddr("fd00:ec2::23"),    // the EKS Pod Identity Agent over IPv6
+	netip.MustParseAddr("fd20:ce::254"),    // Google Cloud metadata server over IPv6
+	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud instance metadata
+	netip.MustParseAddr("168.63.129.16"),   // Azure WireServer (host agent, extension settings)
 }
 
 // nat64Prefix is the well-known NAT64 prefix (RFC 6052): 64:ff9b::a9fe:a9fe
