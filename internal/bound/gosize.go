@@ -72,27 +72,25 @@ func heapSize(v reflect.Value) int {
 // of its JSON size and its decoded size (GoSize), since a cache holds it
 // decoded and the API server stores its JSON. A value that cannot be encoded
 // is charged math.MaxInt32: it is never kept.
-func Charge[T any](v *T) int {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return math.MaxInt32
-	}
-	return max(len(raw), GoSize(v))
-}
+func Charge[T any](v *T) int { return charge(v, 0) }
 
 // Charges are what each item of a list is charged: as Charge, with one byte
 // more of JSON for the comma that separates it from the next.
 func Charges[T any](items []T) []int {
 	sizes := make([]int, len(items))
 	for i := range items {
-		raw, err := json.Marshal(items[i])
-		if err != nil {
-			sizes[i] = math.MaxInt32
-			continue
-		}
-		sizes[i] = max(len(raw)+1, GoSize(&items[i]))
+		sizes[i] = charge(&items[i], 1)
 	}
 	return sizes
+}
+
+// charge is Charge with extra bytes of JSON around v.
+func charge[T any](v *T, extra int) int {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return math.MaxInt32
+	}
+	return max(len(raw)+extra, GoSize(v))
 }
 
 // Prefix returns how many leading sizes fit in budget, and what they use of
