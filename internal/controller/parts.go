@@ -283,8 +283,14 @@ func readCloud(ctx context.Context, cloud Cloud, in *syncScope) []partResult {
 func recoverAs(f **failure) {
 	//nolint:revive // recoverAs is itself the deferred call (defer recoverAs(…)), so recover sees the panic.
 	if p := recover(); p != nil {
-		*f = newFailure(swv1.ReasonInvalidResponse, "reading the cloud failed inside the operator (a bug: please report it): %v", p)
+		*f = panicFailure(p)
 	}
+}
+
+// panicFailure is the failure of a read that panicked, in its own goroutine
+// (recoverAs) or in a read shared with other watches (sharedread.PanicError).
+func panicFailure(value any) *failure {
+	return newFailure(swv1.ReasonInvalidResponse, "reading the cloud failed inside the operator (a bug: please report it): %v", value)
 }
 
 // interrupted are the results of a sync whose reads ended without an answer:
@@ -657,8 +663,7 @@ func isTransientReason(reason string) bool {
 // the user can do about it.
 func cloudFailure(err error) *failure {
 	if panicked, ok := errors.AsType[*sharedread.PanicError](err); ok {
-		return &failure{reason: swv1.ReasonInvalidResponse,
-			message: fmt.Sprintf("reading the cloud failed inside the operator (a bug: please report it): %v", panicked.Value)}
+		return panicFailure(panicked.Value)
 	}
 	var cerr *cloudapi.Error
 	if !errors.As(err, &cerr) {
