@@ -49,7 +49,7 @@ func (r *ServiceWatchReconciler) admit(_ context.Context, in *syncScope) (ctrl.R
 
 // admission is what the budgets admit of the sync's calls; see admit.
 func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
-	key, level := client.ObjectKeyFromObject(in.watch), in.level
+	key, level := in.p.Key, in.level
 	admitted := admission{unreserved: map[readKey]bool{}}
 	if in.management.failure == nil {
 		reads := in.managementReads()

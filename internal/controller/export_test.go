@@ -97,9 +97,10 @@ func (r *ServiceWatchReconciler) BudgetedInterval(ctx context.Context, watch *sw
 	return r.demandEvery(s.p, s)
 }
 
-// admitAt is what the budgets admit of in's calls for work at level.
+// admitAt is what the budgets admit of in's calls for work at level, the
+// scope keyed by its watch as newScope keys it.
 func (r *ServiceWatchReconciler) admitAt(in *syncScope, level pacing.Level) admission {
-	in.level = level
+	in.p.Key, in.level = client.ObjectKeyFromObject(in.watch), level
 	return r.admission(in)
 }
 
