@@ -425,9 +425,15 @@ func (c *Client) readResponse(cl prepared, resp *http.Response) *Error {
 // statusError builds the error for a non-2xx response. The status decides the
 // reason; the body adds the service's words and request ID.
 func (c *Client) statusError(cl prepared, resp *http.Response) *Error {
-	// A short read is fine: only a short message is kept from an error body,
-	// and the cleaning scrubs the start of a secret the cap may have cut.
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
+	// A short read is fine: only a short message is kept from an error body.
+	// The body is read as far past the cap as an encoding of the credential
+	// reaches, and scrubbed before it is cut: a secret the cap falls into
+	// is redacted whole, and what the cut leaves does not depend on the
+	// secret.
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes+int64(cl.scrub.Reach())))
+	if len(body) > maxErrorBodyBytes {
+		body = []byte(cl.scrub.RedactPrefix(string(body), maxErrorBodyBytes))
+	}
 	d := parseErrorBody(body, resp.Header.Get("Content-Type"))
 	if d.RequestID == "" {
 		d.RequestID = resp.Header.Get("X-Request-ID")

@@ -3,6 +3,7 @@ package redact
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -14,10 +15,10 @@ import (
 // Error.Message, Error.RequestID and the text of Error.Err.
 const MaxMessageRunes = 200
 
-// maxCleanedBytes bounds the text that is scrubbed for one message: far more
+// maxCleanedBytes bounds the text that is kept of one message: far more
 // than a message keeps, so that the end of a long URL in a transport error
-// still shows once the URL is shortened. Cutting there is safe: the end of
-// the text is scrubbed for the beginning of a secret.
+// still shows once the URL is shortened. The text is scrubbed past the cut
+// (RedactPrefix), so the cut cannot leave part of a secret.
 const maxCleanedBytes = 8 << 10
 
 // A URL longer than maxURLRunes is shown as its first urlHeadRunes runes (the
@@ -40,10 +41,9 @@ func (s *Scrubber) Clean(text string) string {
 
 // CleanTo cleans text like Clean, to at most n runes.
 func (s *Scrubber) CleanTo(text string, n int) string {
-	// Invalid UTF-8 is kept until secrets are redacted: a cap that cuts a
-	// secret inside a character leaves its first bytes, which must still
-	// match.
-	text = s.Redact(bound.Bytes(normalizeText(text), maxCleanedBytes))
+	// Invalid UTF-8 is kept until secrets are redacted: a secret may hold
+	// bytes that are not UTF-8, and a service may echo them as they are.
+	text = s.RedactPrefix(normalizeText(text), maxCleanedBytes)
 	// Dropping characters between stray bytes can make them valid UTF-8,
 	// a control character even: normalize again once the text is valid.
 	text = normalizeText(strings.ToValidUTF8(text, "\uFFFD"))
@@ -126,21 +126,24 @@ func (s *Scrubber) redactBetween(text string) string {
 	return strings.Join(parts, Placeholder)
 }
 
-// Fit cuts text to at most n runes, marking the cut with an ellipsis. The cut
-// may leave the beginning of an encoded secret at the end: that is redacted
-// too, moving the cut back before it.
+// Fit cuts text to at most n runes, marking the cut with an ellipsis. A
+// cut that falls inside an encoded secret moves back before it, which is
+// redacted. Secrets are found in the whole text before it is cut, so only
+// whole encodings count: what the cut leaves never depends on whether the
+// text's end begins a secret.
 func (s *Scrubber) Fit(text string, n int) string {
 	if utf8.RuneCountInString(text) <= n {
 		return text
 	}
+	spans := s.find(text)
 	suffix := bound.Ellipsis
 	for {
 		head := bound.Runes(text, n-utf8.RuneCountInString(suffix))
-		spans := s.find(head)
-		if len(spans) == 0 || spans[len(spans)-1].end < len(head) {
-			return head + suffix
+		i, _ := slices.BinarySearchFunc(spans, len(head), func(sp span, cut int) int { return sp.end - cut })
+		if i == len(spans) || spans[i].start >= len(head) {
+			return head + suffix // no span reaches the cut
 		}
-		text, suffix = head[:spans[len(spans)-1].start], Placeholder+bound.Ellipsis
+		text, suffix = head[:spans[i].start], Placeholder+bound.Ellipsis
 		if utf8.RuneCountInString(text)+utf8.RuneCountInString(suffix) <= n {
 			return text + suffix
 		}

@@ -1,9 +1,12 @@
 package redact
 
 import (
+	"context"
 	"encoding/base64"
+	"slices"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/servicewatch/servicewatch/internal/bound"
 )
 
 // A service that echoes a credential rarely echoes it as sent: it may
@@ -12,21 +15,27 @@ import (
 // keyId:keySecret. Listing every encoding of a secret cannot work (each
 // character may be escaped or not, in upper or lower case), so the Scrubber
 // reads the text the other way round: at each position it decodes what
-// every escape there could stand for and follows the secret through them.
-
-// MinTailBytes is how much of the text a secret's beginning must cover at
-// the very end of the text to be scrubbed as the start of a cut-off secret.
-// Shorter ends would redact ordinary words; they reveal a character or two
-// at most.
-const MinTailBytes = 4
+// every escape there could stand for, and follows the secret through them
+// (see search.go), in time linear in the text whatever the secret.
+//
+// Only whole encodings are redacted. A text that ends with the beginning of
+// a secret shows it like any other text: were it redacted, whoever can make
+// a service echo a guess (an alert ID) would learn from the redaction that
+// the guess starts the secret, and read the secret one character at a
+// time. A text cut short by the operator is scrubbed before the cut, as far
+// past it as an encoding reaches (RedactPrefix), so that no cut leaves part
+// of a secret that was there whole.
 
 // minBase64Core is the shortest run of base64 characters that is taken for a
 // secret's encoding; shorter runs occur by chance in any text.
 const minBase64Core = 4
 
-// Scrubber finds credentials in text. The zero value finds nothing.
+// Scrubber finds credentials in text. The zero value finds nothing. Its
+// work is bounded (DefaultWork, Within): a text it cannot scrub within the
+// bound is replaced by Placeholder whole, never shown as it is.
 type Scrubber struct {
-	patterns []pattern
+	matchers []matcher
+	budget   *budget
 }
 
 // pattern is a string to find through any escaping. A base64 pattern is
@@ -39,14 +48,14 @@ type pattern struct {
 }
 
 // NewScrubber returns a Scrubber for secrets and what the cleaning of a
-// message makes of them.
+// message makes of them. Each text it scrubs may take DefaultWork steps.
 func NewScrubber(secrets []string) *Scrubber {
-	s := &Scrubber{}
+	s := &Scrubber{budget: &budget{ctx: context.Background(), perText: DefaultWork}}
 	seen := map[pattern]bool{}
 	add := func(p pattern) {
 		if p.text != "" && !seen[p] {
 			seen[p] = true
-			s.patterns = append(s.patterns, p)
+			s.matchers = append(s.matchers, newMatcher(p))
 		}
 	}
 	for _, secret := range secrets {
@@ -88,53 +97,103 @@ func base64Cores(secret string) []string {
 // span is a part of a text to redact: [start, end).
 type span struct{ start, end int }
 
-// Redact replaces every span of text that encodes a secret, or the start of
-// one at the end of text, with "<redacted>".
+// Redact replaces every span of text that encodes a secret with
+// Placeholder.
 func (s *Scrubber) Redact(text string) string {
-	spans := s.find(text)
+	return replaceSpans(text, s.find(text), len(text))
+}
+
+// Reach is how many bytes past a cut RedactPrefix must see: the most an
+// encoding of one of the secrets can span.
+func (s *Scrubber) Reach() int {
+	reach := 0
+	for _, m := range s.matchers {
+		reach = max(reach, m.reach())
+	}
+	return reach
+}
+
+// RedactPrefix redacts text and keeps what comes before its first n bytes
+// (on a rune boundary). It looks Reach bytes past the cut, so that an
+// encoding the cut falls into is found whole and replaced by Placeholder;
+// whatever text holds beyond n+Reach bytes cannot start before the cut.
+// What the cut leaves thus never depends on the secret, only on the text.
+func (s *Scrubber) RedactPrefix(text string, n int) string {
+	if len(text) <= n {
+		return s.Redact(text)
+	}
+	view := bound.Bytes(text, n+s.Reach())
+	return replaceSpans(view, s.find(view), len(bound.Bytes(text, n)))
+}
+
+// replaceSpans replaces spans in text with Placeholder, keeping what comes
+// before cut: a span across the cut is replaced whole.
+func replaceSpans(text string, spans []span, cut int) string {
 	if len(spans) == 0 {
-		return text
+		return text[:cut]
 	}
 	var b strings.Builder
 	prev := 0
 	for _, sp := range spans {
+		if sp.start >= cut {
+			break
+		}
 		b.WriteString(text[prev:sp.start])
 		b.WriteString(Placeholder)
 		prev = sp.end
 	}
-	b.WriteString(text[prev:])
+	if prev < cut {
+		b.WriteString(text[prev:cut])
+	}
 	return b.String()
 }
 
 // find returns the spans to redact in text, in order, merged where they
-// overlap or touch. Every position is tried, even inside an earlier match,
-// so that overlapping secrets are all covered.
+// overlap or touch. When the search fails (its work bound, its context),
+// the span is the whole text: it fails closed.
 func (s *Scrubber) find(text string) []span {
-	var spans []span
-	var first, buf [maxUnits]unit
-	for i := range len(text) {
-		units := decodeAt(text, i, first[:0])
-		for _, p := range s.patterns {
-			if !startsWith(units, p.text) {
-				continue
-			}
-			end, ok := matchAt(text, i, p.text, buf[:0])
-			if !ok {
-				continue
-			}
-			sp := span{i, end}
-			if p.base64 {
-				sp = widenBase64(text, sp)
-			}
-			spans = appendMerged(spans, sp)
-		}
+	if len(s.matchers) == 0 || text == "" {
+		return nil
+	}
+	w, err := s.budget.start()
+	if err != nil {
+		return []span{{0, len(text)}}
+	}
+	spans, err := s.search(text, w)
+	s.budget.done(w, err)
+	if err != nil {
+		return []span{{0, len(text)}}
 	}
 	return spans
 }
 
+// search finds every pattern's encodings in text, within w.
+func (s *Scrubber) search(text string, w *work) ([]span, error) {
+	g := newGraph(text)
+	var all []span
+	for _, m := range s.matchers {
+		spans, err := m.spans(g, w)
+		if err != nil {
+			return nil, err
+		}
+		if m.base64 {
+			for i := range spans {
+				spans[i] = widenBase64(text, spans[i])
+			}
+		}
+		all = append(all, spans...)
+	}
+	slices.SortFunc(all, func(a, b span) int { return a.start - b.start })
+	var merged []span
+	for _, sp := range all {
+		merged = appendMerged(merged, sp)
+	}
+	return merged, nil
+}
+
 // appendMerged adds sp to spans, which are sorted and disjoint, merging it
 // with the spans it overlaps or touches. sp ends after the last span starts:
-// spans are found in order of their match's start.
+// spans come in order of their start.
 func appendMerged(spans []span, sp span) []span {
 	for len(spans) > 0 {
 		last := spans[len(spans)-1]
@@ -161,277 +220,4 @@ func widenBase64(text string, sp span) span {
 		sp.end++
 	}
 	return sp
-}
-
-// matchAt reports whether p, through any escaping, starts at text[i], and
-// where the longest such match ends. A match may also be cut by the end of
-// the text, once it covers MinTailBytes of it: the text may have been cut
-// inside a secret. buf is scratch space.
-func matchAt(text string, i int, p string, buf []unit) (end int, ok bool) {
-	type state struct{ pi, ti int }
-	seen := map[state]bool{}
-	stack := []state{{0, i}}
-	end = -1
-	for len(stack) > 0 {
-		st := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[st] {
-			continue
-		}
-		seen[st] = true
-		if st.pi == len(p) {
-			end = max(end, st.ti)
-			continue
-		}
-		isTail := st.pi > 0 && len(text)-i >= MinTailBytes
-		if st.ti == len(text) {
-			if isTail {
-				end = len(text)
-			}
-			continue
-		}
-		for _, u := range decodeAt(text, st.ti, buf[:0]) {
-			switch {
-			case u.cut:
-				if isTail {
-					end = len(text)
-				}
-			case u.isByte:
-				if byte(u.r) == p[st.pi] {
-					stack = append(stack, state{st.pi + 1, u.end})
-				}
-			case utf8.RuneStart(p[st.pi]):
-				if r, size := utf8.DecodeRuneInString(p[st.pi:]); r == u.r {
-					stack = append(stack, state{st.pi + size, u.end})
-				}
-			}
-		}
-	}
-	return end, end > i
-}
-
-// startsWith reports whether one of units, what the text may encode at a
-// position, is the first byte or rune of p: the cheap test that spares
-// most positions a search.
-func startsWith(units []unit, p string) bool {
-	r, _ := utf8.DecodeRuneInString(p)
-	for _, u := range units {
-		if !u.cut && (u.isByte && byte(u.r) == p[0] || !u.isByte && u.r == r) {
-			return true
-		}
-	}
-	return false
-}
-
-// unit is one thing text may encode at a position: a byte or a whole rune,
-// and where its encoding ends. cut marks an escape that the end of the text
-// interrupts.
-type unit struct {
-	r      rune
-	isByte bool
-	end    int
-	cut    bool
-}
-
-// maxUnits bounds what decodeAt returns, for the scratch buffer.
-const maxUnits = 16
-
-// Escapes nest (a JSON string inside a JSON string doubles its backslashes,
-// and a URL-encoded one turns % into %25) only so deep.
-const (
-	maxBackslashes = 4
-	maxPercent25   = 2
-)
-
-// shortEscapes are the one-letter backslash escapes of JSON, Go and C.
-var shortEscapes = map[byte]rune{
-	'"': '"', '\\': '\\', '/': '/', '\'': '\'',
-	'n': '\n', 't': '\t', 'r': '\r', 'b': '\b', 'f': '\f', 'a': '\a', 'v': '\v',
-}
-
-// htmlEntities are the named character references HTML escaping produces.
-var htmlEntities = map[string]rune{"amp": '&', "lt": '<', "gt": '>', "quot": '"', "apos": '\''}
-
-// decodeAt returns what text may encode at i: the byte itself, and whatever
-// an escape starting there stands for: %XX (also as %25XX), + for a space,
-// backslash escapes (\", \/, \uXXXX with surrogate pairs, \UXXXXXXXX, \xXX,
-// octal, with doubled backslashes), and HTML character references.
-func decodeAt(text string, i int, out []unit) []unit {
-	out = append(out, unit{r: rune(text[i]), isByte: true, end: i + 1})
-	switch text[i] {
-	case '+':
-		out = append(out, unit{r: ' ', isByte: true, end: i + 1})
-	case '%':
-		out = decodePercent(text, i, out)
-	case '\\':
-		for k := 1; k <= maxBackslashes && i+k <= len(text) && text[i+k-1] == '\\'; k++ {
-			out = decodeBackslash(text, i+k, out)
-		}
-	case '&':
-		out = decodeEntity(text, i, out)
-	}
-	return out
-}
-
-func decodePercent(text string, i int, out []unit) []unit {
-	j := i + 1
-	for range maxPercent25 + 1 {
-		if j+2 > len(text) {
-			return append(out, unit{cut: true})
-		}
-		if v, ok := parseHex(text[j : j+2]); ok {
-			out = append(out, unit{r: v, isByte: true, end: j + 2})
-			if v == '+' { // a query-escaped space, escaped again
-				out = append(out, unit{r: ' ', isByte: true, end: j + 2})
-			}
-		}
-		if !strings.EqualFold(text[j:j+2], "25") {
-			break
-		}
-		j += 2
-	}
-	return out
-}
-
-// decodeBackslash decodes the escape whose letter is at text[j], after one
-// or more backslashes.
-func decodeBackslash(text string, j int, out []unit) []unit {
-	if j >= len(text) {
-		return append(out, unit{cut: true})
-	}
-	c := text[j]
-	if r, ok := shortEscapes[c]; ok {
-		out = append(out, unit{r: r, end: j + 1})
-	}
-	switch {
-	case c == 'u':
-		return decodeUTF16(text, j, out)
-	case c == 'U':
-		return appendHex(text, j+1, 8, false, out)
-	case c == 'x':
-		return appendHex(text, j+1, 2, true, out)
-	case '0' <= c && c <= '3':
-		if j+3 > len(text) {
-			return append(out, unit{cut: true})
-		}
-		if v, ok := parseOctal(text[j : j+3]); ok {
-			out = append(out, unit{r: v, isByte: true, end: j + 3})
-		}
-	}
-	return out
-}
-
-// decodeUTF16 decodes \uXXXX at text[j] ('u'), joining a surrogate pair.
-func decodeUTF16(text string, j int, out []unit) []unit {
-	if j+5 > len(text) {
-		return append(out, unit{cut: true})
-	}
-	hi, ok := parseHex(text[j+1 : j+5])
-	if !ok {
-		return out
-	}
-	if hi < 0xD800 || hi > 0xDBFF {
-		return append(out, unit{r: hi, end: j + 5})
-	}
-	k := j + 5
-	for k < len(text) && k-(j+5) < maxBackslashes && text[k] == '\\' {
-		k++
-	}
-	if k+5 > len(text) {
-		return append(out, unit{cut: true})
-	}
-	if k == j+5 || text[k] != 'u' {
-		return out
-	}
-	lo, ok := parseHex(text[k+1 : k+5])
-	if !ok || lo < 0xDC00 || lo > 0xDFFF {
-		return out
-	}
-	return append(out, unit{r: 0x10000 + (hi-0xD800)<<10 + (lo - 0xDC00), end: k + 5})
-}
-
-// appendHex decodes n hex digits at text[j].
-func appendHex(text string, j, n int, isByte bool, out []unit) []unit {
-	if j+n > len(text) {
-		return append(out, unit{cut: true})
-	}
-	if v, ok := parseHex(text[j : j+n]); ok {
-		out = append(out, unit{r: v, isByte: isByte, end: j + n})
-	}
-	return out
-}
-
-// decodeEntity decodes &name;, &#NNN; and &#xHHH; at text[i].
-func decodeEntity(text string, i int, out []unit) []unit {
-	const maxLen = 10 // "&#x10FFFF;"
-	semi := strings.IndexByte(text[i:min(len(text), i+maxLen)], ';')
-	if semi < 0 {
-		if len(text)-i < maxLen {
-			return append(out, unit{cut: true})
-		}
-		return out
-	}
-	name := text[i+1 : i+semi]
-	end := i + semi + 1
-	if r, ok := htmlEntities[name]; ok {
-		return append(out, unit{r: r, end: end})
-	}
-	var v rune
-	var ok bool
-	switch {
-	case strings.HasPrefix(name, "#x") || strings.HasPrefix(name, "#X"):
-		v, ok = parseHex(name[2:])
-	case strings.HasPrefix(name, "#"):
-		v, ok = parseDecimal(name[1:])
-	}
-	if ok {
-		out = append(out, unit{r: v, end: end})
-	}
-	return out
-}
-
-func parseHex(s string) (rune, bool) {
-	if s == "" {
-		return 0, false
-	}
-	var v rune
-	for i := range len(s) {
-		c := s[i]
-		switch {
-		case '0' <= c && c <= '9':
-			v = v<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			v = v<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			v = v<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return v, true
-}
-
-func parseOctal(s string) (rune, bool) {
-	var v rune
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '7' {
-			return 0, false
-		}
-		v = v<<3 | rune(s[i]-'0')
-	}
-	return v, v <= 0xff
-}
-
-func parseDecimal(s string) (rune, bool) {
-	if s == "" || len(s) > 7 {
-		return 0, false
-	}
-	var v rune
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-		v = v*10 + rune(s[i]-'0')
-	}
-	return v, true
 }
