@@ -32,3 +32,41 @@ func BenchmarkScrubErrorBody(b *testing.B) {
 		})
 	}
 }
+
+// The worst cases of issue 27: a credential that is one character repeated
+// (or a short period repeated) and a service that answers with the same
+// character, in a text as long as Clean keeps (8 KiB) and as an error body
+// (64 KiB). The old matcher (oldscrub_test.go) followed every partial match
+// from every position; run it with -benchtime=1x, each of its operations
+// takes seconds.
+func BenchmarkScrubRepetitiveSecret(b *testing.B) {
+	const secretBytes = 4096 // the longest credential the operator accepts
+	cases := []struct{ name, secret, text string }{
+		{"one char, 8KiB", strings.Repeat("a", secretBytes), strings.Repeat("a", 8<<10)},
+		{"one char, 64KiB", strings.Repeat("a", secretBytes), strings.Repeat("a", 64<<10)},
+		{"period 2, 8KiB", strings.Repeat("ab", secretBytes/2), strings.Repeat("ab", 4<<10)},
+		{"escaped char, 8KiB", strings.Repeat(`\`, secretBytes), strings.Repeat(`\\`, 4<<10)},
+	}
+	for _, c := range cases {
+		b.Run("new/"+c.name, func(b *testing.B) {
+			s := NewScrubber([]string{c.secret})
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = s.Redact(c.text)
+			}
+			if err := s.Err(); err != nil {
+				b.Fatal(err)
+			}
+		})
+		b.Run("old/"+c.name, func(b *testing.B) {
+			if testing.Short() {
+				b.Skip("the old matcher takes seconds per operation")
+			}
+			s := oldNewScrubber([]string{c.secret})
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = s.Redact(c.text)
+			}
+		})
+	}
+}

@@ -35,6 +35,11 @@ type automaton struct {
 	p []byte
 	// fail[s] is the longest proper border of p[:s]; fail[0] is -1.
 	fail []int32
+	// skip[s] is the longest border b of p[:s] where reading p[b] differs
+	// from reading p[s], -1 if none: where p[s] failed to match, p[b]
+	// would fail too. With it a step takes O(log len(p)) falls back at
+	// most, however the text branches (Knuth, Morris and Pratt 1977).
+	skip []int32
 	// in and out number the failure tree in preorder: a is a border of b,
 	// or b itself, when in[a] <= in[b] < out[a].
 	in, out []int32
@@ -51,6 +56,14 @@ func newAutomaton(p []byte) *automaton {
 		}
 		k++
 		a.fail[i+1] = k
+	}
+	a.skip = make([]int32, m+1)
+	for s := range m + 1 {
+		b := a.fail[s]
+		if s < m && b >= 0 && p[b] == p[s] {
+			b = a.skip[b]
+		}
+		a.skip[s] = b
 	}
 	// A state's parent is smaller than it: sizes from the leaves up, then
 	// preorder numbers from the root down.
@@ -75,21 +88,18 @@ func newAutomaton(p []byte) *automaton {
 	return a
 }
 
-// isBorder reports whether state a is state b or a border of it.
+// isBorder reports whether state x is state y or a border of it.
 func (a *automaton) isBorder(x, y int32) bool { return a.in[x] <= a.in[y] && a.in[y] < a.out[x] }
 
 // step is the state after reading c in state s.
 func (a *automaton) step(s int32, c byte, w *work) int32 {
-	for {
+	for ; s >= 0; s = a.skip[s] {
 		w.steps++
 		if int(s) < len(a.p) && a.p[s] == c {
 			return s + 1
 		}
-		if s == 0 {
-			return 0
-		}
-		s = a.fail[s]
 	}
+	return 0
 }
 
 // add adds state t to set, keeping only states that are no border of
