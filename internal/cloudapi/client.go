@@ -81,6 +81,12 @@ type Options struct {
 	DenyLocalAddresses bool
 	// Observer, when set, is told about every call, e.g. to record metrics.
 	Observer Observer
+	// MaxScrubWork bounds the steps that scrubbing one response's text for
+	// the call's credential takes (see redact.Scrubber.Within); default
+	// redact.DefaultWork. A response whose text would take more, or whose
+	// call's context ends while it is scrubbed, shows none of that text:
+	// an error's message says so, an alert is an InvalidResponse.
+	MaxScrubWork int64
 }
 
 // Observer is told about every call, so that the controller can record
@@ -144,6 +150,9 @@ func New(opts Options) *Client {
 	}
 	if opts.UserAgent == "" {
 		opts.UserAgent = defaultUserAgent()
+	}
+	if opts.MaxScrubWork <= 0 {
+		opts.MaxScrubWork = redact.DefaultWork
 	}
 	if opts.Budgets == nil {
 		opts.Budgets = NewBudgets(ratebudget.RateLimit{}, ratebudget.RateLimit{})
@@ -234,7 +243,7 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 		return AlertResult{}, configError(op, err)
 	}
 	var result AlertResult
-	scrub := redact.NewScrubber(token.secrets())
+	scrub := redact.NewScrubber(token.secrets()).Within(ctx, c.opts.MaxScrubWork)
 	read := func(_ int, header http.Header, body io.Reader) (string, error) {
 		result.RequestID = header.Get("X-Request-ID")
 		raw, err := io.ReadAll(body)
@@ -242,11 +251,15 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 			return result.RequestID, err
 		}
 		result.Alert, result.LeftOut, err = decodeAlert(raw, scrub)
+		if serr := scrub.Err(); err == nil && serr != nil {
+			// Its texts that could not be scrubbed are gone: so is the alert.
+			err = fmt.Errorf("the alert is not kept: %w", serr)
+		}
 		return result.RequestID, err
 	}
 	err = c.do(ctx, call{
 		api: APIAlert, op: op, baseURL: baseURL, url: u, cred: token,
-		limit: c.opts.MaxAlertResponseBytes, read: read,
+		limit: c.opts.MaxAlertResponseBytes, read: read, scrub: scrub,
 	})
 	if err != nil {
 		return AlertResult{}, err
@@ -321,6 +334,9 @@ type call struct {
 	// limit caps the success body handed to read.
 	limit int64
 	read  bodyReader
+	// scrub, when set, is the scrubber of the call's credential, which
+	// read uses too: one work bound for the whole response.
+	scrub *redact.Scrubber
 }
 
 // bodyReader consumes the body of a success response while it streams in. A
@@ -336,10 +352,11 @@ type prepared struct {
 
 // prepare derives what a call needs from its credential.
 func (c *Client) prepare(cl call) prepared {
-	return prepared{
-		call:  cl,
-		scrub: redact.NewScrubber(cl.cred.secrets()),
+	scrub := cl.scrub
+	if scrub == nil {
+		scrub = redact.NewScrubber(cl.cred.secrets())
 	}
+	return prepared{call: cl, scrub: scrub}
 }
 
 // do sends the request, unless the call's budget is held after a 429 or ctx
@@ -358,6 +375,9 @@ func (c *Client) do(ctx context.Context, unprepared call) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
+	if unprepared.scrub == nil {
+		cl.scrub = cl.scrub.Within(ctx, c.opts.MaxScrubWork)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cl.url.String(), http.NoBody)
 	if err != nil {
 		return configError(cl.op, err)
@@ -399,8 +419,12 @@ func (c *Client) readResponse(cl prepared, resp *http.Response) *Error {
 		return c.statusError(cl, resp)
 	}
 	invalid := func(requestID string, err error) *Error {
+		shown := cl.scrub.Wrap(err)
+		if serr := cl.scrub.Err(); serr != nil && errors.Is(err, serr) {
+			shown = err // the scrubber's own words, with no text of the service's
+		}
 		return &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, RequestID: cl.scrub.Clean(requestID),
-			Operation: cl.op, Err: cl.scrub.Wrap(err)}
+			Operation: cl.op, Err: shown}
 	}
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
 		return invalid("", err)
@@ -452,6 +476,9 @@ func (c *Client) statusError(cl prepared, resp *http.Response) *Error {
 	}
 	if resp.StatusCode == http.StatusFailedDependency {
 		e.ServiceState = cl.scrub.Fit(cl.scrub.Clean(serviceStateOf(d)), maxServiceStateRunes)
+	}
+	if err := cl.scrub.Err(); err != nil {
+		e.Message = "the service's message is not shown: " + err.Error()
 	}
 	if e.Reason == ReasonRateLimited {
 		now := c.now()
