@@ -10,6 +10,16 @@ import (
 	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
+// MaxCredentialBytes bounds each part of a credential: a key ID, a key
+// secret, a token. The cloud's key IDs, key secrets and alert tokens are
+// tens of bytes, and bearer tokens in JWT form reach about 2 KB; 4 KiB
+// leaves twice that. A longer value is no credential anyone issues, and it
+// would cost every call: each response is scrubbed for the credential's
+// encodings, as far as 13 bytes per byte of the credential past any cut
+// (redact.Scrubber.Reach), and two 4 KiB parts already make an
+// Authorization header of 11 KB, past the 8 KiB many servers accept.
+const MaxCredentialBytes = 4 << 10
+
 // Credential is a management key or an alert token; its digest identifies
 // its rate budgets. BasicCredentials and BearerToken implement it.
 type Credential interface {
@@ -69,6 +79,8 @@ func (c BasicCredentials) validate() error {
 		return fmt.Errorf("management API key ID must not contain a colon")
 	case hasControl(c.keyID) || hasControl(secret):
 		return fmt.Errorf("management API key must not contain control characters")
+	case len(c.keyID) > MaxCredentialBytes || len(secret) > MaxCredentialBytes:
+		return fmt.Errorf("management API key ID and key secret must each be at most %d bytes", MaxCredentialBytes)
 	}
 	return nil
 }
@@ -109,6 +121,8 @@ func (t BearerToken) validate() error {
 		return fmt.Errorf("alert API token must not be empty")
 	case hasControl(token):
 		return fmt.Errorf("alert API token must not contain control characters")
+	case len(token) > MaxCredentialBytes:
+		return fmt.Errorf("alert API token must be at most %d bytes", MaxCredentialBytes)
 	}
 	return nil
 }

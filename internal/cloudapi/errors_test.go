@@ -321,6 +321,18 @@ func TestConfigurationErrorsSendNothing(t *testing.T) {
 			return err
 		}},
 		{"empty token", func() error { _, err := c.GetAlert(ctx, srv.URL, cloudapi.BearerToken{}, "a"); return err }},
+		{"token longer than the bound", func() error {
+			_, err := c.GetAlert(ctx, srv.URL, cloudapi.NewBearerToken(strings.Repeat("t", cloudapi.MaxCredentialBytes+1)), "a")
+			return err
+		}},
+		{"key secret longer than the bound", func() error {
+			_, err := c.ListPipes(ctx, srv.URL, cloudapi.NewBasicCredentials("id", strings.Repeat("s", cloudapi.MaxCredentialBytes+1)), orgID, svcID, pipeOptions{})
+			return err
+		}},
+		{"key ID longer than the bound", func() error {
+			_, err := c.ListPipes(ctx, srv.URL, cloudapi.NewBasicCredentials(strings.Repeat("i", cloudapi.MaxCredentialBytes+1), "s"), orgID, svcID, pipeOptions{})
+			return err
+		}},
 		{"empty alert ID", func() error { _, err := c.GetAlert(ctx, srv.URL, testToken, ""); return err }},
 	}
 	for _, tt := range tests {

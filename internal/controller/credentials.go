@@ -244,6 +244,10 @@ func (r *ServiceWatchReconciler) readSecret(ctx context.Context, ref types.Names
 		if value == "" {
 			return nil, "", newFailure(swv1.ReasonSecretKeyMissing, "Secret %s/%s has no key %q (or it is empty): it needs the keys %s", namespace, name, key, quoteKeys(keys))
 		}
+		if len(value) > cloudapi.MaxCredentialBytes { // its length is not shown: it is the secret's
+			return nil, "", newFailure(swv1.ReasonConfigurationError, "Secret %s/%s key %q is longer than %d bytes, the most a credential may have",
+				namespace, name, key, cloudapi.MaxCredentialBytes)
+		}
 		data[key] = value
 	}
 	return data, secret.ResourceVersion, nil

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
@@ -161,6 +162,27 @@ func TestMissingSecret(t *testing.T) {
 			t.Errorf("message %q does not name the missing key", msg)
 		}
 	})
+}
+
+// A credential longer than any the cloud issues is refused before any
+// call: Stalled ConfigurationError, naming the Secret's key and the bound,
+// never the value.
+func TestOverlongCredentialIsRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	secret := f.managementSecret()
+	secret.StringData["keySecret"] = strings.Repeat("k", cloudapi.MaxCredentialBytes+1)
+	f.create(secret)
+	f.create(f.newWatch("long-key"))
+	w := f.waitFor("long-key", 20*time.Second, "Stalled ConfigurationError",
+		conditionIs(swv1.ConditionStalled, metav1.ConditionTrue, swv1.ReasonConfigurationError))
+	msg := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionPipesSynced).Message
+	if want := fmt.Sprintf(`%s/warehouse-api-key key "keySecret" is longer than %d bytes`, f.ns, cloudapi.MaxCredentialBytes); !strings.Contains(msg, want) || strings.Contains(msg, "kkkk") {
+		t.Errorf("message %q: want it to name the Secret, its key and the bound (%q), and not the value", msg, want)
+	}
+	if calls := f.fake.Calls(fakecloud.OpListPipes); calls != 0 {
+		t.Errorf("the cloud was called %d times with the overlong key", calls)
+	}
 }
 
 // 3. A rotated Secret is used at the next call.
