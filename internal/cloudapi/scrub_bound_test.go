@@ -57,7 +57,10 @@ func TestAnEchoedAlertIDTellsNothingOfTheToken(t *testing.T) {
 func TestScrubbingPastItsWorkBoundShowsNothing(t *testing.T) {
 	opts := cloudapi.Options{MaxScrubWork: 1000}
 	note := "see " + strings.Repeat("the token "+testTokenValue+" ", 200)
-	alert, _ := json.Marshal(map[string]any{"data": map[string]any{"id": "a1", "name": "n", "note": note}})
+	alert, err := json.Marshal(map[string]map[string]string{"data": {"id": "a1", "name": "n", "note": note}})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	t.Run("alert", func(t *testing.T) {
 		srv, _ := serve(t, reply{status: 200, contentType: "application/json", body: string(alert)})

@@ -4,8 +4,9 @@
 // It has one job with three entry points. A [Scrubber] finds the credentials
 // a call was made with in the text a service sends back, in any encoding a
 // service may echo them in (JSON and Go escapes, URL encoding, HTML entities,
-// base64, also cut short at the end of a text), and [Scrubber.Clean] makes
-// such text fit to show. [IsCredentialName] and [Value] redact the cloud's
+// base64), in time linear in the text and within a work bound, and
+// [Scrubber.Clean] makes such text fit to show. Only whole encodings are
+// redacted, so that a redaction never tells whether a text begins a secret. [IsCredentialName] and [Value] redact the cloud's
 // own data by its shape: a member named like a credential, a private key, a
 // connection string's secret, the user info and query of a URL. [Secret]
 // keeps a secret away from fmt's reflection, and [Placeholder] is what every

@@ -254,8 +254,8 @@ var oldShortEscapes = map[byte]rune{
 	'n': '\n', 't': '\t', 'r': '\r', 'b': '\b', 'f': '\f', 'a': '\a', 'v': '\v',
 }
 
-// oldHtmlEntities are the named character references HTML escaping produces.
-var oldHtmlEntities = map[string]rune{"amp": '&', "lt": '<', "gt": '>', "quot": '"', "apos": '\''}
+// oldHTMLEntities are the named character references HTML escaping produces.
+var oldHTMLEntities = map[string]rune{"amp": '&', "lt": '<', "gt": '>', "quot": '"', "apos": '\''}
 
 // oldDecodeAt returns what text may encode at i: the byte itself, and whatever
 // an escape starting there stands for: %XX (also as %25XX), + for a space,
@@ -378,7 +378,7 @@ func oldDecodeEntity(text string, i int, out []oldUnit) []oldUnit {
 	}
 	name := text[i+1 : i+semi]
 	end := i + semi + 1
-	if r, ok := oldHtmlEntities[name]; ok {
+	if r, ok := oldHTMLEntities[name]; ok {
 		return append(out, oldUnit{r: r, end: end})
 	}
 	var v rune

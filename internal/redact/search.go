@@ -6,7 +6,7 @@ import (
 )
 
 // The search reads a text as a graph: its positions are the nodes and each
-// unit decodeAt finds is an edge, labelled with the bytes it stands for. An
+// unit decodeAt finds is an edge, labeled with the bytes it stands for. An
 // encoding of a pattern is a path whose labels spell the pattern. Trying
 // each position and following each partial match, as the scrubber once did,
 // costs len(text)·len(pattern) steps when both repeat one character; here
@@ -105,6 +105,9 @@ func (a *automaton) step(s int32, c byte, w *work) int32 {
 // add adds state t to set, keeping only states that are no border of
 // another.
 func (a *automaton) add(set []int32, t int32) []int32 {
+	if len(set) == 0 {
+		return append(set, t)
+	}
 	for _, s := range set {
 		if a.isBorder(t, s) {
 			return set
@@ -176,8 +179,9 @@ func (a *automaton) ends(g *graph, w *work) ([]int, error) {
 		if i == n {
 			break
 		}
-		for k := range g.from(i) {
-			e := &g.from(i)[k]
+		edges := g.from(i)
+		for k := range edges {
+			e := &edges[k]
 			slot := &sets[int(e.end)%ring]
 			for _, s := range cur {
 				for _, c := range e.label() {
@@ -207,12 +211,13 @@ func (a *automaton) starts(g *graph, w *work) ([]int, error) {
 	var starts []int
 	for i := n - 1; i >= 0; i-- {
 		set := sets[i%ring][:0]
-		for k := range g.from(i) {
-			e := &g.from(i)[k]
+		edges := g.from(i)
+		for k := range edges {
+			e := &edges[k]
 			label := e.label()
 			for _, s := range sets[int(e.end)%ring] {
-				for j := len(label) - 1; j >= 0; j-- {
-					s = a.step(s, label[j], w)
+				for _, c := range slices.Backward(label) {
+					s = a.step(s, c, w)
 				}
 				set = a.add(set, s)
 			}
@@ -273,7 +278,7 @@ func (m matcher) spans(g *graph, w *work) ([]span, error) {
 		if k < len(starts) && starts[k] <= j-len(m.text) {
 			start = starts[k]
 		}
-		spans = append(spans, span{start, j})
+		spans = appendMerged(spans, span{start, j})
 	}
 	return spans, nil
 }

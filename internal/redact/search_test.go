@@ -50,7 +50,7 @@ func FuzzSearchCoversOldMatcher(f *testing.F) {
 }
 
 // stepsOf scrubs text and returns the steps it took and the result.
-func stepsOf(t *testing.T, s *Scrubber, text string) (int64, string) {
+func stepsOf(t *testing.T, s *Scrubber, text string) (steps int64, redacted string) {
 	t.Helper()
 	const unbounded = 1 << 40
 	b := s.Within(context.Background(), unbounded)
