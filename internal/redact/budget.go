@@ -8,15 +8,16 @@ import (
 )
 
 // DefaultWork bounds the steps a Scrubber takes: for each text with
-// NewScrubber, for all texts together with Within. A step is one byte read
-// by one pattern's automaton (or one fall back along its failure links). An
-// error body the cloud client reads (64 KiB, and as far past it as the
-// longest encoding reaches) with a management key's sixteen patterns takes
-// about 5 million steps, an alert's texts fewer; a text made to keep many
-// states alive takes more, and stops here: 32 million steps are about a
-// quarter of a CPU second on the machines the operator's figures were
-// measured on (see docs/benchmarks.md).
-const DefaultWork = 32 << 20
+// NewScrubber, for all texts together with Within. A step is one edge of
+// the decoded text read, one byte read by one pattern's automaton, one fall
+// back along its failure links, or one state compared when states are
+// merged. An error response, whose body is scrubbed as far as 189 KB past
+// its 64 KiB cap with two 4 KiB credential parts (MaxCredentialBytes in
+// cloudapi), takes 3 to 5 million steps with such a key, under a million
+// with a key of tens of bytes; an alert's texts take fewer. A text made to
+// keep many states alive takes more and stops here: 16 million steps take
+// 0.2 to 0.4 s of CPU on the 2-core machine of docs/benchmarks.md.
+const DefaultWork = 16 << 20
 
 // checkEvery is how many positions the search reads between two looks at
 // its context.

@@ -167,15 +167,36 @@ func (s *Scrubber) find(text string) []span {
 	return spans
 }
 
-// search finds every pattern's encodings in text, within w.
+// search finds every pattern's encodings in text, within w: where they
+// end in one pass, then where they start in another, for the patterns
+// found only.
 func (s *Scrubber) search(text string, w *work) ([]span, error) {
-	g := newGraph(text)
-	var all []span
-	for _, m := range s.matchers {
-		spans, err := m.spans(g, w)
-		if err != nil {
-			return nil, err
+	forwards := make([]*automaton, len(s.matchers))
+	for k, m := range s.matchers {
+		forwards[k] = m.forward
+	}
+	ends, err := forward(text, forwards, w)
+	if err != nil {
+		return nil, err
+	}
+	var found []matcher
+	var backwards []*automaton
+	var foundEnds [][]int
+	for k, m := range s.matchers {
+		if len(ends[k]) > 0 {
+			found, backwards, foundEnds = append(found, m), append(backwards, m.backward), append(foundEnds, ends[k])
 		}
+	}
+	if len(found) == 0 {
+		return nil, nil
+	}
+	starts, err := backward(text, backwards, w)
+	if err != nil {
+		return nil, err
+	}
+	var all []span
+	for k, m := range found {
+		spans := m.pair(foundEnds[k], starts[k])
 		if m.base64 {
 			for i := range spans {
 				spans[i] = widenBase64(text, spans[i])

@@ -1,7 +1,9 @@
 package redact
 
 import (
+	"context"
 	"encoding/base64"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -36,27 +38,35 @@ func BenchmarkScrubErrorBody(b *testing.B) {
 // The worst cases of issue 27: a credential that is one character repeated
 // (or a short period repeated) and a service that answers with the same
 // character, in a text as long as Clean keeps (8 KiB) and as an error body
-// (64 KiB). The old matcher (oldscrub_test.go) followed every partial match
-// from every position; run it with -benchtime=1x, each of its operations
-// takes seconds.
+// (64 KiB); and backslashes, which every escape starts with. The old matcher
+// (oldscrub_test.go) followed every partial match from every position: run
+// it with -benchtime=1x, each of its operations takes seconds (backslashes:
+// 11 s for 512 bytes, hours for 8 KiB). The new search reports its steps,
+// the unit of DefaultWork, and what a step costs.
 func BenchmarkScrubRepetitiveSecret(b *testing.B) {
 	const secretBytes = 4096 // the longest credential the operator accepts
 	cases := []struct{ name, secret, text string }{
 		{"one char, 8KiB", strings.Repeat("a", secretBytes), strings.Repeat("a", 8<<10)},
 		{"one char, 64KiB", strings.Repeat("a", secretBytes), strings.Repeat("a", 64<<10)},
 		{"period 2, 8KiB", strings.Repeat("ab", secretBytes/2), strings.Repeat("ab", 4<<10)},
-		{"escaped char, 8KiB", strings.Repeat(`\`, secretBytes), strings.Repeat(`\\`, 4<<10)},
+		{"backslashes, 512B", strings.Repeat(`\`, secretBytes), strings.Repeat(`\\`, 256)},
 	}
 	for _, c := range cases {
 		b.Run("new/"+c.name, func(b *testing.B) {
 			s := NewScrubber([]string{c.secret})
 			b.ReportAllocs()
+			const unbounded = 1 << 40
+			var steps int64
 			for b.Loop() {
-				_ = s.Redact(c.text)
+				bounded := s.Within(context.Background(), unbounded)
+				_ = bounded.Redact(c.text)
+				if err := bounded.Err(); err != nil {
+					b.Fatal(err)
+				}
+				steps = unbounded - bounded.budget.left
 			}
-			if err := s.Err(); err != nil {
-				b.Fatal(err)
-			}
+			b.ReportMetric(float64(steps), "steps/op")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(steps), "ns/step")
 		})
 		b.Run("old/"+c.name, func(b *testing.B) {
 			if testing.Short() {
@@ -69,4 +79,19 @@ func BenchmarkScrubRepetitiveSecret(b *testing.B) {
 			}
 		})
 	}
+}
+
+// A text made to be expensive stops at the work bound: this is what the
+// bound costs, at most, per response.
+func BenchmarkScrubUntilTheWorkBound(b *testing.B) {
+	s := NewScrubber([]string{strings.Repeat(`\`, 4096)})
+	text := strings.Repeat(`\\`, 1<<20)
+	b.ReportAllocs()
+	for b.Loop() {
+		bounded := s.Within(context.Background(), DefaultWork)
+		if got := bounded.Redact(text); got != Placeholder || !errors.Is(bounded.Err(), ErrWorkExceeded) {
+			b.Fatalf("Redact = %.20q, Err = %v: want the bound reached", got, bounded.Err())
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/DefaultWork, "ns/step")
 }

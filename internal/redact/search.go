@@ -132,109 +132,114 @@ type edge struct {
 
 func (e *edge) label() []byte { return e.bytes[:e.n] }
 
-// graph holds the edges of a text, those leaving position i at
-// edges[first[i]:first[i+1]].
-type graph struct {
-	first []int32
-	edges []edge
-}
-
-func newGraph(text string) *graph {
-	g := &graph{first: make([]int32, len(text)+1), edges: make([]edge, 0, len(text)+len(text)/8)}
-	var buf [maxUnits]unit
-	for i := range len(text) {
-		g.first[i] = int32(len(g.edges))
-		for _, u := range decodeAt(text, i, buf[:0]) {
-			e := edge{end: int32(u.end)}
-			switch {
-			case u.isByte:
-				e.n, e.bytes[0] = 1, byte(u.r)
-			case utf8.ValidRune(u.r):
-				e.n = uint8(utf8.EncodeRune(e.bytes[:], u.r))
-			default: // a lone surrogate, or past the last code point
-				continue
-			}
-			g.edges = append(g.edges, e)
+// edgesAt returns the edges leaving position i of text.
+func edgesAt(text string, i int, buf []unit, out []edge) []edge {
+	for _, u := range decodeAt(text, i, buf) {
+		e := edge{end: int32(u.end)}
+		switch {
+		case u.isByte:
+			e.n, e.bytes[0] = 1, byte(u.r)
+		case utf8.ValidRune(u.r):
+			e.n = uint8(utf8.EncodeRune(e.bytes[:], u.r))
+		default: // a lone surrogate, or past the last code point
+			continue
 		}
+		out = append(out, e)
 	}
-	g.first[len(text)] = int32(len(g.edges))
-	return g
+	return out
 }
 
-func (g *graph) from(i int) []edge { return g.edges[g.first[i]:g.first[i+1]] }
+// states are the states of one automaton at the positions a pass holds.
+type states [ring][]int32
 
-// ends returns, in order, the positions where an encoding of a's pattern
-// ends.
-func (a *automaton) ends(g *graph, w *work) ([]int, error) {
-	var sets [ring][]int32
-	sets[0] = append(sets[0], 0)
-	full := int32(len(a.p))
-	var ends []int
-	n := len(g.first) - 1
-	for i := 0; i <= n; i++ {
-		cur := sets[i%ring]
-		if slices.Contains(cur, full) {
-			ends = append(ends, i)
-		}
-		if i == n {
-			break
-		}
-		edges := g.from(i)
-		for k := range edges {
-			e := &edges[k]
-			slot := &sets[int(e.end)%ring]
-			for _, s := range cur {
-				for _, c := range e.label() {
-					s = a.step(s, c, w)
-				}
-				*slot = a.add(*slot, s)
-			}
-			if len(*slot) > maxStates {
-				return nil, errTooManyStates
-			}
-		}
-		sets[i%ring] = cur[:0]
-		if err := w.check(i); err != nil {
-			return nil, err
-		}
+// forward reads text once, front to back, with every automaton, and
+// returns for each the positions, in order, where it reached its pattern's
+// end: where an encoding of the pattern ends. Each position is decoded
+// once for all of them; each edge counts as a step.
+func forward(text string, autos []*automaton, w *work) ([][]int, error) {
+	sets := make([]states, len(autos))
+	hits := make([][]int, len(autos))
+	for k := range autos {
+		sets[k][0] = append(sets[k][0], 0)
 	}
-	return ends, nil
-}
-
-// starts returns, in order, the positions where an encoding of the
-// pattern starts; a reads the pattern reversed.
-func (a *automaton) starts(g *graph, w *work) ([]int, error) {
-	var sets [ring][]int32
-	n := len(g.first) - 1
-	sets[n%ring] = append(sets[n%ring], 0)
-	full := int32(len(a.p))
-	var starts []int
-	for i := n - 1; i >= 0; i-- {
-		set := sets[i%ring][:0]
-		edges := g.from(i)
-		for k := range edges {
-			e := &edges[k]
-			label := e.label()
-			for _, s := range sets[int(e.end)%ring] {
-				for _, c := range slices.Backward(label) {
-					s = a.step(s, c, w)
-				}
-				set = a.add(set, s)
-			}
-			if len(set) > maxStates {
-				return nil, errTooManyStates
+	var units [maxUnits]unit
+	var buf [maxUnits]edge
+	for i := 0; ; i++ {
+		for k, a := range autos {
+			if slices.Contains(sets[k][i%ring], int32(len(a.p))) {
+				hits[k] = append(hits[k], i)
 			}
 		}
-		sets[i%ring] = set
-		if slices.Contains(set, full) {
-			starts = append(starts, i)
+		if i == len(text) {
+			return hits, nil
+		}
+		edges := edgesAt(text, i, units[:0], buf[:0])
+		w.steps += int64(len(edges))
+		for k, a := range autos {
+			cur := sets[k][i%ring]
+			for j := range edges {
+				e := &edges[j]
+				slot := &sets[k][int(e.end)%ring]
+				for _, s := range cur {
+					for _, c := range e.label() {
+						s = a.step(s, c, w)
+					}
+					w.steps += int64(len(*slot))
+					*slot = a.add(*slot, s)
+				}
+				if len(*slot) > maxStates {
+					return nil, errTooManyStates
+				}
+			}
+			sets[k][i%ring] = cur[:0]
 		}
 		if err := w.check(i); err != nil {
 			return nil, err
 		}
 	}
-	slices.Reverse(starts)
-	return starts, nil
+}
+
+// backward is forward read back to front, with automata of the reversed
+// patterns: it returns where encodings of the patterns start.
+func backward(text string, autos []*automaton, w *work) ([][]int, error) {
+	sets := make([]states, len(autos))
+	hits := make([][]int, len(autos))
+	for k := range autos {
+		sets[k][len(text)%ring] = append(sets[k][len(text)%ring], 0)
+	}
+	var units [maxUnits]unit
+	var buf [maxUnits]edge
+	for i := len(text) - 1; i >= 0; i-- {
+		edges := edgesAt(text, i, units[:0], buf[:0])
+		w.steps += int64(len(edges))
+		for k, a := range autos {
+			set := sets[k][i%ring][:0]
+			for j := range edges {
+				e := &edges[j]
+				for _, s := range sets[k][int(e.end)%ring] {
+					for _, c := range slices.Backward(e.label()) {
+						s = a.step(s, c, w)
+					}
+					w.steps += int64(len(set))
+					set = a.add(set, s)
+				}
+				if len(set) > maxStates {
+					return nil, errTooManyStates
+				}
+			}
+			sets[k][i%ring] = set
+			if slices.Contains(set, int32(len(a.p))) {
+				hits[k] = append(hits[k], i)
+			}
+		}
+		if err := w.check(i); err != nil {
+			return nil, err
+		}
+	}
+	for _, h := range hits {
+		slices.Reverse(h)
+	}
+	return hits, nil
 }
 
 // matcher finds the encodings of one pattern.
@@ -252,20 +257,13 @@ func newMatcher(p pattern) matcher {
 // reach is the most bytes an encoding of the pattern can span.
 func (m matcher) reach() int { return maxBytesPerByte * len(m.text) }
 
-// spans returns where the pattern's encodings are in g. An encoding ending
-// at j starts at one of the starts found within reach before it; the
-// earliest is taken. Only when two encodings lie within reach of each other
-// can that cover more than one of them, and then it covers the text between
-// them too: more is redacted, never less.
-func (m matcher) spans(g *graph, w *work) ([]span, error) {
-	ends, err := m.forward.ends(g, w)
-	if err != nil || len(ends) == 0 {
-		return nil, err
-	}
-	starts, err := m.backward.starts(g, w)
-	if err != nil {
-		return nil, err
-	}
+// pair returns where the pattern's encodings are, from where they end
+// and where they start, both in order. An encoding ending at j starts at
+// one of the starts within reach before it; the earliest is taken. Only
+// when two encodings lie within reach of each other can that cover more
+// than one of them, and then it covers the text between them too: more is
+// redacted, never less.
+func (m matcher) pair(ends, starts []int) []span {
 	var spans []span
 	k := 0
 	for _, j := range ends {
@@ -280,5 +278,5 @@ func (m matcher) spans(g *graph, w *work) ([]span, error) {
 		}
 		spans = appendMerged(spans, span{start, j})
 	}
-	return spans, nil
+	return spans
 }
