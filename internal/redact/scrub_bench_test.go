@@ -50,6 +50,7 @@ func BenchmarkScrubRepetitiveSecret(b *testing.B) {
 		{"one char, 64KiB", strings.Repeat("a", secretBytes), strings.Repeat("a", 64<<10)},
 		{"period 2, 8KiB", strings.Repeat("ab", secretBytes/2), strings.Repeat("ab", 4<<10)},
 		{"backslashes, 512B", strings.Repeat(`\`, secretBytes), strings.Repeat(`\\`, 256)},
+		{"typical key, 8KiB text", "fake-key-secret-value-0123", strings.Repeat("lorem ipsum dolor sit amet ", 8<<10/27)},
 	}
 	for _, c := range cases {
 		b.Run("new/"+c.name, func(b *testing.B) {

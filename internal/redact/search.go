@@ -102,24 +102,33 @@ func (a *automaton) step(s int32, c byte, w *work) int32 {
 	return 0
 }
 
+// stateSet is the states kept at one position, in place: no slice to
+// grow, nothing for the garbage collector to follow.
+type stateSet struct {
+	n int
+	s [maxStates + 1]int32
+}
+
+func (set *stateSet) states() []int32 { return set.s[:set.n] }
+
+func (set *stateSet) has(t int32) bool { return slices.Contains(set.states(), t) }
+
 // add adds state t to set, keeping only states that are no border of
-// another.
-func (a *automaton) add(set []int32, t int32) []int32 {
-	if len(set) == 0 {
-		return append(set, t)
-	}
-	for _, s := range set {
+// another. It reports false when that makes more than maxStates.
+func (a *automaton) add(set *stateSet, t int32) bool {
+	kept := 0
+	for _, s := range set.states() {
 		if a.isBorder(t, s) {
-			return set
+			return true
 		}
-	}
-	kept := set[:0]
-	for _, s := range set {
 		if !a.isBorder(s, t) {
-			kept = append(kept, s)
+			set.s[kept] = s
+			kept++
 		}
 	}
-	return append(kept, t)
+	set.s[kept] = t
+	set.n = kept + 1
+	return set.n <= maxStates
 }
 
 // edge is a unit as the search reads it: where it ends and the bytes it
@@ -150,7 +159,7 @@ func edgesAt(text string, i int, buf []unit, out []edge) []edge {
 }
 
 // states are the states of one automaton at the positions a pass holds.
-type states [ring][]int32
+type states [ring]stateSet
 
 // forward reads text once, front to back, with every automaton, and
 // returns for each the positions, in order, where it reached its pattern's
@@ -160,13 +169,13 @@ func forward(text string, autos []*automaton, w *work) ([][]int, error) {
 	sets := make([]states, len(autos))
 	hits := make([][]int, len(autos))
 	for k := range autos {
-		sets[k][0] = append(sets[k][0], 0)
+		sets[k][0].n = 1
 	}
 	var units [maxUnits]unit
 	var buf [maxUnits]edge
 	for i := 0; ; i++ {
 		for k, a := range autos {
-			if slices.Contains(sets[k][i%ring], int32(len(a.p))) {
+			if sets[k][i%ring].has(int32(len(a.p))) {
 				hits[k] = append(hits[k], i)
 			}
 		}
@@ -176,22 +185,21 @@ func forward(text string, autos []*automaton, w *work) ([][]int, error) {
 		edges := edgesAt(text, i, units[:0], buf[:0])
 		w.steps += int64(len(edges))
 		for k, a := range autos {
-			cur := sets[k][i%ring]
+			cur := &sets[k][i%ring]
 			for j := range edges {
 				e := &edges[j]
 				slot := &sets[k][int(e.end)%ring]
-				for _, s := range cur {
+				for _, s := range cur.states() {
 					for _, c := range e.label() {
 						s = a.step(s, c, w)
 					}
-					w.steps += int64(len(*slot))
-					*slot = a.add(*slot, s)
-				}
-				if len(*slot) > maxStates {
-					return nil, errTooManyStates
+					w.steps += int64(slot.n)
+					if !a.add(slot, s) {
+						return nil, errTooManyStates
+					}
 				}
 			}
-			sets[k][i%ring] = cur[:0]
+			cur.n = 0
 		}
 		if err := w.check(i); err != nil {
 			return nil, err
@@ -205,7 +213,7 @@ func backward(text string, autos []*automaton, w *work) ([][]int, error) {
 	sets := make([]states, len(autos))
 	hits := make([][]int, len(autos))
 	for k := range autos {
-		sets[k][len(text)%ring] = append(sets[k][len(text)%ring], 0)
+		sets[k][len(text)%ring].n = 1
 	}
 	var units [maxUnits]unit
 	var buf [maxUnits]edge
@@ -213,22 +221,21 @@ func backward(text string, autos []*automaton, w *work) ([][]int, error) {
 		edges := edgesAt(text, i, units[:0], buf[:0])
 		w.steps += int64(len(edges))
 		for k, a := range autos {
-			set := sets[k][i%ring][:0]
+			set := &sets[k][i%ring]
+			set.n = 0
 			for j := range edges {
 				e := &edges[j]
-				for _, s := range sets[k][int(e.end)%ring] {
+				for _, s := range sets[k][int(e.end)%ring].states() {
 					for _, c := range slices.Backward(e.label()) {
 						s = a.step(s, c, w)
 					}
-					w.steps += int64(len(set))
-					set = a.add(set, s)
-				}
-				if len(set) > maxStates {
-					return nil, errTooManyStates
+					w.steps += int64(set.n)
+					if !a.add(set, s) {
+						return nil, errTooManyStates
+					}
 				}
 			}
-			sets[k][i%ring] = set
-			if slices.Contains(set, int32(len(a.p))) {
+			if set.has(int32(len(a.p))) {
 				hits[k] = append(hits[k], i)
 			}
 		}
