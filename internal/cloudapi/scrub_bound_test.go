@@ -1,8 +1,11 @@
 package cloudapi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path"
@@ -89,4 +92,37 @@ func TestScrubbingPastItsWorkBoundShowsNothing(t *testing.T) {
 			t.Errorf("GetAlert = %v, %v: want the note with the token redacted", res.Alert.Note, err)
 		}
 	})
+}
+
+// Scrubbing stops when the call's context ends (a sync's timeout), even once
+// the response has arrived: the alert is then not kept, rather than shown
+// unscrubbed or scrubbed for as long as it takes.
+func TestScrubbingStopsWhenTheContextEnds(t *testing.T) {
+	note := strings.Repeat("a", 8<<10)
+	body, err := json.Marshal(map[string]map[string]string{"data": {"id": "a1", "name": "n", "note": note}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	answer := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		cancel() // the sync's time runs out as the body arrives
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(bytes.NewReader(body)), Request: r}, nil
+	})
+	c := newClient(cloudapi.Options{Transport: answer})
+	res, err := c.GetAlert(ctx, "https://alerts.example.com", cloudapi.NewBearerToken(strings.Repeat("a", 4096)), "a1")
+	if err == nil {
+		t.Fatalf("GetAlert kept the alert (note of %d bytes) though its context had ended", len(ptrString(res.Alert.Note)))
+	}
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "scrubbing") {
+		t.Errorf("err = %v, want the scrubbing stopped by the context", err)
+	}
+}
+
+func ptrString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
