@@ -16,7 +16,7 @@ import (
 // cloudapi), takes 3 to 5 million steps with such a key, under a million
 // with a key of tens of bytes; an alert's texts take fewer. A text made to
 // keep many states alive takes more and stops here: 16 million steps take
-// 0.2 to 0.4 s of CPU on the 2-core machine of docs/benchmarks.md.
+// about 0.2 s (11 ns a step; see docs/benchmarks.md).
 const DefaultWork = 16 << 20
 
 // checkEvery is how many positions the search reads between two looks at
