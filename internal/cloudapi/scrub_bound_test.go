@@ -60,10 +60,7 @@ func TestAnEchoedAlertIDTellsNothingOfTheToken(t *testing.T) {
 func TestScrubbingPastItsWorkBoundShowsNothing(t *testing.T) {
 	opts := cloudapi.Options{MaxScrubWork: 1000}
 	note := "see " + strings.Repeat("the token "+testTokenValue+" ", 200)
-	alert, err := json.Marshal(map[string]map[string]string{"data": {"id": "a1", "name": "n", "note": note}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	alert, _ := json.Marshal(map[string]map[string]string{"data": {"id": "a1", "name": "n", "note": note}})
 
 	t.Run("alert", func(t *testing.T) {
 		srv, _ := serve(t, reply{status: 200, contentType: "application/json", body: string(alert)})
@@ -99,15 +96,12 @@ func TestScrubbingPastItsWorkBoundShowsNothing(t *testing.T) {
 // unscrubbed or scrubbed for as long as it takes.
 func TestScrubbingStopsWhenTheContextEnds(t *testing.T) {
 	note := strings.Repeat("a", 8<<10)
-	body, err := json.Marshal(map[string]map[string]string{"data": {"id": "a1", "name": "n", "note": note}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	body, _ := json.Marshal(map[string]map[string]string{"data": {"id": "a1", "name": "n", "note": note}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	answer := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		cancel() // the sync's time runs out as the body arrives
-		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
 			Body: io.NopCloser(bytes.NewReader(body)), Request: r}, nil
 	})
 	c := newClient(cloudapi.Options{Transport: answer})
