@@ -75,8 +75,13 @@
 // 400 is ReasonBadRequest. Messages are short, stripped of HTML and of control,
 // format and bidi characters, with long URLs shortened, and scrubbed of the
 // credentials used for the call in any encoding a service may echo them in
-// (JSON and Go escapes, URL encoding, base64, also cut short at the end of a
-// text). The text of Error.Err is cleaned the same way.
+// (JSON and Go escapes, URL encoding, base64), whole encodings only: the
+// error body is scrubbed past its cap before it is cut, and the beginning of
+// a credential at a text's end shows like any text, so that no redaction
+// tells whether a text begins the credential. Scrubbing a response takes at
+// most Options.MaxScrubWork steps and stops with the call's context; past
+// either, its text is not shown. The text of Error.Err is cleaned the same
+// way.
 //
 // # Decoding
 //
