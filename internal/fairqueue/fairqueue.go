@@ -100,4 +100,3 @@ func (q defaultPriorityQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reco
 	}
 	q.PriorityQueue.AddWithOpts(o, items...)
 }
-
