@@ -251,10 +251,13 @@ func (q *fairQueue) GetWithPriority() (reconcile.Request, int, bool) {
 	return item, priority, shutdown
 }
 
-// ShutDown stops the queue and its aging.
+// ShutDown stops the queue and its aging; once (priorityqueue's own panics
+// when shut down twice).
 func (q *fairQueue) ShutDown() {
-	q.stopped.Do(func() { close(q.stop) })
-	q.PriorityQueue.ShutDown()
+	q.stopped.Do(func() {
+		close(q.stop)
+		q.PriorityQueue.ShutDown()
+	})
 }
 
 // ShutDownWithDrain stops the queue and its aging (priorityqueue does not
