@@ -66,37 +66,56 @@ func (o Options) withDefaults() Options {
 }
 
 // fairQueue is the controller's priority queue. Within each level the
-// namespaces whose work waits take turns: an item added to be served now is
-// lowered by its place among its namespace's items waiting
-// (pacing.FairQueue), up to the level's band, so another namespace's new
-// watch is served before the rest of a namespace's burst of 1,500, not after
-// it (issue 17). Across levels, no level starves the ones below it (issue
-// 27): a namespace's Secret change puts at most SecretShare of its items at
-// the Secret level (the rest wait at the periodic level, with their turn),
-// and an item that has waited AgeAfter below the user's level is served at
-// the user's level, with its namespace's turn; before, a namespace that
-// rewrote a Secret or bumped requested-at without pause held every other
-// namespace's periodic refreshes back for as long as it went on.
+// namespaces whose work waits take turns: an item is lowered by its place
+// among its namespace's items waiting (pacing.FairQueue), up to the level's
+// band, so another namespace's new watch is served before the rest of a
+// namespace's burst of 1,500, not after it (issue 17). Across levels, no
+// level starves the ones below it (issue 27): a namespace's Secret change
+// puts at most SecretShare of its items at the Secret level (the rest wait
+// at the periodic level, with their turn), and an item that has waited
+// AgeAfter below the user's level is served at the user's level, with its
+// namespace's turn; before, a namespace that rewrote a Secret or bumped
+// requested-at without pause held every other namespace's periodic
+// refreshes back for as long as it went on.
+//
+// An item added for later (a requeue after a delay, a backoff) is parked in
+// priorityqueue at the lowest priority until its time, then added again at
+// its level with its turn: it takes its turn when it is ready, as every
+// other item does, and does not keep the priority it was last served at (a
+// namespace's requeues at the head of its turn would otherwise pile up at
+// the top, ahead of the aged items, with no turn).
 type fairQueue struct {
 	priorityqueue.PriorityQueue[reconcile.Request]
 	turns       *pacing.FairQueue[types.NamespacedName]
 	rateLimiter workqueue.TypedRateLimiter[reconcile.Request]
 	opts        Options
 
-	// mu guards waiting: the items added and not yet taken, each with the
-	// priority it waits at and when it is (or was) ready.
+	// mu guards waiting, the items added and not yet taken, and parked,
+	// the times at which parked items are due (stale entries are skipped).
 	mu      sync.Mutex
 	waiting map[reconcile.Request]waitingItem
-	stop    chan struct{}
-	stopped sync.Once
+	parked  parkedTimes
+	// unparked is told when an item is parked that is due before the
+	// others.
+	unparked chan struct{}
+	stop     chan struct{}
+	stopped  sync.Once
 }
 
-// waitingItem is an item as the queue holds it: the highest priority it was
-// added at and the earliest time it is ready, as priorityqueue keeps them.
+// waitingItem is an item as the queue holds it.
 type waitingItem struct {
-	priority int
-	readyAt  time.Time
+	// level is the top of its level's band (PriorityOf), priority the
+	// priority it waits at in priorityqueue.
+	level, priority int
+	// readyAt is when it is (or was) ready; parked: not yet added at its
+	// level.
+	readyAt time.Time
+	parked  bool
 }
+
+// parkingPriority is the priority of an item that waits for its time: below
+// every level's band.
+const parkingPriority = handler.LowPriority - levelBand
 
 // New returns the controller's queue (controller.Options.NewQueue) with the
 // default Options.
@@ -110,15 +129,13 @@ func New(name string, rateLimiter workqueue.TypedRateLimiter[reconcile.Request])
 func NewQueue(o Options) func(string, workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 	return func(name string, rateLimiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 		q := newFairQueue(name, rateLimiter, o)
-		if q.opts.AgeAfter > 0 {
-			go q.ageEvery(max(q.opts.AgeAfter/10, 10*time.Millisecond))
-		}
+		go q.run()
 		return q
 	}
 }
 
-// newFairQueue is the queue without the loop that ages its items (tests
-// age them at the times they choose).
+// newFairQueue is the queue without the loop that unparks and ages its
+// items (tests do that at the times they choose).
 func newFairQueue(name string, rateLimiter workqueue.TypedRateLimiter[reconcile.Request], o Options) *fairQueue {
 	if rateLimiter == nil {
 		rateLimiter = workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]()
@@ -129,6 +146,7 @@ func newFairQueue(name string, rateLimiter workqueue.TypedRateLimiter[reconcile.
 		rateLimiter:   rateLimiter,
 		opts:          o.withDefaults(),
 		waiting:       map[reconcile.Request]waitingItem{},
+		unparked:      make(chan struct{}, 1),
 		stop:          make(chan struct{}),
 	}
 }
@@ -146,13 +164,13 @@ func (q *fairQueue) AddRateLimited(item reconcile.Request) {
 	q.AddWithOpts(priorityqueue.AddOpts{RateLimited: true}, item)
 }
 
-// AddWithOpts adds items with o. Those to be served now take their
-// namespace's turn; items added for later (a requeue after a delay, a
-// backoff) keep the priority they are given. The backoff is asked of the
-// rate limiter here, as priorityqueue would, so that the queue knows when
-// each item is ready and can age it.
+// AddWithOpts adds items with o: those to be served now at their level
+// with their namespace's turn, the others parked until their time. The
+// backoff is asked of the rate limiter here, as priorityqueue would, so
+// that the queue knows when each item is ready.
 func (q *fairQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
 	now := q.opts.Now()
+	level := levelOf(ptr.Deref(o.Priority, 0))
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, item := range items {
@@ -162,37 +180,100 @@ func (q *fairQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Requ
 				after = backoff
 			}
 		}
-		priority := ptr.Deref(o.Priority, 0)
-		if after <= 0 {
-			after, priority = 0, q.turnLocked(item, priority)
+		w, known := q.waiting[item]
+		switch {
+		case after <= 0 && known:
+			q.enqueueLocked(item, max(level, w.level), now)
+		case after <= 0:
+			q.enqueueLocked(item, level, now)
+		case known && !w.parked:
+			// Ready already: priorityqueue keeps it ready, at the higher
+			// of the two priorities.
+			if level > w.level {
+				q.enqueueLocked(item, level, w.readyAt)
+			}
+		default:
+			q.parkLocked(item, level, now.Add(after), now)
 		}
-		q.noteLocked(item, priority, now.Add(after))
-		q.PriorityQueue.AddWithOpts(priorityqueue.AddOpts{After: after, Priority: &priority}, item)
 	}
 }
 
-// turnLocked is the priority at which item, added at priority to be served
-// now, waits: lowered by its place among its namespace's waiting items, and
-// at the periodic level when it is of a Secret's change and its namespace
-// has SecretShare items waiting already.
-func (q *fairQueue) turnLocked(item reconcile.Request, priority int) int {
-	place := q.turns.Queue(item.Namespace, item.NamespacedName)
-	if priority == secretChangePriority && q.opts.SecretShare >= 0 && place >= q.opts.SecretShare {
-		priority = PriorityOf(pacing.Periodic)
+// levelOf is the top of the band of the level priority is in: an item
+// served at a priority its turn lowered comes back at its level.
+func levelOf(priority int) int {
+	for _, l := range []pacing.Level{pacing.User, pacing.Secret} {
+		if priority > PriorityOf(l)-levelBand {
+			return PriorityOf(l)
+		}
 	}
-	return priority - min(place, levelBand-1)
+	return PriorityOf(pacing.Periodic)
 }
 
-// noteLocked records item as priorityqueue keeps it: the highest priority
-// and the earliest ready time of its adds.
-func (q *fairQueue) noteLocked(item reconcile.Request, priority int, readyAt time.Time) {
-	if w, ok := q.waiting[item]; ok {
-		priority = max(priority, w.priority)
+// enqueueLocked adds item to be served now at level with its namespace's
+// turn; readyAt is when it became ready.
+func (q *fairQueue) enqueueLocked(item reconcile.Request, level int, readyAt time.Time) {
+	priority := q.turnLocked(item, level)
+	if w, ok := q.waiting[item]; ok && !w.parked {
+		// priorityqueue keeps the earlier time and never lowers a priority.
+		priority, level = max(priority, w.priority), max(level, w.level)
 		if w.readyAt.Before(readyAt) {
 			readyAt = w.readyAt
 		}
 	}
-	q.waiting[item] = waitingItem{priority: priority, readyAt: readyAt}
+	q.parked.remove(item)
+	q.waiting[item] = waitingItem{level: level, priority: priority, readyAt: readyAt}
+	q.PriorityQueue.AddWithOpts(priorityqueue.AddOpts{Priority: &priority}, item)
+}
+
+// parkLocked parks item until readyAt, to be added then at level; an item
+// parked already is due at the earlier time, at the higher level.
+func (q *fairQueue) parkLocked(item reconcile.Request, level int, readyAt, now time.Time) {
+	if w, ok := q.waiting[item]; ok {
+		level = max(level, w.level)
+		if w.readyAt.Before(readyAt) {
+			readyAt = w.readyAt
+		}
+	}
+	q.waiting[item] = waitingItem{level: level, priority: parkingPriority, readyAt: readyAt, parked: true}
+	if q.parked.set(item, readyAt) {
+		select {
+		case q.unparked <- struct{}{}:
+		default:
+		}
+	}
+	q.PriorityQueue.AddWithOpts(priorityqueue.AddOpts{After: readyAt.Sub(now), Priority: ptr.To(parkingPriority)}, item)
+}
+
+// turnLocked is the priority at which item, added at level to be served
+// now, waits: lowered by its place among its namespace's waiting items, and
+// at the periodic level when it is of a Secret's change and its namespace
+// has SecretShare items waiting already.
+func (q *fairQueue) turnLocked(item reconcile.Request, level int) int {
+	place := q.turns.Queue(item.Namespace, item.NamespacedName)
+	if level == secretChangePriority && q.opts.SecretShare >= 0 && place >= q.opts.SecretShare {
+		level = PriorityOf(pacing.Periodic)
+	}
+	return level - min(place, levelBand-1)
+}
+
+// unpark adds at their level, with their turn, the parked items due by
+// now, and says when the next one is due (false: none is parked).
+func (q *fairQueue) unpark(now time.Time) (next time.Time, any bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for {
+		item, at, ok := q.parked.first()
+		if !ok {
+			return time.Time{}, false
+		}
+		if at.After(now) {
+			return at, true
+		}
+		q.parked.remove(item)
+		w := q.waiting[item]
+		delete(q.waiting, item) // its turn starts now
+		q.enqueueLocked(item, w.level, w.readyAt)
+	}
 }
 
 // age serves at the user's level, with their namespace's turn, the items
@@ -207,30 +288,42 @@ func (q *fairQueue) age(now time.Time) {
 	defer q.mu.Unlock()
 	var aged []reconcile.Request
 	for item, w := range q.waiting {
-		if w.priority <= secretChangePriority && !now.Before(w.readyAt.Add(q.opts.AgeAfter)) {
+		if !w.parked && w.priority <= secretChangePriority && !now.Before(w.readyAt.Add(q.opts.AgeAfter)) {
 			aged = append(aged, item)
 		}
 	}
 	slices.SortFunc(aged, func(a, b reconcile.Request) int { return q.waiting[a].readyAt.Compare(q.waiting[b].readyAt) })
 	for _, item := range aged {
-		priority := q.turnLocked(item, PriorityOf(pacing.User))
-		q.waiting[item] = waitingItem{priority: priority, readyAt: q.waiting[item].readyAt}
-		q.PriorityQueue.AddWithOpts(priorityqueue.AddOpts{Priority: &priority}, item)
+		q.enqueueLocked(item, PriorityOf(pacing.User), q.waiting[item].readyAt)
 	}
 }
 
-// ageEvery ages the items every period until the queue shuts down: an item
-// is served at the user's level at most a period after it aged.
-func (q *fairQueue) ageEvery(period time.Duration) {
-	ticker := time.NewTicker(period)
-	defer ticker.Stop()
+// run unparks the items at their time and ages them every AgeAfter/10
+// until the queue shuts down: an item is served at the user's level at
+// most AgeAfter/10 after it aged.
+func (q *fairQueue) run() {
+	var ageTicks <-chan time.Time
+	if q.opts.AgeAfter > 0 {
+		ticker := time.NewTicker(max(q.opts.AgeAfter/10, 10*time.Millisecond))
+		defer ticker.Stop()
+		ageTicks = ticker.C
+	}
+	due := time.NewTimer(time.Hour)
+	defer due.Stop()
 	for {
 		select {
 		case <-q.stop:
 			return
-		case <-ticker.C:
+		case <-ageTicks:
 			q.age(q.opts.Now())
+		case <-due.C:
+		case <-q.unparked:
 		}
+		wait := time.Hour
+		if next, ok := q.unpark(q.opts.Now()); ok {
+			wait = max(time.Until(next), time.Millisecond)
+		}
+		due.Reset(wait)
 	}
 }
 
@@ -245,7 +338,13 @@ func (q *fairQueue) Get() (reconcile.Request, bool) {
 func (q *fairQueue) GetWithPriority() (reconcile.Request, int, bool) {
 	item, priority, shutdown := q.PriorityQueue.GetWithPriority()
 	q.mu.Lock()
+	if w, ok := q.waiting[item]; ok && w.parked {
+		// Handed out at its time, before it was unparked (a worker was
+		// idle): it was served at its level.
+		priority = w.level
+	}
 	delete(q.waiting, item)
+	q.parked.remove(item)
 	q.mu.Unlock()
 	q.turns.Taken(item.Namespace, item.NamespacedName)
 	return item, priority, shutdown

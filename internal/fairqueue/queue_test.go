@@ -24,8 +24,9 @@ import (
 //
 // Steps: "add ns/name level" adds an item to be served now at a level
 // (user, secret or periodic: the initial list's and the read's end of a
-// periodic sync), "serve n" takes n items, "age d" ages the items at d
-// after the start; then the rest is served.
+// periodic sync), "later ns/name level d" adds one for d after the start (a
+// requeue), "serve n" takes n items, "unpark d" and "age d" unpark and age
+// the items at d after the start; then the rest is served.
 func TestQueueServesEveryLevelInBoundedTime(t *testing.T) {
 	burst := func(ns, level string, n int) []string {
 		var steps []string
@@ -74,6 +75,15 @@ func TestQueueServesEveryLevelInBoundedTime(t *testing.T) {
 		name:  "items that age together are served in the order they became ready, each at its turn",
 		steps: []string{"add busy/a user", "add busy/b user", "add first/x periodic", "age 1s", "add second/y periodic", "age 6s"},
 		want:  "a x y b",
+	}, {
+		name: "requeues take their turn when they are ready, not the priority they were served at",
+		steps: []string{"later busy/a user 1s", "later busy/b user 1s", "later busy/c user 1s", "add victim/refresh periodic",
+			"unpark 1s", "age 5s"},
+		want: "a refresh b c",
+	}, {
+		name:  "a parked item added now is served now, at the higher of its levels, and once",
+		steps: []string{"later busy/a user 1h", "add busy/a secret", "add busy/b user", "unpark 2h"},
+		want:  "a b",
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,14 +93,17 @@ func TestQueueServesEveryLevelInBoundedTime(t *testing.T) {
 			q := newFairQueue("test", nil, tc.opts)
 			defer q.ShutDown()
 			var served []string
-			serve := func(n int) {
+			serve := func(n int) (names []string) {
 				for range n {
 					item, _, _ := q.GetWithPriority()
 					q.Done(item)
 					served = append(served, item.Name)
+					names = append(names, item.String())
 				}
+				return names
 			}
-			added := 0
+			queued := map[string]bool{} // priorityqueue holds an item once
+			added := func(ns, name string) { queued[ns+"/"+name] = true }
 			for _, s := range tc.steps {
 				f := strings.Fields(s)
 				switch f[0] {
@@ -99,11 +112,29 @@ func TestQueueServesEveryLevelInBoundedTime(t *testing.T) {
 					priority := PriorityOf(map[string]pacing.Level{"user": pacing.User, "secret": pacing.Secret, "periodic": pacing.Periodic}[f[2]])
 					q.AddWithOpts(priorityqueue.AddOpts{Priority: &priority},
 						reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
-					added++
+					added(ns, name)
+				case "later":
+					ns, name, _ := strings.Cut(f[1], "/")
+					priority := PriorityOf(map[string]pacing.Level{"user": pacing.User, "secret": pacing.Secret, "periodic": pacing.Periodic}[f[2]])
+					after, err := time.ParseDuration(f[3])
+					if err != nil {
+						t.Fatal(err)
+					}
+					q.AddWithOpts(priorityqueue.AddOpts{Priority: &priority, After: after},
+						reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+					added(ns, name)
+				case "unpark":
+					d, err := time.ParseDuration(f[1])
+					if err != nil {
+						t.Fatal(err)
+					}
+					now = start.Add(d)
+					q.unpark(now)
 				case "serve":
 					n := int(f[1][0] - '0')
-					serve(n)
-					added -= n
+					for _, name := range serve(n) {
+						delete(queued, name)
+					}
 				case "age":
 					d, err := time.ParseDuration(f[1])
 					if err != nil {
@@ -113,7 +144,10 @@ func TestQueueServesEveryLevelInBoundedTime(t *testing.T) {
 					q.age(now)
 				}
 			}
-			serve(added)
+			serve(len(queued))
+			if n, held := q.Len(), len(q.waiting); n > 0 || held > 0 {
+				t.Errorf("%d items left ready and %d held after serving %v", n, held, served)
+			}
 			if got := strings.Join(served, " "); got != tc.want {
 				t.Errorf("served %q, want %q", got, tc.want)
 			}
