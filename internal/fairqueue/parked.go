@@ -72,18 +72,22 @@ func (h *parkedHeap) Less(i, j int) bool {
 	return a.seq < b.seq
 }
 
+// Swap swaps two entries and their places in the index.
 func (h *parkedHeap) Swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
 	h.index[h.items[i].item] = i
 	h.index[h.items[j].item] = j
 }
 
+// Push appends a parkedEntry (container/heap's side of heap.Push).
 func (h *parkedHeap) Push(x any) {
 	e, _ := x.(parkedEntry)
 	h.index[e.item] = len(h.items)
 	h.items = append(h.items, e)
 }
 
+// Pop removes the last entry (container/heap's side of heap.Pop and
+// heap.Remove).
 func (h *parkedHeap) Pop() any {
 	last := h.items[len(h.items)-1]
 	h.items = h.items[:len(h.items)-1]

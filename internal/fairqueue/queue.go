@@ -258,12 +258,12 @@ func (q *fairQueue) turnLocked(item reconcile.Request, level int) int {
 
 // unpark adds at their level, with their turn, the parked items due by
 // now, and says when the next one is due (false: none is parked).
-func (q *fairQueue) unpark(now time.Time) (next time.Time, any bool) {
+func (q *fairQueue) unpark(now time.Time) (next time.Time, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for {
-		item, at, ok := q.parked.first()
-		if !ok {
+		item, at, parked := q.parked.first()
+		if !parked {
 			return time.Time{}, false
 		}
 		if at.After(now) {
