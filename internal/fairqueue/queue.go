@@ -78,6 +78,15 @@ func (o Options) withDefaults() Options {
 // requested-at without pause held every other namespace's periodic
 // refreshes back for as long as it went on.
 //
+// The bound: with W workers whose reconciles take at most S, and n
+// namespaces with work waiting, an item that is the only one of its
+// namespace waiting gets a worker within AgeAfter + AgeAfter/10 + ⌈n/W⌉·S
+// of being ready, however much work the other namespaces add. Once aged it
+// waits at the top priority at the head of its namespace's turn: ahead of
+// it are at most the head of each other namespace's turn, added before it
+// (a namespace's later items take places behind its head, and another
+// namespace's head added later comes after it).
+//
 // An item added for later (a requeue after a delay, a backoff) is parked in
 // priorityqueue at the lowest priority until its time, then added again at
 // its level with its turn: it takes its turn when it is ready, as every

@@ -68,6 +68,11 @@ func TestQueueServesEveryLevelInBoundedTime(t *testing.T) {
 			[]string{"add victim/refresh periodic", "age 10s"}),
 		want: "a a a refresh b b b c c c",
 	}, {
+		name: "aged, it is not overtaken by what the others add after it",
+		steps: append(burst("one", "user", 3), "add victim/refresh periodic", "age 5s",
+			"add one/x user", "add two/y user"),
+		want: "a refresh y b c x",
+	}, {
 		name:  "a Secret's fan-out ages with its turns: another namespace's new watch is not behind it",
 		steps: append(burst("busy", "secret", 6), "age 5s", "add other/new user"),
 		want:  "a new b c d e f",
