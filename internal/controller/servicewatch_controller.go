@@ -195,7 +195,10 @@ func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// a user's new watch.
 		WatchesRawSource(source.Channel(r.fetches.Wake(), fairqueue.WithPriority(fairqueue.EnqueueKey(),
 			func(key types.NamespacedName) int { return fairqueue.PriorityOf(r.fetches.Level(key)) }))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles, NewQueue: fairqueue.New}).
+		// A Secret's change puts at most as many of a namespace's watches
+		// ahead of the others' work as the namespace may read at once.
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles,
+			NewQueue: fairqueue.NewQueue(fairqueue.Options{SecretShare: r.Options.MaxSyncsPerNamespace})}).
 		Complete(r)
 }
 

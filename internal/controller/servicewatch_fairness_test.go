@@ -2,11 +2,18 @@ package controller_test
 
 import (
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 // Issue 17: no namespace can take the read slots another namespace's new
@@ -190,4 +197,63 @@ func waitForCalls(t *testing.T, what string, want int, calls func() int) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// (e) Issue 27: one namespace rewrites, without pause, a Secret its 60
+// watches reference; another namespace's watch, whose first sync failed,
+// retries at the periodic level BackoffBase later. Each rewrite queued the
+// 60 at the Secret level, and the levels were strict: the retry waited for
+// all of them, rewrite after rewrite, for as long as the churn went on. A
+// Secret's change now puts at most the namespace's read slots' worth of its
+// watches ahead of another namespace's periodic work: the retry comes
+// within 2 s of its time.
+func TestFairnessSecretChurnDoesNotStarveAnothersRefresh(t *testing.T) {
+	t.Parallel()
+	const watches = 60
+	busy := newNamedFixture(t, t.Name()+"-busy")
+	busy.createSecrets()
+	for i := range watches {
+		busy.create(busy.newWatch(fmt.Sprintf("churned-%02d", i)))
+	}
+	victim := newNamedFixture(t, t.Name()+"-victim")
+	victim.faultyWatch("refresh", fakecloud.OpListPipes, fakecloud.Fault{Status: http.StatusServiceUnavailable})
+	victim.waitFor("refresh", 20*time.Second, "the first sync failed",
+		conditionIs(swv1.ConditionPipesSynced, metav1.ConditionFalse, swv1.ReasonServerError))
+	failedAt := time.Now()
+	victim.fake.ClearFault(fakecloud.OpListPipes)
+
+	stop := make(chan struct{})
+	churned := make(chan int)
+	go func() {
+		rewrites := 0
+		defer func() { churned <- rewrites }()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+				secret := busy.managementSecret()
+				secret.StringData = nil
+				patch := []byte(fmt.Sprintf(`{"metadata":{"labels":{"rewrite":"%d"}}}`, rewrites))
+				if err := env.Client.Patch(busy.ctx, secret, client.RawPatch(types.MergePatchType, patch)); err != nil {
+					t.Errorf("rewriting the Secret: %v", err)
+					return
+				}
+				rewrites++
+			}
+		}
+	}()
+	within := pacing.BackoffBase + 2*time.Second
+	deadline := failedAt.Add(within)
+	for !isReady(victim.get("refresh")) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	close(stop)
+	rewrites := <-churned
+	if w := victim.get("refresh"); !isReady(w) {
+		t.Fatalf("the retry was not served within %v of the failed sync while another namespace rewrote its Secret %d times; status:\n%s",
+			within, rewrites, indentedJSON(w.Status))
+	}
+	t.Logf("Ready %v after the failed sync, the retry due at %v, while another namespace rewrote its Secret %d times",
+		time.Since(failedAt).Round(time.Millisecond), pacing.BackoffBase, rewrites)
 }

@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -100,72 +99,4 @@ func (q defaultPriorityQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reco
 		o.Priority = q.priority
 	}
 	q.PriorityQueue.AddWithOpts(o, items...)
-}
-
-// levelBand is the room between two levels' priorities (see PriorityOf):
-// a namespace's turn lowers an item's priority within its level's band,
-// never into the level below.
-const levelBand = secretChangePriority - handler.LowPriority
-
-// fairQueue is the controller's priority queue, in which the namespaces
-// whose work waits take turns within each level: an item added to be
-// served now is lowered by its place among its namespace's items waiting
-// (pacing.FairQueue), up to the level's band. Another namespace's new watch
-// is then served before the rest of a namespace's burst of 1,500, not after
-// it (issue 17). Items added for later (a requeue after a delay, a backoff)
-// keep the priority they are given.
-type fairQueue struct {
-	priorityqueue.PriorityQueue[reconcile.Request]
-	turns *pacing.FairQueue[types.NamespacedName]
-}
-
-// New returns the controller's queue (controller.Options.NewQueue):
-// controller-runtime's priority queue, with namespaces taking turns.
-func New(name string, rateLimiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-	return fairQueue{
-		PriorityQueue: priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) { o.RateLimiter = rateLimiter }),
-		turns:         pacing.NewFairQueue[types.NamespacedName](),
-	}
-}
-
-// Add adds item to be served now.
-func (q fairQueue) Add(item reconcile.Request) { q.AddWithOpts(priorityqueue.AddOpts{}, item) }
-
-// AddAfter adds item to be served after a while.
-func (q fairQueue) AddAfter(item reconcile.Request, after time.Duration) {
-	q.AddWithOpts(priorityqueue.AddOpts{After: after}, item)
-}
-
-// AddRateLimited adds item after its backoff.
-func (q fairQueue) AddRateLimited(item reconcile.Request) {
-	q.AddWithOpts(priorityqueue.AddOpts{RateLimited: true}, item)
-}
-
-// AddWithOpts adds items with o; those to be served now take their
-// namespace's turn.
-func (q fairQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
-	if o.After > 0 || o.RateLimited {
-		q.PriorityQueue.AddWithOpts(o, items...)
-		return
-	}
-	for _, item := range items {
-		place := q.turns.Queue(item.Namespace, item.NamespacedName)
-		priority := ptr.Deref(o.Priority, 0) - min(place, levelBand-1)
-		q.PriorityQueue.AddWithOpts(priorityqueue.AddOpts{Priority: &priority}, item)
-	}
-}
-
-// Get takes the next item, which leaves its namespace's turn.
-func (q fairQueue) Get() (reconcile.Request, bool) {
-	item, shutdown := q.PriorityQueue.Get()
-	q.turns.Taken(item.Namespace, item.NamespacedName)
-	return item, shutdown
-}
-
-// GetWithPriority takes the next item with its priority, which leaves its
-// namespace's turn.
-func (q fairQueue) GetWithPriority() (reconcile.Request, int, bool) {
-	item, priority, shutdown := q.PriorityQueue.GetWithPriority()
-	q.turns.Taken(item.Namespace, item.NamespacedName)
-	return item, priority, shutdown
 }
