@@ -333,10 +333,7 @@ func (r *itemReader) member(v reflect.Value, name string, raw []byte, path strin
 	}
 	index, ok := schemas[v.Type()].fields[name]
 	if !ok {
-		if v.Type() == pipeSourceType {
-			r.unknownKinds = append(r.unknownKinds, name)
-		}
-		r.other.add(p, raw)
+		r.unknown(v.Type(), path, name, raw)
 		return
 	}
 	r.field(v.FieldByIndex(index), raw, p)
