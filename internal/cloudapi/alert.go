@@ -96,8 +96,8 @@ func redactStrings(v reflect.Value, s *redact.Scrubber) {
 			redactStrings(v.Elem(), s)
 		}
 	case reflect.Struct:
-		for i := range v.NumField() {
-			redactStrings(v.Field(i), s)
+		for _, field := range v.Fields() {
+			redactStrings(field, s)
 		}
 	case reflect.Slice:
 		for i := range v.Len() {

@@ -68,8 +68,8 @@ func stringsOf(v reflect.Value, out []string) []string {
 			out = stringsOf(v.Elem(), out)
 		}
 	case reflect.Struct:
-		for i := range v.NumField() {
-			out = stringsOf(v.Field(i), out)
+		for _, field := range v.Fields() {
+			out = stringsOf(field, out)
 		}
 	case reflect.Slice:
 		for i := range v.Len() {

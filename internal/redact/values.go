@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 )
 
@@ -51,10 +52,8 @@ func IsCredentialName(name string) bool {
 			n[i] = '#' // hides the word from the credential words
 		}
 	}
-	for _, w := range credentialNames {
-		if string(n) == w {
-			return true
-		}
+	if slices.Contains(credentialNames, string(n)) {
+		return true
 	}
 	for _, w := range credentialWords {
 		if bytes.Contains(n, []byte(w)) {
@@ -342,7 +341,7 @@ func urlEnd(s string) int {
 // ends it.
 func stripBareUserInfo(s string) string {
 	var b strings.Builder
-	for len(s) > 0 {
+	for s != "" {
 		end := strings.IndexAny(s, " \t\r\n\"'")
 		if end < 0 {
 			end = len(s)
@@ -403,6 +402,10 @@ func looksLikeToken(name string) bool {
 // tokenPrefixes start tokens of well-known formats.
 var tokenPrefixes = []string{"eyJ", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xoxb-", "xoxp-", "xoxa-", "sk_live_", "sk-", "AKIA", "ASIA", "AIza", "ya29."}
 
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
 // isUUID reports whether s is a UUID in its canonical text form.
 func isUUID(s string) bool {
 	if len(s) != 36 {
@@ -416,7 +419,7 @@ func isUUID(s string) bool {
 				return false
 			}
 		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			if !isHexDigit(c) {
 				return false
 			}
 		}
