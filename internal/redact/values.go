@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"bytes"
 	"slices"
 	"strings"
 )
@@ -47,16 +46,18 @@ const maxNameBytes = 64
 func IsCredentialName(name string) bool {
 	var buf [64]byte
 	n := normalizeName(name, buf[:0])
+	s := string(n)
 	for _, w := range benignWords {
-		for i := bytes.Index(n, []byte(w)); i >= 0; i = bytes.Index(n, []byte(w)) {
+		for i := strings.Index(s, w); i >= 0; i = strings.Index(s, w) {
 			n[i] = '#' // hides the word from the credential words
+			s = string(n)
 		}
 	}
-	if slices.Contains(credentialNames, string(n)) {
+	if slices.Contains(credentialNames, s) {
 		return true
 	}
 	for _, w := range credentialWords {
-		if bytes.Contains(n, []byte(w)) {
+		if strings.Contains(s, w) {
 			return true
 		}
 	}
