@@ -5,9 +5,11 @@
 // a call was made with in the text a service sends back, in any encoding a
 // service may echo them in (JSON and Go escapes, URL encoding, HTML entities,
 // base64, also cut short at the end of a text), and [Scrubber.Clean] makes
-// such text fit to show. [IsCredentialName] and [Value] redact the cloud's
-// own data by its shape: a member named like a credential, a private key, a
-// connection string's secret, the user info and query of a URL. [Secret]
+// such text fit to show. [IsCredentialName], [Value] and [Name] redact the
+// cloud's own data by its shape: a member named like a credential, a
+// private key, a connection string's or a JAAS config's secret, an
+// Authorization header's value, the user info and query of a URL or DSN,
+// a member name that is a token. [Secret]
 // keeps a secret away from fmt's reflection, and [Placeholder] is what every
 // redaction leaves.
 //

@@ -184,7 +184,7 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 
 // authSchemes are the HTTP authentication schemes whose value is a
 // credential, as they start an Authorization header's value.
-var authSchemes = []string{"bearer", "basic", "digest"}
+var authSchemes = []string{"bearer", "basic"}
 
 // hasAuthScheme reports whether s holds an Authorization header's value
 // without its name: a scheme, as a word in any case, then spaces and a
