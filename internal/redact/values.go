@@ -102,10 +102,11 @@ func Value(s string) string {
 // token, or holds one as Value finds them) reads "<redacted>", and a name
 // holding a URL or DSN loses its user info and query, as a value does.
 func Name(name string) string {
-	if looksLikeToken(name) {
+	shown := Value(name)
+	if looksLikeToken(name) || looksLikeToken(shown) {
 		return Placeholder
 	}
-	return Value(name)
+	return shown
 }
 
 // privateKeyMarkers end the first line of a PEM private key (PKCS #8, RSA,
@@ -272,14 +273,14 @@ func stripURLSecrets(s string) string {
 		rest := s[i+size:]
 		end := urlEnd(rest)
 		u := withoutUserInfo(rest[:end])
-		if q := strings.IndexByte(u, '?'); q >= 0 {
-			frag := ""
-			if h := strings.IndexByte(u[q:], '#'); h >= 0 {
-				frag = u[q+h:]
-			}
-			u = u[:q] + frag
+		frag := ""
+		if h := strings.IndexByte(u, '#'); h >= 0 {
+			u, frag = u[:h], u[h:] // a '?' in the fragment starts no query
 		}
-		b.WriteString(u)
+		if q := strings.IndexByte(u, '?'); q >= 0 {
+			u = u[:q]
+		}
+		b.WriteString(u + frag)
 		s = rest[end:]
 	}
 }
