@@ -280,7 +280,8 @@ func stripURLSecrets(s string) string {
 		if q := strings.IndexByte(u, '?'); q >= 0 {
 			u = u[:q]
 		}
-		b.WriteString(u + frag)
+		b.WriteString(u)
+		b.WriteString(frag)
 		s = rest[end:]
 	}
 }
