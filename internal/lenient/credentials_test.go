@@ -55,3 +55,21 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// A MongoDB source's connection string whose password holds '/' or '?'
+// (drivers take it unencoded) shows its host and database, none of the
+// password.
+func TestReadPipeMongoDBPasswordWithSlashOrQuestionMark(t *testing.T) {
+	raw := `{"id":"p1","source":{"mongodb":{"uri":"mongodb+srv://app:s3cret/pw?x@cluster0.example.net/orders?tls=true"}}}`
+	p, _, err := lenient.ReadPipe(lenient.NewStrict(), []byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(p.Source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"mongodb":{"host":"cluster0.example.net","database":"orders"}}`; string(b) != want {
+		t.Errorf("source = %s, want %s", b, want)
+	}
+}
