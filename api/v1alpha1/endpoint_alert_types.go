@@ -96,7 +96,9 @@ type PrivateDNSMapping struct {
 //
 // A field of a type the operator cannot use (a number that is not a number,
 // an object where a string belongs) is left out of the entry; the other
-// fields stay. Numbers are read from JSON numbers or numeric strings.
+// fields stay. Numbers are read from JSON numbers or numeric strings. The
+// operator's own alert API token reads "<redacted>" wherever a string of
+// the alert echoes it, as sent or encoded (base64, JSON or URL escapes).
 type AlertStatus struct {
 	// id is the alert identifier as given in spec.alertIds.
 	// +required

@@ -46,7 +46,8 @@ type Pipe struct {
 	// name for a kind the operator does not know yet), several joined by a
 	// comma: the known kinds in the order above, then the others in the
 	// order the cloud sent them. Absent when the pipe has no source. servicewatch_pipe_info's source_kind label carries the same
-	// value.
+	// value. A member name that carries a credential shows without it, as
+	// the paths of otherFields do.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	SourceKind *string `json:"sourceKind,omitempty"`
@@ -64,11 +65,18 @@ type Pipe struct {
 	// Bounds: at most 16 entries of at most 256 bytes each (a longer one is
 	// cut and ends in "…"), in the order the cloud sent them; when more were
 	// sent, a 17th entry says so. Credentials follow the same rules as the
-	// typed fields: a member named like a credential (password, secret,
-	// token, privateKey, credentials, connectionString, serviceAccountKey,
-	// serviceAccountFile, accessKey, apiKey, and names containing these) reads
-	// "<redacted>" and is never descended into, a private key in PEM form reads
-	// "<redacted>", and user info and query strings are removed from URLs.
+	// typed fields: a member named like a credential (password, passwd, pwd,
+	// passphrase, secret, token, privateKey, credentials, connectionString,
+	// serviceAccountKey, serviceAccountFile, accessKey, accountKey, apiKey,
+	// sharedAccessSignature, cookie, jaasConfig, and names containing these
+	// except secretary and tokenizer; sig, signature, X-Amz-Signature, auth,
+	// Authorization) reads "<redacted>" and is never descended into; a value
+	// that holds a credential (a PEM or PGP private key, name=value,
+	// name = value or name: value for such a name, an Authorization header's
+	// value) reads "<redacted>"; user info and query strings are removed
+	// from URLs, JSON-escaped ones too, and user:password@ from DSNs
+	// (user:pass@tcp(host:3306)/db). Member names in paths follow the same
+	// rules, and a name that looks like a token reads "<redacted>".
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=17

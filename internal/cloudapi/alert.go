@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"time"
 
@@ -42,6 +43,7 @@ func decodeAlert(body []byte, s *redact.Scrubber) (a swv1.AlertStatus, leftOut [
 		return swv1.AlertStatus{}, nil, errors.New("alert envelope data is not an object")
 	}
 	a, leftOut = lenient.ReadAlert(env.Data)
+	redactStrings(reflect.ValueOf(&a).Elem(), s)
 	if a.Note != nil {
 		a.Note = new(s.CleanTo(*a.Note, maxNoteRunes))
 	}
@@ -82,6 +84,36 @@ func latestExecutionErrors(errs []swv1.AlertExecutionError, s *redact.Scrubber) 
 	}
 	return out
 }
+
+// redactStrings redacts the credentials s finds from every string of v, an
+// alert or a part of one. Every string, not a list of fields: a field added
+// to swv1.AlertStatus is covered without a change here. Decimals are left
+// alone: they hold numbers only, and a redacted one could not be stored.
+func redactStrings(v reflect.Value, s *redact.Scrubber) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			redactStrings(v.Elem(), s)
+		}
+	case reflect.Struct:
+		for _, field := range v.Fields() {
+			redactStrings(field, s)
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			redactStrings(v.Index(i), s)
+		}
+	case reflect.String:
+		if v.Type() == decimalType {
+			return
+		}
+		if clean := s.Redact(v.String()); clean != v.String() {
+			v.SetString(clean)
+		}
+	}
+}
+
+var decimalType = reflect.TypeFor[swv1.Decimal]()
 
 // cleanWord cleans a short string of the cloud's.
 func cleanWord(w *string, s *redact.Scrubber) *string {

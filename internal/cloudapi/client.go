@@ -245,7 +245,7 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 	var result AlertResult
 	scrub := redact.NewScrubber(token.secrets()).Within(ctx, c.opts.MaxScrubWork)
 	read := func(_ int, header http.Header, body io.Reader) (string, error) {
-		result.RequestID = header.Get("X-Request-ID")
+		result.RequestID = scrub.Clean(header.Get("X-Request-ID"))
 		raw, err := io.ReadAll(body)
 		if err != nil {
 			return result.RequestID, err

@@ -3,6 +3,7 @@ package lenient
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -50,7 +51,7 @@ func (o *otherFields) add(path string, raw []byte) {
 		o.more = true
 		return
 	}
-	if redact.IsCredentialName(lastSegment(path)) {
+	if isCredentialMember(lastSegment(path)) {
 		if FirstByte(raw) != 'n' {
 			o.put(path, quoteValue(redact.Placeholder))
 		}
@@ -59,6 +60,25 @@ func (o *otherFields) add(path string, raw []byte) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	_ = o.walk(dec, path)
+}
+
+// isCredentialMember reports whether the member name, as sent or as shown
+// (redact.Name), holds a credential: a name that is itself one pairs with
+// a value that is one too.
+func isCredentialMember(name string) bool {
+	return name == redact.Placeholder || redact.IsCredentialName(name) || redact.Name(name) == redact.Placeholder
+}
+
+// unknown keeps the member name of a struct of type t, at path, which the
+// types lack, in otherFields; a member of a pipe's source also names a kind
+// of source. The name shows as redact.Name shows it: a name can carry a
+// credential (a URL with user info, a token) as well as a value can.
+func (r *itemReader) unknown(t reflect.Type, path, name string, raw []byte) {
+	shown := redact.Name(name)
+	if t == pipeSourceType {
+		r.unknownKinds = append(r.unknownKinds, shown)
+	}
+	r.other.add(joinPath(path, shown), raw)
 }
 
 // fullError stops a walk once no entry fits any more.
@@ -102,8 +122,8 @@ func (o *otherFields) walkObject(dec *json.Decoder, path string) error {
 			return err
 		}
 		name, _ := tok.(string)
-		p := joinPath(path, name)
-		if redact.IsCredentialName(name) {
+		p := joinPath(path, redact.Name(name))
+		if isCredentialMember(name) {
 			var v json.RawMessage
 			if err := dec.Decode(&v); err != nil {
 				return err

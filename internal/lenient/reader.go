@@ -33,8 +33,9 @@ import (
 // Credential rules apply to everything a list item holds: a field or member
 // named like a credential reads "<redacted>", a PEM private key reads
 // "<redacted>", and URLs lose their user info and query (see
-// redact.Value). An alert keeps no member it does not know, and the free
-// text of its note and execution errors is cleaned by the cloud client.
+// redact.Value); so do the member names kept in otherFields and sourceKind
+// (redact.Name). An alert keeps no member it does not know, and its
+// strings are scrubbed by the cloud client, which knows the call's token.
 
 // itemRules are what differs between the kinds of item one itemReader reads.
 type itemRules struct {
@@ -333,10 +334,7 @@ func (r *itemReader) member(v reflect.Value, name string, raw []byte, path strin
 	}
 	index, ok := schemas[v.Type()].fields[name]
 	if !ok {
-		if v.Type() == pipeSourceType {
-			r.unknownKinds = append(r.unknownKinds, name)
-		}
-		r.other.add(p, raw)
+		r.unknown(v.Type(), path, name, raw)
 		return
 	}
 	r.field(v.FieldByIndex(index), raw, p)

@@ -6,9 +6,11 @@
 // service may echo them in (JSON and Go escapes, URL encoding, HTML entities,
 // base64), in time linear in the text and within a work bound, and
 // [Scrubber.Clean] makes such text fit to show. Only whole encodings are
-// redacted, so that a redaction never tells whether a text begins a secret. [IsCredentialName] and [Value] redact the cloud's
-// own data by its shape: a member named like a credential, a private key, a
-// connection string's secret, the user info and query of a URL. [Secret]
+// redacted, so that a redaction never tells whether a text begins a secret.
+// [IsCredentialName], [Value] and [Name] redact the cloud's own data by its
+// shape: a member named like a credential, a private key, a connection
+// string's or a JAAS config's secret, an Authorization header's value, the
+// user info and query of a URL or DSN, a member name that is a token. [Secret]
 // keeps a secret away from fmt's reflection, and [Placeholder] is what every
 // redaction leaves.
 //
