@@ -32,7 +32,10 @@ type Budget struct {
 // come, first kept: a watch keeps the room it holds as long as it exists,
 // so that a new watch never takes the data of one its namespace already
 // shows, and the same watches in the same order are always cut the same
-// way. A nil Ledger bounds nothing and books nothing.
+// way. A watch cut to nothing still keeps its conditions and counts (a few
+// KiB), which are booked too, so a namespace may pass its budget by that
+// much per watch past it, and the first watches lose as much room. A nil
+// Ledger bounds nothing and books nothing.
 type Ledger struct {
 	namespace, manager Budget
 
