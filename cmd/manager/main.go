@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -24,6 +25,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/statusbudget"
 )
 
 // config is everything the flags set.
@@ -33,10 +35,12 @@ type config struct {
 	leaderElect            bool
 	leaderElectionID       string
 	reconciler             controller.Options
-	cloud                  cloudapi.Options
-	managementRate         rateFlag
-	alertRate              rateFlag
-	zap                    zap.Options
+	// statusBudget bounds what statuses keep, per namespace and in all.
+	statusBudget   struct{ namespace, total int }
+	cloud          cloudapi.Options
+	managementRate rateFlag
+	alertRate      rateFlag
+	zap            zap.Options
 }
 
 func main() {
@@ -86,6 +90,8 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.reconciler.MaxSyncsPerNamespace, "max-syncs-per-namespace", defaults.MaxSyncsPerNamespace, "How many of those the watches of one namespace may hold, on all hosts together, so that one namespace leaves the rest to the others (namespaces that wait take turns); one namespace syncs at most this many divided by the cloud's latency per second.")
 	fs.IntVar(&cfg.reconciler.MaxConcurrentReconciles, "reconcile-workers", defaults.MaxConcurrentReconciles, "How many reconcile workers run; they do only Kubernetes work (cloud calls run in the background).")
 	fs.IntVar(&cfg.reconciler.AlertConcurrency, "alert-concurrency", defaults.AlertConcurrency, "How many alerts of one ServiceWatch are fetched at once.")
+	fs.IntVar(&cfg.statusBudget.namespace, "namespace-status-budget", statusbudget.DefaultNamespaceBytes, "Bytes the statuses of one namespace's ServiceWatches may keep together in the manager's memory, charged as --status-size-limit charges them; a watch past its namespace's share has its lists cut and says so (StatusTruncated). 0: no bound.")
+	fs.IntVar(&cfg.statusBudget.total, "total-status-budget", statusbudget.DefaultManagerBytes, "Bytes the statuses of all ServiceWatches may keep together; the default fits the Deployment's 256 Mi with headroom. 0: no bound.")
 	fs.IntVar(&cfg.reconciler.StatusSizeLimit, "status-size-limit", defaults.StatusSizeLimit, "Largest status in bytes, each item charged the larger of its JSON and its decoded size (the manager's cache holds it decoded); the lists are truncated past it.")
 	fs.DurationVar(&cfg.reconciler.SyncTimeout, "sync-timeout", defaults.SyncTimeout, "Longest one sync may take.")
 	fs.DurationVar(&cfg.cloud.Timeout, "cloud-timeout", cloudapi.DefaultTimeout, "Timeout of one cloud API call.")
@@ -188,6 +194,9 @@ func validate(cfg config) error {
 			return fmt.Errorf("%s must be positive", name)
 		}
 	}
+	if cfg.statusBudget.namespace < 0 || cfg.statusBudget.total < 0 {
+		return errors.New("--namespace-status-budget and --total-status-budget must not be negative (0: no bound)")
+	}
 	// A fallback URL the allow list refuses would stall every watch that
 	// uses it: say so now, once.
 	for flag, u := range map[string]string{"--management-api-url": cfg.reconciler.ManagementAPIURL, "--alert-api-url": cfg.reconciler.AlertAPIURL} {
@@ -241,7 +250,9 @@ func run(ctx context.Context, cfg config) error {
 		Recorder:     mgr.GetEventRecorder("servicewatch-controller"),
 		Metrics:      metrics,
 		StateMetrics: stateMetrics,
-		Options:      cfg.reconciler,
+		StatusBudget: statusbudget.New(statusbudget.Budget{Bytes: cfg.statusBudget.namespace, Setting: "--namespace-status-budget"},
+			statusbudget.Budget{Bytes: cfg.statusBudget.total, Setting: "--total-status-budget"}),
+		Options: cfg.reconciler,
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the controller: %w", err)

@@ -24,6 +24,8 @@ func TestParseFlags(t *testing.T) {
 		{"--reconcile-workers=-1"},
 		{"--cloud-timeout=0s"},
 		{"--status-size-limit=-1"},
+		{"--namespace-status-budget=-1"},
+		{"--total-status-budget=-5"},
 		{"--alert-rate-limit=many"},
 		{"--watch-namespaces=team-a,Team_B"},
 		{"--watch-label-selector=shard in (a"},

@@ -290,8 +290,10 @@ func configError(op string, err error) *Error {
 }
 
 // buildURL appends segments to base's path, each escaped as exactly one path
-// segment ("." and ".." too, so that no ID can climb out of its place).
-// base may have a path prefix and may end in a slash.
+// segment (see egress.PathSegment): an ID that a normalizing gateway could
+// read as a dot segment or as more than one segment ("..", "../..", "..;")
+// is refused, so that no ID can climb out of its place. base may have a
+// path prefix and may end in a slash.
 func buildURL(base string, segments ...string) (*url.URL, error) {
 	u, err := url.Parse(base)
 	if err != nil {
@@ -303,8 +305,12 @@ func buildURL(base string, segments ...string) (*url.URL, error) {
 	var p strings.Builder
 	p.WriteString(strings.TrimRight(u.EscapedPath(), "/"))
 	for _, s := range segments {
+		escaped, err := egress.PathSegment(s)
+		if err != nil {
+			return nil, fmt.Errorf("an ID cannot be placed in the request path: %w", err)
+		}
 		p.WriteByte('/')
-		p.WriteString(escapeSegment(s))
+		p.WriteString(escaped)
 	}
 	u.RawPath = p.String()
 	if u.Path, err = url.PathUnescape(u.RawPath); err != nil {
@@ -312,16 +318,6 @@ func buildURL(base string, segments ...string) (*url.URL, error) {
 	}
 	u.RawQuery, u.Fragment, u.RawFragment = "", "", ""
 	return u, nil
-}
-
-func escapeSegment(s string) string {
-	switch s {
-	case ".":
-		return "%2E"
-	case "..":
-		return "%2E%2E"
-	}
-	return url.PathEscape(s)
 }
 
 // call is one HTTP GET to make.

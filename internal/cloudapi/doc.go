@@ -31,7 +31,10 @@
 //
 // Base URLs may carry a path prefix and may or may not end in a slash.
 // Identifiers are escaped as single path segments, so an ID can never change
-// which endpoint is called.
+// which endpoint is called, even behind a gateway that normalizes paths: an
+// ID it could read as a dot segment or as more than one segment ("..",
+// "../..", "..;", "a/b", "%2e%2e") is refused as a ConfigurationError before
+// anything is sent (egress.PathSegment).
 //
 // # Retries
 //

@@ -190,3 +190,28 @@ func TestAnOddAlertFieldLosesOnlyThatField(t *testing.T) {
 		t.Errorf("AlertsSynced message %q, want %q", c.Message, want)
 	}
 }
+
+// An alert ID that a normalizing gateway could read as a climb out of the
+// alert path ("../..", "..;") is never sent: its entry says why, the watch
+// is Stalled on ConfigurationError naming the ID, and the other alert of
+// the same watch is fetched as usual.
+func TestAlertIDThatCouldLeaveItsPathIsRefused(t *testing.T) {
+	f := newFixture(t)
+	f.createSecrets()
+	f.create(f.newWatch("climb", fakecloud.DefaultAlertID, "../..", "..;"))
+	w := f.waitFor("climb", 20*time.Second, "AlertsSynced False", func(w *swv1.ServiceWatch) bool {
+		return len(w.Status.Alerts) == 3 && meta.IsStatusConditionFalse(w.Status.Conditions, swv1.ConditionAlertsSynced)
+	})
+	if a := w.Status.Alerts[0]; a.Error != "" || a.Name == nil {
+		t.Errorf("the valid alert was not fetched: %s", indentedJSON(a))
+	}
+	for _, a := range w.Status.Alerts[1:] {
+		if !strings.HasPrefix(a.Error, swv1.ReasonConfigurationError+": ") || !strings.Contains(a.Error, "cannot stay one path segment") {
+			t.Errorf("alert %q: error %q, want a ConfigurationError saying the ID cannot stay one path segment", a.ID, a.Error)
+		}
+	}
+	c := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionAlertsSynced)
+	if c.Reason != swv1.ReasonConfigurationError || !strings.Contains(c.Message, "../..") {
+		t.Errorf("AlertsSynced %s: %q, want ConfigurationError naming ../..", c.Reason, c.Message)
+	}
+}

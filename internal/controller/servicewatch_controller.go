@@ -33,6 +33,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/secretwatch"
 	"github.com/servicewatch/servicewatch/internal/sharedread"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/statusbudget"
 )
 
 // Options tune the reconciler; the manager's flags set them.
@@ -89,6 +90,8 @@ type ServiceWatchReconciler struct {
 	// StateMetrics shows each watch's status as metrics; default: a
 	// collector no registry reads.
 	StateMetrics *statemetrics.Collector
+	// StatusBudget bounds what statuses keep by namespace; nil: no bound.
+	StatusBudget *statusbudget.Ledger
 	Options      Options
 
 	// parts are the parts of every sync (syncParts), built once.
@@ -290,6 +293,7 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if !watch.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	r.StatusBudget.HoldIfNew(watch.Namespace, watch.Name, func() int { return fixedSize(&watch.Status) })
 	if watch.Spec.Suspend {
 		return ctrl.Result{}, r.suspend(ctx, &watch)
 	}
@@ -330,6 +334,7 @@ func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 	r.Metrics.forget(key)
 	r.StateMetrics.Delete(key.Namespace, key.Name)
 	r.episodes.forget(key)
+	r.StatusBudget.Release(key.Namespace, key.Name)
 }
 
 // suspend acknowledges a suspended watch: Ready turns False with reason

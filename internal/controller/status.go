@@ -70,9 +70,14 @@ const maxStatusConflicts = 3
 // has.
 func (r *ServiceWatchReconciler) writeStatus(ctx context.Context, watch *swv1.ServiceWatch, change statusChange) (*swv1.ServiceWatch, error) {
 	generation, asked := watch.Generation, requestedAt(watch)
+	room := r.StatusBudget.Room(watch.Namespace, watch.Name, r.Options.StatusSizeLimit, change.synced != nil)
 	for conflicts := 0; ; conflicts++ {
 		before := watch.DeepCopy()
-		buildStatus(watch, change, r.Options.StatusSizeLimit)
+		buildStatus(watch, change, room.Bytes)
+		note := room.Kept(func() int { return fixedSize(&watch.Status) }) // books it; says why its lists were cut, if the budget did
+		if c := conditions.Get(watch, swv1.ConditionStatusTruncated); c != nil {
+			c.Message += note
+		}
 		keepOthersConditions(watch, before.Status.Conditions)
 		if equality.Semantic.DeepEqual(before.Status, watch.Status) {
 			return before, nil

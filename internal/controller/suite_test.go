@@ -25,6 +25,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/statusbudget"
 	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 
@@ -41,6 +42,9 @@ var (
 	stateMetrics = statemetrics.NewCollector(true)
 	syncMetrics  = prometheus.NewRegistry()
 )
+
+// suiteNamespaceStatusBudget is the manager's --namespace-status-budget.
+const suiteNamespaceStatusBudget = 2 << 20
 
 // secretMarker starts every credential the tests create, so that a sweep of
 // everything the operator wrote can prove none of them leaked.
@@ -78,6 +82,11 @@ func runSuite(m *testing.M, e *testenv.Env) (int, error) {
 	r := testenv.Reconciler(mgr, metrics, "", controller.Options{MaxConcurrentReconciles: 8, AllowedAPIURLs: allowed,
 		ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL})
 	r.StateMetrics = stateMetrics
+	// Room for two statuses at the limit in one namespace, so that
+	// TestNamespaceStatusBudget cuts its later watches; no test but that one
+	// has more than one large status in a namespace. No bound in all: the
+	// suite's namespaces add up.
+	r.StatusBudget = statusbudget.New(statusbudget.Budget{Bytes: suiteNamespaceStatusBudget, Setting: "--namespace-status-budget"}, statusbudget.Budget{})
 	if err := r.SetupWithManager(mgr); err != nil {
 		return 0, err
 	}

@@ -11,6 +11,13 @@
 // installs with cloudapi.Options.DenyLocalAddresses, checked at each
 // connection, after name resolution.
 //
+// A path prefix in the allow list holds however a gateway in front of the API
+// normalizes paths: paths are compared as the most aggressive of them reads
+// them (NormalizePath: dot segments also when percent-encoded, ";" path
+// parameters, "\", %2F and %5C as separators) and as they read plainly, and
+// an ID placed in a path must stay one segment under that reading
+// (PathSegment).
+//
 // It is separate from the cloud client so that what may be called is not
 // mixed with how it is called: it knows no HTTP client, no credential and no
 // Kubernetes type, only URLs and addresses, and hosts are compared as

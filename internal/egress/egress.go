@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -29,8 +30,9 @@ type allowEntry struct {
 	host string
 	// port is the port to match; empty for a host entry without one: any.
 	port string
-	// path is the path prefix without its trailing slash; empty: any path.
-	path string
+	// path is the path prefix, normalized (see NormalizePath); none: any
+	// path.
+	path []string
 }
 
 // ParseURLAllowList parses entries, each either a base URL
@@ -73,10 +75,12 @@ func parseAllowEntry(raw string) (allowEntry, error) {
 		return allowEntry{}, errors.New(`"*" may only start the host, as "*."`)
 	case !isURL && u.Path != "":
 		return allowEntry{}, errors.New("a host has no path; write a URL for a path prefix")
-	case hasDotSegment(u.Path):
-		return allowEntry{}, errors.New(`the path has a "." or ".." segment`)
 	}
-	e := allowEntry{raw: raw, host: hostkey.Name(u.Hostname()), port: u.Port(), path: strings.TrimRight(u.Path, "/")}
+	path, err := entryPath(u.EscapedPath())
+	if err != nil {
+		return allowEntry{}, err
+	}
+	e := allowEntry{raw: raw, host: hostkey.Name(u.Hostname()), port: u.Port(), path: path}
 	if isURL {
 		e.scheme = u.Scheme
 		e.port = hostkey.Port(u.Scheme, u.Port())
@@ -94,10 +98,19 @@ func (l URLAllowList) Allows(baseURL string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		return fmt.Errorf("%q is not an absolute http:// or https:// URL", baseURL)
 	}
+	var why error
 	for _, e := range l.entries {
-		if e.matches(u) {
+		if !e.matchesHost(u) {
+			continue
+		}
+		err := e.allowsPath(u)
+		if err == nil {
 			return nil
 		}
+		why = cmp.Or(why, err)
+	}
+	if why != nil {
+		return fmt.Errorf("%s is not among the API URLs the manager may call (%s): %w", u.Redacted(), l, why)
 	}
 	return fmt.Errorf("%s is not among the API URLs the manager may call (%s)", u.Redacted(), l)
 }
@@ -114,7 +127,8 @@ func (l URLAllowList) String() string {
 	return strings.Join(raw, ",")
 }
 
-func (e allowEntry) matches(u *url.URL) bool {
+// matchesHost reports whether u has the entry's scheme, host and port.
+func (e allowEntry) matchesHost(u *url.URL) bool {
 	if e.scheme != "" && e.scheme != u.Scheme {
 		return false
 	}
@@ -123,31 +137,32 @@ func (e allowEntry) matches(u *url.URL) bool {
 	}
 	host := hostkey.Name(u.Hostname())
 	if suffix, wild := strings.CutPrefix(e.host, "*"); wild {
-		if !strings.HasSuffix(host, suffix) || len(host) == len(suffix) {
-			return false
-		}
-	} else if host != e.host {
-		return false
+		return strings.HasSuffix(host, suffix) && len(host) > len(suffix)
 	}
-	if e.path == "" {
-		return true
-	}
-	// A "." or ".." segment could climb out of the prefix once the server
-	// resolves it; %2F is decoded in u.Path, so an escaped one is seen too.
-	if hasDotSegment(u.Path) {
-		return false
-	}
-	p := strings.TrimRight(u.Path, "/")
-	return p == e.path || strings.HasPrefix(p, e.path+"/")
+	return host == e.host
 }
 
-func hasDotSegment(path string) bool {
-	for seg := range strings.SplitSeq(path, "/") {
-		if seg == "." || seg == ".." {
-			return true
-		}
+// allowsPath returns nil if u's path is at or under the entry's prefix
+// however a gateway reads it, and otherwise why not.
+func (e allowEntry) allowsPath(u *url.URL) error {
+	if len(e.path) == 0 {
+		return nil
 	}
-	return false
+	return underPrefix(u.EscapedPath(), e.path)
+}
+
+// entryPath is the path prefix of an entry, which must read the same to
+// every gateway: no dot segment, no ";" parameter, no escaped separator.
+func entryPath(escaped string) ([]string, error) {
+	plain, err := plainSegments(escaped)
+	if err != nil {
+		return nil, err
+	}
+	normalized, err := NormalizePath(escaped)
+	if err != nil || !slices.Equal(plain, normalized) {
+		return nil, errors.New(`the path is not in normal form: a "." or ".." segment, a ";" parameter, an escaped "/" or "\", or a double escape`)
+	}
+	return normalized, nil
 }
 
 // AddressNotAllowedError is a connection RefuseLocalAddress refused to
@@ -180,17 +195,51 @@ func RefuseLocalAddress(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-// The node-local credential and metadata services of the major clouds that
-// are not at a link-local address (those at one, such as 169.254.169.254 of
-// AWS, Azure, Google Cloud and Oracle Cloud, 169.254.170.2 of Amazon ECS and
-// 169.254.170.23 of the EKS Pod Identity Agent, are refused as link-local).
-// Each is named by its provider's documentation.
-var metadataAddresses = []netip.Addr{
-	netip.MustParseAddr("fd00:ec2::254"),   // AWS instance metadata (IMDS) over IPv6
-	netip.MustParseAddr("fd00:ec2::23"),    // the EKS Pod Identity Agent over IPv6
-	netip.MustParseAddr("fd20:ce::254"),    // Google Cloud metadata server over IPv6
-	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud instance metadata
-	netip.MustParseAddr("168.63.129.16"),   // Azure WireServer (host agent, extension settings)
+// metadataAddresses are the node-local credential and metadata services of
+// the major clouds, each named with the provider's documentation that gives
+// it. Those in 169.254.0.0/16 would be refused as link-local anyway; they
+// are listed so that the list can be checked against the providers', and so
+// that a refusal names them. Kubernetes' node-local DNS cache
+// (169.254.20.10) is left to the link-local rule: it holds no credential,
+// and the guard does not stand in its way, since name resolution does not
+// dial through the guarded dialer.
+var metadataAddresses = []struct {
+	addr    netip.Addr
+	service string
+}{
+	// AWS instance metadata (IMDS), IPv4 and the Nitro IPv6 endpoint:
+	// docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-data-retrieval.html
+	// Also Google Cloud's metadata server:
+	// cloud.google.com/compute/docs/metadata/querying-metadata
+	// Azure IMDS: learn.microsoft.com/azure/virtual-machines/instance-metadata-service
+	// Oracle Cloud IMDS: docs.oracle.com/iaas/Content/Compute/Tasks/gettingmetadata.htm
+	// DigitalOcean: docs.digitalocean.com/reference/api/metadata/
+	// Hetzner Cloud: docs.hetzner.cloud (Server Metadata)
+	// OpenStack Nova: docs.openstack.org/nova/latest/user/metadata.html
+	{netip.MustParseAddr("169.254.169.254"), "instance metadata service (AWS, Google Cloud, Azure, Oracle Cloud, DigitalOcean, Hetzner, OpenStack)"},
+	{netip.MustParseAddr("fd00:ec2::254"), "AWS instance metadata service (IPv6)"},
+	// Amazon ECS task metadata and task role credentials:
+	// docs.aws.amazon.com/AmazonECS/latest/developerguide/task-iam-roles.html
+	{netip.MustParseAddr("169.254.170.2"), "Amazon ECS task credentials"},
+	// EKS Pod Identity Agent, IPv4 and IPv6:
+	// docs.aws.amazon.com/eks/latest/userguide/pod-id-how-it-works.html
+	{netip.MustParseAddr("169.254.170.23"), "EKS Pod Identity Agent"},
+	{netip.MustParseAddr("fd00:ec2::23"), "EKS Pod Identity Agent (IPv6)"},
+	// Google Cloud metadata server over IPv6 (metadata.google.internal):
+	// cloud.google.com/compute/docs/metadata/querying-metadata
+	{netip.MustParseAddr("fd20:ce::254"), "Google Cloud metadata server (IPv6)"},
+	// Azure WireServer, the host agent that serves extension settings:
+	// learn.microsoft.com/azure/virtual-network/what-is-ip-address-168-63-129-16
+	{netip.MustParseAddr("168.63.129.16"), "Azure WireServer"},
+	// Alibaba Cloud ECS instance metadata:
+	// alibabacloud.com/help/en/ecs/user-guide/view-instance-metadata
+	{netip.MustParseAddr("100.100.100.200"), "Alibaba Cloud instance metadata"},
+	// Oracle Cloud's older metadata address, still answered on some images:
+	// docs.oracle.com/iaas/Content/Compute/Tasks/gettingmetadata.htm
+	{netip.MustParseAddr("192.0.0.192"), "Oracle Cloud instance metadata (legacy address)"},
+	// Tencent Cloud CVM instance metadata (metadata.tencentyun.com):
+	// cloud.tencent.com/document/product/213/4934
+	{netip.MustParseAddr("169.254.0.23"), "Tencent Cloud instance metadata"},
 }
 
 // nat64Prefix is the well-known NAT64 prefix (RFC 6052): 64:ff9b::a9fe:a9fe
@@ -213,6 +262,11 @@ func localKind(ip netip.Addr) string {
 			ip = netip.AddrFrom4([4]byte(b[12:]))
 		}
 	}
+	for _, m := range metadataAddresses {
+		if m.addr == ip {
+			return "cloud metadata (" + m.service + ")"
+		}
+	}
 	switch {
 	case ip.IsLoopback():
 		return "loopback"
@@ -220,9 +274,6 @@ func localKind(ip netip.Addr) string {
 		return "unspecified"
 	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
 		return "link-local"
-	}
-	if slices.Contains(metadataAddresses, ip) {
-		return "cloud metadata"
 	}
 	return ""
 }

@@ -2,7 +2,9 @@ package egress
 
 import (
 	"errors"
+	"net"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -22,11 +24,12 @@ func TestLocalKind(t *testing.T) {
 		{"0.1.2.3", "unspecified"},
 		{"::", "unspecified"},
 		{"::ffff:0.0.0.0", "unspecified"},
-		{"169.254.169.254", "link-local"},
+		{"169.254.169.254", "cloud metadata"},
 		{"169.254.0.1", "link-local"},
-		{"::ffff:169.254.169.254", "link-local"},
-		{"64:ff9b::a9fe:a9fe", "link-local"},
-		{"::a9fe:a9fe", "link-local"},
+		{"169.254.20.10", "link-local"}, // node-local DNS: no credential, but no API either
+		{"::ffff:169.254.169.254", "cloud metadata"},
+		{"64:ff9b::a9fe:a9fe", "cloud metadata"},
+		{"::a9fe:a9fe", "cloud metadata"},
 		{"fe80::1", "link-local"},
 		{"fe80::a9fe:a9fe%eth0", "link-local"},
 		{"ff02::1", "link-local"},
@@ -35,7 +38,13 @@ func TestLocalKind(t *testing.T) {
 		{"fd00:ec2::23", "cloud metadata"},
 		{"fd20:ce::254", "cloud metadata"},
 		{"168.63.129.16", "cloud metadata"},
-		{"169.254.170.23", "link-local"},
+		{"169.254.170.23", "cloud metadata"},
+		{"169.254.170.2", "cloud metadata"},
+		{"169.254.0.23", "cloud metadata"},
+		{"192.0.0.192", "cloud metadata"},
+		{"::ffff:192.0.0.192", "cloud metadata"},
+		{"64:ff9b::6464:64c8", "cloud metadata"}, // 100.100.100.200 through NAT64
+		{"192.0.0.193", ""},
 		{"fd00:ec2::22", ""},
 		{"100.100.100.200", "cloud metadata"},
 		{"10.0.0.1", ""},
@@ -47,7 +56,11 @@ func TestLocalKind(t *testing.T) {
 		{"fd00::1", ""},
 		{"64:ff9b::808:808", ""},
 	} {
-		if got := localKind(netip.MustParseAddr(tt.addr)); got != tt.want {
+		got := localKind(netip.MustParseAddr(tt.addr))
+		if tt.want == "cloud metadata" && strings.HasPrefix(got, "cloud metadata (") {
+			continue
+		}
+		if got != tt.want {
 			t.Errorf("localKind(%s) = %q, want %q", tt.addr, got, tt.want)
 		}
 	}
@@ -74,6 +87,21 @@ func TestRefuseLocalAddress(t *testing.T) {
 		err := RefuseLocalAddress("tcp", tt.address, nil)
 		if refused := errors.As(err, new(*AddressNotAllowedError)); refused != tt.refused {
 			t.Errorf("%s: refused %v (%v), want %v", tt.address, refused, err, tt.refused)
+		}
+	}
+}
+
+// Every node-local credential and metadata service the brief of issue 27
+// names is refused, and says whose it is.
+func TestMetadataAddressesOfTheMajorClouds(t *testing.T) {
+	for addr, provider := range map[string]string{
+		"169.254.169.254": "AWS", "fd00:ec2::254": "AWS", "169.254.170.2": "ECS", "169.254.170.23": "EKS Pod Identity",
+		"fd00:ec2::23": "EKS Pod Identity", "fd20:ce::254": "Google Cloud", "168.63.129.16": "Azure WireServer",
+		"100.100.100.200": "Alibaba", "192.0.0.192": "Oracle", "169.254.0.23": "Tencent",
+	} {
+		err := RefuseLocalAddress("tcp", net.JoinHostPort(addr, "80"), nil)
+		if err == nil || !strings.Contains(err.Error(), provider) {
+			t.Errorf("%s: %v, want a refusal naming %s", addr, err, provider)
 		}
 	}
 }

@@ -1,0 +1,177 @@
+package statusbudget
+
+import (
+	"fmt"
+	"sync"
+)
+
+// The default budgets, for the Deployment's 256 MiB memory limit (and
+// GOMEMLIMIT=256MiB). By the project's own figures (docs/benchmarks.md,
+// "Memory"), a watch whose answers are the worst for memory costs the
+// manager about 3.6 MiB all told (memory-worst-60: 276 MiB for 60 such
+// watches, 58 MiB for one alone), about 4.5 times the 800 KiB its status
+// keeps. DefaultManagerBytes, 32 MiB, is 40 such statuses: 58 + 40 × 3.6 =
+// 202 MiB, some 54 MiB under the limit. DefaultNamespaceBytes, 8 MiB, is 10
+// of them, so that it takes four namespaces at the worst case to fill the
+// manager's budget; an ordinary watch's status keeps a few KiB, so a
+// namespace holds well over a thousand of those.
+const (
+	DefaultNamespaceBytes = 8 << 20
+	DefaultManagerBytes   = 32 << 20
+)
+
+// Budget is one bound on the bytes statuses keep, and the setting a user
+// changes it with, named in the messages that report it. Bytes <= 0: no
+// bound.
+type Budget struct {
+	Bytes   int
+	Setting string
+}
+
+// Ledger books what each watch's status keeps. Room is handed out first
+// come, first kept: a watch keeps the room it holds as long as it exists,
+// so that a new watch never takes the data of one its namespace already
+// shows, and the same watches in the same order are always cut the same
+// way. A watch cut to nothing still keeps its conditions and counts (a few
+// KiB), which are booked too, so a namespace may pass its budget by that
+// much per watch past it, and the first watches lose as much room. A nil
+// Ledger bounds nothing and books nothing.
+type Ledger struct {
+	namespace, manager Budget
+
+	mu      sync.Mutex
+	held    map[watchKey]int
+	byNS    map[string]int
+	inTotal int
+}
+
+type watchKey struct{ namespace, name string }
+
+// New returns a ledger with a budget per namespace and one for the manager.
+func New(namespace, manager Budget) *Ledger {
+	return &Ledger{namespace: namespace, manager: manager, held: map[watchKey]int{}, byNS: map[string]int{}}
+}
+
+// Grant is the room a watch may keep for one status write.
+type Grant struct {
+	// Bytes is the most the watch's status may keep: at least 1 (a status
+	// size limit of 0 would bound nothing).
+	Bytes int
+	// why says which budget bounds Bytes below what the watch asked for;
+	// "" when none does.
+	why    string
+	ledger *Ledger
+	key    watchKey
+}
+
+// Room returns how many of want bytes the watch namespace/name may keep
+// with the lists a sync read (newLists; a write that keeps the lists it has
+// is not bounded again): what its namespace's budget and the manager's
+// leave once every other watch's booking is counted. The grant is booked
+// for the watch at once, so that watches written at the same moment do not
+// share the same room, until Kept books what the status keeps.
+func (l *Ledger) Room(namespace, name string, want int, newLists bool) Grant {
+	if l == nil || !newLists {
+		return Grant{Bytes: want}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := watchKey{namespace, name}
+	own := l.held[key]
+	g := Grant{Bytes: want, ledger: l, key: key}
+	if left, ok := leftOf(l.namespace, l.byNS[namespace]-own); ok && left < g.Bytes {
+		g.Bytes, g.why = left, fmt.Sprintf("the other watches of namespace %s keep %d KiB of the %d KiB its watches may keep together (%s)",
+			namespace, (l.byNS[namespace]-own)>>10, l.namespace.Bytes>>10, l.namespace.Setting)
+	}
+	if left, ok := leftOf(l.manager, l.inTotal-own); ok && left < g.Bytes {
+		g.Bytes, g.why = left, fmt.Sprintf("the other watches keep %d KiB of the %d KiB the manager's watches may keep together (%s)",
+			(l.inTotal-own)>>10, l.manager.Bytes>>10, l.manager.Setting)
+	}
+	l.set(key, g.Bytes)
+	g.Bytes = max(1, g.Bytes)
+	return g
+}
+
+// leftOf is what b leaves once others bytes are kept, and whether b bounds
+// anything.
+func leftOf(b Budget, others int) (int, bool) {
+	if b.Bytes <= 0 {
+		return 0, false
+	}
+	return max(0, b.Bytes-others), true
+}
+
+// Kept books size() as what the watch's status keeps, in place of the
+// grant, and returns what its status says of the grant: why the lists were
+// cut past what the status size limit asks ("; " and the reason), or ""
+// when no budget bounded them. A grant from a nil ledger or for old lists
+// books nothing and does not call size.
+func (g Grant) Kept(size func() int) string {
+	if g.ledger == nil {
+		return ""
+	}
+	g.ledger.Hold(g.key.namespace, g.key.name, size())
+	if g.why == "" {
+		return ""
+	}
+	return "; " + g.why
+}
+
+// Hold books bytes as what the watch namespace/name keeps now, in place of
+// what it booked before.
+func (l *Ledger) Hold(namespace, name string, bytes int) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.set(watchKey{namespace, name}, bytes)
+}
+
+// HoldIfNew books what the watch keeps (size, asked only then) if it has
+// booked nothing yet: a watch the manager finds at start keeps its place,
+// counted before any other watch asks for room.
+func (l *Ledger) HoldIfNew(namespace, name string, size func() int) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := watchKey{namespace, name}
+	if _, ok := l.held[key]; !ok {
+		l.set(key, size())
+	}
+}
+
+// Release forgets a watch that went away; its room is free for the others.
+func (l *Ledger) Release(namespace, name string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := watchKey{namespace, name}
+	l.set(key, 0)
+	delete(l.held, key)
+}
+
+// Kept returns what the watches of namespace keep together, and what all
+// watches keep.
+func (l *Ledger) Kept(namespace string) (inNamespace, inTotal int) {
+	if l == nil {
+		return 0, 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.byNS[namespace], l.inTotal
+}
+
+func (l *Ledger) set(key watchKey, bytes int) {
+	diff := bytes - l.held[key]
+	l.held[key] = bytes
+	l.byNS[key.namespace] += diff
+	l.inTotal += diff
+	if l.byNS[key.namespace] == 0 {
+		delete(l.byNS, key.namespace)
+	}
+}

@@ -1,0 +1,125 @@
+package statusbudget_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/servicewatch/servicewatch/internal/statusbudget"
+)
+
+const kib = 1 << 10
+
+type step struct {
+	op       string // "write" (Room, then Kept of bytes), "room" (Room alone), "new", "release"
+	ns, name string
+	bytes    int    // write: what the status keeps; new: what it kept
+	want     int    // write, room: the grant, asking for 100 KiB
+	wantWhy  string // write, room: a word the note must hold; "" none
+	nsKept   int    // after the step: what ns keeps
+	allKept  int    // and all watches
+}
+
+// The ledger's rules, step by step: first come keeps its room, a watch's own
+// booking never counts against it, a grant is booked until the write says
+// what it keeps, a released watch frees its room, and the tighter of the two
+// budgets bounds the grant and is the one named.
+func TestLedger(t *testing.T) {
+	nsBudget := statusbudget.Budget{Bytes: 150 * kib, Setting: "--max-namespace-status-bytes"}
+	allBudget := statusbudget.Budget{Bytes: 200 * kib, Setting: "--max-status-bytes"}
+	for _, tt := range []struct {
+		name  string
+		steps []step
+	}{
+		{"one watch under both budgets", []step{
+			{op: "write", ns: "a", name: "w1", bytes: 90 * kib, want: 100 * kib, nsKept: 90 * kib, allKept: 90 * kib},
+			{op: "write", ns: "a", name: "w1", bytes: 100 * kib, want: 100 * kib, nsKept: 100 * kib, allKept: 100 * kib}, // its own is its own
+		}},
+		{"the later watches of a namespace get what is left", []step{
+			{op: "write", ns: "a", name: "w1", bytes: 100 * kib, want: 100 * kib, nsKept: 100 * kib, allKept: 100 * kib},
+			{op: "write", ns: "a", name: "w2", bytes: 50 * kib, want: 50 * kib, wantWhy: "namespace a keep 100 KiB of the 150 KiB", nsKept: 150 * kib, allKept: 150 * kib},
+			{op: "write", ns: "a", name: "w3", bytes: 2 * kib, want: 1, wantWhy: "--max-namespace-status-bytes", nsKept: 152 * kib, allKept: 152 * kib},
+			{op: "write", ns: "b", name: "w1", bytes: 48 * kib, want: 48 * kib, wantWhy: "--max-status-bytes", nsKept: 48 * kib, allKept: 200 * kib},
+			// A watch cut to nothing still keeps its conditions and counts,
+			// which count too: the first watch now has 98 KiB.
+			{op: "write", ns: "a", name: "w1", bytes: 98 * kib, want: 98 * kib, wantWhy: "keep 52 KiB", nsKept: 150 * kib, allKept: 198 * kib},
+		}},
+		{"a grant is booked until the write says what it keeps", []step{
+			{op: "room", ns: "a", name: "w1", want: 100 * kib, nsKept: 100 * kib, allKept: 100 * kib},
+			{op: "room", ns: "a", name: "w2", want: 50 * kib, wantWhy: "namespace a", nsKept: 150 * kib, allKept: 150 * kib},
+			{op: "write", ns: "a", name: "w1", bytes: 10 * kib, want: 100 * kib, nsKept: 60 * kib, allKept: 60 * kib},
+		}},
+		{"a released watch frees its room", []step{
+			{op: "write", ns: "a", name: "w1", bytes: 100 * kib, want: 100 * kib, nsKept: 100 * kib, allKept: 100 * kib},
+			{op: "write", ns: "a", name: "w2", bytes: 50 * kib, want: 50 * kib, wantWhy: "namespace a", nsKept: 150 * kib, allKept: 150 * kib},
+			{op: "release", ns: "a", name: "w1", nsKept: 50 * kib, allKept: 50 * kib},
+			{op: "write", ns: "a", name: "w2", bytes: 100 * kib, want: 100 * kib, nsKept: 100 * kib, allKept: 100 * kib},
+		}},
+		{"a watch found at start keeps its place, once", []step{
+			{op: "new", ns: "a", name: "w1", bytes: 140 * kib, nsKept: 140 * kib, allKept: 140 * kib},
+			{op: "new", ns: "a", name: "w1", bytes: 1 * kib, nsKept: 140 * kib, allKept: 140 * kib}, // booked already
+			{op: "write", ns: "a", name: "w2", bytes: 10 * kib, want: 10 * kib, wantWhy: "namespace a", nsKept: 150 * kib, allKept: 150 * kib},
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l := statusbudget.New(nsBudget, allBudget)
+			for i, s := range tt.steps {
+				switch s.op {
+				case "write", "room":
+					g := l.Room(s.ns, s.name, 100*kib, true)
+					note := ""
+					if s.op == "write" {
+						note = g.Kept(func() int { return s.bytes })
+					}
+					if g.Bytes != s.want || (s.op == "write" && ((s.wantWhy == "") != (note == "") || !strings.Contains(note, s.wantWhy))) {
+						t.Fatalf("step %d: %s/%s granted %d (%q), want %d naming %q", i, s.ns, s.name, g.Bytes, note, s.want, s.wantWhy)
+					}
+				case "new":
+					l.HoldIfNew(s.ns, s.name, func() int { return s.bytes })
+				case "release":
+					l.Release(s.ns, s.name)
+				}
+				if ns, all := l.Kept(s.ns); ns != s.nsKept || all != s.allKept {
+					t.Fatalf("step %d (%s %s/%s): kept %d in the namespace and %d in all, want %d and %d", i, s.op, s.ns, s.name, ns, all, s.nsKept, s.allKept)
+				}
+			}
+		})
+	}
+}
+
+// However many watches ask at once, in whatever order, the grants booked
+// never pass either budget.
+func TestLedgerNeverGrantsPastABudget(t *testing.T) {
+	l := statusbudget.New(statusbudget.Budget{Bytes: 1000}, statusbudget.Budget{Bytes: 2500})
+	var grants []statusbudget.Grant
+	for i := range 60 {
+		grants = append(grants, l.Room(string(rune('a'+i%4)), string(rune('A'+i)), 300+i*7, true))
+		for _, n := range []string{"a", "b", "c", "d"} {
+			if kept, all := l.Kept(n); kept > 1000 || all > 2500 {
+				t.Fatalf("after %d grants: %s keeps %d, all %d", i+1, n, kept, all)
+			}
+		}
+	}
+	for _, g := range grants {
+		g.Kept(func() int { return g.Bytes / 2 })
+	}
+	if _, all := l.Kept("a"); all > 1250 {
+		t.Errorf("after the writes, all keep %d, want at most half the grants", all)
+	}
+}
+
+// A write that keeps the lists it has is not bounded again, and no
+// budget (or no ledger) bounds nothing.
+func TestWhatIsNotBounded(t *testing.T) {
+	l := statusbudget.New(statusbudget.Budget{Bytes: 10}, statusbudget.Budget{})
+	l.Hold("a", "w1", 10)
+	g := l.Room("a", "w2", 100, false)
+	if g.Bytes != 100 || g.Kept(func() int { t.Error("size asked of a grant for old lists"); return 0 }) != "" {
+		t.Errorf("old lists: %+v", g)
+	}
+	for _, l := range []*statusbudget.Ledger{statusbudget.New(statusbudget.Budget{}, statusbudget.Budget{}), nil} {
+		l.Hold("a", "w1", 1<<30)
+		if g := l.Room("a", "w2", 1<<30, true); g.Bytes != 1<<30 || g.Kept(func() int { return 1 }) != "" {
+			t.Errorf("Room = %+v, want all of it", g)
+		}
+	}
+}
