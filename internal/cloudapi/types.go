@@ -29,6 +29,11 @@ type ListOptions[T any] struct {
 	// items of a response the call then rejects: count into a scratch value
 	// and use it only when the call succeeds.
 	Each func(*T)
+	// Work, when set, is told once per call how much decoding its answer
+	// cost, in units of lenient.Work (about one byte scanned each), whether
+	// the call succeeded or not: the caller charges it to whoever asked for
+	// the call (see internal/workshare).
+	Work func(units int64)
 }
 
 // List is what a list call returns.

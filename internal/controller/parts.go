@@ -655,7 +655,11 @@ func isStalledReason(reason string) bool {
 // off. The others wait for the interval: stalled ones for the user, an idle
 // or otherwise not running service for its owner to start it.
 func isTransientReason(reason string) bool {
-	return !isStalledReason(reason) && reason != swv1.ReasonServiceIdle && reason != swv1.ReasonServiceNotRunning
+	switch reason {
+	case swv1.ReasonServiceIdle, swv1.ReasonServiceNotRunning, swv1.ReasonDecodeBudgetExceeded:
+		return false
+	}
+	return !isStalledReason(reason)
 }
 
 // cloudFailure classifies an error of the cloud client. The message keeps the
@@ -725,6 +729,8 @@ func conditionReason(r cloudapi.Reason) string {
 		return swv1.ReasonServerError
 	case cloudapi.ReasonInvalidResponse:
 		return swv1.ReasonInvalidResponse
+	case cloudapi.ReasonDecodeBudgetExceeded:
+		return swv1.ReasonDecodeBudgetExceeded
 	case cloudapi.ReasonConfigurationError:
 		return swv1.ReasonConfigurationError
 	case cloudapi.ReasonServiceIdle:
