@@ -653,13 +653,10 @@ func isStalledReason(reason string) bool {
 
 // isTransientReason tells the reasons that a retry soon may fix: they back
 // off. The others wait for the interval: stalled ones for the user, an idle
-// or otherwise not running service for its owner to start it.
+// or otherwise not running service for its owner to start it, an answer too
+// costly to decode for whoever serves it to change it.
 func isTransientReason(reason string) bool {
-	switch reason {
-	case swv1.ReasonServiceIdle, swv1.ReasonServiceNotRunning, swv1.ReasonDecodeBudgetExceeded:
-		return false
-	}
-	return !isStalledReason(reason)
+	return !isStalledReason(reason) && reason != swv1.ReasonServiceIdle && reason != swv1.ReasonServiceNotRunning && reason != swv1.ReasonDecodeBudgetExceeded
 }
 
 // cloudFailure classifies an error of the cloud client. The message keeps the
