@@ -24,6 +24,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/workshare"
 )
 
 // config is everything the flags set.
@@ -241,7 +242,9 @@ func run(ctx context.Context, cfg config) error {
 		Recorder:     mgr.GetEventRecorder("servicewatch-controller"),
 		Metrics:      metrics,
 		StateMetrics: stateMetrics,
-		Options:      cfg.reconciler,
+		// Each namespace's share of the work of decoding the cloud's answers.
+		WorkShares: workshare.New(workshare.DefaultRate, workshare.DefaultBurst, time.Now),
+		Options:    cfg.reconciler,
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the controller: %w", err)

@@ -43,8 +43,8 @@ func hostileBodies(size int) map[string][]byte {
 		"deep_unknown": hostileBody(size, func(i int) string {
 			return fmt.Sprintf(`{"id":"%x","source":{"kafka":{"offset":%s},"u":%s},"u":%s}`, i, nested, nested, nested)
 		}),
-		"many_members":  hostileBody(size, manyMembers),
-		"long_escapes":  hostileBody(size, func(i int) string { return fmt.Sprintf(`{"id":"%x","name":%s,"u":%s}`, i, escapes, escapes) }),
+		"many_members": hostileBody(size, manyMembers),
+		"long_escapes": hostileBody(size, func(i int) string { return fmt.Sprintf(`{"id":"%x","name":%s,"u":%s}`, i, escapes, escapes) }),
 		"numeric_text": hostileBody(size, func(i int) string {
 			return fmt.Sprintf(`{"id":"%x","scaling":{"replicas":"1e18","replicaCpuMillicores":"999999999999Ei","replicaMemoryGb":"0.%sEi"}}`, i, strings.Repeat("1", 300))
 		}),

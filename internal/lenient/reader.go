@@ -399,7 +399,7 @@ func (r *itemReader) member(v reflect.Value, name string, raw []byte, path strin
 		if v.Type() == pipeSourceType {
 			r.unknownKinds = append(r.unknownKinds, name)
 		}
-		_ = r.work.Charge(ObjectByteWork*len(raw)) // flattened into otherFields: scanned once more
+		_ = r.work.Charge(ObjectByteWork * len(raw)) // flattened into otherFields: scanned once more
 		r.other.add(p, raw)
 		return
 	}
