@@ -208,6 +208,10 @@ func (s *Strict) scrubbed(text string, n int) string {
 		// the scrubber finds at the end of a text only.
 		return bound.Cut(s.scrub.Redact(head)+bound.Ellipsis, n)
 	}
+	clean := s.scrub.Redact(text)
+	if clean == text {
+		return bound.Cut(text, n) // the common case: one scan, no copy
+	}
 	// Whole as the cloud sent it: its end is no secret's start ("vpce-0fake"
 	// is not the start of the key "fake-key-id"). A NUL, which no
 	// credential holds, ends the text for the scrubber.
