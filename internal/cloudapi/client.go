@@ -34,14 +34,15 @@ const (
 	// DefaultDecodeWorkPerByte sets the default work budget of one list
 	// answer (Options.MaxDecodeWork): this many units of lenient.Work
 	// (about 10 ns of one core each) per byte of MaxResponseBytes, 384 Mi
-	// units at the default cap, some 4 s of one core. Real answers cost 6
-	// to 19 units per byte (TestDecodeWorkOfRealAnswers): 6 when their
-	// items match the types, up to 19 when, as the real services' do, they
-	// hold quantities and members the types lack and are read member by
-	// member. So the largest answer the cap lets through is decoded whole,
-	// and only an answer shaped to cost more per byte than any real one
-	// (millions of {}, objects nested hundreds deep, hundreds of members
-	// per item) runs out, after a bounded share of its bytes.
+	// units at the default cap. Real answers cost 6 to 14 units per byte
+	// (TestDecodeWorkOfRealAnswers): 6 when their items match the types,
+	// up to 14 when, as the real services' do, they hold quantities and
+	// members the types lack and are read member by member. So the largest
+	// answer the cap lets through is decoded whole, with room to spare for
+	// shapes no sample has, and only an answer shaped to cost far more per
+	// byte than any real one (millions of {} cost 54 units per byte) runs
+	// out, after a bounded part of its bytes. What a namespace decodes over
+	// time is bounded by its share (internal/workshare).
 	DefaultDecodeWorkPerByte = 24
 	// minDecodeWork is the least default work budget, for a small
 	// MaxResponseBytes: about 10 ms of one core, so that a small cap is

@@ -1,7 +1,6 @@
 package lenient
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,7 +89,7 @@ func (r *itemReader) report() Report {
 // leaveOut records that the value raw of the known field at path could not
 // be used, and keeps it as sent.
 func (r *itemReader) leaveOut(path string, raw []byte) {
-	_ = r.work.Charge(ObjectByteWork*len(raw) + MemberWork) // a spent budget fails the item once it is read
+	_ = r.work.Charge(FlattenByteWork*len(raw) + MemberWork) // a spent budget fails the item once it is read
 	r.leftOutCount++
 	if len(r.leftOut) < r.rules.maxLeftOut {
 		r.leftOut = append(r.leftOut, path)
@@ -403,7 +402,7 @@ func (r *itemReader) member(v reflect.Value, name string, raw []byte, path strin
 		if v.Type() == pipeSourceType {
 			r.unknownKinds = append(r.unknownKinds, name)
 		}
-		_ = r.work.Charge(ObjectByteWork * len(raw)) // flattened into otherFields: scanned once more
+		_ = r.work.Charge(FlattenByteWork * len(raw)) // flattened into otherFields: scanned once more
 		r.other.add(p, raw)
 		return
 	}
@@ -416,38 +415,6 @@ func (r *itemReader) str(raw []byte) (string, bool) {
 		return String(raw)
 	}
 	return readString(raw)
-}
-
-// eachMember calls f for each member of the JSON object raw, in order. raw
-// has been read as one valid JSON value by a decoder, so only the shape can
-// surprise.
-func eachMember(raw []byte, f func(name string, value json.RawMessage)) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	return ReadObject(dec, func(name string) error {
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return err
-		}
-		f(name, value)
-		return nil
-	})
-}
-
-// eachElement calls f for each element of the JSON array raw, in order.
-func eachElement(raw []byte, f func(i int, value json.RawMessage)) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // [
-		return err
-	}
-	for i := 0; dec.More(); i++ {
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return err
-		}
-		f(i, value)
-	}
-	return nil
 }
 
 // field reads raw into the field v.

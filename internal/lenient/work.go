@@ -11,7 +11,8 @@ import (
 // budget of CPU, whatever the answer's shape): each byte of an item costs
 // ItemByteWork (scanned by the envelope's decoder, decoded strictly, encoded
 // by the Keeper), each re-scan of a nested object by the member-by-member
-// reader ObjectByteWork per byte, each string the credential scrubber reads
+// reader ObjectByteWork per byte, each value flattened into otherFields
+// FlattenByteWork per byte, each string the credential scrubber reads
 // a unit per byte, and each item and member a fixed charge, whose cost does
 // not show in its bytes ({} is 3 bytes and a whole decoded, kept and
 // encoded item). A hostile answer shaped to cost the most per byte (millions
@@ -26,13 +27,15 @@ const (
 	// ItemWork is the fixed charge of one item.
 	ItemWork = 150
 	// MemberWork is the fixed charge of one member read member by member.
-	MemberWork = 100
+	MemberWork = 40
 	// ItemByteWork is the charge per byte of an item.
 	ItemByteWork = 6
 	// ObjectByteWork is the charge per byte of each object the member-by-
-	// member reader scans again, and of each value it flattens into
-	// otherFields.
-	ObjectByteWork = 4
+	// member reader splits again (see scan.go).
+	ObjectByteWork = 2
+	// FlattenByteWork is the charge per byte of each value flattened into
+	// otherFields, token by token.
+	FlattenByteWork = 8
 )
 
 // ErrWorkBudget is the error of an answer whose decoding needed more work
