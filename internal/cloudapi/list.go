@@ -82,7 +82,7 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, rea
 	for i, item := range incompleteItems {
 		incompleteItems[i] = scrubbed(in.scrub, item)
 	}
-	list := List[T]{RequestID: env.requestID, Total: env.keep.Total(), Incomplete: incomplete, IncompleteItems: incompleteItems}
+	list := List[T]{RequestID: scrubbed(in.scrub, env.requestID), Total: env.keep.Total(), Incomplete: incomplete, IncompleteItems: incompleteItems}
 	if err == nil {
 		list.Items, err = env.keep.Items()
 	}

@@ -27,7 +27,7 @@ func TestListItemsAreScrubbedOfTheCallsCredential(t *testing.T) {
 	forms := map[string]string{"raw": secret, "authorization header": "Basic " + basic, "JSON-escaped": escaped}
 	for name, echoed := range forms {
 		t.Run(name, func(t *testing.T) {
-			body := `{"status":200,"requestId":"r","result":[` +
+			body := `{"status":200,"requestId":"` + echoed + `","result":[` +
 				// Only known fields: read by the strict decoder.
 				`{"id":"p1","name":"copy of ` + echoed + `","state":"Running"},` +
 				// Unknown members, one nested: read member by member.
