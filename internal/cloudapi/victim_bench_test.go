@@ -19,9 +19,9 @@ import (
 )
 
 // victimScale shrinks the hostile answer, the work budget and the
-// namespace's share by the same factor, so that the benchmark shows in
-// 20 s per variant what the defaults do with 16 MiB answers in 320 s,
-// without holding a shared machine's cores for minutes.
+// namespace's share by the same factor: each read costs that much less CPU,
+// so that the benchmark does not hold a shared machine's cores for long,
+// while the waits the share imposes are those of the defaults.
 const victimScale = 16
 
 // BenchmarkVictimLatencyUnderHostileNamespace runs a hostile namespace that
