@@ -145,18 +145,24 @@ func (e *envelopeReader[T]) add(raw json.RawMessage) error {
 		return err
 	}
 	if e.failed != nil {
-		return nil
+		return nil //nolint:nilerr // the answer is already unusable: its further items are dropped, the reading goes on
 	}
 	item, report, err := e.read(e.strict, raw)
-	switch {
-	case errors.Is(err, lenient.ErrWorkBudget):
+	if errors.Is(err, lenient.ErrWorkBudget) {
 		return err
-	case err != nil:
-		e.keep.LeaveOut(e.position, err)
-		return nil
 	}
-	e.fail(e.keep.Add(&item, report))
+	e.keepOrLeaveOut(&item, report, err)
 	return nil
+}
+
+// keepOrLeaveOut hands an item read to the keeper, or, when reading it
+// failed with err, counts it as left out whole.
+func (e *envelopeReader[T]) keepOrLeaveOut(item *T, report lenient.Report, err error) {
+	if err != nil {
+		e.keep.LeaveOut(e.position, err)
+		return
+	}
+	e.fail(e.keep.Add(item, report))
 }
 
 // fail records err (when not nil) if it is the first reason the response is

@@ -165,7 +165,8 @@ func valueEnd(raw []byte, i int) int {
 			case '{', '[':
 				depth++
 			case '}', ']':
-				if depth--; depth == 0 {
+				depth--
+				if depth == 0 {
 					return j + 1
 				}
 			}

@@ -71,6 +71,3 @@ func (w *Work) Used() int64 {
 	}
 	return w.used
 }
-
-// spent reports whether the budget is spent.
-func (w *Work) spent() bool { return w != nil && w.budget > 0 && w.used > w.budget }
