@@ -2,14 +2,18 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/workshare"
 )
@@ -67,5 +71,44 @@ func TestANamespaceOverItsDecodeShareWaitsAndOthersDoNot(t *testing.T) {
 	clock = clock.Add(40 * time.Second)
 	if a := r.admitAt(hostile, pacing.User); a.wait != 0 {
 		t.Errorf("the hostile namespace still waits %s once it has earned its work back", a.wait)
+	}
+}
+
+// failingCloud fails every list of pipes with err.
+type failingCloud struct {
+	stubCloud
+	err error
+}
+
+func (c failingCloud) ListPipes(context.Context, string, cloudapi.BasicCredentials, string, string, cloudapi.ListOptions[swv1.Pipe]) (cloudapi.List[swv1.Pipe], error) {
+	return cloudapi.List[swv1.Pipe]{}, c.err
+}
+
+// An answer over its decode work budget fails its part only, with
+// DecodeBudgetExceeded and the client's words; the part keeps the data it
+// had, the other parts are written, and the watch does not stall.
+func TestAnAnswerOverItsDecodeBudgetKeepsThePartsLastData(t *testing.T) {
+	w := testWatch()
+	parts := syncParts()
+	applyResults(w, parts, []partResult{pipesOK(pipe("a", "Running")), endpointsOK(0), alertsFetched(nil)}, DefaultStatusSizeLimit)
+
+	cloud := failingCloud{err: &cloudapi.Error{Reason: cloudapi.ReasonDecodeBudgetExceeded, StatusCode: 200, Operation: cloudapi.OperationListPipes,
+		Err: errors.New("decode management response: decode work budget exceeded: more than 402653184 units of work")}}
+	in := &syncScope{watch: w, management: newManagementAccess("https://api.example.com", cloudapi.NewBasicCredentials("k", "s"))}
+	res := readPipes(context.Background(), cloud, in)
+	applyResults(w, parts, []partResult{res, endpointsOK(2), alertsFetched(nil)}, DefaultStatusSizeLimit)
+
+	c := conditions.Get(w, swv1.ConditionPipesSynced)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != swv1.ReasonDecodeBudgetExceeded || !strings.Contains(c.Message, "decode work budget exceeded") {
+		t.Errorf("PipesSynced = %+v, want False, DecodeBudgetExceeded, saying why", c)
+	}
+	if len(w.Status.Pipes) != 1 || *w.Status.Pipes[0].ID != "a" || w.Status.Summary.Pipes != 1 {
+		t.Errorf("the pipes lost their last data: %+v (summary %d)", w.Status.Pipes, w.Status.Summary.Pipes)
+	}
+	if w.Status.Summary.ReversePrivateEndpoints != 2 {
+		t.Errorf("the endpoints were not written: summary %d", w.Status.Summary.ReversePrivateEndpoints)
+	}
+	if conditions.Get(w, swv1.ConditionStalled) != nil {
+		t.Error("the watch stalled; the answer may change")
 	}
 }
