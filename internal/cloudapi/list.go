@@ -82,7 +82,7 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, rea
 	for i, item := range incompleteItems {
 		incompleteItems[i] = scrubbed(in.scrub, item)
 	}
-	list := List[T]{RequestID: scrubbed(in.scrub, env.requestID), Total: env.keep.Total(), Incomplete: incomplete, IncompleteItems: incompleteItems}
+	list := List[T]{RequestID: cleanRequestID(in.scrub, env.requestID), Total: env.keep.Total(), Incomplete: incomplete, IncompleteItems: incompleteItems}
 	if err == nil {
 		list.Items, err = env.keep.Items()
 	}
@@ -258,6 +258,15 @@ func skipValue(dec *json.Decoder, work *lenient.Work) error {
 // tokenWork is what reading one token of a skipped member costs: a
 // decoder's Token allocates its value, whatever its size.
 const tokenWork = 32
+
+// cleanRequestID is the envelope's request ID as an error would quote it:
+// scrubbed, and bounded however long the cloud made it.
+func cleanRequestID(s *redact.Scrubber, id string) string {
+	if s == nil {
+		return id
+	}
+	return s.Clean(id)
+}
 
 // scrubbed is text scrubbed of the call's credential (s nil: none).
 func scrubbed(s *redact.Scrubber, text string) string {

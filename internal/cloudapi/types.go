@@ -38,7 +38,8 @@ type ListOptions[T any] struct {
 
 // List is what a list call returns.
 type List[T any] struct {
-	// RequestID is the management envelope's requestId.
+	// RequestID is the management envelope's requestId, cleaned as an
+	// error's is (credentials scrubbed, at most 200 characters).
 	RequestID string
 	// Items are the response's distinct items ordered by id (items without an
 	// id first, ordered by a hash of their content), cut to the longest
