@@ -45,8 +45,8 @@ func deref(s *string) string {
 	return *s
 }
 
-// itemRead reads one item of a list (see lenient.ReadPipe).
-type itemRead[T any] func(strict *lenient.Strict, raw []byte) (T, lenient.Report, error)
+// itemRead reads one item of a list into item (see lenient.ReadPipe).
+type itemRead[T any] func(strict *lenient.Strict, raw []byte, item *T) (lenient.Report, error)
 
 // decodeList reads the management envelope
 // {"status":..,"requestId":..,"result":[...]} from body as a stream, its
@@ -104,6 +104,8 @@ type envelopeReader[T any] struct {
 	strict     *lenient.Strict
 	work       *lenient.Work
 	keep       *lenient.Keeper[T]
+	// item is where each item is read: the keeper and Each retain none.
+	item T
 	// position counts the items of result, for naming those without an id.
 	position  int
 	requestID string
@@ -147,11 +149,11 @@ func (e *envelopeReader[T]) add(raw json.RawMessage) error {
 	if e.failed != nil {
 		return nil //nolint:nilerr // the answer is already unusable: its further items are dropped, the reading goes on
 	}
-	item, report, err := e.read(e.strict, raw)
+	report, err := e.read(e.strict, raw, &e.item)
 	if errors.Is(err, lenient.ErrWorkBudget) {
 		return err
 	}
-	e.keepOrLeaveOut(&item, report, err)
+	e.keepOrLeaveOut(&e.item, report, err)
 	return nil
 }
 
@@ -203,7 +205,8 @@ func decodeMember[V any](dec *json.Decoder, name string) (V, error) {
 }
 
 // readArray reads a JSON array one element at a time and hands each
-// element's JSON to add, which returns an error to stop reading. An element
+// element's JSON to add, which must not retain it and returns an error to
+// stop reading. An element
 // that fails to decode (bad syntax) goes to bad instead, which does the same.
 func readArray(dec *json.Decoder, add func(json.RawMessage) error, bad func(error) error) error {
 	tok, err := dec.Token()
@@ -215,8 +218,12 @@ func readArray(dec *json.Decoder, add func(json.RawMessage) error, bad func(erro
 	case tok != json.Delim('['):
 		return errors.New("result is not an array")
 	}
+	// One buffer for every element: Decode appends to its start, and add
+	// keeps nothing of it (an item is read, scrubbed and encoded from it),
+	// so a list of millions of items does not copy each into a new one.
+	var raw json.RawMessage
 	for dec.More() {
-		var raw json.RawMessage
+		raw = raw[:0]
 		if err := dec.Decode(&raw); err != nil {
 			if err := bad(fmt.Errorf("decode result item: %w", err)); err != nil {
 				return err

@@ -101,59 +101,60 @@ func (r *itemReader) leaveOut(path string, raw []byte) {
 // be read at all.
 var ErrNotObject = errors.New("not a JSON object")
 
-// ReadPipe reads one pipe of a list, raw, with strict: its values that
-// cannot be used are left out, kept as sent in its otherFields and named in
-// the Report; its credentials are redacted, and every string it holds is
-// scrubbed of the call's own credential (see NewStrictFor); its sourceKind
-// names the kinds of its source. It fails with ErrWorkBudget once the
-// list's work budget is spent.
-func ReadPipe(strict *Strict, raw []byte) (swv1.Pipe, Report, error) {
-	p, report, err := readItem(strict, raw, func(p *swv1.Pipe) bool { return p.SourceKind != nil || p.OtherFields != nil })
+// ReadPipe reads one pipe of a list, raw, with strict, into p (which it
+// clears first: a list reads all its items into one value, rather than
+// allocating each): its values that cannot be used are left out, kept as
+// sent in its otherFields and named in the Report; its credentials are
+// redacted, and every string it holds is scrubbed of the call's own
+// credential (see NewStrictFor); its sourceKind names the kinds of its
+// source. It fails with ErrWorkBudget once the list's work budget is spent.
+func ReadPipe(strict *Strict, raw []byte, p *swv1.Pipe) (Report, error) {
+	report, err := readItem(strict, raw, p, func(p *swv1.Pipe) bool { return p.SourceKind != nil || p.OtherFields != nil })
 	if err != nil {
-		return p, report, err
+		return report, err
 	}
 	if kinds := sourceKinds(p.Source, report.unknownKinds); kinds != "" {
 		kinds = strict.scrubbed(kinds, maxSourceKindBytes)
 		p.SourceKind = &kinds
 	}
 	p.OtherFields = report.other
-	return p, report, strict.work.Charge(0)
+	return report, strict.work.Charge(0)
 }
 
 // ReadEndpoint reads one reverse private endpoint of a list, raw, with
-// strict, as ReadPipe reads a pipe.
-func ReadEndpoint(strict *Strict, raw []byte) (swv1.ReversePrivateEndpoint, Report, error) {
-	e, report, err := readItem(strict, raw, func(e *swv1.ReversePrivateEndpoint) bool { return e.OtherFields != nil })
+// strict, into e, as ReadPipe reads a pipe.
+func ReadEndpoint(strict *Strict, raw []byte, e *swv1.ReversePrivateEndpoint) (Report, error) {
+	report, err := readItem(strict, raw, e, func(e *swv1.ReversePrivateEndpoint) bool { return e.OtherFields != nil })
 	e.OtherFields = report.other
 	if err == nil {
 		err = strict.work.Charge(0)
 	}
-	return e, report, err
+	return report, err
 }
 
-// readItem reads one item. Most items are what the types say, and a strict
-// decode (no member the types lack, every value of its field's type) reads
-// them at the speed of encoding/json; any other item is read member by
-// member. Either way, the credential rules are applied to the result in one
-// place, redactStrings, and the entries of its otherFields are scrubbed
-// like its strings.
+// readItem reads one item into item, which it clears first. Most items are
+// what the types say, and a strict decode (no member the types lack, every
+// value of its field's type) reads them at the speed of encoding/json; any
+// other item is read member by member. Either way, the credential rules are
+// applied to the result in one place, redactStrings, and the entries of its
+// otherFields are scrubbed like its strings.
 // setsOperatorFields reports whether a strict decode put a value in one of
 // the operator's own fields: then the cloud sent a member of that name,
 // which is not the operator's and is read member by member into otherFields.
-func readItem[T any](strict *Strict, raw []byte, setsOperatorFields func(*T) bool) (T, Report, error) {
-	var item T
-	if FirstByte(raw) != '{' {
-		return item, Report{}, ErrNotObject
-	}
-	if err := strict.decode(raw, &item); err == nil && !setsOperatorFields(&item) {
-		strict.redactStrings(reflect.ValueOf(&item).Elem(), false)
-		return item, Report{}, nil
-	}
+func readItem[T any](strict *Strict, raw []byte, item *T, setsOperatorFields func(*T) bool) (Report, error) {
 	var zero T
-	item = zero
+	*item = zero
+	if FirstByte(raw) != '{' {
+		return Report{}, ErrNotObject
+	}
+	if err := strict.decode(raw, item); err == nil && !setsOperatorFields(item) {
+		strict.redactStrings(reflect.ValueOf(item).Elem(), false)
+		return Report{}, nil
+	}
+	*item = zero
 	r := &itemReader{rules: listItemRules, work: strict.work}
-	r.object(reflect.ValueOf(&item).Elem(), raw, "")
-	strict.redactStrings(reflect.ValueOf(&item).Elem(), false)
+	r.object(reflect.ValueOf(item).Elem(), raw, "")
+	strict.redactStrings(reflect.ValueOf(item).Elem(), false)
 	report := r.report()
 	report.other = r.other.entries()
 	for i, entry := range report.other {
@@ -162,7 +163,7 @@ func readItem[T any](strict *Strict, raw []byte, setsOperatorFields func(*T) boo
 	for i, path := range report.LeftOut {
 		report.LeftOut[i] = strict.scrubbed(path, math.MaxInt)
 	}
-	return item, report, nil
+	return report, nil
 }
 
 // Strict decodes the items of one list strictly, one after the other,
