@@ -71,6 +71,12 @@ const (
 	// ReasonInvalidResponse: the cloud's answer could not be used (bad JSON,
 	// wrong shape or content type, too large).
 	ReasonInvalidResponse = "InvalidResponse"
+	// ReasonDecodeBudgetExceeded: the cloud's list answer would cost far more
+	// work to decode than any real answer does (millions of empty items,
+	// objects nested hundreds deep): the operator stopped decoding it, and
+	// the part keeps the data it had. Retried at the interval, not on a
+	// backoff: the same answer fails again.
+	ReasonDecodeBudgetExceeded = "DecodeBudgetExceeded"
 	// ReasonUnreachable: no answer (DNS, connection, TLS, timeout).
 	ReasonUnreachable = "Unreachable"
 	// ReasonServiceIdle: the cloud answered that the service is idle (a 424

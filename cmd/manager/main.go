@@ -26,6 +26,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 	"github.com/servicewatch/servicewatch/internal/statusbudget"
+	"github.com/servicewatch/servicewatch/internal/workshare"
 )
 
 // config is everything the flags set.
@@ -252,7 +253,9 @@ func run(ctx context.Context, cfg config) error {
 		StateMetrics: stateMetrics,
 		StatusBudget: statusbudget.New(statusbudget.Budget{Bytes: cfg.statusBudget.namespace, Setting: "--namespace-status-budget"},
 			statusbudget.Budget{Bytes: cfg.statusBudget.total, Setting: "--total-status-budget"}),
-		Options: cfg.reconciler,
+		// Each namespace's share of the work of decoding the cloud's answers.
+		WorkShares: workshare.New(workshare.DefaultRate, workshare.DefaultBurst, time.Now),
+		Options:    cfg.reconciler,
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the controller: %w", err)

@@ -62,7 +62,7 @@ func benchmarkDecodePipes(b *testing.B, opts ListOptions[swv1.Pipe]) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		l, err := decodePipes(bytes.NewReader(body), 200, opts)
+		l, err := decodePipes(bytes.NewReader(body), 200, listInput[swv1.Pipe]{opts: opts})
 		if err != nil || l.Total != 1000 || len(l.Items) == 0 {
 			b.Fatalf("%d of %d items, %v", len(l.Items), l.Total, err)
 		}
@@ -96,7 +96,7 @@ func BenchmarkDecodeRealPipes(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := decodePipes(bytes.NewReader(body), 200, ListOptions[swv1.Pipe]{}); err != nil {
+		if _, err := decodePipes(bytes.NewReader(body), 200, listInput[swv1.Pipe]{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/egress"
+	"github.com/servicewatch/servicewatch/internal/lenient"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/redact"
 )
@@ -30,6 +31,23 @@ const (
 	// worth storing. An alert body is read whole and several are fetched at
 	// once, so the list cap of 16 MiB would be far too much here.
 	DefaultMaxAlertResponseBytes = 64 << 10
+	// DefaultDecodeWorkPerByte sets the default work budget of one list
+	// answer (Options.MaxDecodeWork): this many units of lenient.Work
+	// (about 10 ns of one core each) per byte of MaxResponseBytes, 384 Mi
+	// units at the default cap. Real answers cost 6 to 14 units per byte
+	// (TestDecodeWorkOfRealAnswers): 6 when their items match the types,
+	// up to 14 when, as the real services' do, they hold quantities and
+	// members the types lack and are read member by member. So the largest
+	// answer the cap lets through is decoded whole, with room to spare for
+	// shapes no sample has, and only an answer shaped to cost far more per
+	// byte than any real one (millions of {} cost 54 units per byte) runs
+	// out, after a bounded part of its bytes. What a namespace decodes over
+	// time is bounded by its share (internal/workshare).
+	DefaultDecodeWorkPerByte = 24
+	// minDecodeWork is the least default work budget, for a small
+	// MaxResponseBytes: about 10 ms of one core, so that a small cap is
+	// still what bounds small answers.
+	minDecodeWork = 1 << 20
 )
 
 // DefaultManagementRate returns the default limit per management key, 10
@@ -61,6 +79,12 @@ type Options struct {
 	// DefaultMaxAlertResponseBytes (64 KiB), which says why. A larger body is
 	// an InvalidResponse, and no more than the cap is read of it.
 	MaxAlertResponseBytes int64
+	// MaxDecodeWork bounds the work of decoding one list answer, in units
+	// of lenient.Work (about one byte scanned each); default
+	// DefaultDecodeWorkPerByte × MaxResponseBytes, which says why. An
+	// answer that costs more fails its call with ReasonDecodeBudgetExceeded,
+	// and decoding stops there: nothing of it is kept.
+	MaxDecodeWork int64
 	// UserAgent is sent on every request; default "servicewatch/<version>".
 	UserAgent string
 	// Budgets are the rate budgets whose 429 holds the client honors and
@@ -148,6 +172,9 @@ func New(opts Options) *Client {
 	if opts.MaxAlertResponseBytes <= 0 {
 		opts.MaxAlertResponseBytes = DefaultMaxAlertResponseBytes
 	}
+	if opts.MaxDecodeWork <= 0 {
+		opts.MaxDecodeWork = max(DefaultDecodeWorkPerByte*opts.MaxResponseBytes, minDecodeWork)
+	}
 	if opts.UserAgent == "" {
 		opts.UserAgent = defaultUserAgent()
 	}
@@ -218,9 +245,10 @@ func (c *Client) ListReversePrivateEndpoints(ctx context.Context, baseURL string
 func listItems[T any](ctx context.Context, c *Client, op, resource string, decode listDecoder[T], opts ListOptions[T],
 	baseURL string, creds BasicCredentials, organizationID, serviceID string) (List[T], error) {
 	var list List[T]
+	in := listInput[T]{opts: opts, scrub: redact.NewScrubber(creds.secrets()), work: lenient.NewWork(c.opts.MaxDecodeWork)}
 	read := func(status int, _ http.Header, body io.Reader) (string, error) {
 		var err error
-		list, err = decode(body, status, opts)
+		list, err = decode(body, status, in)
 		return list.RequestID, err
 	}
 	if err := c.management(ctx, op, baseURL, creds, organizationID, serviceID, resource, read); err != nil {
@@ -433,6 +461,10 @@ func (c *Client) readResponse(cl prepared, resp *http.Response) *Error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, lenient.ErrWorkBudget):
+		e := invalid(requestID, err)
+		e.Reason = ReasonDecodeBudgetExceeded
+		return e
 	case body.err == nil:
 		return invalid(requestID, err)
 	case errors.Is(body.err, errTooLarge):

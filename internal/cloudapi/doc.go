@@ -100,7 +100,11 @@
 // a bounded form. Credentials are redacted as soon as an item is read,
 // before anything outside the client sees it: a pipe's objectStorage
 // connectionString, any member named like a credential, private keys, and
-// the user info and query of URLs. An alert is read by the same reader,
+// the user info and query of URLs; and every string of a list item, its
+// otherFields and the paths List.IncompleteItems names included, is
+// scrubbed of the call's own credential in any encoding the scrubber knows
+// (a service that echoes the Authorization header in an answer gets
+// "<redacted>" into status, not the key). An alert is read by the same reader,
 // so that such a value leaves out that member only (AlertResult.LeftOut
 // names it), and reads both shapes of the alert API (see swv1.AlertStatus).
 //
@@ -111,5 +115,10 @@
 // response never changes what is kept. List.Total and ListOptions.Each still
 // cover every distinct item. A call's memory thus follows KeepBytes plus 8
 // to 16 bytes per distinct id, not the size of the response, which
-// Options.MaxResponseBytes caps all the same.
+// Options.MaxResponseBytes caps all the same. Its CPU is bounded too: the
+// decoding and scrubbing are counted in units of work (lenient.Work)
+// against Options.MaxDecodeWork, which no real answer reaches (see
+// DefaultDecodeWorkPerByte); an answer that does fails the call with
+// ReasonDecodeBudgetExceeded, and ListOptions.Work tells the caller what
+// each answer cost, to charge to whoever asked (internal/workshare).
 package cloudapi

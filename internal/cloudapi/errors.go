@@ -41,6 +41,11 @@ const (
 	// ReasonInvalidResponse is a response that cannot be used: bad JSON,
 	// wrong shape, wrong content type, or a body over the size cap.
 	ReasonInvalidResponse Reason = "InvalidResponse"
+	// ReasonDecodeBudgetExceeded is a list answer whose decoding cost more
+	// work than Options.MaxDecodeWork allows, far more than any real answer
+	// does (see DefaultDecodeWorkPerByte): decoding stopped there, and
+	// nothing of the answer is kept. The same answer fails again.
+	ReasonDecodeBudgetExceeded Reason = "DecodeBudgetExceeded"
 	// ReasonUnreachable is a failure with no usable response: DNS,
 	// connection, TLS, timeout, or the caller's context ending.
 	ReasonUnreachable Reason = "Unreachable"

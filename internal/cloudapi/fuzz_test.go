@@ -24,7 +24,7 @@ func addSeedFiles(f *testing.F, names ...string) {
 }
 
 func decodeBytes[T any](decode listDecoder[T], body []byte, opts ListOptions[T]) (List[T], error) {
-	return decode(bytes.NewReader(body), 200, opts)
+	return decode(bytes.NewReader(body), 200, listInput[T]{opts: opts})
 }
 
 // checkRoundTrip asserts that what decoded re-marshals and decodes to the

@@ -8,20 +8,30 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/lenient"
+	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
 // listDecoder decodes the body of a list response.
-type listDecoder[T any] func(body io.Reader, httpStatus int, opts ListOptions[T]) (List[T], error)
+type listDecoder[T any] func(body io.Reader, httpStatus int, in listInput[T]) (List[T], error)
+
+// listInput is what one list call decodes its answer with: the caller's
+// options, the scrubber of the call's credential, and the answer's work
+// budget (see lenient.Work).
+type listInput[T any] struct {
+	opts  ListOptions[T]
+	scrub *redact.Scrubber
+	work  *lenient.Work
+}
 
 // decodePipes decodes a list-pipes response body.
-func decodePipes(body io.Reader, httpStatus int, opts ListOptions[swv1.Pipe]) (List[swv1.Pipe], error) {
-	return decodeList(body, httpStatus, pipeID, lenient.ReadPipe, opts)
+func decodePipes(body io.Reader, httpStatus int, in listInput[swv1.Pipe]) (List[swv1.Pipe], error) {
+	return decodeList(body, httpStatus, pipeID, lenient.ReadPipe, in)
 }
 
 // decodeReversePrivateEndpoints decodes a list-reverse-private-endpoints
 // response body.
-func decodeReversePrivateEndpoints(body io.Reader, httpStatus int, opts ListOptions[swv1.ReversePrivateEndpoint]) (List[swv1.ReversePrivateEndpoint], error) {
-	return decodeList(body, httpStatus, endpointID, lenient.ReadEndpoint, opts)
+func decodeReversePrivateEndpoints(body io.Reader, httpStatus int, in listInput[swv1.ReversePrivateEndpoint]) (List[swv1.ReversePrivateEndpoint], error) {
+	return decodeList(body, httpStatus, endpointID, lenient.ReadEndpoint, in)
 }
 
 func pipeID(p *swv1.Pipe) string { return deref(p.ID) }
@@ -35,8 +45,8 @@ func deref(s *string) string {
 	return *s
 }
 
-// itemRead reads one item of a list (see lenient.ReadPipe).
-type itemRead[T any] func(strict *lenient.Strict, raw []byte) (T, lenient.Report, error)
+// itemRead reads one item of a list into item (see lenient.ReadPipe).
+type itemRead[T any] func(strict *lenient.Strict, raw []byte, item *T) (lenient.Report, error)
 
 // decodeList reads the management envelope
 // {"status":..,"requestId":..,"result":[...]} from body as a stream, its
@@ -44,13 +54,21 @@ type itemRead[T any] func(strict *lenient.Strict, raw []byte) (T, lenient.Report
 // it is decoded: memory follows what is kept, not the size of the response.
 // Members other than these three are skipped token by token. Each item is
 // read on its own by read (see lenient.ReadPipe): what it cannot use of an
-// item is left out of that item, and reported in List.Incomplete.
-func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, read itemRead[T], opts ListOptions[T]) (List[T], error) {
+// item is left out of that item, and reported in List.Incomplete. Every
+// string of an item is scrubbed of the call's credential before anyone sees
+// the item, and decoding stops, failing the call, once the answer has cost
+// its work budget: nothing of it is kept.
+func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, read itemRead[T], in listInput[T]) (List[T], error) {
 	dec := json.NewDecoder(body)
 	// Numbers in skipped members stay text: 1e999 is valid JSON.
 	dec.UseNumber()
-	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, read: read, strict: lenient.NewStrict(), keep: lenient.NewKeeper(idOf, opts.KeepBytes, opts.Charge, opts.Each)}
+	opts := in.opts
+	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, read: read, work: in.work,
+		strict: lenient.NewStrictFor(in.scrub, in.work), keep: lenient.NewKeeper(idOf, opts.KeepBytes, opts.Charge, opts.Each)}
 	err := lenient.ReadObject(dec, env.member)
+	if in.opts.Work != nil {
+		in.opts.Work(in.work.Used())
+	}
 	if err == nil {
 		err = expectEnd(dec)
 	}
@@ -61,7 +79,10 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, rea
 		err = errors.New("envelope result is missing or null, not an array")
 	}
 	incomplete, incompleteItems := env.keep.Incomplete()
-	list := List[T]{RequestID: env.requestID, Total: env.keep.Total(), Incomplete: incomplete, IncompleteItems: incompleteItems}
+	for i, item := range incompleteItems {
+		incompleteItems[i] = scrubbed(in.scrub, item)
+	}
+	list := List[T]{RequestID: cleanRequestID(in.scrub, env.requestID), Total: env.keep.Total(), Incomplete: incomplete, IncompleteItems: incompleteItems}
 	if err == nil {
 		list.Items, err = env.keep.Items()
 	}
@@ -81,7 +102,10 @@ type envelopeReader[T any] struct {
 	httpStatus int
 	read       itemRead[T]
 	strict     *lenient.Strict
+	work       *lenient.Work
 	keep       *lenient.Keeper[T]
+	// item is where each item is read: the keeper and Each retain none.
+	item T
 	// position counts the items of result, for naming those without an id.
 	position  int
 	requestID string
@@ -109,24 +133,38 @@ func (e *envelopeReader[T]) member(name string) error {
 		e.sawResult = true
 		return readArray(e.dec, e.add, e.failOrStop)
 	default:
-		return skipValue(e.dec)
+		return skipValue(e.dec, e.work)
 	}
 }
 
 // add reads one item of result and hands it to the keeper, unless the
 // response is already unusable. An item that is not an object is left out
-// whole, and reported.
-func (e *envelopeReader[T]) add(raw json.RawMessage) {
+// whole, and reported. A spent work budget stops the reading: its error is
+// returned.
+func (e *envelopeReader[T]) add(raw json.RawMessage) error {
 	e.position++
-	if e.failed != nil {
-		return
+	if err := e.work.Charge(lenient.ItemByteWork*len(raw) + lenient.ItemWork); err != nil {
+		return err
 	}
-	item, report, err := e.read(e.strict, raw)
+	if e.failed != nil {
+		return nil //nolint:nilerr // the answer is already unusable: its further items are dropped, the reading goes on
+	}
+	report, err := e.read(e.strict, raw, &e.item)
+	if errors.Is(err, lenient.ErrWorkBudget) {
+		return err
+	}
+	e.keepOrLeaveOut(&e.item, report, err)
+	return nil
+}
+
+// keepOrLeaveOut hands an item read to the keeper, or, when reading it
+// failed with err, counts it as left out whole.
+func (e *envelopeReader[T]) keepOrLeaveOut(item *T, report lenient.Report, err error) {
 	if err != nil {
 		e.keep.LeaveOut(e.position, err)
 		return
 	}
-	e.fail(e.keep.Add(&item, report))
+	e.fail(e.keep.Add(item, report))
 }
 
 // fail records err (when not nil) if it is the first reason the response is
@@ -167,9 +205,10 @@ func decodeMember[V any](dec *json.Decoder, name string) (V, error) {
 }
 
 // readArray reads a JSON array one element at a time and hands each
-// element's JSON to add. An element that fails to decode (bad syntax) goes to
-// bad instead, which returns an error to stop reading.
-func readArray(dec *json.Decoder, add func(json.RawMessage), bad func(error) error) error {
+// element's JSON to add, which must not retain it and returns an error to
+// stop reading. An element
+// that fails to decode (bad syntax) goes to bad instead, which does the same.
+func readArray(dec *json.Decoder, add func(json.RawMessage) error, bad func(error) error) error {
 	tok, err := dec.Token()
 	switch {
 	case err != nil:
@@ -179,27 +218,36 @@ func readArray(dec *json.Decoder, add func(json.RawMessage), bad func(error) err
 	case tok != json.Delim('['):
 		return errors.New("result is not an array")
 	}
+	// One buffer for every element: Decode appends to its start, and add
+	// keeps nothing of it (an item is read, scrubbed and encoded from it),
+	// so a list of millions of items does not copy each into a new one.
+	var raw json.RawMessage
 	for dec.More() {
-		var raw json.RawMessage
+		raw = raw[:0]
 		if err := dec.Decode(&raw); err != nil {
 			if err := bad(fmt.Errorf("decode result item: %w", err)); err != nil {
 				return err
 			}
 			continue
 		}
-		add(raw)
+		if err := add(raw); err != nil {
+			return err
+		}
 	}
 	_, err = dec.Token() // the closing bracket, or the error that broke the stream
 	return err
 }
 
 // skipValue reads past one JSON value of any size without keeping it: only
-// one token at a time is held.
-func skipValue(dec *json.Decoder) error {
+// one token at a time is held. Each token is charged to work.
+func skipValue(dec *json.Decoder, work *lenient.Work) error {
 	depth := 0
 	for {
 		tok, err := dec.Token()
 		if err != nil {
+			return err
+		}
+		if err := work.Charge(tokenWork); err != nil {
 			return err
 		}
 		switch tok {
@@ -212,6 +260,27 @@ func skipValue(dec *json.Decoder) error {
 			return nil
 		}
 	}
+}
+
+// tokenWork is what reading one token of a skipped member costs: a
+// decoder's Token allocates its value, whatever its size.
+const tokenWork = 32
+
+// cleanRequestID is the envelope's request ID as an error would quote it:
+// scrubbed, and bounded however long the cloud made it.
+func cleanRequestID(s *redact.Scrubber, id string) string {
+	if s == nil {
+		return id
+	}
+	return s.Clean(id)
+}
+
+// scrubbed is text scrubbed of the call's credential (s nil: none).
+func scrubbed(s *redact.Scrubber, text string) string {
+	if s == nil {
+		return text
+	}
+	return s.Redact(text)
 }
 
 // expectEnd fails if anything but white space follows the envelope.

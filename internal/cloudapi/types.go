@@ -29,11 +29,17 @@ type ListOptions[T any] struct {
 	// items of a response the call then rejects: count into a scratch value
 	// and use it only when the call succeeds.
 	Each func(*T)
+	// Work, when set, is told once per call how much decoding its answer
+	// cost, in units of lenient.Work (about one byte scanned each), whether
+	// the call succeeded or not: the caller charges it to whoever asked for
+	// the call (see internal/workshare).
+	Work func(units int64)
 }
 
 // List is what a list call returns.
 type List[T any] struct {
-	// RequestID is the management envelope's requestId.
+	// RequestID is the management envelope's requestId, cleaned as an
+	// error's is (credentials scrubbed, at most 200 characters).
 	RequestID string
 	// Items are the response's distinct items ordered by id (items without an
 	// id first, ordered by a hash of their content), cut to the longest

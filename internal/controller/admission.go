@@ -50,6 +50,9 @@ func (r *ServiceWatchReconciler) admit(_ context.Context, in *syncScope) (ctrl.R
 // admission is what the budgets admit of the sync's calls; see admit.
 func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 	key, level := in.p.Key, in.level
+	if wait := r.WorkShares.Wait(key.Namespace); wait > 0 { // its answers cost more than its share to decode
+		return admission{wait: wait}
+	}
 	admitted := admission{unreserved: map[readKey]bool{}}
 	if in.management.failure == nil {
 		reads := in.managementReads()

@@ -102,7 +102,8 @@ type syncScope struct {
 	// reads alone.
 	shared *sharedread.Reads[readKey]
 	// budgets are asked for the unreserved reads.
-	budgets Budgets
+	budgets    Budgets
+	chargeWork func(units int64) // charges the work of decoding an answer to the watch's namespace
 	// fresh: the user asked for this sync (requested-at, a changed Secret),
 	// so a read another watch finished is not reused; one under way is
 	// joined.
@@ -413,7 +414,7 @@ func listPipes(ctx context.Context, cloud Cloud, in *syncScope) (pipesRead, erro
 	byState := bound.NewTally(maxCountedStates, maxPipeStateBytes, otherPipeStates)
 	items := newCollector(in.metricBytes, pipeItem)
 	list, err := cloud.ListPipes(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
-		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, Charge: bound.GoSize[swv1.Pipe], Each: func(p *swv1.Pipe) {
+		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, Charge: bound.GoSize[swv1.Pipe], Work: in.chargeWork, Each: func(p *swv1.Pipe) {
 			byState.Add(ptr.Deref(p.State, "Unknown"))
 			items.add(p)
 		}})
@@ -464,7 +465,7 @@ func readEndpoints(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 func listEndpoints(ctx context.Context, cloud Cloud, in *syncScope) (endpointsRead, error) {
 	items := newCollector(in.metricBytes, endpointItem)
 	list, err := cloud.ListReversePrivateEndpoints(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
-		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: in.keepBytes, Charge: bound.GoSize[swv1.ReversePrivateEndpoint], Each: items.add})
+		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: in.keepBytes, Charge: bound.GoSize[swv1.ReversePrivateEndpoint], Work: in.chargeWork, Each: items.add})
 	if err != nil {
 		return endpointsRead{}, err
 	}
@@ -653,9 +654,9 @@ func isStalledReason(reason string) bool {
 
 // isTransientReason tells the reasons that a retry soon may fix: they back
 // off. The others wait for the interval: stalled ones for the user, an idle
-// or otherwise not running service for its owner to start it.
+// or otherwise not running service (or a too costly answer) for its owner.
 func isTransientReason(reason string) bool {
-	return !isStalledReason(reason) && reason != swv1.ReasonServiceIdle && reason != swv1.ReasonServiceNotRunning
+	return !isStalledReason(reason) && reason != swv1.ReasonServiceIdle && reason != swv1.ReasonServiceNotRunning && reason != swv1.ReasonDecodeBudgetExceeded
 }
 
 // cloudFailure classifies an error of the cloud client. The message keeps the
@@ -725,6 +726,8 @@ func conditionReason(r cloudapi.Reason) string {
 		return swv1.ReasonServerError
 	case cloudapi.ReasonInvalidResponse:
 		return swv1.ReasonInvalidResponse
+	case cloudapi.ReasonDecodeBudgetExceeded:
+		return swv1.ReasonDecodeBudgetExceeded
 	case cloudapi.ReasonConfigurationError:
 		return swv1.ReasonConfigurationError
 	case cloudapi.ReasonServiceIdle:

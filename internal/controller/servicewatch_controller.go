@@ -34,6 +34,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/sharedread"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 	"github.com/servicewatch/servicewatch/internal/statusbudget"
+	"github.com/servicewatch/servicewatch/internal/workshare"
 )
 
 // Options tune the reconciler; the manager's flags set them.
@@ -92,7 +93,9 @@ type ServiceWatchReconciler struct {
 	StateMetrics *statemetrics.Collector
 	// StatusBudget bounds what statuses keep by namespace; nil: no bound.
 	StatusBudget *statusbudget.Ledger
-	Options      Options
+	// WorkShares defer the syncs of a namespace whose answers cost more than its share to decode; nil: none.
+	WorkShares *workshare.Shares
+	Options    Options
 
 	// parts are the parts of every sync (syncParts), built once.
 	parts []part
@@ -318,7 +321,8 @@ func (r *ServiceWatchReconciler) newScope(ctx context.Context, watch *swv1.Servi
 	versions := r.secretVersions(ctx, watch)
 	return &syncScope{p: pacedOf(watch, versions, r.Options.ManagementAPIURL), watch: watch, secretVersions: versions,
 		parts: r.parts, alertConcurrency: r.Options.AlertConcurrency, keepBytes: r.Options.StatusSizeLimit,
-		metricBytes: r.StateMetrics.MaxItemBytes(), shared: r.shared, budgets: r.Budgets}
+		metricBytes: r.StateMetrics.MaxItemBytes(), shared: r.shared, budgets: r.Budgets,
+		chargeWork: func(units int64) { r.WorkShares.Charge(watch.Namespace, units) }}
 }
 
 // periodic requeues a watch for a periodic sync, behind anything a user

@@ -26,6 +26,7 @@ func TestCloudFailure(t *testing.T) {
 		{"429 keeps its Retry-After", &cloudapi.Error{Reason: cloudapi.ReasonRateLimited, RetryAfter: time.Minute}, swv1.ReasonRateLimited, false, "", time.Minute},
 		{"5xx is retried", &cloudapi.Error{Reason: cloudapi.ReasonServerError}, swv1.ReasonServerError, false, "", 0},
 		{"a bad answer is retried", &cloudapi.Error{Reason: cloudapi.ReasonInvalidResponse}, swv1.ReasonInvalidResponse, false, "", 0},
+		{"an answer too costly to decode is retried at the interval", &cloudapi.Error{Reason: cloudapi.ReasonDecodeBudgetExceeded, Operation: cloudapi.OperationListPipes, Err: errors.New("decode work budget exceeded")}, swv1.ReasonDecodeBudgetExceeded, false, "decode work budget exceeded", 0},
 		{"a configuration error stalls", &cloudapi.Error{Reason: cloudapi.ReasonConfigurationError}, swv1.ReasonConfigurationError, true, "", 0},
 		{"a refused address stalls and names the flag", &cloudapi.Error{Reason: cloudapi.ReasonAddressNotAllowed}, swv1.ReasonAddressNotAllowed, true, "--deny-local-addresses", 0},
 		{"a 424 of a stopped service is retried at the interval, with its state", &cloudapi.Error{Reason: cloudapi.ReasonServiceNotRunning, ServiceState: "stopped", Operation: cloudapi.OperationListPipes}, swv1.ReasonServiceNotRunning, false, "not running (stopped)", 0},
@@ -43,7 +44,7 @@ func TestCloudFailure(t *testing.T) {
 			if !strings.Contains(f.message, tt.mention) {
 				t.Errorf("message %q does not mention %q", f.message, tt.mention)
 			}
-			if transient := isTransientReason(f.reason); tt.reason == swv1.ReasonServiceNotRunning && transient {
+			if transient := isTransientReason(f.reason); (tt.reason == swv1.ReasonServiceNotRunning || tt.reason == swv1.ReasonDecodeBudgetExceeded) && transient {
 				t.Errorf("%s backs off; want it retried at the interval like ServiceIdle", f.reason)
 			}
 		})

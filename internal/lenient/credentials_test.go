@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/lenient"
 )
 
@@ -23,7 +24,8 @@ func TestReadPipeHidesCredentialsInNamesAndValues(t *testing.T) {
 		`"pgp":"-----BEGIN PGP PRIVATE KEY BLOCK-----\n` + pw + `","header":"Authorization: Basic ` + pw + `",` +
 		`"config":"{\"url\":\"https:\\/\\/u:` + pw + `@x.example.com\\/db\"}","Cookie":"` + pw + `",` +
 		`"mongo":"mongodb+srv://u:` + pw + `/a?b@m.example.net/app"}}}`
-	p, _, err := lenient.ReadPipe(lenient.NewStrict(), []byte(raw))
+	var p swv1.Pipe
+	_, err := lenient.ReadPipe(lenient.NewStrict(), []byte(raw), &p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +63,8 @@ func deref(s *string) string {
 // password.
 func TestReadPipeMongoDBPasswordWithSlashOrQuestionMark(t *testing.T) {
 	raw := `{"id":"p1","source":{"mongodb":{"uri":"mongodb+srv://app:s3cret/pw?x@cluster0.example.net/orders?tls=true"}}}`
-	p, _, err := lenient.ReadPipe(lenient.NewStrict(), []byte(raw))
+	var p swv1.Pipe
+	_, err := lenient.ReadPipe(lenient.NewStrict(), []byte(raw), &p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -244,5 +245,17 @@ func BenchmarkKeeperTinyItems(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		keepAll(b, items, 800<<10)
+	}
+}
+
+// contentHash is FNV-1a, as hash/fnv computes it: the order of items
+// without an id does not change with the way it is computed.
+func TestContentHashIsFNV1a(t *testing.T) {
+	for _, enc := range []string{"", "{}\n", `{"name":"p","state":"Running"}` + "\n"} {
+		h := fnv.New64a()
+		h.Write([]byte(enc))
+		if got, want := contentHash([]byte(enc)), h.Sum64(); got != want {
+			t.Errorf("contentHash(%q) = %x, want %x", enc, got, want)
+		}
 	}
 }

@@ -1,11 +1,11 @@
 package lenient
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -58,6 +58,8 @@ var listItemRules = itemRules{maxLeftOut: 4}
 // itemReader reads one item.
 type itemReader struct {
 	rules itemRules
+	// work counts what reading the item costs (see Work); nil for an alert.
+	work  *Work
 	other otherFields
 	// leftOut are the paths of known fields whose value could not be used,
 	// at most rules.maxLeftOut of them; leftOutCount counts them all.
@@ -88,6 +90,7 @@ func (r *itemReader) report() Report {
 // leaveOut records that the value raw of the known field at path could not
 // be used, and keeps it as sent.
 func (r *itemReader) leaveOut(path string, raw []byte) {
+	_ = r.work.Charge(FlattenByteWork*len(raw) + MemberWork) // a spent budget fails the item once it is read
 	r.leftOutCount++
 	if len(r.leftOut) < r.rules.maxLeftOut {
 		r.leftOut = append(r.leftOut, path)
@@ -99,72 +102,126 @@ func (r *itemReader) leaveOut(path string, raw []byte) {
 // be read at all.
 var ErrNotObject = errors.New("not a JSON object")
 
-// ReadPipe reads one pipe of a list, raw, with strict: its values that
-// cannot be used are left out, kept as sent in its otherFields and named in
-// the Report; its credentials are redacted; its sourceKind names the kinds
-// of its source.
-func ReadPipe(strict *Strict, raw []byte) (swv1.Pipe, Report, error) {
-	p, report, err := readItem(strict, raw, func(p *swv1.Pipe) bool { return p.SourceKind != nil || p.OtherFields != nil })
+// ReadPipe reads one pipe of a list, raw, with strict, into p (which it
+// clears first: a list reads all its items into one value, rather than
+// allocating each): its values that cannot be used are left out, kept as
+// sent in its otherFields and named in the Report; its credentials are
+// redacted, and every string it holds is scrubbed of the call's own
+// credential (see NewStrictFor); its sourceKind names the kinds of its
+// source. It fails with ErrWorkBudget once the list's work budget is spent.
+func ReadPipe(strict *Strict, raw []byte, p *swv1.Pipe) (Report, error) {
+	report, err := readItem(strict, raw, p, func(p *swv1.Pipe) bool { return p.SourceKind != nil || p.OtherFields != nil })
 	if err != nil {
-		return p, report, err
+		return report, err
 	}
 	if kinds := sourceKinds(p.Source, report.unknownKinds); kinds != "" {
+		kinds = strict.scrubbed(kinds, maxSourceKindBytes)
 		p.SourceKind = &kinds
 	}
 	p.OtherFields = report.other
-	return p, report, nil
+	return report, strict.work.Charge(0)
 }
 
 // ReadEndpoint reads one reverse private endpoint of a list, raw, with
-// strict, as ReadPipe reads a pipe.
-func ReadEndpoint(strict *Strict, raw []byte) (swv1.ReversePrivateEndpoint, Report, error) {
-	e, report, err := readItem(strict, raw, func(e *swv1.ReversePrivateEndpoint) bool { return e.OtherFields != nil })
+// strict, into e, as ReadPipe reads a pipe.
+func ReadEndpoint(strict *Strict, raw []byte, e *swv1.ReversePrivateEndpoint) (Report, error) {
+	report, err := readItem(strict, raw, e, func(e *swv1.ReversePrivateEndpoint) bool { return e.OtherFields != nil })
 	e.OtherFields = report.other
-	return e, report, err
+	if err == nil {
+		err = strict.work.Charge(0)
+	}
+	return report, err
 }
 
-// readItem reads one item. Most items are what the types say, and a strict
-// decode (no member the types lack, every value of its field's type) reads
-// them at the speed of encoding/json; any other item is read member by
-// member. Either way, the credential rules are applied to the result in one
-// place, redactStrings.
+// readItem reads one item into item, which it clears first. Most items are
+// what the types say, and a strict decode (no member the types lack, every
+// value of its field's type) reads them at the speed of encoding/json; any
+// other item is read member by member. Either way, the credential rules are
+// applied to the result in one place, redactStrings, and the entries of its
+// otherFields are scrubbed like its strings.
 // setsOperatorFields reports whether a strict decode put a value in one of
 // the operator's own fields: then the cloud sent a member of that name,
 // which is not the operator's and is read member by member into otherFields.
-func readItem[T any](strict *Strict, raw []byte, setsOperatorFields func(*T) bool) (T, Report, error) {
-	var item T
-	if FirstByte(raw) != '{' {
-		return item, Report{}, ErrNotObject
-	}
-	if err := strict.decode(raw, &item); err == nil && !setsOperatorFields(&item) {
-		redactStrings(reflect.ValueOf(&item).Elem(), false)
-		return item, Report{}, nil
-	}
+func readItem[T any](strict *Strict, raw []byte, item *T, setsOperatorFields func(*T) bool) (Report, error) {
 	var zero T
-	item = zero
-	r := &itemReader{rules: listItemRules}
-	r.object(reflect.ValueOf(&item).Elem(), raw, "")
-	redactStrings(reflect.ValueOf(&item).Elem(), false)
+	*item = zero
+	if FirstByte(raw) != '{' {
+		return Report{}, ErrNotObject
+	}
+	if err := strict.decode(raw, item); err == nil && !setsOperatorFields(item) {
+		strict.redactStrings(reflect.ValueOf(item).Elem(), false)
+		return Report{}, nil
+	}
+	*item = zero
+	r := &itemReader{rules: listItemRules, work: strict.work}
+	r.object(reflect.ValueOf(item).Elem(), raw, "")
+	strict.redactStrings(reflect.ValueOf(item).Elem(), false)
 	report := r.report()
 	report.other = r.other.entries()
-	return item, report, nil
+	for i, entry := range report.other {
+		report.other[i] = strict.scrubbed(entry, maxOtherFieldBytes)
+	}
+	for i, path := range report.LeftOut {
+		report.LeftOut[i] = strict.scrubbed(path, math.MaxInt)
+	}
+	return report, nil
 }
 
 // Strict decodes the items of one list strictly, one after the other,
 // with one json.Decoder: a decoder per item would cost an allocation of its
 // buffer each, which a list of millions of tiny items pays millions of times.
+//
+// It also carries what every item of the list is read with: the scrubber of
+// the call's credential, and the list's work budget.
 type Strict struct {
-	feed feed
-	dec  *json.Decoder
+	feed  feed
+	dec   *json.Decoder
+	scrub *redact.Scrubber
+	work  *Work
 }
 
-// NewStrict returns a Strict for the items of one list.
-func NewStrict() *Strict {
-	s := &Strict{}
+// NewStrict returns a Strict for the items of one list, which scrubs no
+// credential of its own and has no work budget.
+func NewStrict() *Strict { return NewStrictFor(nil, nil) }
+
+// NewStrictFor returns a Strict for the items of one list read with the
+// credential scrub finds (nil: none): every string an item holds, its
+// otherFields and the paths its Report names included, is scrubbed of it in
+// any encoding the scrubber knows (raw, JSON-escaped, the base64 of an
+// Authorization header). The reading and the scrubbing are charged to
+// work (nil: unbounded).
+func NewStrictFor(scrub *redact.Scrubber, work *Work) *Strict {
+	s := &Strict{scrub: scrub, work: work}
 	s.dec = json.NewDecoder(&s.feed)
 	s.dec.DisallowUnknownFields()
 	return s
 }
+
+// scrubbed is text scrubbed of the call's credential and cut back to n
+// bytes, which "<redacted>" may have pushed it past.
+func (s *Strict) scrubbed(text string, n int) string {
+	if s.scrub == nil || text == "" {
+		return text
+	}
+	_ = s.work.Charge(len(text) + scrubCallWork) // a spent budget fails the item once it is read
+	if head, cut := strings.CutSuffix(text, bound.Ellipsis); cut {
+		// Cut by the reader: its end may be the start of a secret, which
+		// the scrubber finds at the end of a text only.
+		return bound.Cut(s.scrub.Redact(head)+bound.Ellipsis, n)
+	}
+	clean := s.scrub.Redact(text)
+	if clean == text {
+		return bound.Cut(text, n) // the common case: one scan, no copy
+	}
+	// Whole as the cloud sent it: its end is no secret's start ("vpce-0fake"
+	// is not the start of the key "fake-key-id"). A NUL, which no
+	// credential holds, ends the text for the scrubber.
+	return bound.Cut(strings.TrimSuffix(s.scrub.Redact(text+"\x00"), "\x00"), n)
+}
+
+// scrubCallWork is what one call of the scrubber costs beyond the bytes it
+// reads.
+const scrubCallWork = 16
 
 // decode decodes raw, one complete JSON object (the list's decoder read it
 // as such), into v, refusing members v does not have. The decoder reads a
@@ -228,32 +285,35 @@ const maxSourceKindBytes = 256
 
 // redactStrings applies the credential rules to every string of the struct
 // v: a non-empty field named like a credential reads "<redacted>", and every
-// other string is sanitized (see redact.Value). The operator's own fields
-// are left alone: otherFields is built by those same rules.
-func redactStrings(v reflect.Value, credential bool) {
+// other string is sanitized (see redact.Value) and scrubbed of the call's
+// credential. The operator's own fields are left alone: otherFields is
+// built by those same rules, and scrubbed by readItem.
+func (s *Strict) redactStrings(v reflect.Value, credential bool) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if !v.IsNil() {
-			redactStrings(v.Elem(), credential)
+			s.redactStrings(v.Elem(), credential)
 		}
 	case reflect.Struct:
 		for _, f := range stringFields[v.Type()] {
-			redactStrings(v.Field(f.index), f.credential)
+			s.redactStrings(v.Field(f.index), f.credential)
 		}
 	case reflect.Slice:
 		for i := range v.Len() {
-			redactStrings(v.Index(i), credential)
+			s.redactStrings(v.Index(i), credential)
 		}
 	case reflect.String:
 		if v.Type() == decimalType {
 			return
 		}
-		s := v.String()
+		text := v.String()
 		switch {
-		case credential && s != "":
+		case credential && text != "":
 			v.SetString(redact.Placeholder)
 		default:
-			if clean := redact.Value(s); clean != s {
+			// A value's length is the cloud's (the CRD bounds none of these
+			// strings): the scrubber's placeholder needs no cut.
+			if clean := s.scrubbed(redact.Value(text), math.MaxInt); clean != text {
 				v.SetString(clean)
 			}
 		}
@@ -310,6 +370,10 @@ func buildStringFields(roots ...reflect.Type) map[reflect.Type][]stringField {
 // object reads the JSON object raw into the struct v; path is v's path in
 // the item ("" for the item itself).
 func (r *itemReader) object(v reflect.Value, raw []byte, path string) {
+	// Each nested object is scanned again: charged again.
+	if r.work.Charge(ObjectByteWork*len(raw)) != nil {
+		return
+	}
 	if !r.rules.inFieldOrder {
 		_ = eachMember(raw, func(name string, value json.RawMessage) { r.member(v, name, value, path) })
 		return
@@ -324,6 +388,9 @@ func (r *itemReader) object(v reflect.Value, raw []byte, path string) {
 
 // member reads the member name of the struct v, of value raw.
 func (r *itemReader) member(v reflect.Value, name string, raw []byte, path string) {
+	if r.work.Charge(MemberWork) != nil {
+		return // the item fails as a whole (see ReadPipe)
+	}
 	p := joinPath(path, name)
 	if FirstByte(raw) == 'n' {
 		return // null: absent
@@ -334,6 +401,7 @@ func (r *itemReader) member(v reflect.Value, name string, raw []byte, path strin
 	}
 	index, ok := schemas[v.Type()].fields[name]
 	if !ok {
+		_ = r.work.Charge(FlattenByteWork * len(raw)) // flattened into otherFields: scanned once more
 		r.unknown(v.Type(), path, name, raw)
 		return
 	}
@@ -346,38 +414,6 @@ func (r *itemReader) str(raw []byte) (string, bool) {
 		return String(raw)
 	}
 	return readString(raw)
-}
-
-// eachMember calls f for each member of the JSON object raw, in order. raw
-// has been read as one valid JSON value by a decoder, so only the shape can
-// surprise.
-func eachMember(raw []byte, f func(name string, value json.RawMessage)) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	return ReadObject(dec, func(name string) error {
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return err
-		}
-		f(name, value)
-		return nil
-	})
-}
-
-// eachElement calls f for each element of the JSON array raw, in order.
-func eachElement(raw []byte, f func(i int, value json.RawMessage)) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // [
-		return err
-	}
-	for i := 0; dec.More(); i++ {
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return err
-		}
-		f(i, value)
-	}
-	return nil
 }
 
 // field reads raw into the field v.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/lenient"
 )
 
@@ -16,7 +17,8 @@ func TestReadPipeLeavesOutOnlyTheOddValue(t *testing.T) {
 	raw := `{"id":"p1","name":"n","state":"Running","scaling":{"replicas":"two","replicaCpuMillicores":"500m"},` +
 		`"source":{"kafka":{"brokers":"b:9092"},"cassandra":{"hosts":"h"}},"newField":{"a":1},` +
 		`"password":"hunter22","destination":{"url":"https://u:pw@db.example.com/x?sig=s"}}`
-	p, report, err := lenient.ReadPipe(lenient.NewStrict(), []byte(raw))
+	var p swv1.Pipe
+	report, err := lenient.ReadPipe(lenient.NewStrict(), []byte(raw), &p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,10 +53,11 @@ func TestReadPipeLeavesOutOnlyTheOddValue(t *testing.T) {
 }
 
 func TestReadEndpointRefusesWhatIsNotAnObject(t *testing.T) {
-	if _, _, err := lenient.ReadEndpoint(lenient.NewStrict(), []byte(`[1]`)); !errors.Is(err, lenient.ErrNotObject) {
+	var e swv1.ReversePrivateEndpoint
+	if _, err := lenient.ReadEndpoint(lenient.NewStrict(), []byte(`[1]`), &e); !errors.Is(err, lenient.ErrNotObject) {
 		t.Errorf("err = %v, want ErrNotObject", err)
 	}
-	e, report, err := lenient.ReadEndpoint(lenient.NewStrict(), []byte(`{"id":"e1"}`))
+	report, err := lenient.ReadEndpoint(lenient.NewStrict(), []byte(`{"id":"e1"}`), &e)
 	if err != nil || e.ID == nil || *e.ID != "e1" || report.Count != 0 {
 		t.Errorf("ReadEndpoint = %+v, %+v, %v", e, report, err)
 	}
