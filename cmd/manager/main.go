@@ -26,6 +26,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 	"github.com/servicewatch/servicewatch/internal/statusbudget"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/workshare"
 )
 
@@ -230,7 +231,7 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	metrics, err := controller.NewMetrics(ctrlmetrics.Registry)
+	metrics, err := syncmetrics.New(ctrlmetrics.Registry)
 	if err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}

@@ -164,7 +164,7 @@ func (r *ServiceWatchReconciler) noteDemand(_ context.Context, in *syncScope) (c
 		demands[i].Label = ratebudget.FingerprintOf(demands[i].Budget)
 	}
 	in.every = r.pacer.Demand(in.p, demands)
-	r.Metrics.publishBudgetDemands(r.pacer.TakeDemandChanges)
+	r.Metrics.PublishBudgetDemands(r.pacer.TakeDemandChanges)
 	return ctrl.Result{}, true
 }
 

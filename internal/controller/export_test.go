@@ -16,11 +16,12 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/secretwatch"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 // NewTestReconciler is a reconciler outside any manager, whose background
 // reads run until ctx ends, for tests that drive its steps one by one.
-func NewTestReconciler(ctx context.Context, c client.Client, reader client.Reader, cloud Cloud, budgets Budgets, metrics *Metrics) *ServiceWatchReconciler {
+func NewTestReconciler(ctx context.Context, c client.Client, reader client.Reader, cloud Cloud, budgets Budgets, metrics *syncmetrics.Metrics) *ServiceWatchReconciler {
 	r := &ServiceWatchReconciler{Client: c, APIReader: reader, Cloud: cloud, Budgets: budgets, Metrics: metrics}
 	r.secrets = readerVersions{reader}
 	r.defaults()

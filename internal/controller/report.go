@@ -3,9 +3,7 @@ package controller
 import (
 	"context"
 	"sync"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -14,8 +12,8 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/conditions"
-	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 // maxEventNoteBytes is the longest note events.k8s.io accepts.
@@ -160,143 +158,17 @@ func (r *ServiceWatchReconciler) emit(ctx context.Context, watch *swv1.ServiceWa
 	}
 }
 
-// Metrics are the operator's Prometheus metrics. They are registered with a
-// registry passed in (controller-runtime's, in the manager) rather than a
-// global one, so tests can build as many as they like.
-type Metrics struct {
-	cloudRequests *prometheus.CounterVec
-	cloudLatency  *prometheus.HistogramVec
-	syncs         *prometheus.CounterVec
-	items         *prometheus.GaugeVec
-	deferrals     *prometheus.CounterVec
-	budgetDemand  *prometheus.GaugeVec
-	slotWait      *prometheus.HistogramVec
-	// statusConflicts counts status patches the API server refused for an
-	// older resourceVersion (writeStatus builds them again).
-	statusConflicts prometheus.Counter
-
-	// budgetMu orders the publication of budget demands, so that a ratio
-	// taken earlier never overwrites one taken later.
-	budgetMu sync.Mutex
-}
-
-// NewMetrics creates the metrics and registers them with reg.
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	m := &Metrics{
-		cloudRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "servicewatch_cloud_requests_total",
-			Help: "Calls to the cloud APIs, by API, operation and HTTP status code (or a word such as timeout when there was no response).",
-		}, []string{"api", "operation", "code"}),
-		cloudLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "servicewatch_cloud_request_duration_seconds",
-			Help:    "Latency of the calls to the cloud APIs that went over the wire.",
-			Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
-		}, []string{"api", "operation"}),
-		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "servicewatch_syncs_total",
-			Help: "Syncs of each part of a ServiceWatch (pipes, reverse_private_endpoints, alerts), by result reason (Synced on success).",
-		}, []string{"part", "reason"}),
-		items: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "servicewatch_items",
-			Help: "Items the cloud last reported for a ServiceWatch, by kind (pipes, reverse_private_endpoints, alerts).",
-		}, []string{"namespace", "name", "kind"}),
-		deferrals: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "servicewatch_sync_deferrals_total",
-			Help: "Syncs put off because the client-side rate budget, or a Retry-After hold of the cloud on it, did not allow their calls yet, by API.",
-		}, []string{"api"}),
-		budgetDemand: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "servicewatch_budget_demand_ratio",
-			Help: "Calls per second that the watches sharing one client-side rate budget ask for, divided by what the budget allows; above 1 they cannot all sync on time. budget is a fingerprint of the credential, never the credential.",
-		}, []string{"api", "budget"}),
-		slotWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "servicewatch_sync_slot_wait_seconds",
-			Help:    "How long a sync waited for a read slot (--max-concurrent-syncs, --max-syncs-per-host, --max-syncs-per-namespace) before calling a host, by the work it was for (user, secret, periodic). Periodic waits near the watches' intervals mean the slots, not the cloud's budget, are the limit.",
-			Buckets: []float64{0.001, 0.01, 0.1, 0.5, 1, 5, 15, 60, 300},
-		}, []string{"work"}),
-		statusConflicts: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "servicewatch_status_write_conflicts_total",
-			Help: "Status writes the API server refused because the ServiceWatch had changed since the status was built (another writer, or a cache behind the API server); each is built again on the watch as the API server has it. A rate near the sync rate means another client keeps writing the watches' status.",
-		}),
-	}
-	for _, c := range []prometheus.Collector{m.cloudRequests, m.cloudLatency, m.syncs, m.items, m.deferrals, m.budgetDemand, m.slotWait, m.statusConflicts} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
-	}
-	// The levels are known: their series exist from the start, so a rate
-	// over them has no gap before the first wait.
-	for level := range pacing.Levels {
-		m.slotWait.WithLabelValues(level.String())
-	}
-	return m, nil
-}
-
-// ObserveRequest records one cloud call; it makes Metrics a cloudapi.Observer.
-func (m *Metrics) ObserveRequest(api, operation, code string, duration time.Duration) {
-	m.cloudRequests.WithLabelValues(api, operation, code).Inc()
-	if duration > 0 {
-		m.cloudLatency.WithLabelValues(api, operation).Observe(duration.Seconds())
-	}
-}
-
-// RecordDeferral counts a sync put off before calling api: the client-side
-// rate budget (or a Retry-After hold on it) had no room for its calls.
-func (m *Metrics) RecordDeferral(api string) {
-	m.deferrals.WithLabelValues(api).Inc()
-}
-
-// publishBudgetDemands sets the demand ratio of each rate budget whose
-// demand changed (take hands them out: pacing.Pacer.TakeDemandChanges), by
-// fingerprint (the label is public, the key behind it is not), and removes
-// the series of budgets no watch uses any more: a rotated key or deleted
-// watches must not leave a stale ratio behind. It costs what changed, so a
-// sync start or a deleted watch costs the same with 10 or 10,000 budgets.
-func (m *Metrics) publishBudgetDemands(take func() []pacing.Ratio) {
-	m.budgetMu.Lock()
-	defer m.budgetMu.Unlock()
-	for _, r := range take() {
-		if r.Gone {
-			m.budgetDemand.DeleteLabelValues(r.API, r.Label)
-			continue
-		}
-		m.budgetDemand.WithLabelValues(r.API, r.Label).Set(r.Ratio)
-	}
-}
-
-// observeSlotWait records how long a sync of this level waited for its read
-// slots.
-func (m *Metrics) observeSlotWait(level pacing.Level, wait time.Duration) {
-	m.slotWait.WithLabelValues(level.String()).Observe(wait.Seconds())
-}
-
-// recordStatusConflict counts one status write refused for a conflict.
-func (m *Metrics) recordStatusConflict() {
-	m.statusConflicts.Inc()
-}
-
-func (m *Metrics) recordSync(part, reason string) {
-	m.syncs.WithLabelValues(part, reason).Inc()
-}
-
-func (m *Metrics) recordItems(watch types.NamespacedName, kind string, n int32) {
-	m.items.WithLabelValues(watch.Namespace, watch.Name, kind).Set(float64(n))
-}
-
-func (m *Metrics) forget(watch types.NamespacedName) {
-	m.items.DeletePartialMatch(prometheus.Labels{"namespace": watch.Namespace, "name": watch.Name})
-}
-
 // record updates the metrics after a sync. Each part's result is the reason
 // its condition now shows, so metrics and status cannot disagree.
-func (m *Metrics) record(watch *swv1.ServiceWatch, parts []part) {
+func recordSync(m *syncmetrics.Metrics, watch *swv1.ServiceWatch, parts []part) {
 	key := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Name}
 	for _, p := range parts {
-		m.recordItems(key, p.name, p.count(&watch.Status))
+		m.RecordItems(key, p.name, p.count(&watch.Status))
 		if !p.inUse(watch) {
 			continue
 		}
 		if c := conditions.Get(watch, p.condition); c != nil {
-			m.recordSync(p.name, c.Reason)
+			m.RecordSync(p.name, c.Reason)
 		}
 	}
 }

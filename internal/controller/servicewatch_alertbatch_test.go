@@ -15,6 +15,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 // batchCloud's alert budget admits at most maxBatch calls at once, as a
@@ -62,7 +63,7 @@ func (c *batchCloud) GetAlert(_ context.Context, _ string, _ cloudapi.BearerToke
 // comes round, and its wait claims nothing that would hold back the other
 // watches' alerts on the token.
 func TestAlertsLargerThanTheBudgetAreFetchedInBatches(t *testing.T) {
-	metrics, err := NewMetrics(prometheus.NewRegistry())
+	metrics, err := syncmetrics.New(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/sharedread"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 // The scenario the claims exist for: a key's budget is spent, a new watch is
@@ -19,7 +20,7 @@ import (
 // gets the room.
 func TestAskServesANewWatchBeforeARefresh(t *testing.T) {
 	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	metrics, err := NewMetrics(prometheus.NewRegistry())
+	metrics, err := syncmetrics.New(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func testPacer(now func() time.Time) *pacing.Pacer[types.NamespacedName, readKey
 func TestAWatchWaitsAMomentForTheReadsAnotherWasJustAdmittedFor(t *testing.T) {
 	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
-	metrics, err := NewMetrics(prometheus.NewRegistry())
+	metrics, err := syncmetrics.New(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 // BenchmarkBudgetBookKeys is the controller's side of the budget book at
@@ -21,7 +22,7 @@ func BenchmarkBudgetBookKeys(b *testing.B) {
 	const keys = 10000
 	var create, del time.Duration
 	for b.Loop() {
-		metrics, err := NewMetrics(prometheus.NewRegistry())
+		metrics, err := syncmetrics.New(prometheus.NewRegistry())
 		if err != nil {
 			b.Fatal(err)
 		}

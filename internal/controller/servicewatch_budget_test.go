@@ -12,6 +12,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 func TestSetIntervalMetCondition(t *testing.T) {
@@ -37,7 +38,7 @@ func TestSetIntervalMetCondition(t *testing.T) {
 // more (a rotated key, deleted watches) loses its series.
 func TestBudgetDemandSeriesFollowTheBudgetsInUse(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := NewMetrics(reg)
+	m, err := syncmetrics.New(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,11 +69,11 @@ func TestBudgetDemandSeriesFollowTheBudgetsInUse(t *testing.T) {
 	watch := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
 	note := func(name string, demands ...pacing.Demand[readKey]) {
 		pacer.Demand(pacing.Watch[types.NamespacedName]{Key: watch(name), Every: time.Second}, demands)
-		m.publishBudgetDemands(pacer.TakeDemandChanges)
+		m.PublishBudgetDemands(pacer.TakeDemandChanges)
 	}
 	forget := func(name string) {
 		pacer.Forget(watch(name))
-		m.publishBudgetDemands(pacer.TakeDemandChanges)
+		m.PublishBudgetDemands(pacer.TakeDemandChanges)
 	}
 	reads := func(n int) []readKey {
 		out := make([]readKey, n)

@@ -34,6 +34,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/sharedread"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 	"github.com/servicewatch/servicewatch/internal/statusbudget"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/workshare"
 )
 
@@ -84,7 +85,7 @@ type ServiceWatchReconciler struct {
 	APIReader client.Reader
 	Cloud     Cloud
 	Recorder  events.EventRecorder
-	Metrics   *Metrics
+	Metrics   *syncmetrics.Metrics
 	// Budgets admits each sync's calls; the Cloud's client holds its calls
 	// back in the same store after a 429.
 	Budgets Budgets
@@ -256,7 +257,7 @@ func (r *ServiceWatchReconciler) defaults() {
 	}
 	if r.fetches == nil {
 		r.fetches = newFetches(pacing.SlotLimits{All: r.Options.MaxConcurrentSyncs, PerHost: r.Options.MaxSyncsPerHost,
-			PerTenant: r.Options.MaxSyncsPerNamespace}, r.Options.SyncTimeout, r.clock.Now, r.Metrics.observeSlotWait)
+			PerTenant: r.Options.MaxSyncsPerNamespace}, r.Options.SyncTimeout, r.clock.Now, r.Metrics.ObserveSlotWait)
 	}
 	if r.shared == nil {
 		r.shared = newSharedReads(sharedFreshness, r.clock.Now)
@@ -334,8 +335,8 @@ func periodic(wait time.Duration) ctrl.Result {
 func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 	r.pacer.Forget(key)
 	r.fetches.Forget(key)
-	r.Metrics.publishBudgetDemands(r.pacer.TakeDemandChanges)
-	r.Metrics.forget(key)
+	r.Metrics.PublishBudgetDemands(r.pacer.TakeDemandChanges)
+	r.Metrics.Forget(key)
 	r.StateMetrics.Delete(key.Namespace, key.Name)
 	r.episodes.forget(key)
 	r.StatusBudget.Release(key.Namespace, key.Name)
@@ -349,7 +350,7 @@ func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.Servic
 	// and its lines, so the watches on its credentials are no longer
 	// stretched for it; resuming syncs at once and asks again.
 	r.pacer.Forget(client.ObjectKeyFromObject(watch))
-	r.Metrics.publishBudgetDemands(r.pacer.TakeDemandChanges)
+	r.Metrics.PublishBudgetDemands(r.pacer.TakeDemandChanges)
 	before, err := r.writeStatus(ctx, watch, statusChange{suspended: true})
 	if err != nil {
 		// A watch deleted meanwhile is forgotten by its delete event.
@@ -475,7 +476,7 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 // full (results; none for a suspended watch).
 func (r *ServiceWatchReconciler) tell(ctx context.Context, before, watch *swv1.ServiceWatch, results []partResult) {
 	r.emit(ctx, watch, r.episodes.events(before, watch, r.parts))
-	r.Metrics.record(watch, r.parts)
+	recordSync(r.Metrics, watch, r.parts)
 	fills := make([]func(*statemetrics.Watch), 0, len(results))
 	for _, res := range results {
 		fills = append(fills, res.metricItems)

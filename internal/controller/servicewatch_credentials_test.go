@@ -14,6 +14,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 // countingReader counts the Secrets read through it from the API server.
@@ -37,7 +38,7 @@ func TestAWaitingSyncReadsItsSecretsOnce(t *testing.T) {
 	f := newFixture(t)
 	f.createSecrets()
 	w := f.newWatch("waiting", "alert-1")
-	metrics, err := controller.NewMetrics(prometheus.NewRegistry())
+	metrics, err := syncmetrics.New(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

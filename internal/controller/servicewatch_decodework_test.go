@@ -15,6 +15,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/workshare"
 )
 
@@ -41,7 +42,7 @@ func (noSecrets) Version(context.Context, types.NamespacedName) string { return 
 func TestANamespaceOverItsDecodeShareWaitsAndOthersDoNot(t *testing.T) {
 	clock := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
-	metrics, err := NewMetrics(prometheus.NewRegistry())
+	metrics, err := syncmetrics.New(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

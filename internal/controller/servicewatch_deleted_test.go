@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/servicewatch/servicewatch/internal/controller"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 
@@ -26,7 +27,7 @@ func TestAWatchDeletedDuringItsSyncIsForgottenQuietly(t *testing.T) {
 	if err := env.Client.Delete(f.ctx, w); err != nil {
 		t.Fatal(err)
 	}
-	metrics, err := controller.NewMetrics(prometheus.NewRegistry())
+	metrics, err := syncmetrics.New(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

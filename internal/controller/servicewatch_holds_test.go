@@ -12,6 +12,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 // A 429's Retry-After holds the key at its host for every watch, also after
@@ -28,7 +29,7 @@ func TestARetryAfterHoldsEveryWatchOnTheKeyAfterARestart(t *testing.T) {
 	}
 
 	// The restart: a reconciler with a client that never saw the 429.
-	metrics, err := controller.NewMetrics(prometheus.NewRegistry())
+	metrics, err := syncmetrics.New(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 // reviewedCondition is a condition another writer (a reviewer's tool, a
@@ -59,7 +60,7 @@ func TestAnotherWritersConditionSurvivesSyncs(t *testing.T) {
 	f.setOthersConditions("reviewed", rejected,
 		metav1.Condition{Type: swv1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Tampered", Message: "not the controller's"})
 
-	metrics, err := controller.NewMetrics(prometheus.NewRegistry())
+	metrics, err := syncmetrics.New(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestAConflictingStatusWriteIsCounted(t *testing.T) {
 	f := newFixture(t)
 	f.readyWatch("contended")
 	reg := prometheus.NewRegistry()
-	metrics, err := controller.NewMetrics(reg)
+	metrics, err := syncmetrics.New(reg)
 	if err != nil {
 		t.Fatal(err)
 	}

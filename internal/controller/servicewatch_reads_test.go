@@ -12,6 +12,7 @@ import (
 
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/readrunner"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 // testAPI is the API the reads of these tests call.
@@ -41,12 +42,12 @@ func scopeOf(key types.NamespacedName, level pacing.Level) *syncScope {
 // cloud's budget, hold syncs back.
 func TestSlotWaitIsExportedByWork(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := NewMetrics(reg)
+	m, err := syncmetrics.New(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	f := newFetches(pacing.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Minute, clock.Now, m.observeSlotWait)
+	f := newFetches(pacing.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Minute, clock.Now, m.ObserveSlotWait)
 	go func() { _ = f.Start(t.Context()) }()
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
 	unblock, holding := make(chan struct{}), make(chan struct{})

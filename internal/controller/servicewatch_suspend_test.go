@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/servicewatch/servicewatch/internal/controller"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 // A suspended watch leaves the budget book: the other watches on its
@@ -18,7 +19,7 @@ func TestSuspendedWatchLeavesTheBudgetBook(t *testing.T) {
 	f := newFixture(t)
 	f.createSecrets()
 	reg := prometheus.NewRegistry()
-	metrics, err := controller.NewMetrics(reg)
+	metrics, err := syncmetrics.New(reg)
 	if err != nil {
 		t.Fatal(err)
 	}

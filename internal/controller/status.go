@@ -89,7 +89,7 @@ func (r *ServiceWatchReconciler) writeStatus(ctx context.Context, watch *swv1.Se
 		if !apierrors.IsConflict(err) {
 			return before, fmt.Errorf("patching status: %w", err)
 		}
-		r.Metrics.recordStatusConflict()
+		r.Metrics.RecordStatusConflict()
 		if conflicts == maxStatusConflicts {
 			return before, fmt.Errorf("patching status: %w", err)
 		}

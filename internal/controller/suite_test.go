@@ -26,6 +26,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 	"github.com/servicewatch/servicewatch/internal/statusbudget"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 
@@ -69,7 +70,7 @@ func runSuite(m *testing.M, e *testenv.Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	metrics, err := controller.NewMetrics(syncMetrics)
+	metrics, err := syncmetrics.New(syncMetrics)
 	if err != nil {
 		return 0, err
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 // Env is a running control plane with a client for it.
@@ -143,7 +144,7 @@ func (e *Env) ManagerOptions() ctrl.Options {
 // (its User-Agent userAgent, or the default when empty) observed by metrics,
 // with per-key rate limits far above production's, since a test's watches
 // share its few keys and ratebudget tests the limits.
-func Reconciler(mgr ctrl.Manager, metrics *controller.Metrics, userAgent string, o controller.Options) *controller.ServiceWatchReconciler {
+func Reconciler(mgr ctrl.Manager, metrics *syncmetrics.Metrics, userAgent string, o controller.Options) *controller.ServiceWatchReconciler {
 	fast := ratebudget.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000}
 	budgets := cloudapi.NewBudgets(fast, fast)
 	return &controller.ServiceWatchReconciler{

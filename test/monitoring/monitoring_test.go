@@ -29,8 +29,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/yaml"
 
-	swcontroller "github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 func root() string {
@@ -215,7 +215,7 @@ func read(t *testing.T, rel string) []byte {
 func exportedMetrics(t *testing.T) map[string]dto.MetricType {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
-	m, err := swcontroller.NewMetrics(reg)
+	m, err := syncmetrics.New(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func gather(t *testing.T, g prometheus.Gatherer, into map[string]dto.MetricType)
 func describedNames(t *testing.T) []string {
 	t.Helper()
 	var rec recorder
-	if _, err := swcontroller.NewMetrics(&rec); err != nil {
+	if _, err := syncmetrics.New(&rec); err != nil {
 		t.Fatal(err)
 	}
 	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)

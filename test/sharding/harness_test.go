@@ -24,6 +24,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 
@@ -230,7 +231,7 @@ func (w *world) startManager(name, selector, leaseID string) *shardManager {
 	if err != nil {
 		w.t.Fatalf("creating manager %s: %v", name, err)
 	}
-	metrics, err := controller.NewMetrics(prometheus.NewRegistry())
+	metrics, err := syncmetrics.New(prometheus.NewRegistry())
 	if err != nil {
 		w.t.Fatal(err)
 	}
