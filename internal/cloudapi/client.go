@@ -372,15 +372,21 @@ type bodyReader func(status int, header http.Header, body io.Reader) (requestID 
 type prepared struct {
 	call
 	scrub *redact.Scrubber
+	// own scrubs the client's own words about the call (a transport or
+	// decoding error, the request ID it quotes) with a bound per text and
+	// no context: they are short, and a call that timed out must still say
+	// so rather than show "<redacted>" for its own error.
+	own *redact.Scrubber
 }
 
 // prepare derives what a call needs from its credential.
 func (c *Client) prepare(cl call) prepared {
+	own := redact.NewScrubber(cl.cred.secrets())
 	scrub := cl.scrub
 	if scrub == nil {
-		scrub = redact.NewScrubber(cl.cred.secrets())
+		scrub = own
 	}
-	return prepared{call: cl, scrub: scrub}
+	return prepared{call: cl, scrub: scrub, own: own}
 }
 
 // do sends the request, unless the call's budget is held after a 429 or ctx
@@ -417,9 +423,9 @@ func (c *Client) do(ctx context.Context, unprepared call) error {
 		if refused, ok := errors.AsType[*egress.AddressNotAllowedError](err); ok {
 			// Its own words say it all; the URL and dial wrapping would
 			// push them past the length a message keeps.
-			return &Error{Reason: ReasonAddressNotAllowed, Operation: cl.op, Err: cl.scrub.Wrap(refused)}
+			return &Error{Reason: ReasonAddressNotAllowed, Operation: cl.op, Err: cl.own.Wrap(refused)}
 		}
-		return &Error{Reason: ReasonUnreachable, Operation: cl.op, Err: cl.scrub.Wrap(err)}
+		return &Error{Reason: ReasonUnreachable, Operation: cl.op, Err: cl.own.Wrap(err)}
 	}
 	defer resp.Body.Close()
 	if err := c.readResponse(cl, resp); err != nil {
@@ -443,11 +449,11 @@ func (c *Client) readResponse(cl prepared, resp *http.Response) *Error {
 		return c.statusError(cl, resp)
 	}
 	invalid := func(requestID string, err error) *Error {
-		shown := cl.scrub.Wrap(err)
+		shown := cl.own.Wrap(err)
 		if serr := cl.scrub.Err(); serr != nil && errors.Is(err, serr) {
 			shown = err // the scrubber's own words, with no text of the service's
 		}
-		return &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, RequestID: cl.scrub.Clean(requestID),
+		return &Error{Reason: ReasonInvalidResponse, StatusCode: resp.StatusCode, RequestID: cl.own.Clean(requestID),
 			Operation: cl.op, Err: shown}
 	}
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
@@ -470,8 +476,8 @@ func (c *Client) readResponse(cl prepared, resp *http.Response) *Error {
 	case errors.Is(body.err, errTooLarge):
 		return invalid(requestID, body.err)
 	}
-	return &Error{Reason: ReasonUnreachable, StatusCode: resp.StatusCode, RequestID: cl.scrub.Clean(requestID), Operation: cl.op,
-		Err: cl.scrub.Wrap(fmt.Errorf("read response body: %w", body.err))}
+	return &Error{Reason: ReasonUnreachable, StatusCode: resp.StatusCode, RequestID: cl.own.Clean(requestID), Operation: cl.op,
+		Err: cl.own.Wrap(fmt.Errorf("read response body: %w", body.err))}
 }
 
 // statusError builds the error for a non-2xx response. The status decides the

@@ -2,8 +2,10 @@ package cloudapi_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -258,5 +260,33 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	if got := fake.Calls(fakecloud.OpListPipes) + fake.Calls(fakecloud.OpListReversePrivateEndpoints) + fake.Calls(fakecloud.OpGetAlert); got != 60 {
 		t.Errorf("%d calls, want 60", got)
+	}
+}
+
+// A call that times out says so in its own words, whether the answer never
+// came or stopped halfway: the scrubbing of the call's answer stops with
+// the call's context, but not the scrubbing of the client's own error.
+func TestTimedOutCallSaysSo(t *testing.T) {
+	halfway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Request-ID", "req-123")
+		_, _ = w.Write([]byte(`{"status":200,"result":[{"id":"p1"},`))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer halfway.Close()
+	fake := fakecloud.Start(fakecloud.DefaultData())
+	defer fake.Close()
+	fake.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Hang: true})
+	c := newClient(cloudapi.Options{Timeout: 200 * time.Millisecond})
+	for name, url := range map[string]string{"no answer": fake.URL, "half an answer": halfway.URL} {
+		_, err := c.ListPipes(context.Background(), url, defaultCreds(), fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, pipeOptions{})
+		var cerr *cloudapi.Error
+		if !errors.As(err, &cerr) || cerr.Reason != cloudapi.ReasonUnreachable {
+			t.Fatalf("%s: error %v, want Unreachable", name, err)
+		}
+		if msg := err.Error(); strings.Contains(msg, "<redacted>") || !strings.Contains(msg, "deadline exceeded") && !strings.Contains(msg, "Timeout") {
+			t.Errorf("%s: %q, want the timeout in the client's own words", name, msg)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -100,6 +101,25 @@ func (a *automaton) step(s int32, c byte, w *work) int32 {
 		}
 	}
 	return 0
+}
+
+// occursIn reports whether a's pattern occurs in text, read as bytes.
+func (a *automaton) occursIn(text string, w *work) bool {
+	var st int32
+	for i := 0; i < len(text); i++ {
+		if st == 0 {
+			j := strings.IndexByte(text[i:], a.p[0])
+			if j < 0 {
+				return false
+			}
+			i += j
+		}
+		st = a.step(st, text[i], w)
+		if int(st) == len(a.p) {
+			return true
+		}
+	}
+	return false
 }
 
 // stateSet is the states kept at one position, in place: no slice to
