@@ -124,6 +124,10 @@ type syncScope struct {
 	// startedAt is when the read began (its first call then waits for its
 	// host's slot only if the host is busy); endedAt when it ended.
 	startedAt, endedAt time.Time
+	// statusRoom is what the status budget let the status keep
+	// (writeStatus); the state metrics keep no more of the items, so that
+	// a namespace's budget bounds its metrics too.
+	statusRoom int
 }
 
 // ended records what the reads found, the results summed up once, and drops

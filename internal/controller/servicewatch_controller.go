@@ -466,22 +466,24 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 		log.FromContext(ctx).Error(err, "writing status; retrying on the backoff schedule")
 		record.Outcome.Failed, record.Outcome.Transient = true, true
 	default:
-		r.tell(ctx, before, watch, s.results)
+		r.tell(ctx, before, watch, s)
 	}
 	return periodic(r.pacer.Synced(p, record))
 }
 
 // tell reports a status written: events of what changed, the sync metrics,
 // and the state metrics, with the items of the parts that just synced in
-// full (results; none for a suspended watch).
-func (r *ServiceWatchReconciler) tell(ctx context.Context, before, watch *swv1.ServiceWatch, results []partResult) {
+// full (s.results), within the room the status had.
+func (r *ServiceWatchReconciler) tell(ctx context.Context, before, watch *swv1.ServiceWatch, s *syncScope) {
 	r.emit(ctx, watch, r.episodes.events(before, watch, r.parts))
 	recordSync(r.Metrics, watch, r.parts)
-	fills := make([]func(*statemetrics.Watch), 0, len(results))
-	for _, res := range results {
+	fills := make([]func(*statemetrics.Watch), 0, len(s.results))
+	for _, res := range s.results {
 		fills = append(fills, res.metricItems)
 	}
-	r.StateMetrics.Set(stateMetricsOf(watch, fills...))
+	shown := stateMetricsOf(watch, fills...)
+	shown.MaxItemBytes = s.statusRoom
+	r.StateMetrics.Set(shown)
 }
 
 // fetches run the cloud reads of syncs in the background (readrunner): a

@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -49,11 +50,15 @@ func TestNamespaceStatusBudget(t *testing.T) {
 	full := len(alone.Status.Pipes)
 
 	kept, cut := 0, 0
+	var fewest *swv1.ServiceWatch
 	for _, name := range names {
 		w := crowded.waitFor(name, 60*time.Second, "StatusTruncated", truncated)
 		msg := conditions.Get(w, swv1.ConditionStatusTruncated).Message
 		if w.Status.Summary.Pipes != total {
 			t.Errorf("%s: summary.pipes = %d, want the full %d", name, w.Status.Summary.Pipes, total)
+		}
+		if fewest == nil || len(w.Status.Pipes) < len(fewest.Status.Pipes) {
+			fewest = w
 		}
 		switch {
 		case len(w.Status.Pipes) == full && !strings.Contains(msg, "--namespace-status-budget"):
@@ -66,6 +71,17 @@ func TestNamespaceStatusBudget(t *testing.T) {
 	}
 	if kept != 2 || cut != 2 {
 		t.Errorf("%d watches kept their whole status and %d were cut for the namespace budget, want 2 and 2", kept, cut)
+	}
+	// The state metrics keep no more of a watch's items than the room its
+	// status had: the watch cut the most shows fewer pipe series than the
+	// watch alone in its namespace (both past --item-metrics-max-bytes
+	// otherwise).
+	pipeSeries := func(ns, name string) int {
+		return len(regexp.MustCompile(`servicewatch_pipe_info\{[^}]*namespace="`+ns+`"[^}]*servicewatch="`+name+`"`).FindAllString(metricsText(t), -1))
+	}
+	if most, least := pipeSeries(other.ns, "alone"), pipeSeries(crowded.ns, fewest.Name); least >= most {
+		t.Errorf("%s, cut to %d pipes in status, shows %d pipe series; the watch alone in its namespace %d: want fewer",
+			fewest.Name, len(fewest.Status.Pipes), least, most)
 	}
 	sum := 0
 	for _, name := range names {

@@ -71,6 +71,9 @@ const maxStatusConflicts = 3
 func (r *ServiceWatchReconciler) writeStatus(ctx context.Context, watch *swv1.ServiceWatch, change statusChange) (*swv1.ServiceWatch, error) {
 	generation, asked := watch.Generation, requestedAt(watch)
 	room := r.StatusBudget.Room(watch.Namespace, watch.Name, r.Options.StatusSizeLimit, change.synced != nil)
+	if change.synced != nil {
+		change.synced.statusRoom = room.Bytes
+	}
 	for conflicts := 0; ; conflicts++ {
 		before := watch.DeepCopy()
 		buildStatus(watch, change, room.Bytes)

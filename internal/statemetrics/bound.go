@@ -170,6 +170,9 @@ func (h *maxHeap[T]) Pop() any {
 // it left out, with what the caller had already left out (the totals).
 func (c *Collector) bound(w Watch) Watch {
 	budget := c.maxItemBytes
+	if w.MaxItemBytes > 0 {
+		budget = min(budget, w.MaxItemBytes)
+	}
 	alerts, endpoints, pipes := len(w.Alerts), max(w.EndpointsTotal, len(w.Endpoints)), max(w.PipesTotal, len(w.Pipes))
 	var used int
 	w.Alerts, used = keepFirst(w.Alerts, budget)

@@ -34,7 +34,7 @@ func TestItemSeriesBoundedInBytes(t *testing.T) {
 		Alerts:     []statemetrics.Alert{{ID: "a1", Name: "x"}},
 	})
 	want := `
-# HELP servicewatch_item_metrics_omitted Items of a ServiceWatch, by kind (pipe, reverse_private_endpoint, alert), left out of the item series because the watch's series passed their bound in bytes (--item-metrics-max-bytes); the first items ordered by ID are shown. Absent when none are left out.
+# HELP servicewatch_item_metrics_omitted Items of a ServiceWatch, by kind (pipe, reverse_private_endpoint, alert), left out of the item series because the watch's series passed their bound in bytes (--item-metrics-max-bytes, or less: the room the namespace's or the manager's status budget left the watch); the first items ordered by ID are shown. Absent when none are left out.
 # TYPE servicewatch_item_metrics_omitted gauge
 servicewatch_item_metrics_omitted{kind="pipe",namespace="ns",servicewatch="w"} 8
 # HELP servicewatch_pipe_info A pipe of a ServiceWatch, with its state and source kind (kafka, objectStorage, kinesis, postgres, pubsub, mysql, bigquery, mongodb, or the cloud's own name of a kind the operator does not know; several joined by a comma). Always 1.
@@ -51,6 +51,29 @@ servicewatch_reverse_private_endpoint_info{endpoint_id="e1",namespace="ns",servi
 	}
 	if n := testutil.CollectAndCount(c, "servicewatch_alert_info"); n != 1 {
 		t.Errorf("%d alert series, want the 1 alert, served first", n)
+	}
+}
+
+// A watch's own bound, the room its status budget left it, holds below the
+// collector's; above it, the collector's holds; zero is no bound of its own.
+func TestWatchBoundBelowTheCollectors(t *testing.T) {
+	pipes := make([]statemetrics.Pipe, 100)
+	for i := range pipes {
+		pipes[i] = statemetrics.Pipe{ID: fmt.Sprintf("p%03d", i)} // 256 + 4 bytes each
+	}
+	for _, tc := range []struct {
+		own, shown int
+	}{
+		{own: 0, shown: 10},       // the collector's 2,600 bytes
+		{own: 1 << 20, shown: 10}, // the collector's still
+		{own: 1040, shown: 4},
+		{own: 100, shown: 0},
+	} {
+		c := statemetrics.NewCollector(true, statemetrics.WithMaxItemBytes(2600))
+		c.Set(statemetrics.Watch{Namespace: "ns", Name: "w", Pipes: slices.Clone(pipes), MaxItemBytes: tc.own})
+		if n := testutil.CollectAndCount(c, "servicewatch_pipe_info"); n != tc.shown {
+			t.Errorf("own bound %d: %d pipes shown, want %d", tc.own, n, tc.shown)
+		}
 	}
 }
 

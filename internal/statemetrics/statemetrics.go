@@ -32,6 +32,11 @@ type Watch struct {
 	// a list's length means the list is whole. The difference shows in
 	// servicewatch_item_metrics_omitted.
 	PipesTotal, EndpointsTotal int
+	// MaxItemBytes, when positive, bounds this watch's item series below the
+	// collector's bound: the room a status budget left the watch's status
+	// (--namespace-status-budget, --total-status-budget), so that a
+	// namespace's budget bounds its watches' series as well.
+	MaxItemBytes int
 
 	// omitted counts the items of each list the snapshot does not show.
 	omitted omitted
@@ -148,7 +153,7 @@ func NewCollector(itemMetrics bool, opts ...Option) *Collector {
 				"Unix time of the latest execution failure of an alert of a ServiceWatch; absent when there is none or its time is unknown. It changes when a new failure is reported.",
 				with("alert_id"), nil),
 			omitted: prometheus.NewDesc("servicewatch_item_metrics_omitted",
-				"Items of a ServiceWatch, by kind (pipe, reverse_private_endpoint, alert), left out of the item series because the watch's series passed their bound in bytes (--item-metrics-max-bytes); the first items ordered by ID are shown. Absent when none are left out.",
+				"Items of a ServiceWatch, by kind (pipe, reverse_private_endpoint, alert), left out of the item series because the watch's series passed their bound in bytes (--item-metrics-max-bytes, or less: the room the namespace's or the manager's status budget left the watch); the first items ordered by ID are shown. Absent when none are left out.",
 				with("kind"), nil),
 			condition: prometheus.NewDesc("servicewatch_condition",
 				"A condition of a ServiceWatch's status, with its status and reason. Always 1.",
