@@ -42,8 +42,11 @@ func (r *ServiceWatchReconciler) alertBatch(key types.NamespacedName, reads []re
 // Reads that a read of another watch will answer (one under way, or one
 // that just ended: see sharedread.Reads) ask for nothing, so that ten watches of
 // one service spend two management calls, not twenty.
-func (r *ServiceWatchReconciler) admit(_ context.Context, in *syncScope) (ctrl.Result, bool) {
+func (r *ServiceWatchReconciler) admit(ctx context.Context, in *syncScope) (ctrl.Result, bool) {
 	in.admission = r.admission(in)
+	if in.overShare {
+		log.FromContext(ctx).Info("sync deferred: the namespace's cloud answers cost more than its share of decode work", "wait", in.wait)
+	}
 	return ctrl.Result{RequeueAfter: in.wait}, in.wait <= 0
 }
 
@@ -51,7 +54,7 @@ func (r *ServiceWatchReconciler) admit(_ context.Context, in *syncScope) (ctrl.R
 func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 	key, level := in.p.Key, in.level
 	if wait := r.WorkShares.Wait(key.Namespace); wait > 0 { // its answers cost more than its share to decode
-		return admission{wait: wait}
+		return admission{wait: wait, overShare: true}
 	}
 	admitted := admission{unreserved: map[readKey]bool{}}
 	if in.management.failure == nil {
@@ -62,7 +65,7 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 		}
 		if n > 0 {
 			if wait := r.ask(key, level, cloudapi.APIManagement, in.management.url, in.management.digest, n); wait > 0 {
-				return admission{wait: wait}
+				return admission{wait: wait, overShare: true}
 			}
 			r.expect(reads, admitted.unreserved)
 		}
@@ -77,7 +80,7 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 		if n > 0 {
 			if wait := r.ask(key, level, cloudapi.APIAlert, in.alerts.url, in.alerts.digest, n); wait > 0 {
 				if level == pacing.User {
-					return admission{wait: wait}
+					return admission{wait: wait, overShare: true}
 				}
 				admitted.alertsDeferred = true
 			} else {

@@ -160,6 +160,9 @@ type admission struct {
 	// wait, when positive, is how long to wait before the sync may start:
 	// nothing is sent meanwhile, and nothing is written.
 	wait time.Duration
+	// overShare: wait is for the namespace's share of decode work
+	// (workshare), not for a rate budget.
+	overShare bool
 	// alertsDeferred: the management calls go ahead, the alert calls wait
 	// for the next sync (a periodic refresh only).
 	alertsDeferred bool
