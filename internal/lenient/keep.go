@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/servicewatch/servicewatch/internal/bound"
@@ -43,6 +45,38 @@ type Keeper[T any] struct {
 	// the cutoff item.
 	cutoff    itemKey
 	hasCutoff bool
+
+	// slim, when set, cuts inside an item to a byte target (see
+	// internal/slim): then a big item is slimmed rather than dropped, and
+	// items are dropped only when slimming can take no more. capBytes is the
+	// most an item may be charged once slimming began (0: no cap yet).
+	slim     func(item *T, target int) (T, error)
+	capBytes int
+	// replace, when set, hears that a duplicate took the place of the
+	// item it kept for that id, so that what Each counted can follow.
+	replace func(old, replacement *T)
+}
+
+// minSlimCap is the least cap slimming goes down to: under it an item is
+// about its identity already, and the list is cut whole items instead.
+const minSlimCap = 512
+
+// WithSlim makes the keeper slim big items (cut lists inside them, to the
+// same length in each item above a common cap) before it drops any whole
+// item, so that one big item never hides the others. Items are dropped, from
+// the end of the id order, only once the cap is at minSlimCap.
+func (k *Keeper[T]) WithSlim(slim func(item *T, target int) (T, error)) *Keeper[T] {
+	k.slim = slim
+	return k
+}
+
+// WithReplace has replace hear each time a duplicate takes the place of the
+// item kept for its id (old as kept, slimmed or not), so that a caller that
+// counts in Each can count what the list keeps. Of an id dropped whole, the
+// first occurrence stays counted.
+func (k *Keeper[T]) WithReplace(replace func(old, replacement *T)) *Keeper[T] {
+	k.replace = replace
+	return k
 }
 
 // NewKeeper returns a Keeper of the items idOf names ("" for an item
@@ -104,7 +138,13 @@ func (k *Keeper[T]) keep(item *T, id string) error {
 		}
 	}
 	charge := max(size, MinItemCharge, k.chargeOf(item))
-	if k.budget > 0 && k.used+charge > k.budget && k.kept.maxBelow(key) {
+	if k.slim != nil && k.capBytes > 0 && charge > k.capBytes {
+		k.arena = k.arena[:off]
+		if off, size, charge, err = k.slimmed(item, k.capBytes); err != nil {
+			return err
+		}
+	}
+	if k.budget > 0 && k.used+charge > k.budget && k.kept.maxBelow(key) && k.slim == nil {
 		// It would be the first to go: drop it before storing it.
 		k.arena = k.arena[:off]
 		k.cutoff, k.hasCutoff = key, true
@@ -134,9 +174,19 @@ func (k *Keeper[T]) duplicate(item *T, id string) error {
 	if err != nil {
 		return err
 	}
+	if charge := max(size, MinItemCharge, k.chargeOf(item)); k.slim != nil && k.capBytes > 0 && charge > k.capBytes {
+		// Compared as kept: slimmed to the same cap.
+		k.arena = k.arena[:off]
+		if off, size, _, err = k.slimmed(item, k.capBytes); err != nil {
+			return err
+		}
+	}
 	e := &k.kept.entries[i]
 	charge := max(size, MinItemCharge, k.chargeOf(item), e.charge)
 	if bytes.Compare(k.arena[off:off+size], k.arena[e.off:e.off+e.size]) < 0 {
+		if err := k.replaced(*e, item); err != nil {
+			return err
+		}
 		e.off, e.size = off, size // the old encoding is a hole now
 	} else {
 		k.arena = k.arena[:off]
@@ -170,6 +220,9 @@ func (k *Keeper[T]) encode(item *T) (off, size int, err error) {
 // and leave a gap in the prefix.
 func (k *Keeper[T]) fit() {
 	for k.budget > 0 && k.used > k.budget {
+		if k.slimBig() {
+			continue
+		}
 		dropped := k.kept.pop()
 		k.used -= dropped.charge
 		k.cutoff, k.hasCutoff = dropped.key, true
@@ -286,6 +339,8 @@ type keptEntry struct {
 	off, size int
 	// charge is what the entry counts against the budget (see MinItemCharge).
 	charge int
+	// bare: slimming could take no more of it.
+	bare bool
 }
 
 // keptHeap is a max-heap of entries by key. Once a duplicate has asked
@@ -438,4 +493,90 @@ func (k *Keeper[T]) Incomplete() (count int, items []string) {
 // as left out whole, because reading it failed with err.
 func (k *Keeper[T]) LeaveOut(position int, err error) {
 	k.incomplete.add(fmt.Sprintf("item %d (%v, left out)", position, err))
+}
+
+// slimmed encodes item slimmed to target, and what it is charged.
+func (k *Keeper[T]) slimmed(item *T, target int) (off, size, charge int, err error) {
+	small, err := k.slim(item, target)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("slim item: %w", err)
+	}
+	if off, size, err = k.encode(&small); err != nil {
+		return 0, 0, 0, err
+	}
+	return off, size, max(size, MinItemCharge, k.chargeOf(&small)), nil
+}
+
+// slimBig lowers the cap to the level at which the kept items would fit
+// (by at least an eighth, so that the rounds are few), and slims every kept
+// item above it. It reports false when the cap can go no lower: then whole
+// items must go.
+func (k *Keeper[T]) slimBig() bool {
+	if k.slim == nil {
+		return false
+	}
+	charges := make([]int, len(k.kept.entries))
+	for i, e := range k.kept.entries {
+		charges[i] = e.charge
+	}
+	level := waterLevel(charges, k.budget)
+	if k.capBytes > 0 {
+		level = min(level, k.capBytes-k.capBytes/8)
+	}
+	level = max(level, minSlimCap)
+	if k.capBytes > 0 && level >= k.capBytes {
+		return false
+	}
+	k.capBytes = level
+	for i := range k.kept.entries {
+		if e := &k.kept.entries[i]; e.charge > level && !e.bare {
+			if err := k.reslim(e); err != nil {
+				e.bare = true // left as it is; whole items go if need be
+			}
+		}
+	}
+	return true
+}
+
+// reslim slims a kept entry to the cap.
+func (k *Keeper[T]) reslim(e *keptEntry) error {
+	var item T
+	if err := json.Unmarshal(k.arena[e.off:e.off+e.size], &item); err != nil {
+		return fmt.Errorf("decode kept item: %w", err)
+	}
+	off, size, charge, err := k.slimmed(&item, k.capBytes)
+	if err != nil {
+		return err
+	}
+	k.used += charge - e.charge
+	e.off, e.size, e.charge, e.bare = off, size, charge, charge > k.capBytes
+	return nil
+}
+
+// replaced tells replace that item takes the place of the kept entry e.
+func (k *Keeper[T]) replaced(e keptEntry, item *T) error {
+	if k.replace == nil {
+		return nil
+	}
+	var old T
+	if err := json.Unmarshal(k.arena[e.off:e.off+e.size], &old); err != nil {
+		return fmt.Errorf("decode kept item: %w", err)
+	}
+	k.replace(&old, item)
+	return nil
+}
+
+// waterLevel is the largest level such that the charges, each capped at it,
+// sum to at most budget.
+func waterLevel(charges []int, budget int) int {
+	slices.Sort(charges)
+	rest := budget
+	for i, c := range charges {
+		left := len(charges) - i
+		if c*left > rest {
+			return rest / left
+		}
+		rest -= c
+	}
+	return math.MaxInt
 }
