@@ -69,7 +69,8 @@ func (t Tally) Remove(name string) {
 	if _, named := t.counts[name]; !named {
 		name = t.other
 	}
-	if t.counts[name]--; t.counts[name] <= 0 {
+	t.counts[name]--
+	if t.counts[name] <= 0 {
 		delete(t.counts, name)
 	}
 }

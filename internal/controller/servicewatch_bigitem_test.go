@@ -34,8 +34,8 @@ func TestOneBigPipeNeverHidesTheOthers(t *testing.T) {
 		pipes = append(pipes, fakecloud.KafkaPipe(id, "events "+id, "Running"))
 	}
 	f.fake.SetPipes(fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, pipes)
-	if body, _ := json.Marshal(pipes[20]); len(body) < 1<<20 {
-		t.Fatalf("the big pipe is %d bytes, want over 1 MiB", len(body))
+	if body := encodedSize(t, pipes[20]); body < 1<<20 {
+		t.Fatalf("the big pipe is %d bytes, want over 1 MiB", body)
 	}
 	w := f.readyWatch("big")
 
@@ -62,8 +62,8 @@ func TestOneBigPipeNeverHidesTheOthers(t *testing.T) {
 	if c == nil || c.Reason != swv1.ReasonTooLarge || !strings.Contains(c.Message, want) || len(c.Message) > 2048 {
 		t.Errorf("StatusTruncated = %+v, want TooLarge naming %q, bounded", c, want)
 	}
-	if raw, _ := json.Marshal(w.Status); len(raw) > 800<<10 {
-		t.Errorf("status is %d bytes, over the limit", len(raw))
+	if size := encodedSize(t, &w.Status); size > 800<<10 {
+		t.Errorf("status is %d bytes, over the limit", size)
 	}
 }
 
@@ -90,20 +90,32 @@ func TestDuplicatePipesGiveOneStatusInEitherOrder(t *testing.T) {
 			t.Errorf("%s: pipes %s, summary %+v; want p-a Running, counted as shown", name, indentedJSON(w.Status.Pipes), w.Status.Summary)
 		}
 	}
-	if a, b := comparable(first), comparable(second); a != b {
+	if a, b := statusAsCompared(t, first), statusAsCompared(t, second); a != b {
 		t.Errorf("reversing the cloud's order changed status:\n%s\nthen\n%s", a, b)
 	}
 }
 
-// comparable is w's status as JSON, without what a requested sync changes
-// by itself: its echo, the time of the sync and the conditions' messages
-// of time.
-func comparable(w *swv1.ServiceWatch) string {
+// statusAsCompared is w's status as JSON, without what a requested sync
+// changes by itself: its echo, the time of the sync, the conditions' times.
+func statusAsCompared(t *testing.T, w *swv1.ServiceWatch) string {
 	s := w.Status.DeepCopy()
 	s.LastHandledRequestedAt, s.LastSyncTime = "", nil
 	for i := range s.Conditions {
 		s.Conditions[i].LastTransitionTime = metav1.Time{Time: time.Time{}}
 	}
-	raw, _ := json.Marshal(s)
+	raw, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return string(raw)
+}
+
+// encodedSize is the size of v's JSON.
+func encodedSize(t *testing.T, v any) int {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(raw)
 }

@@ -21,7 +21,11 @@ func BigCDCPipe(id, name string, mappings int) map[string]any {
 	}
 	p := postgresPipe()
 	p["id"], p["name"] = id, name
-	p["source"].(map[string]any)["postgres"].(map[string]any)["tableMappings"] = tables
+	if source, ok := p["source"].(map[string]any); ok {
+		if postgres, ok := source["postgres"].(map[string]any); ok {
+			postgres["tableMappings"] = tables
+		}
+	}
 	return p
 }
 

@@ -78,7 +78,7 @@ func toTree[T any](item *T) (map[string]any, error) {
 // omitted record, read back as a T.
 func build[T any](tree map[string]any, k int) (T, error) {
 	omitted := previousOmitted(tree)
-	cut := cutLists(tree, "", k, omitted).(map[string]any)
+	cut, _ := cutLists(tree, "", k, omitted).(map[string]any) // a map stays a map
 	return withOmitted[T](cut, omitted)
 }
 
