@@ -508,8 +508,8 @@ func (k *Keeper[T]) slimmed(item *T, target int) (off, size, charge int, err err
 }
 
 // slimBig lowers the cap to the level at which the kept items would fit
-// (by at least an eighth, so that the rounds are few), and slims every kept
-// item above it. It reports false when the cap can go no lower: then whole
+// (to half at least, so that the rounds, each of which slims every kept item
+// above the cap, are few), and slims every kept item above it. It reports false when the cap can go no lower: then whole
 // items must go.
 func (k *Keeper[T]) slimBig() bool {
 	if k.slim == nil {
@@ -521,7 +521,7 @@ func (k *Keeper[T]) slimBig() bool {
 	}
 	level := waterLevel(charges, k.budget)
 	if k.capBytes > 0 {
-		level = min(level, k.capBytes-k.capBytes/8)
+		level = min(level, k.capBytes/2)
 	}
 	level = max(level, minSlimCap)
 	if k.capBytes > 0 && level >= k.capBytes {

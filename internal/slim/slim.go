@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/servicewatch/servicewatch/internal/bound"
@@ -40,23 +39,68 @@ var (
 // caller then drops it whole). The result's omitted record counts what was
 // left out. item is not changed.
 func Item[T any](item *T, target int, shape Shape) (T, error) {
-	if bound.Charge(item) <= target {
+	whole := bound.Charge(item)
+	if whole <= target {
 		return *item, nil
 	}
 	tree, err := toTree(item)
 	if err != nil {
 		return *item, err
 	}
-	longest := longestList(tree)
-	// The largest k that fits: the charge grows with k.
-	k := sort.Search(longest+1, func(k int) bool {
-		got, err := build[T](tree, k)
-		return err != nil || bound.Charge(&got) > target
-	}) - 1
-	if k >= 0 {
-		return build[T](tree, k)
+	best, err := build[T](tree, 0)
+	if err != nil || bound.Charge(&best) > target {
+		return bare[T](tree, shape) // not even every list emptied fits
 	}
-	return bare[T](tree, shape)
+	return largestFit(tree, best, whole, target)
+}
+
+// largestFit is tree with its lists cut to the largest k whose charge fits
+// target (the charge grows with k; k = 0 fits, as none, and the whole item,
+// of charge whole, does not). The first guess assumes the charge grows
+// evenly with k: most items then take two builds, not a bisection's many.
+func largestFit[T any](tree map[string]any, none T, whole, target int) (T, error) {
+	best, lo, hi := none, 0, longestList(tree) // lo fits, hi does not
+	fits := func(k int) (bool, error) {
+		got, err := build[T](tree, k)
+		if err != nil {
+			return false, err
+		}
+		if bound.Charge(&got) > target {
+			return false, nil
+		}
+		best = got
+		return true, nil
+	}
+	base := bound.Charge(&none)
+	guess := lo + (target-base)*(hi-lo)/max(1, whole-base)
+	for _, probe := range []int{guess, guess + 1} { // the guess, then just past it: often the end
+		if hi-lo <= 1 {
+			break
+		}
+		probe = min(max(probe, lo+1), hi-1)
+		ok, err := fits(probe)
+		if err != nil {
+			return none, err
+		}
+		if !ok {
+			hi = probe
+			break
+		}
+		lo = probe
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := fits(mid)
+		if err != nil {
+			return none, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return best, nil
 }
 
 // toTree reads item's JSON as generic values, numbers kept as written.

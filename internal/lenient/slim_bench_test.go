@@ -1,0 +1,61 @@
+package lenient
+
+import (
+	"fmt"
+	"testing"
+
+	"k8s.io/utils/ptr"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/bound"
+	"github.com/servicewatch/servicewatch/internal/slim"
+)
+
+// benchPipes are n Postgres pipes of 20 table mappings each (about 2.5 kB of
+// JSON, 7 kB decoded), in reverse id order, the order that makes a keeper
+// work hardest: every pipe arrives before the cut.
+func benchPipes(n int) []swv1.Pipe {
+	pipes := make([]swv1.Pipe, n)
+	for i := range pipes {
+		p := swv1.Pipe{ID: ptr.To(fmt.Sprintf("p-%06d", n-i)), Name: ptr.To(fmt.Sprintf("pipe %d", i)), State: ptr.To("Running"),
+			SourceKind: ptr.To("postgres"), Source: &swv1.PipeSource{Postgres: &swv1.PostgresSource{Host: ptr.To("db")}}}
+		for m := range 20 {
+			p.Source.Postgres.TableMappings = append(p.Source.Postgres.TableMappings, swv1.PostgresTableMapping{
+				SourceTable: ptr.To(fmt.Sprintf("table_with_a_name_%03d", m)), TargetTable: ptr.To(fmt.Sprintf("table_with_a_name_%03d", m))})
+		}
+		pipes[i] = p
+	}
+	return pipes
+}
+
+// The keeper before issue 28 (a prefix of whole items: no WithSlim) and
+// after (big items slimmed before whole ones go), side by side on the same
+// pipes and the default status budget.
+func BenchmarkKeeperPipes(b *testing.B) {
+	pipeID := func(p *swv1.Pipe) string { return *p.ID }
+	for _, n := range []int{50, 5000} {
+		pipes := benchPipes(n)
+		for _, mode := range []string{"prefix", "slim"} {
+			b.Run(fmt.Sprintf("%s/%d", mode, n), func(b *testing.B) {
+				kept := 0
+				for b.Loop() {
+					k := NewKeeper(pipeID, 800<<10, bound.GoSize[swv1.Pipe], nil)
+					if mode == "slim" {
+						k.WithSlim(func(p *swv1.Pipe, target int) (swv1.Pipe, error) { return slim.Item(p, target, slim.Pipes) })
+					}
+					for i := range pipes {
+						if err := k.Add(&pipes[i], Report{}); err != nil {
+							b.Fatal(err)
+						}
+					}
+					items, err := k.Items()
+					if err != nil {
+						b.Fatal(err)
+					}
+					kept = len(items)
+				}
+				b.ReportMetric(float64(kept), "kept")
+			})
+		}
+	}
+}
