@@ -33,10 +33,18 @@ func benchPipes(n int) []swv1.Pipe {
 // pipes and the default status budget.
 func BenchmarkKeeperPipes(b *testing.B) {
 	pipeID := func(p *swv1.Pipe) string { return *p.ID }
-	for _, n := range []int{50, 5000} {
-		pipes := benchPipes(n)
+	oneBig := benchPipes(51)
+	for m := range 4000 { // about 1 MB
+		oneBig[25].Source.Postgres.TableMappings = append(oneBig[25].Source.Postgres.TableMappings, swv1.PostgresTableMapping{
+			SourceTable: ptr.To(fmt.Sprintf("events_partition_with_a_long_name_%06d", m)), TargetTable: ptr.To(fmt.Sprintf("events_partition_%06d", m))})
+	}
+	for _, list := range []struct {
+		name  string
+		pipes []swv1.Pipe
+	}{{"50", benchPipes(50)}, {"50+1MB", oneBig}, {"5000", benchPipes(5000)}} {
+		pipes := list.pipes
 		for _, mode := range []string{"prefix", "slim"} {
-			b.Run(fmt.Sprintf("%s/%d", mode, n), func(b *testing.B) {
+			b.Run(mode+"/"+list.name, func(b *testing.B) {
 				kept := 0
 				for b.Loop() {
 					k := NewKeeper(pipeID, 800<<10, bound.GoSize[swv1.Pipe], nil)
