@@ -14,7 +14,8 @@ import (
 
 // Keeper receives the items of one list response as they are decoded, and
 // keeps what a list promises: each distinct item once, and of those the
-// longest prefix of the id order that fits the byte budget. Items that share
+// longest prefix of the id order that fits the byte budget, its big items
+// slimmed first when WithSlim is set. Items that share
 // an id are settled by their content (the encoding that sorts first is
 // kept), never by their order, and items without an id are ordered by a hash
 // of their content, so that the same items in another order keep the same.
@@ -158,7 +159,7 @@ func (k *Keeper[T]) keep(item *T, id string) error {
 
 // duplicate settles an item whose id was met before. Which of the two is
 // kept depends on their content, never on their order: the one whose
-// encoding sorts first. The id counts the largest charge of its
+// encoding sorts first (both slimmed to the cap, once slimming began). The id counts the largest charge of its
 // occurrences, so that the prefix that fits does not depend on which came
 // first either (a charge that only grows keeps the invariant of keep). An id
 // at or after the cutoff stays dropped, whatever its occurrences.
