@@ -110,7 +110,9 @@ var ErrNotObject = errors.New("not a JSON object")
 // credential (see NewStrictFor); its sourceKind names the kinds of its
 // source. It fails with ErrWorkBudget once the list's work budget is spent.
 func ReadPipe(strict *Strict, raw []byte, p *swv1.Pipe) (Report, error) {
-	report, err := readItem(strict, raw, p, func(p *swv1.Pipe) bool { return p.SourceKind != nil || p.OtherFields != nil })
+	report, err := readItem(strict, raw, p, func(p *swv1.Pipe) bool {
+		return p.SourceKind != nil || p.OtherFields != nil || decodesItsOwnWay(p.Source)
+	})
 	if err != nil {
 		return report, err
 	}
@@ -120,6 +122,16 @@ func ReadPipe(strict *Strict, raw []byte, p *swv1.Pipe) (Report, error) {
 	}
 	p.OtherFields = report.other
 	return report, strict.work.Charge(0)
+}
+
+// decodesItsOwnWay reports whether src has a source whose type decodes
+// itself (api/v1alpha1's earlier_forms.go): that decoder reads a string
+// integer as absent and ignores members it lacks, as a client reading a
+// stored status must, so the strict decode cannot tell that it lost a value.
+// Such a pipe is read member by member, which converts a numeric string and
+// keeps any other value, and any unknown member, in otherFields.
+func decodesItsOwnWay(src *swv1.PipeSource) bool {
+	return src != nil && (src.Kinesis != nil || src.PubSub != nil)
 }
 
 // ReadEndpoint reads one reverse private endpoint of a list, raw, with
@@ -140,8 +152,10 @@ func ReadEndpoint(strict *Strict, raw []byte, e *swv1.ReversePrivateEndpoint) (R
 // applied to the result in one place, redactStrings, and the entries of its
 // otherFields are scrubbed like its strings.
 // setsOperatorFields reports whether a strict decode put a value in one of
-// the operator's own fields: then the cloud sent a member of that name,
-// which is not the operator's and is read member by member into otherFields.
+// the operator's own fields (then the cloud sent a member of that name,
+// which is not the operator's and is read member by member into otherFields)
+// or may have left out a value it could not use: then the item is read
+// member by member too.
 func readItem[T any](strict *Strict, raw []byte, item *T, setsOperatorFields func(*T) bool) (Report, error) {
 	var zero T
 	*item = zero
