@@ -184,6 +184,7 @@ func valueAt(t *testing.T, p swv1.Pipe, f typedLeaf) string {
 	}
 	return string(out)
 }
+
 // The kinesis and pubsub sources decode themselves (so that a status of an
 // earlier manager still decodes); a pipe of theirs still keeps what the
 // types lack in otherFields, not nowhere.
