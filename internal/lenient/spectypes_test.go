@@ -202,3 +202,46 @@ func TestReadPipeKeepsUnknownMembersOfSelfDecodingSources(t *testing.T) {
 		})
 	}
 }
+
+// An alert keeps its numbers at their types the same way; an alert has no
+// otherFields, so a value that does not convert is named as left out, and
+// the alert is kept.
+func TestReadAlertKeepsEveryFieldAtItsType(t *testing.T) {
+	forms := map[string]struct{ spec, lossless, unusable, want string }{
+		"integer": {spec: `3`, lossless: `"3"`, unusable: `"three"`, want: `3`},
+		"number":  {spec: `12.25`, lossless: `"12.25"`, unusable: `"high"`, want: `12.25`},
+	}
+	fields := typedLeaves(reflect.TypeFor[swv1.AlertStatus](), nil)
+	if len(fields) < 4 {
+		t.Fatalf("%d typed alert fields, want threshold, thresholdMax and two integers at least", len(fields))
+	}
+	for _, f := range fields {
+		form, ok := forms[f.jsonType]
+		if !ok {
+			t.Fatalf("%s: no forms for a %s", f.path(), f.jsonType)
+		}
+		for _, c := range []struct{ name, value, want string }{{"spec-typed", form.spec, form.want}, {"lossless", form.lossless, form.want}, {"unusable", form.unusable, ""}} {
+			t.Run(f.path()+"/"+c.name, func(t *testing.T) {
+				doc := fmt.Sprintf(`{"id":"a1",%q:%s}`, f.path(), c.value)
+				a, leftOut := lenient.ReadAlert([]byte(doc))
+				b, err := json.Marshal(a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var m map[string]json.RawMessage
+				if err := json.Unmarshal(b, &m); err != nil {
+					t.Fatal(err)
+				}
+				if got := string(m[f.path()]); got != c.want {
+					t.Errorf("status shows %q, want %q", got, c.want)
+				}
+				if wantLeftOut := c.want == ""; wantLeftOut != slices.Equal(leftOut, []string{f.path()}) {
+					t.Errorf("left out %v", leftOut)
+				}
+				if a.ID != "a1" {
+					t.Errorf("the alert lost its id: %s", b)
+				}
+			})
+		}
+	}
+}
