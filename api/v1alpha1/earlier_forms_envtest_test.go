@@ -129,7 +129,7 @@ func waitForIntegerSchema(t *testing.T, gvk schema.GroupVersionKind, stringPipes
 // earlierCRD is the ServiceWatch CRD of config/crd/bases, in earlierGroup.
 func earlierCRD(t *testing.T) *unstructured.Unstructured {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config/crd/bases/cloud.servicewatch.io_servicewatches.yaml"))
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "crd", "bases", "cloud.servicewatch.io_servicewatches.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,10 @@ func earlierCRD(t *testing.T) *unstructured.Unstructured {
 func setKinesisAndPubSubTypes(t *testing.T, crd *unstructured.Unstructured, typ string) {
 	t.Helper()
 	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
-	v := versions[0].(map[string]any)
+	v, ok := versions[0].(map[string]any)
+	if !ok {
+		t.Fatalf("the CRD's first version is a %T", versions[0])
+	}
 	source := []string{"schema", "openAPIV3Schema", "properties", "status", "properties", "pipes", "items", "properties", "source", "properties"}
 	for _, leaf := range [][]string{{"kinesis", "properties", "timestamp"}, {"pubsub", "properties", "ackDeadline"}} {
 		path := append(append([]string{}, source...), leaf...)
@@ -197,7 +200,10 @@ func toMap(v any) (map[string]any, error) {
 		return nil, err
 	}
 	var m map[string]any
-	return m, utiljson.Unmarshal(b, &m)
+	if err := utiljson.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 func mustMarshal(t *testing.T, v any) string {

@@ -3,6 +3,7 @@ package controller_test
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -50,9 +51,7 @@ func TestStatusDecodesIntoTheSpecsTypes(t *testing.T) {
 	f := newFixture(t)
 	pipe := func(id, name string, source map[string]any, more map[string]any) map[string]any {
 		p := map[string]any{"id": id, "serviceId": fakecloud.DefaultServiceID, "name": name, "state": "Running", "source": source}
-		for k, v := range more {
-			p[k] = v
-		}
+		maps.Copy(p, more)
 		return p
 	}
 	f.fake.SetPipes(fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, []map[string]any{

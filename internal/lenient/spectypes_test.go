@@ -93,8 +93,7 @@ func typedLeaves(t reflect.Type, prefix []typedLeaf) []typedLeaf {
 		at = prefix[0]
 	}
 	var out []typedLeaf
-	for i := range t.NumField() {
-		sf := t.Field(i)
+	for sf := range t.Fields() {
 		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		ft := sf.Type
 		if sf.Anonymous {
@@ -136,11 +135,11 @@ func typedLeaves(t reflect.Type, prefix []typedLeaf) []typedLeaf {
 func readPipeWith(t *testing.T, f typedLeaf, value string) (swv1.Pipe, lenient.Report) {
 	t.Helper()
 	doc := value
-	for i := len(f.steps) - 1; i >= 0; i-- {
+	for i, step := range slices.Backward(f.steps) {
 		if f.inList[i] {
 			doc = "[" + doc + "]"
 		}
-		doc = fmt.Sprintf(`{%q:%s}`, f.steps[i], doc)
+		doc = fmt.Sprintf(`{%q:%s}`, step, doc)
 	}
 	doc = `{"name":"kept",` + doc[1:]
 	var p swv1.Pipe
