@@ -658,7 +658,7 @@ func TestHugeServiceIsTruncated(t *testing.T) {
 // does not list. Status keeps what was sent (false, 0 and "" included), leaves
 // out what was absent or null, keeps unknown values, and (since issue 15)
 // keeps unknown fields as sent in otherFields instead of dropping them; the
-// kinesis timestamp is text, as sent.
+// kinesis timestamp is the spec's integer (issue 28), 0 included.
 func TestMessyCloudDataIsToleratedFaithfully(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -680,7 +680,7 @@ func TestMessyCloudDataIsToleratedFaithfully(t *testing.T) {
 		"state":         "Hibernating",
 		"name":          "",
 		"fieldMappings": []any{},
-		"source":        map[string]any{"kinesis": map[string]any{"useEnhancedFanOut": false, "timestamp": "0"}},
+		"source":        map[string]any{"kinesis": map[string]any{"useEnhancedFanOut": false, "timestamp": 0}},
 		"settings":      map[string]any{"warehouse_max_threads": 0},
 		"sourceKind":    "kinesis",
 		"otherFields":   []any{`color: "blue"`, `settings.brand_new_setting: 3`, `source.kinesis.futureOption: "x"`},
