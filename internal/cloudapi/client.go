@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -503,14 +504,19 @@ func (c *Client) statusError(cl prepared, resp *http.Response) *Error {
 	if d.RequestID == "" {
 		d.RequestID = resp.Header.Get("X-Request-ID")
 	}
+	words := ownWords(d, resp.Header)
+	redirect := resp.StatusCode >= 300 && resp.StatusCode <= 399
+	if redirect {
+		words = reducedURLs(words) // they name its Location, query and all
+	}
 	e := &Error{
 		Reason:     reasonForResponse(resp.StatusCode, d, cl.op),
 		StatusCode: resp.StatusCode,
 		RequestID:  cl.scrub.Clean(d.RequestID),
-		Message:    cl.scrub.Clean(ownWords(d, resp.Header)),
+		Message:    cl.scrub.Clean(words),
 		Operation:  cl.op,
 	}
-	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+	if redirect {
 		e.Location = cl.scrub.Fit(cl.scrub.Redact(reducedLocation(cl.url, resp.Header.Get("Location"))), maxLocationRunes)
 	}
 	if resp.StatusCode == http.StatusFailedDependency {
@@ -566,9 +572,30 @@ func reducedLocation(called *url.URL, location string) string {
 	if err != nil {
 		return "an unparseable Location"
 	}
-	u := called.ResolveReference(ref)
+	return reducedURL(called.ResolveReference(ref))
+}
+
+// reducedURL is u as scheme, host and path.
+func reducedURL(u *url.URL) string {
 	out := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
 	return out.String()
+}
+
+// urlRE finds the URLs in a service's words.
+var urlRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
+
+// reducedURLs reduces each URL in a redirect's words as its Location is
+// (reducedURL): a page that says where it redirects ("Redirecting to
+// https://...") names the same URL, query and user info included.
+func reducedURLs(words string) string {
+	return urlRE.ReplaceAllStringFunc(words, func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			scheme, _, _ := strings.Cut(raw, "://")
+			return scheme + "://…"
+		}
+		return reducedURL(u)
+	})
 }
 
 var errTooLarge = errors.New("response body too large")
