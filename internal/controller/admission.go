@@ -53,6 +53,9 @@ func (r *ServiceWatchReconciler) admit(ctx context.Context, in *syncScope) (ctrl
 // admission is what the budgets admit of the sync's calls; see admit.
 func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 	key, level := in.p.Key, in.level
+	if wait := ownWait(in.watch, r.clock.Now()); wait > 0 {
+		return admission{wait: wait}
+	}
 	if wait := r.WorkShares.Wait(key.Namespace); wait > 0 { // its answers cost more than its share to decode
 		return admission{wait: wait, overShare: true}
 	}
@@ -237,6 +240,16 @@ func waitsAlone(w *swv1.ServiceWatch) bool {
 		}
 	}
 	return false
+}
+
+// ownWait is what is left of the wait a 503 asked of this watch alone
+// (waitsAlone): a sync the user requests waits for it too, as one held by a
+// 429's budget does. A new spec (another URL, say) does not.
+func ownWait(w *swv1.ServiceWatch, now time.Time) time.Duration {
+	if t := w.Status.RetryNotBefore; t != nil && w.Generation == w.Status.ObservedGeneration && waitsAlone(w) {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 // rateLimited tells whether the watch's condition of type t says the cloud

@@ -72,8 +72,8 @@ func TestNullResultIsSyncedEmpty(t *testing.T) {
 }
 
 // A 503 with Retry-After is waited for as the cloud asked (past the first
-// backoff step of 5s): retryNotBefore shows it, and the fake cloud sees no
-// call of the watch before it.
+// backoff step of 5s), even by a sync the user requests: retryNotBefore
+// shows it, and the fake cloud sees no call of the watch before it.
 func TestUnavailableWaitsForRetryAfter(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -89,6 +89,8 @@ func TestUnavailableWaitsForRetryAfter(t *testing.T) {
 	if w.Status.RetryNotBefore == nil {
 		t.Fatal("retryNotBefore not set after a 503 with Retry-After")
 	}
+	// A sync requested now waits for it too, as one held by a 429 does.
+	f.requestSyncAndWait("unavailable")
 	f.waitFor("unavailable", 30*time.Second, "Ready after Retry-After", isReady)
 
 	var pipeCalls []time.Time
