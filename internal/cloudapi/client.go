@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -472,7 +473,14 @@ func (c *Client) readResponse(cl prepared, resp *http.Response) *Error {
 		e.Reason = ReasonDecodeBudgetExceeded
 		return e
 	case body.err == nil:
-		return invalid(requestID, err)
+		e := invalid(requestID, err)
+		if env, ok := errors.AsType[*envelopeStatusError](err); ok {
+			e.Message = cl.scrub.Clean(env.Words())
+			if serr := cl.scrub.Err(); serr != nil {
+				e.Message = "the service's message is not shown: " + serr.Error()
+			}
+		}
+		return e
 	case errors.Is(body.err, errTooLarge):
 		return invalid(requestID, body.err)
 	}
@@ -496,32 +504,98 @@ func (c *Client) statusError(cl prepared, resp *http.Response) *Error {
 	if d.RequestID == "" {
 		d.RequestID = resp.Header.Get("X-Request-ID")
 	}
-	if resp.StatusCode >= 300 && resp.StatusCode <= 399 && strings.TrimSpace(d.Message) == "" {
-		if loc := resp.Header.Get("Location"); loc != "" {
-			d.Message = "redirect to " + loc + " not followed"
-		}
+	words := ownWords(d, resp.Header)
+	redirect := resp.StatusCode >= 300 && resp.StatusCode <= 399
+	if redirect {
+		words = reducedURLs(words) // they name its Location, query and all
 	}
 	e := &Error{
 		Reason:     reasonForResponse(resp.StatusCode, d, cl.op),
 		StatusCode: resp.StatusCode,
 		RequestID:  cl.scrub.Clean(d.RequestID),
-		Message:    cl.scrub.Clean(d.Message),
+		Message:    cl.scrub.Clean(words),
 		Operation:  cl.op,
+	}
+	if redirect {
+		e.Location = cl.scrub.Fit(cl.scrub.Redact(reducedLocation(cl.url, resp.Header.Get("Location"))), maxLocationRunes)
 	}
 	if resp.StatusCode == http.StatusFailedDependency {
 		e.ServiceState = cl.scrub.Fit(cl.scrub.Clean(serviceStateOf(d)), maxServiceStateRunes)
 	}
 	if err := cl.scrub.Err(); err != nil {
 		e.Message = "the service's message is not shown: " + err.Error()
+		e.Location = ""
 	}
-	if e.Reason == ReasonRateLimited {
-		now := c.now()
-		if e.RetryAfter = ratebudget.RetryAfter(resp.Header, now); e.RetryAfter > 0 {
-			e.RetryAt = now.Add(e.RetryAfter)
-			c.budgets.Hold(cl.api, cl.baseURL, cl.cred, e.RetryAt)
-		}
-	}
+	c.honourRetryAfter(cl, resp, e)
 	return e
+}
+
+// honourRetryAfter records the wait a 429 or a 503 asks for (Retry-After,
+// bounded by ratebudget.MaxHold). A 429 speaks of the credential's budget
+// at the host, so every call of that budget is held back. A 503 speaks of
+// what answered this one call (a service in maintenance, a gateway without
+// a healthy backend for this path): it holds back only the caller of this
+// call, through Error.RetryAfter, so that one service's outage does not
+// stall the other services read with the same key. Only Retry-After
+// counts on a 503: a rate limit's reset headers say nothing of an outage.
+func (c *Client) honourRetryAfter(cl prepared, resp *http.Response, e *Error) {
+	now := c.now()
+	switch {
+	case e.Reason == ReasonRateLimited:
+		e.RetryAfter = ratebudget.RetryAfter(resp.Header, now)
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		e.RetryAfter = ratebudget.RetryAfter(http.Header{"Retry-After": resp.Header.Values("Retry-After")}, now)
+	}
+	if e.RetryAfter <= 0 {
+		return
+	}
+	e.RetryAt = now.Add(e.RetryAfter)
+	if e.Reason == ReasonRateLimited {
+		c.budgets.Hold(cl.api, cl.baseURL, cl.cred, e.RetryAt)
+	}
+}
+
+// maxLocationRunes bounds Error.Location: room for a host and the API's
+// longest path, so that the user sees the whole URL to put in the spec.
+const maxLocationRunes = 400
+
+// reducedLocation is where a redirect points, resolved against the URL
+// called, as scheme, host and path only: user info, query and fragment may
+// hold a token of the redirecting party's (a signed URL, a session) and
+// tell nothing of the URL to configure. "" when there is no Location; an
+// unparseable one is named so, not shown.
+func reducedLocation(called *url.URL, location string) string {
+	if strings.TrimSpace(location) == "" {
+		return ""
+	}
+	ref, err := url.Parse(strings.TrimSpace(location))
+	if err != nil {
+		return "an unparseable Location"
+	}
+	return reducedURL(called.ResolveReference(ref))
+}
+
+// reducedURL is u as scheme, host and path.
+func reducedURL(u *url.URL) string {
+	out := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+	return out.String()
+}
+
+// urlRE finds the URLs in a service's words.
+var urlRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
+
+// reducedURLs reduces each URL in a redirect's words as its Location is
+// (reducedURL): a page that says where it redirects ("Redirecting to
+// https://...") names the same URL, query and user info included.
+func reducedURLs(words string) string {
+	return urlRE.ReplaceAllStringFunc(words, func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			scheme, _, _ := strings.Cut(raw, "://")
+			return scheme + "://…"
+		}
+		return reducedURL(u)
+	})
 }
 
 var errTooLarge = errors.New("response body too large")
