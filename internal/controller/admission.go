@@ -68,7 +68,7 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 		}
 		if n > 0 {
 			if wait := r.ask(key, level, cloudapi.APIManagement, in.management.url, in.management.digest, n); wait > 0 {
-				return admission{wait: wait, overShare: true}
+				return admission{wait: wait}
 			}
 			r.expect(reads, admitted.unreserved)
 		}
@@ -83,7 +83,7 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 		if n > 0 {
 			if wait := r.ask(key, level, cloudapi.APIAlert, in.alerts.url, in.alerts.digest, n); wait > 0 {
 				if level == pacing.User {
-					return admission{wait: wait, overShare: true}
+					return admission{wait: wait}
 				}
 				admitted.alertsDeferred = true
 			} else {

@@ -30,7 +30,6 @@ func alertsPart() part {
 			sizes:    func(s *swv1.ServiceWatchStatus) []int { return bound.Charges(s.Alerts) },
 			keep:     func(s *swv1.ServiceWatchStatus, n int) { s.Alerts = s.Alerts[:n] },
 			length:   func(s *swv1.ServiceWatchStatus) int { return len(s.Alerts) },
-			total:    func(w *swv1.ServiceWatch) int { return len(w.Spec.AlertIDs) },
 		},
 	}
 }
