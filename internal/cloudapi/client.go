@@ -246,13 +246,14 @@ func (c *Client) ListReversePrivateEndpoints(ctx context.Context, baseURL string
 func listItems[T any](ctx context.Context, c *Client, op, resource string, decode listDecoder[T], opts ListOptions[T],
 	baseURL string, creds BasicCredentials, organizationID, serviceID string) (List[T], error) {
 	var list List[T]
-	in := listInput[T]{opts: opts, scrub: redact.NewScrubber(creds.secrets()), work: lenient.NewWork(c.opts.MaxDecodeWork)}
+	scrub := redact.NewScrubber(creds.secrets())
+	in := listInput[T]{opts: opts, scrub: scrub, work: lenient.NewWork(c.opts.MaxDecodeWork)}
 	read := func(status int, _ http.Header, body io.Reader) (string, error) {
 		var err error
 		list, err = decode(body, status, in)
 		return list.RequestID, err
 	}
-	if err := c.management(ctx, op, baseURL, creds, organizationID, serviceID, resource, read); err != nil {
+	if err := c.management(ctx, op, baseURL, creds, organizationID, serviceID, resource, read, scrub); err != nil {
 		return List[T]{}, err
 	}
 	return list, nil
@@ -272,7 +273,8 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 		return AlertResult{}, configError(op, err)
 	}
 	var result AlertResult
-	scrub := redact.NewScrubber(token.secrets()).Within(ctx, c.opts.MaxScrubWork)
+	own := redact.NewScrubber(token.secrets())
+	scrub := own.Within(ctx, c.opts.MaxScrubWork)
 	read := func(_ int, header http.Header, body io.Reader) (string, error) {
 		result.RequestID = scrub.Clean(header.Get("X-Request-ID"))
 		raw, err := io.ReadAll(body)
@@ -288,7 +290,7 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 	}
 	err = c.do(ctx, call{
 		api: APIAlert, op: op, baseURL: baseURL, url: u, cred: token,
-		limit: c.opts.MaxAlertResponseBytes, read: read, scrub: scrub,
+		limit: c.opts.MaxAlertResponseBytes, read: read, scrub: scrub, own: own,
 	})
 	if err != nil {
 		return AlertResult{}, err
@@ -296,8 +298,9 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 	return result, nil
 }
 
-// management validates the inputs of a management call and performs it.
-func (c *Client) management(ctx context.Context, op, baseURL string, creds BasicCredentials, organizationID, serviceID, resource string, read bodyReader) error {
+// management validates the inputs of a management call and performs it;
+// own is the scrubber of creds.
+func (c *Client) management(ctx context.Context, op, baseURL string, creds BasicCredentials, organizationID, serviceID, resource string, read bodyReader, own *redact.Scrubber) error {
 	if err := creds.validate(); err != nil {
 		return configError(op, err)
 	}
@@ -310,7 +313,7 @@ func (c *Client) management(ctx context.Context, op, baseURL string, creds Basic
 	}
 	return c.do(ctx, call{
 		api: APIManagement, op: op, baseURL: baseURL, url: u, cred: creds,
-		limit: c.opts.MaxResponseBytes, read: read,
+		limit: c.opts.MaxResponseBytes, read: read, own: own,
 	})
 }
 
@@ -362,6 +365,9 @@ type call struct {
 	// scrub, when set, is the scrubber of the call's credential, which
 	// read uses too: one work bound for the whole response.
 	scrub *redact.Scrubber
+	// own, when set, is the scrubber of the call's credential with a bound
+	// per text (redact.NewScrubber's), which the caller built already.
+	own *redact.Scrubber
 }
 
 // bodyReader consumes the body of a success response while it streams in. A
@@ -373,21 +379,22 @@ type bodyReader func(status int, header http.Header, body io.Reader) (requestID 
 type prepared struct {
 	call
 	scrub *redact.Scrubber
-	// own scrubs the client's own words about the call (a transport or
-	// decoding error, the request ID it quotes) with a bound per text and
-	// no context: they are short, and a call that timed out must still say
-	// so rather than show "<redacted>" for its own error.
-	own *redact.Scrubber
 }
 
-// prepare derives what a call needs from its credential.
+// prepare derives what a call needs from its credential. own scrubs the
+// client's own words about the call (a transport or decoding error, the
+// request ID it quotes) with a bound per text and no context: they are
+// short, and a call that timed out must still say so rather than show
+// "<redacted>" for its own error.
 func (c *Client) prepare(cl call) prepared {
-	own := redact.NewScrubber(cl.cred.secrets())
+	if cl.own == nil {
+		cl.own = redact.NewScrubber(cl.cred.secrets())
+	}
 	scrub := cl.scrub
 	if scrub == nil {
-		scrub = own
+		scrub = cl.own
 	}
-	return prepared{call: cl, scrub: scrub, own: own}
+	return prepared{call: cl, scrub: scrub}
 }
 
 // do sends the request, unless the call's budget is held after a 429 or ctx
