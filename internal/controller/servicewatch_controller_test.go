@@ -385,12 +385,7 @@ func TestRateLimitedWaitsForRetryAfter(t *testing.T) {
 	f.requestSyncAndWait("limited")
 	f.waitFor("limited", 30*time.Second, "Ready after Retry-After", isReady)
 
-	var pipeCalls []time.Time
-	for _, c := range f.fake.CallLog() {
-		if c.Operation == fakecloud.OpListPipes {
-			pipeCalls = append(pipeCalls, c.Time)
-		}
-	}
+	pipeCalls := f.callTimes(fakecloud.OpListPipes)
 	if len(pipeCalls) < 2 {
 		t.Fatalf("want at least 2 pipes calls, got %d", len(pipeCalls))
 	}
@@ -540,12 +535,7 @@ func TestSyncsEveryInterval(t *testing.T) {
 	var calls []time.Time
 	for len(calls) < 2 && time.Now().Before(deadline) {
 		time.Sleep(250 * time.Millisecond)
-		calls = calls[:0]
-		for _, c := range f.fake.CallLog() {
-			if c.Operation == fakecloud.OpListPipes {
-				calls = append(calls, c.Time)
-			}
-		}
+		calls = f.callTimes(fakecloud.OpListPipes)
 	}
 	if len(calls) < 2 {
 		t.Fatalf("no second sync within 60s of an interval of 30s")

@@ -89,12 +89,7 @@ func TestUnavailableWaitsForRetryAfter(t *testing.T) {
 	f.requestSyncAndWait("unavailable")
 	f.waitFor("unavailable", 30*time.Second, "Ready after Retry-After", isReady)
 
-	var pipeCalls []time.Time
-	for _, c := range f.fake.CallLog() {
-		if c.Operation == fakecloud.OpListPipes {
-			pipeCalls = append(pipeCalls, c.Time)
-		}
-	}
+	pipeCalls := f.callTimes(fakecloud.OpListPipes)
 	if len(pipeCalls) < 2 {
 		t.Fatalf("want at least 2 pipes calls, got %d", len(pipeCalls))
 	}
