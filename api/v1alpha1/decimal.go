@@ -61,25 +61,3 @@ func canonicalNumber(n json.Number) (string, error) {
 	}
 	return string(out), nil
 }
-
-// Text is a value the cloud sends as a string or as a number, kept as text:
-// a number reads as its JSON text (1767254400000 reads "1767254400000"), a
-// string as it is. It is written as a JSON string.
-//
-// +kubebuilder:validation:Type=string
-type Text string
-
-// UnmarshalJSON accepts a JSON string or number.
-func (t *Text) UnmarshalJSON(data []byte) error {
-	var n json.Number
-	if err := json.Unmarshal(data, &n); err == nil && len(data) > 0 && data[0] != '"' {
-		*t = Text(n)
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(data, &s); err != nil {
-		return fmt.Errorf("text: %w", err)
-	}
-	*t = Text(s)
-	return nil
-}

@@ -299,12 +299,13 @@ type KinesisSource struct {
 	// LATEST or AT_TIMESTAMP).
 	// +optional
 	IteratorType *string `json:"iteratorType,omitempty"`
-	// timestamp to start reading from, as text exactly as the cloud sent it:
-	// the service's own sources disagree on its type, so an integer (such as
-	// 1767254400000, whose unit is not documented) reads "1767254400000" and
-	// a string (such as 2026-01-01T00:00) is kept as it is.
+	// timestamp to start reading from, an integer as the spec types it (its
+	// unit is not documented). A numeric string ("1767225600") is shown as
+	// its integer; a value that is not a whole number (such as the string
+	// 2026-01-01T00:00, which some services send) is left out here and kept
+	// as sent in otherFields.
 	// +optional
-	Timestamp *Text `json:"timestamp,omitempty"`
+	Timestamp *int64 `json:"timestamp,omitempty"`
 	// iamRole is the cloud role the pipe assumes to read the stream.
 	// +optional
 	IAMRole *string `json:"iamRole,omitempty"`
@@ -540,10 +541,13 @@ type PubSubSource struct {
 	// enableOrdering is true when messages are delivered in order.
 	// +optional
 	EnableOrdering *bool `json:"enableOrdering,omitempty"`
-	// ackDeadline is the subscription's acknowledgement deadline, as sent
-	// (a number of seconds is shown as its text).
+	// ackDeadline is the subscription's acknowledgement deadline, in
+	// seconds, an integer as the publish-subscribe service types it. A
+	// numeric string ("60") is shown as its integer; a value that is not a
+	// whole number of seconds ("10s") is left out here and kept as sent in
+	// otherFields.
 	// +optional
-	AckDeadline *Text `json:"ackDeadline,omitempty"`
+	AckDeadline *int64 `json:"ackDeadline,omitempty"`
 }
 
 // MySQLSource is a MySQL (or compatible) database source.

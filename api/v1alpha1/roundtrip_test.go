@@ -56,7 +56,7 @@ func fullStatus() swv1.ServiceWatchStatus {
 	pipe.Source.ObjectStorage.ConnectionString = ptr.To("<redacted>")
 	// Zero values the cloud sent must survive as sent.
 	pipe.Settings.WarehouseParallelViewProcessing = ptr.To(false)
-	pipe.Source.Kinesis.Timestamp = ptr.To(swv1.Text("0"))
+	pipe.Source.Kinesis.Timestamp = ptr.To[int64](0)
 	pipe.Source.Kafka.IAMRole = ptr.To("")
 	// An empty list stays an empty list, not absent.
 	pipe.Source.Postgres.TableMappings[0].ExcludedColumns = []string{}

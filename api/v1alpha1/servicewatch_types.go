@@ -132,9 +132,9 @@ type ServiceWatchStatus struct {
 	// +kubebuilder:validation:MaxLength=320
 	LastHandledRequestedAt string `json:"lastHandledRequestedAt,omitempty"`
 
-	// retryNotBefore is set while the cloud has asked to wait (a 429 with
-	// Retry-After): no sync of this watch calls the cloud before it, also
-	// after a restart of the operator or a change of leader.
+	// retryNotBefore is set while the cloud has asked to wait (a 429 or a
+	// 503 with Retry-After): no sync of this watch calls the cloud before
+	// it, also after a restart of the operator or a change of leader.
 	// +optional
 	RetryNotBefore *metav1.Time `json:"retryNotBefore,omitempty"`
 

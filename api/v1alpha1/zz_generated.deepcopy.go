@@ -568,7 +568,7 @@ func (in *KinesisSource) DeepCopyInto(out *KinesisSource) {
 	}
 	if in.Timestamp != nil {
 		in, out := &in.Timestamp, &out.Timestamp
-		*out = new(Text)
+		*out = new(int64)
 		**out = **in
 	}
 	if in.IAMRole != nil {
@@ -1295,7 +1295,7 @@ func (in *PubSubSource) DeepCopyInto(out *PubSubSource) {
 	}
 	if in.AckDeadline != nil {
 		in, out := &in.AckDeadline, &out.AckDeadline
-		*out = new(Text)
+		*out = new(int64)
 		**out = **in
 	}
 }

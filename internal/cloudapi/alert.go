@@ -35,6 +35,20 @@ type alertEnvelope struct {
 // such an envelope fails. Free text the cloud wrote (execution errors, the
 // note) is cleaned with s.
 func decodeAlert(body []byte, s *redact.Scrubber) (a swv1.AlertStatus, leftOut []string, err error) {
+	if a, leftOut, err = readAlertEnvelope(body); err != nil {
+		return swv1.AlertStatus{}, nil, err
+	}
+	redactStrings(reflect.ValueOf(&a).Elem(), s)
+	if a.Note != nil {
+		a.Note = new(s.CleanTo(*a.Note, maxNoteRunes))
+	}
+	a.ExecutionErrors = latestExecutionErrors(a.ExecutionErrors, s)
+	return a, leftOut, nil
+}
+
+// readAlertEnvelope reads the alert in {"data": {...}} as the lenient reader
+// does, uncleaned.
+func readAlertEnvelope(body []byte) (swv1.AlertStatus, []string, error) {
 	var env alertEnvelope
 	if err := json.Unmarshal(body, &env); err != nil {
 		return swv1.AlertStatus{}, nil, fmt.Errorf("decode alert envelope: %w", err)
@@ -42,12 +56,7 @@ func decodeAlert(body []byte, s *redact.Scrubber) (a swv1.AlertStatus, leftOut [
 	if lenient.FirstByte(env.Data) != '{' {
 		return swv1.AlertStatus{}, nil, errors.New("alert envelope data is not an object")
 	}
-	a, leftOut = lenient.ReadAlert(env.Data)
-	redactStrings(reflect.ValueOf(&a).Elem(), s)
-	if a.Note != nil {
-		a.Note = new(s.CleanTo(*a.Note, maxNoteRunes))
-	}
-	a.ExecutionErrors = latestExecutionErrors(a.ExecutionErrors, s)
+	a, leftOut := lenient.ReadAlert(env.Data)
 	return a, leftOut, nil
 }
 

@@ -1,14 +1,10 @@
 package cloudapi
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"testing"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
-	"github.com/servicewatch/servicewatch/internal/lenient"
 	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
@@ -16,14 +12,9 @@ import (
 // cc8b72b), which cleaned the note and the execution errors only: kept for
 // BenchmarkDecodeAlertBeforeAfter.
 func decodeAlertBefore(body []byte, s *redact.Scrubber) (a swv1.AlertStatus, leftOut []string, err error) {
-	var env alertEnvelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		return swv1.AlertStatus{}, nil, fmt.Errorf("decode alert envelope: %w", err)
+	if a, leftOut, err = readAlertEnvelope(body); err != nil {
+		return swv1.AlertStatus{}, nil, err
 	}
-	if lenient.FirstByte(env.Data) != '{' {
-		return swv1.AlertStatus{}, nil, errors.New("alert envelope data is not an object")
-	}
-	a, leftOut = lenient.ReadAlert(env.Data)
 	if a.Note != nil {
 		a.Note = new(s.CleanTo(*a.Note, maxNoteRunes))
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -245,13 +246,14 @@ func (c *Client) ListReversePrivateEndpoints(ctx context.Context, baseURL string
 func listItems[T any](ctx context.Context, c *Client, op, resource string, decode listDecoder[T], opts ListOptions[T],
 	baseURL string, creds BasicCredentials, organizationID, serviceID string) (List[T], error) {
 	var list List[T]
-	in := listInput[T]{opts: opts, scrub: redact.NewScrubber(creds.secrets()), work: lenient.NewWork(c.opts.MaxDecodeWork)}
+	scrub := redact.NewScrubber(creds.secrets())
+	in := listInput[T]{opts: opts, scrub: scrub, work: lenient.NewWork(c.opts.MaxDecodeWork)}
 	read := func(status int, _ http.Header, body io.Reader) (string, error) {
 		var err error
 		list, err = decode(body, status, in)
 		return list.RequestID, err
 	}
-	if err := c.management(ctx, op, baseURL, creds, organizationID, serviceID, resource, read); err != nil {
+	if err := c.management(ctx, op, baseURL, creds, organizationID, serviceID, resource, read, scrub); err != nil {
 		return List[T]{}, err
 	}
 	return list, nil
@@ -271,7 +273,8 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 		return AlertResult{}, configError(op, err)
 	}
 	var result AlertResult
-	scrub := redact.NewScrubber(token.secrets()).Within(ctx, c.opts.MaxScrubWork)
+	own := redact.NewScrubber(token.secrets())
+	scrub := own.Within(ctx, c.opts.MaxScrubWork)
 	read := func(_ int, header http.Header, body io.Reader) (string, error) {
 		result.RequestID = scrub.Clean(header.Get("X-Request-ID"))
 		raw, err := io.ReadAll(body)
@@ -287,7 +290,7 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 	}
 	err = c.do(ctx, call{
 		api: APIAlert, op: op, baseURL: baseURL, url: u, cred: token,
-		limit: c.opts.MaxAlertResponseBytes, read: read, scrub: scrub,
+		limit: c.opts.MaxAlertResponseBytes, read: read, scrub: scrub, own: own,
 	})
 	if err != nil {
 		return AlertResult{}, err
@@ -295,8 +298,9 @@ func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken
 	return result, nil
 }
 
-// management validates the inputs of a management call and performs it.
-func (c *Client) management(ctx context.Context, op, baseURL string, creds BasicCredentials, organizationID, serviceID, resource string, read bodyReader) error {
+// management validates the inputs of a management call and performs it;
+// own is the scrubber of creds.
+func (c *Client) management(ctx context.Context, op, baseURL string, creds BasicCredentials, organizationID, serviceID, resource string, read bodyReader, own *redact.Scrubber) error {
 	if err := creds.validate(); err != nil {
 		return configError(op, err)
 	}
@@ -309,7 +313,7 @@ func (c *Client) management(ctx context.Context, op, baseURL string, creds Basic
 	}
 	return c.do(ctx, call{
 		api: APIManagement, op: op, baseURL: baseURL, url: u, cred: creds,
-		limit: c.opts.MaxResponseBytes, read: read,
+		limit: c.opts.MaxResponseBytes, read: read, own: own,
 	})
 }
 
@@ -361,6 +365,9 @@ type call struct {
 	// scrub, when set, is the scrubber of the call's credential, which
 	// read uses too: one work bound for the whole response.
 	scrub *redact.Scrubber
+	// own, when set, is the scrubber of the call's credential with a bound
+	// per text (redact.NewScrubber's), which the caller built already.
+	own *redact.Scrubber
 }
 
 // bodyReader consumes the body of a success response while it streams in. A
@@ -372,21 +379,22 @@ type bodyReader func(status int, header http.Header, body io.Reader) (requestID 
 type prepared struct {
 	call
 	scrub *redact.Scrubber
-	// own scrubs the client's own words about the call (a transport or
-	// decoding error, the request ID it quotes) with a bound per text and
-	// no context: they are short, and a call that timed out must still say
-	// so rather than show "<redacted>" for its own error.
-	own *redact.Scrubber
 }
 
-// prepare derives what a call needs from its credential.
+// prepare derives what a call needs from its credential. own scrubs the
+// client's own words about the call (a transport or decoding error, the
+// request ID it quotes) with a bound per text and no context: they are
+// short, and a call that timed out must still say so rather than show
+// "<redacted>" for its own error.
 func (c *Client) prepare(cl call) prepared {
-	own := redact.NewScrubber(cl.cred.secrets())
+	if cl.own == nil {
+		cl.own = redact.NewScrubber(cl.cred.secrets())
+	}
 	scrub := cl.scrub
 	if scrub == nil {
-		scrub = own
+		scrub = cl.own
 	}
-	return prepared{call: cl, scrub: scrub, own: own}
+	return prepared{call: cl, scrub: scrub}
 }
 
 // do sends the request, unless the call's budget is held after a 429 or ctx
@@ -472,7 +480,14 @@ func (c *Client) readResponse(cl prepared, resp *http.Response) *Error {
 		e.Reason = ReasonDecodeBudgetExceeded
 		return e
 	case body.err == nil:
-		return invalid(requestID, err)
+		e := invalid(requestID, err)
+		if env, ok := errors.AsType[*envelopeStatusError](err); ok {
+			e.Message = cl.scrub.Clean(env.Words())
+			if serr := cl.scrub.Err(); serr != nil {
+				e.Message = "the service's message is not shown: " + serr.Error()
+			}
+		}
+		return e
 	case errors.Is(body.err, errTooLarge):
 		return invalid(requestID, body.err)
 	}
@@ -496,32 +511,98 @@ func (c *Client) statusError(cl prepared, resp *http.Response) *Error {
 	if d.RequestID == "" {
 		d.RequestID = resp.Header.Get("X-Request-ID")
 	}
-	if resp.StatusCode >= 300 && resp.StatusCode <= 399 && strings.TrimSpace(d.Message) == "" {
-		if loc := resp.Header.Get("Location"); loc != "" {
-			d.Message = "redirect to " + loc + " not followed"
-		}
+	words := ownWords(d, resp.Header)
+	redirect := resp.StatusCode >= 300 && resp.StatusCode <= 399
+	if redirect {
+		words = reducedURLs(words) // they name its Location, query and all
 	}
 	e := &Error{
 		Reason:     reasonForResponse(resp.StatusCode, d, cl.op),
 		StatusCode: resp.StatusCode,
 		RequestID:  cl.scrub.Clean(d.RequestID),
-		Message:    cl.scrub.Clean(d.Message),
+		Message:    cl.scrub.Clean(words),
 		Operation:  cl.op,
+	}
+	if redirect {
+		e.Location = cl.scrub.Fit(cl.scrub.Redact(reducedLocation(cl.url, resp.Header.Get("Location"))), maxLocationRunes)
 	}
 	if resp.StatusCode == http.StatusFailedDependency {
 		e.ServiceState = cl.scrub.Fit(cl.scrub.Clean(serviceStateOf(d)), maxServiceStateRunes)
 	}
 	if err := cl.scrub.Err(); err != nil {
 		e.Message = "the service's message is not shown: " + err.Error()
+		e.Location = ""
 	}
-	if e.Reason == ReasonRateLimited {
-		now := c.now()
-		if e.RetryAfter = ratebudget.RetryAfter(resp.Header, now); e.RetryAfter > 0 {
-			e.RetryAt = now.Add(e.RetryAfter)
-			c.budgets.Hold(cl.api, cl.baseURL, cl.cred, e.RetryAt)
-		}
-	}
+	c.honourRetryAfter(cl, resp, e)
 	return e
+}
+
+// honourRetryAfter records the wait a 429 or a 503 asks for (Retry-After,
+// bounded by ratebudget.MaxHold). A 429 speaks of the credential's budget
+// at the host, so every call of that budget is held back. A 503 speaks of
+// what answered this one call (a service in maintenance, a gateway without
+// a healthy backend for this path): it holds back only the caller of this
+// call, through Error.RetryAfter, so that one service's outage does not
+// stall the other services read with the same key. Only Retry-After
+// counts on a 503: a rate limit's reset headers say nothing of an outage.
+func (c *Client) honourRetryAfter(cl prepared, resp *http.Response, e *Error) {
+	now := c.now()
+	switch {
+	case e.Reason == ReasonRateLimited:
+		e.RetryAfter = ratebudget.RetryAfter(resp.Header, now)
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		e.RetryAfter = ratebudget.RetryAfter(http.Header{"Retry-After": resp.Header.Values("Retry-After")}, now)
+	}
+	if e.RetryAfter <= 0 {
+		return
+	}
+	e.RetryAt = now.Add(e.RetryAfter)
+	if e.Reason == ReasonRateLimited {
+		c.budgets.Hold(cl.api, cl.baseURL, cl.cred, e.RetryAt)
+	}
+}
+
+// maxLocationRunes bounds Error.Location: room for a host and the API's
+// longest path, so that the user sees the whole URL to put in the spec.
+const maxLocationRunes = 400
+
+// reducedLocation is where a redirect points, resolved against the URL
+// called, as scheme, host and path only: user info, query and fragment may
+// hold a token of the redirecting party's (a signed URL, a session) and
+// tell nothing of the URL to configure. "" when there is no Location; an
+// unparseable one is named so, not shown.
+func reducedLocation(called *url.URL, location string) string {
+	if strings.TrimSpace(location) == "" {
+		return ""
+	}
+	ref, err := url.Parse(strings.TrimSpace(location))
+	if err != nil {
+		return "an unparseable Location"
+	}
+	return reducedURL(called.ResolveReference(ref))
+}
+
+// reducedURL is u as scheme, host and path.
+func reducedURL(u *url.URL) string {
+	out := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+	return out.String()
+}
+
+// urlRE finds the URLs in a service's words.
+var urlRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
+
+// reducedURLs reduces each URL in a redirect's words as its Location is
+// (reducedURL): a page that says where it redirects ("Redirecting to
+// https://...") names the same URL, query and user info included.
+func reducedURLs(words string) string {
+	return urlRE.ReplaceAllStringFunc(words, func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			scheme, _, _ := strings.Cut(raw, "://")
+			return scheme + "://…"
+		}
+		return reducedURL(u)
+	})
 }
 
 var errTooLarge = errors.New("response body too large")

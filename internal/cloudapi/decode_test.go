@@ -105,7 +105,7 @@ func TestListPipesDecodesEveryField(t *testing.T) {
 						StreamName:        ptr("clicks"),
 						Region:            ptr("us-east-1"),
 						UseEnhancedFanOut: ptr(true),
-						Timestamp:         ptr(swv1.Text("1767254400000")),
+						Timestamp:         ptr[int64](1767254400000),
 						IAMRole:           ptr("arn:aws:iam::123456789012:role/kinesis-reader"),
 					},
 					Postgres: &swv1.PostgresSource{

@@ -52,7 +52,8 @@
 // alert). All calls share one http.Transport with
 // keep-alive and the environment's proxy settings. Redirects are not
 // followed: a 3xx is reported as UnexpectedStatus, so that credentials are
-// never replayed to another location.
+// never replayed to another location, with where it points (Error.Location:
+// scheme, host and path) so that the user can fix the URL.
 //
 // # Rate limiting
 //
@@ -63,7 +64,9 @@
 // of that budget fails at once with ReasonRateLimited and the remaining wait,
 // nothing is sent over the wire, and the budgets' Admit says the wait too.
 // The client and the caller share one store of budgets, so that both see
-// the hold.
+// the hold. A 503's Retry-After is reported the same way but holds no
+// budget: it speaks of what answered that call, not of the credential, and
+// the caller waits it out for that call alone.
 //
 // # Errors
 //
@@ -75,7 +78,11 @@
 // its words) is ReasonServiceNotRunning with Error.ServiceState, and a 404
 // whose body is not the API's JSON (an HTML page such as "Cannot GET /v1/...",
 // plain text) is ReasonEndpointNotFound: the URL reaches no such route. A
-// 400 is ReasonBadRequest. Messages are short, stripped of HTML and of control,
+// 400 is ReasonBadRequest. The words are those of whatever answered, the
+// service or a proxy in front of it: a JSON error or message, an HTML page's
+// title or, without one, its visible text, a WWW-Authenticate challenge's
+// error_description, and, for a 200 whose envelope's status disagrees, the
+// envelope's error. Messages are short, stripped of HTML and of control,
 // format and bidi characters, with long URLs shortened, and scrubbed of the
 // credentials used for the call in any encoding a service may echo them in
 // (JSON and Go escapes, URL encoding, base64), whole encodings only: the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"html"
 	"mime"
+	"net/http"
 	"regexp"
 	"strings"
 
@@ -107,16 +108,71 @@ var (
 // as "Cannot GET /v1/organizations/...", in a page's <pre>.
 var cannotRE = regexp.MustCompile(`(?i)^\s*cannot [a-z]+ `)
 
-// htmlText returns the words of an HTML error page, never the page itself:
-// a framework's "Cannot GET /path" (it says which route is missing, where
-// the title only says "Error"), else the title or first heading.
+// htmlText returns the words of an HTML error page, never its markup: a
+// framework's "Cannot GET /path" (it says which route is missing, where the
+// title only says "Error"), else the title or first heading, else the text
+// the page shows. A proxy's page without a title (an ingress's bare
+// "<center>...</center>", a gateway's body of paragraphs) still has words
+// for the user; the caller bounds them.
 func htmlText(body []byte) string {
 	if m := preRE.FindSubmatch(body); m != nil {
 		if text := html.UnescapeString(tagRE.ReplaceAllString(string(m[1]), " ")); cannotRE.MatchString(text) {
 			return text
 		}
 	}
-	return htmlTitle(body)
+	if title := htmlTitle(body); strings.TrimSpace(title) != "" {
+		return title
+	}
+	return visibleText(body)
+}
+
+// invisibleRE finds what a browser does not show of a page: comments,
+// scripts and style sheets, which may hold anything (a trace ID, code).
+var invisibleRE = regexp.MustCompile(`(?is)<!--.*?-->|<script\b.*?</script\s*>|<style\b.*?</style\s*>|<head\b.*?</head\s*>`)
+
+// visibleText is the text of a page as a browser shows it, before the
+// caller collapses its white space.
+func visibleText(body []byte) string {
+	text := invisibleRE.ReplaceAllLiteral(body, []byte(" "))
+	return html.UnescapeString(string(tagRE.ReplaceAllLiteral(text, []byte(" "))))
+}
+
+// descriptionRE finds the error_description parameter of an auth challenge,
+// quoted (with backslash escapes) or as a token (RFC 6750 section 3).
+var descriptionRE = regexp.MustCompile(`(?i)(?:^|[\s,])error_description\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))`)
+
+// quotedPairRE finds one backslash escape of a quoted string.
+var quotedPairRE = regexp.MustCompile(`\\(.)`)
+
+// challengeDescription returns the error_description of the first
+// WWW-Authenticate challenge that has one: a gateway's or identity
+// provider's words on why the credential was refused ("The access token
+// expired"), often the only words of a 401 whose body is empty or generic.
+func challengeDescription(h http.Header) string {
+	for _, v := range h.Values("WWW-Authenticate") {
+		if m := descriptionRE.FindStringSubmatch(v); m != nil {
+			if m[1] != "" {
+				return quotedPairRE.ReplaceAllString(m[1], "$1")
+			}
+			return m[2]
+		}
+	}
+	return ""
+}
+
+// ownWords are the words of the service (or of what answers in front of
+// it) on a failed call: its body's, with an auth challenge's description
+// when the body does not already say it.
+func ownWords(d errorDetails, h http.Header) string {
+	words := strings.TrimSpace(d.Message)
+	desc := strings.TrimSpace(challengeDescription(h))
+	switch {
+	case desc == "" || strings.Contains(words, desc):
+		return words
+	case words == "":
+		return desc
+	}
+	return words + "; " + desc
 }
 
 // htmlTitle returns an HTML page's title (or first heading) as text.

@@ -101,12 +101,19 @@ type Error struct {
 	// serviceState, or "Current state: ..." in its words), cleaned like
 	// Message; "" when it names none.
 	ServiceState string
-	// RetryAfter is how long to wait before calling again, for RateLimited.
+	// Location is where a 3xx points, reduced to scheme, host and path (no
+	// user info, query or fragment) and scrubbed: what the user needs to fix
+	// the URL in the spec. The redirect is never followed, so the credential
+	// never reaches another origin.
+	Location string
+	// RetryAfter is how long to wait before calling again, for RateLimited,
+	// and for a 503 (ServerError) that sent Retry-After.
 	RetryAfter time.Duration
-	// RetryAt is when calling again is allowed, for RateLimited: the
-	// client's clock at the answer plus RetryAfter, to persist and give back
-	// to ratebudget.Store.Hold after a restart. Zero when the service gave
-	// no wait.
+	// RetryAt is when calling again is allowed: the client's clock at the
+	// answer plus RetryAfter. For RateLimited it is persisted and given back
+	// to ratebudget.Store.Hold after a restart; a 503's wait holds back only
+	// the caller of the failed call (see Client.statusError). Zero when the
+	// service gave no wait.
 	RetryAt time.Time
 	// Operation is one of the Operation* constants.
 	Operation string
@@ -138,6 +145,11 @@ func (e *Error) Error() string {
 	if e.Err != nil {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
+	}
+	if e.Location != "" {
+		b.WriteString(" (redirect to ")
+		b.WriteString(e.Location)
+		b.WriteString(" not followed)")
 	}
 	if e.RetryAfter > 0 {
 		b.WriteString(" (retry after ")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/lenient"
@@ -81,7 +82,7 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, rea
 	case env.failed != nil:
 		err = env.failed
 	case err == nil && !env.sawResult:
-		err = errors.New("envelope result is missing or null, not an array")
+		err = errors.New("envelope result is missing")
 	}
 	incomplete, incompleteItems := env.keep.Incomplete()
 	for i, item := range incompleteItems {
@@ -116,7 +117,56 @@ type envelopeReader[T any] struct {
 	requestID string
 	sawResult bool
 	failed    error // the first reason the response is unusable
+	// words are the envelope's own error words, shown when its status
+	// disagrees with the HTTP status.
+	words string
 }
+
+// maxEnvelopeWordsBytes bounds what is kept of an envelope's error words:
+// far more than a message shows, so that what is cut is never what shows.
+const maxEnvelopeWordsBytes = 8 << 10
+
+// readWords reads the envelope's member name ("error" or "message"),
+// keeping its words: a string, or an object's "message". The first member
+// with words wins, "error" before "message" as the spec names it.
+func (e *envelopeReader[T]) readWords(name string) error {
+	var raw json.RawMessage
+	if err := e.dec.Decode(&raw); err != nil {
+		return fmt.Errorf("decode %s: %w", name, err)
+	}
+	if err := e.work.Charge(lenient.ItemByteWork * len(raw)); err != nil {
+		return err
+	}
+	words, ok := lenient.String(raw)
+	if !ok {
+		if obj, isObject := lenient.Object(raw); isObject {
+			words = firstString(obj, "message", "error")
+		}
+	}
+	if words = strings.TrimSpace(words); words != "" && (e.words == "" || name == "error") {
+		e.words = words[:min(len(words), maxEnvelopeWordsBytes)]
+	}
+	return nil
+}
+
+// envelopeStatusError is a management envelope whose own status disagrees
+// with the HTTP status, such as a 200 whose envelope says 500: the answer
+// is not used, and its error words (Words) are the service's.
+type envelopeStatusError struct {
+	// Status is the envelope's, HTTPStatus the response's.
+	Status     int64
+	HTTPStatus int
+	words      *string
+}
+
+// Error names the disagreement; the words are the caller's to clean.
+func (e *envelopeStatusError) Error() string {
+	return fmt.Sprintf("envelope status %d disagrees with HTTP status %d", e.Status, e.HTTPStatus)
+}
+
+// Words are the envelope's error words, as sent: wherever the envelope put
+// them, before or after its status.
+func (e *envelopeStatusError) Words() string { return *e.words }
 
 // member reads the value of the member name.
 func (e *envelopeReader[T]) member(name string) error {
@@ -124,9 +174,11 @@ func (e *envelopeReader[T]) member(name string) error {
 	case "status":
 		status, err := decodeMember[*int64](e.dec, name)
 		if status != nil && *status != int64(e.httpStatus) {
-			e.fail(fmt.Errorf("envelope status %d disagrees with HTTP status %d", *status, e.httpStatus))
+			e.fail(&envelopeStatusError{Status: *status, HTTPStatus: e.httpStatus, words: &e.words})
 		}
 		return e.failOrStop(err)
+	case "error", "message":
+		return e.readWords(name)
 	case "requestId":
 		id, err := decodeMember[*string](e.dec, name)
 		e.requestID = deref(id)
@@ -219,7 +271,8 @@ func readArray(dec *json.Decoder, add func(json.RawMessage) error, bad func(erro
 	case err != nil:
 		return err
 	case tok == nil:
-		return errors.New("result is null, not an array")
+		// The vendor's clients read a null list as an empty one.
+		return nil
 	case tok != json.Delim('['):
 		return errors.New("result is not an array")
 	}

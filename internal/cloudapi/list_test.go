@@ -67,7 +67,6 @@ func TestListUnusableResponses(t *testing.T) {
 		{"wrong type for status", `{"status":"200","result":[],"requestId":"r3"}`, "r3"},
 		{"wrong type for request ID", `{"status":200,"result":[],"requestId":7}`, ""},
 		{"two result members", `{"result":[],"requestId":"r5","result":[]}`, "r5"},
-		{"result null", `{"requestId":"r6","result":null}`, "r6"},
 		{"result a string", `{"requestId":"r7","result":"[]"}`, "r7"},
 		{"no result", `{"requestId":"r8","status":200}`, "r8"},
 		{"a second document after the envelope", `{"requestId":"r9","result":[]}{}`, "r9"},

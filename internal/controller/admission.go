@@ -53,6 +53,9 @@ func (r *ServiceWatchReconciler) admit(ctx context.Context, in *syncScope) (ctrl
 // admission is what the budgets admit of the sync's calls; see admit.
 func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 	key, level := in.p.Key, in.level
+	if wait := ownWait(in.watch, r.clock.Now()); wait > 0 {
+		return admission{wait: wait}
+	}
 	if wait := r.WorkShares.Wait(key.Namespace); wait > 0 { // its answers cost more than its share to decode
 		return admission{wait: wait, overShare: true}
 	}
@@ -65,7 +68,7 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 		}
 		if n > 0 {
 			if wait := r.ask(key, level, cloudapi.APIManagement, in.management.url, in.management.digest, n); wait > 0 {
-				return admission{wait: wait, overShare: true}
+				return admission{wait: wait}
 			}
 			r.expect(reads, admitted.unreserved)
 		}
@@ -80,7 +83,7 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 		if n > 0 {
 			if wait := r.ask(key, level, cloudapi.APIAlert, in.alerts.url, in.alerts.digest, n); wait > 0 {
 				if level == pacing.User {
-					return admission{wait: wait, overShare: true}
+					return admission{wait: wait}
 				}
 				admitted.alertsDeferred = true
 			} else {
@@ -206,13 +209,16 @@ func (r *ServiceWatchReconciler) restoreHolds(ctx context.Context, _ *syncScope)
 
 // restoreHold holds the budgets the watch was told to wait for until its
 // retryNotBefore: the management API's when its pipes or endpoints were
-// rate limited, the alert API's when its alerts were, both when its
-// conditions do not tell.
+// rate limited, the alert API's when its alerts were, none when a 503 asked
+// the watch alone to wait, both when its conditions do not tell.
 func (r *ServiceWatchReconciler) restoreHold(ctx context.Context, w *swv1.ServiceWatch) {
 	until := w.Status.RetryNotBefore.Time
 	management := rateLimited(w, swv1.ConditionPipesSynced) || rateLimited(w, swv1.ConditionReversePrivateEndpointsSynced)
 	alerts := rateLimited(w, swv1.ConditionAlertsSynced)
 	if !management && !alerts {
+		if waitsAlone(w) {
+			return // a 503's wait: the watch's own, kept by its schedule (retryNotBefore)
+		}
 		management, alerts = true, true
 	}
 	m, a := r.accessOf(ctx, w, r.secretVersions(ctx, w))
@@ -222,6 +228,28 @@ func (r *ServiceWatchReconciler) restoreHold(ctx context.Context, w *swv1.Servic
 	if alerts && len(w.Spec.AlertIDs) > 0 && a.failure == nil {
 		r.Budgets.Hold(cloudapi.APIAlert, a.url, a.digest, until)
 	}
+}
+
+// waitsAlone tells whether the watch's wait came from a 503 (ServerError):
+// it holds back the watch, not every watch on its key (see cloudapi's
+// honourRetryAfter).
+func waitsAlone(w *swv1.ServiceWatch) bool {
+	for _, t := range []string{swv1.ConditionPipesSynced, swv1.ConditionReversePrivateEndpointsSynced, swv1.ConditionAlertsSynced} {
+		if c := conditions.Get(w, t); c != nil && c.Reason == swv1.ReasonServerError {
+			return true
+		}
+	}
+	return false
+}
+
+// ownWait is what is left of the wait a 503 asked of this watch alone
+// (waitsAlone): a sync the user requests waits for it too, as one held by a
+// 429's budget does. A new spec (another URL, say) does not.
+func ownWait(w *swv1.ServiceWatch, now time.Time) time.Duration {
+	if t := w.Status.RetryNotBefore; t != nil && w.Generation == w.Status.ObservedGeneration && waitsAlone(w) {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 // rateLimited tells whether the watch's condition of type t says the cloud

@@ -35,7 +35,6 @@ func alertsPart() part {
 			},
 			keep:   func(s *swv1.ServiceWatchStatus, n int) { s.Alerts = s.Alerts[:n] },
 			length: func(s *swv1.ServiceWatchStatus) int { return len(s.Alerts) },
-			total:  func(w *swv1.ServiceWatch) int { return len(w.Spec.AlertIDs) },
 		},
 	}
 }

@@ -708,6 +708,11 @@ func cloudFailure(err error) *failure {
 	case cloudapi.ReasonBadRequest:
 		f.message += byAPI(cerr.Operation, "; the alert API rejected the request: check the ID in spec.alertIds",
 			"; the management API rejected the request: check spec.organizationId and spec.serviceId")
+	case cloudapi.ReasonUnexpectedStatus:
+		if cerr.Location != "" {
+			f.message += byAPI(cerr.Operation, "; if the alert API moved, set spec.alertApi.url (or --alert-api-url) to its new base URL",
+				"; if the management API moved, set spec.managementApi.url (or --management-api-url) to its new base URL")
+		}
 	case cloudapi.ReasonServiceNotRunning:
 		f.message += "; the service is not running"
 		if cerr.ServiceState != "" {

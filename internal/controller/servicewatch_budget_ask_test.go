@@ -129,3 +129,20 @@ func TestAWatchWaitsAMomentForTheReadsAnotherWasJustAdmittedFor(t *testing.T) {
 		t.Errorf("the fourth watch after %s: %+v, want admitted for its own reads", sharedread.ExpectFor, a)
 	}
 }
+
+// A sync that waits for a rate budget waits for that budget, not for its
+// namespace's share of decode work (whose log line says so).
+func TestABudgetWaitIsNotAShareWait(t *testing.T) {
+	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	cloud := &budgetCloud{refuse: true}
+	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, clock: pacing.NewClock(func() time.Time { return clock }, nil)}
+	r.pacer = testPacer(r.clock.Now)
+	in := &syncScope{watch: testWatch(), management: newManagementAccess("https://api.example.com", cloudapi.NewBasicCredentials("k", "s"))}
+	if a := r.admitAt(in, pacing.User); a.wait <= 0 || a.overShare {
+		t.Errorf("admission with the budget refusing: wait %s, for the decode share %t; want a wait for the budget", a.wait, a.overShare)
+	}
+}

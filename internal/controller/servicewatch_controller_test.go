@@ -385,12 +385,7 @@ func TestRateLimitedWaitsForRetryAfter(t *testing.T) {
 	f.requestSyncAndWait("limited")
 	f.waitFor("limited", 30*time.Second, "Ready after Retry-After", isReady)
 
-	var pipeCalls []time.Time
-	for _, c := range f.fake.CallLog() {
-		if c.Operation == fakecloud.OpListPipes {
-			pipeCalls = append(pipeCalls, c.Time)
-		}
-	}
+	pipeCalls := f.callTimes(fakecloud.OpListPipes)
 	if len(pipeCalls) < 2 {
 		t.Fatalf("want at least 2 pipes calls, got %d", len(pipeCalls))
 	}
@@ -540,12 +535,7 @@ func TestSyncsEveryInterval(t *testing.T) {
 	var calls []time.Time
 	for len(calls) < 2 && time.Now().Before(deadline) {
 		time.Sleep(250 * time.Millisecond)
-		calls = calls[:0]
-		for _, c := range f.fake.CallLog() {
-			if c.Operation == fakecloud.OpListPipes {
-				calls = append(calls, c.Time)
-			}
-		}
+		calls = f.callTimes(fakecloud.OpListPipes)
 	}
 	if len(calls) < 2 {
 		t.Fatalf("no second sync within 60s of an interval of 30s")
@@ -658,7 +648,7 @@ func TestHugeServiceIsTruncated(t *testing.T) {
 // does not list. Status keeps what was sent (false, 0 and "" included), leaves
 // out what was absent or null, keeps unknown values, and (since issue 15)
 // keeps unknown fields as sent in otherFields instead of dropping them; the
-// kinesis timestamp is text, as sent.
+// kinesis timestamp is the spec's integer (issue 28), 0 included.
 func TestMessyCloudDataIsToleratedFaithfully(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -680,7 +670,7 @@ func TestMessyCloudDataIsToleratedFaithfully(t *testing.T) {
 		"state":         "Hibernating",
 		"name":          "",
 		"fieldMappings": []any{},
-		"source":        map[string]any{"kinesis": map[string]any{"useEnhancedFanOut": false, "timestamp": "0"}},
+		"source":        map[string]any{"kinesis": map[string]any{"useEnhancedFanOut": false, "timestamp": 0}},
 		"settings":      map[string]any{"warehouse_max_threads": 0},
 		"sourceKind":    "kinesis",
 		"otherFields":   []any{`color: "blue"`, `settings.brand_new_setting: 3`, `source.kinesis.futureOption: "x"`},

@@ -63,8 +63,8 @@ func TestANamespaceOverItsDecodeShareWaitsAndOthersDoNot(t *testing.T) {
 	if res := readPipes(context.Background(), cloud, hostile); res.failure != nil {
 		t.Fatalf("the read failed: %v", res.failure)
 	}
-	if a := r.admitAt(hostile, pacing.User); a.wait != 40*time.Second {
-		t.Errorf("the hostile namespace waits %s, want the 40s it takes to earn back 4000 units at 100/s", a.wait)
+	if a := r.admitAt(hostile, pacing.User); a.wait != 40*time.Second || !a.overShare {
+		t.Errorf("the hostile namespace waits %s (for its share: %t), want the 40s it takes to earn back 4000 units at 100/s", a.wait, a.overShare)
 	}
 	if a := r.admitAt(victim, pacing.Periodic); a.wait != 0 {
 		t.Errorf("the victim namespace waits %s for the hostile one's decode work", a.wait)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
@@ -23,27 +24,15 @@ func TestARetryAfterHoldsEveryWatchOnTheKeyAfterARestart(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.faultyWatch("limited", fakecloud.OpListPipes, fakecloud.Fault{Status: 429, RetryAfter: "600", Body: "Too Many Requests", ContentType: "text/plain"})
-	w := f.waitFor("limited", 20*time.Second, "retryNotBefore set", func(w *swv1.ServiceWatch) bool { return w.Status.RetryNotBefore != nil })
-	if held := time.Until(w.Status.RetryNotBefore.Time); held < 9*time.Minute {
-		t.Fatalf("retryNotBefore is %s away, want about 600s", held)
-	}
+	f.waitHeldFor10Minutes("limited")
 
 	// The restart: a reconciler with a client that never saw the 429.
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	fast := ratebudget.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000}
-	budgets := cloudapi.NewBudgets(fast, fast)
-	cloud := cloudapi.New(cloudapi.Options{Timeout: 5 * time.Second, Budgets: budgets})
-	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, budgets, metrics)
+	r, _ := restartedReconciler(t)
 	f.fake.ResetCalls()
 
 	// The newcomer is seen first (it is not created: only this reconciler
 	// syncs it).
-	newcomer := f.newWatch("newcomer")
-	newcomer.Generation, newcomer.UID = 1, "newcomer"
-	newcomer.CreationTimestamp = metav1.Now()
+	newcomer := f.unseenWatch("newcomer")
 	if wait := r.StartSync(f.ctx, newcomer); wait < 9*time.Minute {
 		t.Errorf("the new watch on the held key waits %s, want until retryNotBefore (about 600s)", wait)
 	}
@@ -51,4 +40,38 @@ func TestARetryAfterHoldsEveryWatchOnTheKeyAfterARestart(t *testing.T) {
 	if calls := f.fake.CallLog(); len(calls) != 0 {
 		t.Errorf("%d calls inside the hold after the restart, want none: %v", len(calls), calls)
 	}
+}
+
+// waitHeldFor10Minutes waits until the watch name shows the wait of a
+// Retry-After of 600 s in its retryNotBefore.
+func (f *fixture) waitHeldFor10Minutes(name string) {
+	f.t.Helper()
+	w := f.waitFor(name, 20*time.Second, "retryNotBefore set", func(w *swv1.ServiceWatch) bool { return w.Status.RetryNotBefore != nil })
+	if held := time.Until(w.Status.RetryNotBefore.Time); held < 9*time.Minute {
+		f.t.Fatalf("retryNotBefore is %s away, want about 600s", held)
+	}
+}
+
+// restartedReconciler is a manager's reconciler after a restart: a cloud
+// client that saw none of the suite's calls, with budgets (returned too)
+// that hold nothing back of their own.
+func restartedReconciler(t *testing.T) (*controller.ServiceWatchReconciler, *ratebudget.Store) {
+	t.Helper()
+	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast := ratebudget.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000}
+	budgets := cloudapi.NewBudgets(fast, fast)
+	cloud := cloudapi.New(cloudapi.Options{Timeout: 5 * time.Second, Budgets: budgets})
+	return controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, budgets, metrics), budgets
+}
+
+// unseenWatch is a new watch named name that is not created: only the
+// reconciler a test hands it to syncs it.
+func (f *fixture) unseenWatch(name string) *swv1.ServiceWatch {
+	w := f.newWatch(name)
+	w.Generation, w.UID = 1, types.UID(name)
+	w.CreationTimestamp = metav1.Now()
+	return w
 }

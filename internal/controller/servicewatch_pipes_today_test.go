@@ -101,8 +101,8 @@ func TestTodaysPipesAndEndpointsAsUsersSeeThem(t *testing.T) {
 	if e := kafka.Destination.TableDefinition.Engine; deref(e.Type) != "MergeTree" {
 		t.Errorf("destination engine type %q", deref(e.Type))
 	}
-	if ts := byID["d0000000-0000-4000-8000-000000000003"].Source.Kinesis.Timestamp; ts == nil || *ts != "2026-01-01T00:00" {
-		t.Errorf("kinesis timestamp %v, want the string as sent", ts)
+	if ts := byID["d0000000-0000-4000-8000-000000000003"].Source.Kinesis.Timestamp; ts == nil || *ts != 1767225600 {
+		t.Errorf("kinesis timestamp %v, want the numeric string sent as the spec's integer", ts)
 	}
 	if pg := byID["d0000000-0000-4000-8000-000000000004"].Source.Postgres; deref(pg.TLSHost) != "db.internal.example.invalid" ||
 		pg.SkipCertVerification == nil || !*pg.SkipCertVerification || pg.Port == nil || *pg.Port != 5432 {

@@ -198,8 +198,12 @@ func applyResults(watch *swv1.ServiceWatch, parts []part, results []partResult, 
 		setPartCondition(watch, p.condition, results[i])
 	}
 	setSummaryConditions(watch, parts)
+	read := make([]int, len(parts)) // what each list holds before truncation
+	for i, p := range parts {
+		read[i] = p.list.length(&watch.Status)
+	}
 	truncate(&watch.Status, listsOf(parts), sizeLimit)
-	setTruncatedCondition(watch, parts, sizeLimit)
+	setTruncatedCondition(watch, parts, read, sizeLimit)
 }
 
 // setPartCondition reports one part's result in its condition. A deferred
@@ -287,14 +291,19 @@ func markReconciling(watch *swv1.ServiceWatch, message string) {
 	setCondition(watch, metav1.Condition{Type: swv1.ConditionReconciling, Status: metav1.ConditionTrue, Reason: swv1.ReasonProgressing, Message: message})
 }
 
-// setTruncatedCondition derives StatusTruncated from the lists and their
-// totals, so a part that failed keeps telling the truth about the data it
-// kept.
-func setTruncatedCondition(watch *swv1.ServiceWatch, parts []part, limit int) {
+// setTruncatedCondition says which lists status cut, and by how much: what
+// truncation cut of what the sync read (read, per part), and what the cloud
+// counted beyond what a list kept while it streamed (the list's total). Items
+// that were never read (alerts whose budget has not admitted their first
+// fetch yet) are not cut: their part's condition says they wait.
+func setTruncatedCondition(watch *swv1.ServiceWatch, parts []part, read []int, limit int) {
 	counts := make([]string, len(parts))
 	left, cuts := 0, []string(nil)
 	for i, p := range parts {
-		kept, total := p.list.length(&watch.Status), p.list.total(watch)
+		kept, total := p.list.length(&watch.Status), read[i]
+		if p.list.total != nil {
+			total = max(total, p.list.total(watch))
+		}
 		left += max(0, total-kept)
 		counts[i] = fmt.Sprintf("%d of %d %s", kept, total, p.noun)
 		cuts = append(cuts, p.list.cuts(&watch.Status)...)
@@ -379,7 +388,8 @@ type statusList struct {
 	cuts   func(s *swv1.ServiceWatchStatus) []string
 	keep   func(s *swv1.ServiceWatchStatus, n int)
 	length func(s *swv1.ServiceWatchStatus) int
-	// total is how many items the list would have untruncated.
+	// total is how many items the cloud has, for a list that keeps fewer
+	// while it streams; nil: the list holds every item it read.
 	total func(w *swv1.ServiceWatch) int
 }
 

@@ -313,6 +313,17 @@ func (f *fixture) waitForEvent(name, reason string) []eventsv1.Event {
 	}
 }
 
+// callTimes are the times of the fake cloud's calls of op, in order.
+func (f *fixture) callTimes(op fakecloud.Operation) []time.Time {
+	var times []time.Time
+	for _, c := range f.fake.CallLog() {
+		if c.Operation == op {
+			times = append(times, c.Time)
+		}
+	}
+	return times
+}
+
 // rawStatus reads the watch as kubectl does, as plain JSON.
 func (f *fixture) rawStatus(name string) map[string]any {
 	f.t.Helper()

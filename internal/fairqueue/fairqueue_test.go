@@ -55,7 +55,7 @@ func TestWithPriority(t *testing.T) {
 // after the burst's first item, not after all of them; levels still come
 // first (issue 17).
 func TestFairQueueLetsNamespacesTakeTurns(t *testing.T) {
-	q, ok := New("test", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]()).(*fairQueue)
+	q, ok := NewQueue(Options{})("test", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]()).(*fairQueue)
 	if !ok {
 		t.Fatal("the controller's queue is not the fair queue")
 	}

@@ -126,12 +126,6 @@ type waitingItem struct {
 // every level's band.
 const parkingPriority = handler.LowPriority - levelBand
 
-// New returns the controller's queue (controller.Options.NewQueue) with the
-// default Options.
-func New(name string, rateLimiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-	return NewQueue(Options{})(name, rateLimiter)
-}
-
 // NewQueue returns the constructor of the controller's queue
 // (controller.Options.NewQueue): controller-runtime's priority queue, with
 // namespaces taking turns and items aging as o says.

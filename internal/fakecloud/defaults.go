@@ -238,7 +238,7 @@ func kinesisPipe() map[string]any {
 			"authentication":    "IAM_ROLE",
 			"useEnhancedFanOut": false,
 			"iteratorType":      "AT_TIMESTAMP",
-			"timestamp":         "2026-01-01T00:00",
+			"timestamp":         1767225600, // an integer, as the spec says (its unit is not shown)
 			"iamRole":           "arn:aws:iam::123456789012:role/fake-kinesis-reader",
 		},
 	})

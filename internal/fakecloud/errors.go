@@ -3,6 +3,8 @@ package fakecloud
 import (
 	"encoding/json"
 	"html"
+	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 )
@@ -75,6 +77,71 @@ func InvalidObjectIDFault() Fault {
 // alert it does not have: the bare status text, in plain text.
 func AlertNotFoundTextFault() Fault {
 	return Fault{Status: 404, ContentType: "text/plain; charset=utf-8", Body: "Not Found"}
+}
+
+// RedirectFault answers status (301, 302, 307 or 308) with a Location, the
+// way Express's res.redirect does: its words ("Moved Permanently.
+// Redirecting to ...") in plain text, as a service that moved would.
+func RedirectFault(status int, location string) Fault {
+	return Fault{Status: status, ContentType: "text/plain; charset=utf-8", Headers: map[string]string{"Location": location},
+		Body: http.StatusText(status) + ". Redirecting to " + location}
+}
+
+// UnavailableFault answers 503 with the management API's error body and
+// Retry-After as given: seconds ("120") or an HTTP date.
+func UnavailableFault(retryAfter string) Fault {
+	return Fault{Status: http.StatusServiceUnavailable, RetryAfter: retryAfter, Body: mustJSON(map[string]any{
+		"error":     "SERVICE_UNAVAILABLE: scheduled maintenance",
+		"status":    http.StatusServiceUnavailable,
+		"requestId": uuid.NewString(),
+	})}
+}
+
+// UntitledPageFault answers status with an HTML page that has no title nor
+// heading, only text, as a proxy in front of a service sends when its
+// upstream fails (an ingress's or a mesh sidecar's page).
+func UntitledPageFault(status int) Fault {
+	return Fault{Status: status, ContentType: "text/html", Body: UntitledPage}
+}
+
+// UntitledPage is the page UntitledPageFault serves.
+const UntitledPage = `<html><body><p>upstream connect error or disconnect/reset before headers. reset reason: connection failure</p>
+<script>var trace="abc123";</script></body></html>
+`
+
+// AuthChallengeFault answers 401 with a WWW-Authenticate challenge whose
+// error_description says why, as a gateway or identity provider does, and
+// the API's own error body.
+func AuthChallengeFault(description string) Fault {
+	return Fault{Status: http.StatusUnauthorized, Headers: map[string]string{
+		"WWW-Authenticate": `Bearer realm="api", error="invalid_token", error_description="` + quoted(description) + `"`}}
+}
+
+// quoted escapes text for a quoted string of an HTTP header.
+func quoted(text string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(text)
+}
+
+// EnvelopeDisagreesFault answers HTTP 200 with a management envelope whose
+// own status is status and whose error is words, as a gateway that wraps
+// every answer in a 200 does.
+func EnvelopeDisagreesFault(status int, words string) Fault {
+	return Fault{Status: http.StatusOK, Body: mustJSON(map[string]any{
+		"status":    status,
+		"requestId": uuid.NewString(),
+		"error":     words,
+	})}
+}
+
+// NullResultFault answers a list with "result": null, as the management API
+// does for a service that has none: the vendor's clients read it as an empty
+// list.
+func NullResultFault() Fault {
+	return Fault{Status: http.StatusOK, Body: mustJSON(map[string]any{
+		"status":    http.StatusOK,
+		"requestId": uuid.NewString(),
+		"result":    nil,
+	})}
 }
 
 func mustJSON(v any) string {

@@ -14,7 +14,7 @@ import (
 // credentials are checked, so a fault answers even a call with a wrong key,
 // as a CDN or a rate limiter in front of the service would.
 //
-// A fault that only sets Latency, RetryAfter or ContentType delays or
+// A fault that only sets Latency, RetryAfter, Headers or ContentType delays or
 // decorates the normal answer. One that sets Status (other than 2xx), Body,
 // Malformed or OversizedBytes replaces the answer.
 type Fault struct {
@@ -24,6 +24,9 @@ type Fault struct {
 	// RetryAfter, when set, is sent as the Retry-After header as given
 	// (seconds or an HTTP date).
 	RetryAfter string `json:"retryAfter,omitempty"`
+	// Headers are set on the answer as given, such as a Location on a 3xx
+	// or a WWW-Authenticate challenge on a 401.
+	Headers map[string]string `json:"headers,omitempty"`
 	// Latency delays the answer.
 	Latency time.Duration `json:"latency,omitempty"`
 	// Body replaces the response body (plain text, an HTML page, any JSON).
@@ -145,6 +148,9 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, op Operation
 	}
 	if f.RetryAfter != "" {
 		w.Header().Set("Retry-After", f.RetryAfter)
+	}
+	for name, value := range f.Headers {
+		w.Header().Set(name, value)
 	}
 	if f.ContentType != "" {
 		w.Header().Set("Content-Type", f.ContentType)

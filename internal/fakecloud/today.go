@@ -21,7 +21,7 @@ const TodayUnknownKind = todayUnknownKind
 // 15): one of each of the eight kinds of source with the common fields
 // (type, format, authentication), one of a kind the operator does not know,
 // scaling as Kubernetes quantities and numeric strings, the kinesis
-// timestamp as a string, and one pipe with a value of a type nobody can use
+// timestamp (an integer in the spec) as a numeric string, and one pipe with a value of a type nobody can use
 // (scaling.replicas as an object). Every credential a server might echo is
 // set, each to secret followed by "-" and a name of its own, so that a test
 // can tell which one leaked.
@@ -62,7 +62,7 @@ func TodaysPipes(secret string) []map[string]any {
 			map[string]any{"replicas": 1, "replicaCpuMillicores": 1000, "replicaMemoryGb": 4},
 			map[string]any{"kinesis": map[string]any{
 				"type": "kinesis", "format": "JSONEachRow", "authentication": "IAM_USER", "streamName": "clicks", "region": "eu-west-1",
-				"iteratorType": "AT_TIMESTAMP", "timestamp": "2026-01-01T00:00",
+				"iteratorType": "AT_TIMESTAMP", "timestamp": "1767225600",
 				"accessKey": map[string]any{"accessKeyId": "AKIAFAKEFAKEFAKE", "secretKey": cred("kinesis-secret-key")},
 			}}),
 		today("d0000000-0000-4000-8000-000000000004", "shop_postgres", "Running", nil,

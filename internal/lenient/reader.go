@@ -110,7 +110,9 @@ var ErrNotObject = errors.New("not a JSON object")
 // credential (see NewStrictFor); its sourceKind names the kinds of its
 // source. It fails with ErrWorkBudget once the list's work budget is spent.
 func ReadPipe(strict *Strict, raw []byte, p *swv1.Pipe) (Report, error) {
-	report, err := readItem(strict, raw, p, func(p *swv1.Pipe) bool { return p.SourceKind != nil || p.OtherFields != nil || p.Omitted != nil })
+	report, err := readItem(strict, raw, p, func(p *swv1.Pipe) bool {
+		return p.SourceKind != nil || p.OtherFields != nil || p.Omitted != nil || lostBySelfDecodingSource(p, raw)
+	})
 	if err != nil {
 		return report, err
 	}
@@ -121,6 +123,56 @@ func ReadPipe(strict *Strict, raw []byte, p *swv1.Pipe) (Report, error) {
 	p.OtherFields = report.other
 	return report, strict.work.Charge(0)
 }
+
+// lostBySelfDecodingSource reports whether the strict decode of the pipe
+// raw, which read into p, may have lost a value of a source whose type
+// decodes itself (api/v1alpha1's earlier_forms.go): that decoder reads a
+// string integer as absent and ignores members it lacks, as a client reading
+// a stored status must, so the strict decode cannot tell. A scan of that
+// source's members can: a member the type lacks, or its integer sent as a
+// string. Such a pipe is read member by member, which converts a numeric
+// string and keeps any other value, and any unknown member, in otherFields.
+func lostBySelfDecodingSource(p *swv1.Pipe, raw []byte) bool {
+	if p.Source == nil || (p.Source.Kinesis == nil && p.Source.PubSub == nil) {
+		return false
+	}
+	lost := false
+	_ = eachMember(raw, func(name string, value json.RawMessage) {
+		if name != "source" || FirstByte(value) != '{' {
+			return
+		}
+		_ = eachMember(value, func(kind string, src json.RawMessage) {
+			t, integer := selfDecodingSource(kind)
+			if t == nil || FirstByte(src) != '{' {
+				return
+			}
+			_ = eachMember(src, func(member string, v json.RawMessage) {
+				if _, known := schemas[t].fields[member]; !known || (member == integer && FirstByte(v) == '"') {
+					lost = true
+				}
+			})
+		})
+	})
+	return lost
+}
+
+// selfDecodingSource is the type of the source member kind when that type
+// decodes itself, and the name of the integer it reads as absent when sent
+// as a string; nil otherwise.
+func selfDecodingSource(kind string) (t reflect.Type, integer string) {
+	switch kind {
+	case "kinesis":
+		return kinesisType, "timestamp"
+	case "pubsub":
+		return pubSubType, "ackDeadline"
+	}
+	return nil, ""
+}
+
+var (
+	kinesisType = reflect.TypeFor[swv1.KinesisSource]()
+	pubSubType  = reflect.TypeFor[swv1.PubSubSource]()
+)
 
 // ReadEndpoint reads one reverse private endpoint of a list, raw, with
 // strict, into e, as ReadPipe reads a pipe.
@@ -140,8 +192,10 @@ func ReadEndpoint(strict *Strict, raw []byte, e *swv1.ReversePrivateEndpoint) (R
 // applied to the result in one place, redactStrings, and the entries of its
 // otherFields are scrubbed like its strings.
 // setsOperatorFields reports whether a strict decode put a value in one of
-// the operator's own fields: then the cloud sent a member of that name,
-// which is not the operator's and is read member by member into otherFields.
+// the operator's own fields (then the cloud sent a member of that name,
+// which is not the operator's and is read member by member into otherFields)
+// or may have left out a value it could not use: then the item is read
+// member by member too.
 func readItem[T any](strict *Strict, raw []byte, item *T, setsOperatorFields func(*T) bool) (Report, error) {
 	var zero T
 	*item = zero

@@ -49,16 +49,9 @@ func eachMember(raw []byte, f func(name string, value json.RawMessage)) error {
 			return errMalformed
 		}
 		f(name, raw[i:valueEnd])
-		if i = skipSpace(raw, valueEnd); i >= len(raw) {
-			return errMalformed
-		}
-		switch raw[i] {
-		case ',':
-			i = skipSpace(raw, i+1)
-		case '}':
-			return nil
-		default:
-			return errMalformed
+		var done bool
+		if i, done, err = after(raw, valueEnd, '}'); err != nil || done {
+			return err
 		}
 	}
 }
@@ -79,18 +72,28 @@ func eachElement(raw []byte, f func(i int, value json.RawMessage)) error {
 			return errMalformed
 		}
 		f(n, raw[i:end])
-		if i = skipSpace(raw, end); i >= len(raw) {
-			return errMalformed
-		}
-		switch raw[i] {
-		case ',':
-			i = skipSpace(raw, i+1)
-		case ']':
-			return nil
-		default:
-			return errMalformed
+		var done bool
+		var err error
+		if i, done, err = after(raw, end, ']'); err != nil || done {
+			return err
 		}
 	}
+}
+
+// after reads what follows a member or an element ending at raw[end]: a
+// comma, and then i is where the next one starts; or closing, which ends
+// the object or array (done).
+func after(raw []byte, end int, closing byte) (i int, done bool, err error) {
+	if i = skipSpace(raw, end); i >= len(raw) {
+		return 0, false, errMalformed
+	}
+	switch raw[i] {
+	case ',':
+		return skipSpace(raw, i+1), false, nil
+	case closing:
+		return i, true, nil
+	}
+	return 0, false, errMalformed
 }
 
 // memberName is the name a JSON string quoted holds. Names of plain ASCII

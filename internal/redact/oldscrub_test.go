@@ -1,12 +1,13 @@
 // This file keeps the scrubber's matcher as it was before issue 27
 // (commit cc8b72b, internal/redact/scrub.go), its names prefixed with "old",
 // so that the benchmarks measure the old and the new search side by side in
-// one run. Nothing but the benchmarks uses it.
+// one run. Nothing but the benchmarks uses it. The helpers that did not
+// change (parseHex, parseOctal, parseDecimal, base64Cores, isBase64Char) are
+// the package's own.
 
 package redact
 
 import (
-	"encoding/base64"
 	"strings"
 	"unicode/utf8"
 )
@@ -24,10 +25,6 @@ import (
 // Shorter ends would redact ordinary words; they reveal a character or two
 // at most.
 const oldMinTailBytes = 4
-
-// oldMinBase64Core is the shortest run of base64 characters that is taken for a
-// secret's encoding; shorter runs occur by chance in any text.
-const oldMinBase64Core = 4
 
 // oldScrubber finds credentials in text. The zero value finds nothing.
 type oldScrubber struct {
@@ -60,34 +57,11 @@ func oldNewScrubber(secrets []string) *oldScrubber {
 		// runs of spaces, or spaces at its ends, shows in its normalized
 		// form, however short (a message's own spaces may complete it).
 		add(oldPattern{text: normalizeText(secret)})
-		for _, core := range oldBase64Cores(secret) {
+		for _, core := range base64Cores(secret) {
 			add(oldPattern{text: core, base64: true})
 		}
 	}
 	return s
-}
-
-// oldBase64Cores returns, for each of the three positions a secret can take
-// in the 3-byte groups of base64, and for both alphabets, the characters
-// that depend on the secret's bytes alone: whatever surrounds the secret
-// (a key ID and a colon, "Bearer "), its base64 contains one of them.
-func oldBase64Cores(secret string) []string {
-	var cores []string
-	for offset := range 3 {
-		pad := strings.Repeat("\x00", offset)
-		n := len(secret)
-		// Character i covers bits [6i, 6i+6); the secret covers
-		// [8*offset, 8*(offset+n)).
-		first := (8*offset + 5) / 6
-		last := (8*(offset+n))/6 - 1
-		if last-first+1 < oldMinBase64Core {
-			continue
-		}
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
-			cores = append(cores, enc.EncodeToString([]byte(pad + secret))[first:last+1])
-		}
-	}
-	return cores
 }
 
 // oldSpan is a part of a text to redact: [start, end).
@@ -152,17 +126,12 @@ func oldAppendMerged(spans []oldSpan, sp oldSpan) []oldSpan {
 	return append(spans, sp)
 }
 
-func oldIsBase64Char(c byte) bool {
-	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' ||
-		c == '+' || c == '/' || c == '-' || c == '_'
-}
-
 // oldWidenBase64 grows sp over the base64 run around it, padding included.
 func oldWidenBase64(text string, sp oldSpan) oldSpan {
-	for sp.start > 0 && oldIsBase64Char(text[sp.start-1]) {
+	for sp.start > 0 && isBase64Char(text[sp.start-1]) {
 		sp.start--
 	}
-	for sp.end < len(text) && (oldIsBase64Char(text[sp.end]) || text[sp.end] == '=') {
+	for sp.end < len(text) && (isBase64Char(text[sp.end]) || text[sp.end] == '=') {
 		sp.end++
 	}
 	return sp
@@ -284,7 +253,7 @@ func oldDecodePercent(text string, i int, out []oldUnit) []oldUnit {
 		if j+2 > len(text) {
 			return append(out, oldUnit{cut: true})
 		}
-		if v, ok := oldParseHex(text[j : j+2]); ok {
+		if v, ok := parseHex(text[j : j+2]); ok {
 			out = append(out, oldUnit{r: v, isByte: true, end: j + 2})
 			if v == '+' { // a query-escaped space, escaped again
 				out = append(out, oldUnit{r: ' ', isByte: true, end: j + 2})
@@ -319,7 +288,7 @@ func oldDecodeBackslash(text string, j int, out []oldUnit) []oldUnit {
 		if j+3 > len(text) {
 			return append(out, oldUnit{cut: true})
 		}
-		if v, ok := oldParseOctal(text[j : j+3]); ok {
+		if v, ok := parseOctal(text[j : j+3]); ok {
 			out = append(out, oldUnit{r: v, isByte: true, end: j + 3})
 		}
 	}
@@ -331,7 +300,7 @@ func oldDecodeUTF16(text string, j int, out []oldUnit) []oldUnit {
 	if j+5 > len(text) {
 		return append(out, oldUnit{cut: true})
 	}
-	hi, ok := oldParseHex(text[j+1 : j+5])
+	hi, ok := parseHex(text[j+1 : j+5])
 	if !ok {
 		return out
 	}
@@ -348,7 +317,7 @@ func oldDecodeUTF16(text string, j int, out []oldUnit) []oldUnit {
 	if k == j+5 || text[k] != 'u' {
 		return out
 	}
-	lo, ok := oldParseHex(text[k+1 : k+5])
+	lo, ok := parseHex(text[k+1 : k+5])
 	if !ok || lo < 0xDC00 || lo > 0xDFFF {
 		return out
 	}
@@ -360,7 +329,7 @@ func oldAppendHex(text string, j, n int, isByte bool, out []oldUnit) []oldUnit {
 	if j+n > len(text) {
 		return append(out, oldUnit{cut: true})
 	}
-	if v, ok := oldParseHex(text[j : j+n]); ok {
+	if v, ok := parseHex(text[j : j+n]); ok {
 		out = append(out, oldUnit{r: v, isByte: isByte, end: j + n})
 	}
 	return out
@@ -385,58 +354,12 @@ func oldDecodeEntity(text string, i int, out []oldUnit) []oldUnit {
 	var ok bool
 	switch {
 	case strings.HasPrefix(name, "#x") || strings.HasPrefix(name, "#X"):
-		v, ok = oldParseHex(name[2:])
+		v, ok = parseHex(name[2:])
 	case strings.HasPrefix(name, "#"):
-		v, ok = oldParseDecimal(name[1:])
+		v, ok = parseDecimal(name[1:])
 	}
 	if ok {
 		out = append(out, oldUnit{r: v, end: end})
 	}
 	return out
-}
-
-func oldParseHex(s string) (rune, bool) {
-	if s == "" {
-		return 0, false
-	}
-	var v rune
-	for i := range len(s) {
-		c := s[i]
-		switch {
-		case '0' <= c && c <= '9':
-			v = v<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			v = v<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			v = v<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return v, true
-}
-
-func oldParseOctal(s string) (rune, bool) {
-	var v rune
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '7' {
-			return 0, false
-		}
-		v = v<<3 | rune(s[i]-'0')
-	}
-	return v, v <= 0xff
-}
-
-func oldParseDecimal(s string) (rune, bool) {
-	if s == "" || len(s) > 7 {
-		return 0, false
-	}
-	var v rune
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-		v = v*10 + rune(s[i]-'0')
-	}
-	return v, true
 }
