@@ -21,22 +21,23 @@ var timeType = reflect.TypeFor[time.Time]()
 // bound memory.
 func GoSize[T any](v *T) int {
 	rv := reflect.ValueOf(v).Elem()
-	return int(rv.Type().Size()) + heapSize(rv)
+	return int(rv.Type().Size()) + HeapSize(rv)
 }
 
-// heapSize is what v points to, outside its own inline size.
-func heapSize(v reflect.Value) int {
+// HeapSize is what v points to, outside its own inline size: GoSize less
+// the size of v's type, for a caller that walks a value with reflect.
+func HeapSize(v reflect.Value) int {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() {
 			return 0
 		}
-		return int(v.Type().Elem().Size()) + heapSize(v.Elem())
+		return int(v.Type().Elem().Size()) + HeapSize(v.Elem())
 	case reflect.Interface:
 		if v.IsNil() {
 			return 0
 		}
-		return int(v.Elem().Type().Size()) + heapSize(v.Elem())
+		return int(v.Elem().Type().Size()) + HeapSize(v.Elem())
 	case reflect.String:
 		return v.Len()
 	case reflect.Slice:
@@ -45,13 +46,13 @@ func heapSize(v reflect.Value) int {
 		// most by half again.
 		n := v.Len() * int(v.Type().Elem().Size())
 		for i := range v.Len() {
-			n += heapSize(v.Index(i))
+			n += HeapSize(v.Index(i))
 		}
 		return n
 	case reflect.Map:
 		n := v.Len() * (int(v.Type().Key().Size()+v.Type().Elem().Size()) + mapEntryBytes)
 		for it := v.MapRange(); it.Next(); {
-			n += heapSize(it.Key()) + heapSize(it.Value())
+			n += HeapSize(it.Key()) + HeapSize(it.Value())
 		}
 		return n
 	case reflect.Struct:
@@ -60,7 +61,7 @@ func heapSize(v reflect.Value) int {
 		}
 		n := 0
 		for _, field := range v.Fields() {
-			n += heapSize(field)
+			n += HeapSize(field)
 		}
 		return n
 	default:

@@ -19,6 +19,12 @@ const MinCap = 512
 // the list fits or the cap is MinCap. items is not changed; the same items
 // always give the same list.
 func List[T any](items []T, budget int, shape Shape) []T {
+	return New[T](shape).List(items, budget)
+}
+
+// List is the package's List with this Slimmer's work charge: a list whose
+// slimming runs out of work is left as far as it got.
+func (s *Slimmer[T]) List(items []T, budget int) []T {
 	charges := bound.Charges(items)
 	if sum(charges) <= budget {
 		return items
@@ -31,10 +37,11 @@ func List[T any](items []T, budget int, shape Shape) []T {
 			if charges[i] <= limit {
 				continue
 			}
-			if small, err := Item(&out[i], limit, shape); err == nil {
-				out[i] = small
-				charges[i] = bound.Charges(out[i : i+1])[0]
+			small, charge, err := s.slim(&out[i], limit)
+			if err != nil {
+				return out
 			}
+			out[i], charges[i] = small, charge+1 // and its comma
 		}
 	}
 	return out

@@ -1,10 +1,11 @@
 package slim
 
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"math"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -15,9 +16,21 @@ import (
 // left out, by JSON path.
 const OmittedField = "omitted"
 
-// WholeMember counts 1 in the omitted record for a member of an item left out
+// wholeMember counts 1 in the omitted record for a member of an item left out
 // whole, when the item is cut down to its identity.
 const wholeMember = 1
+
+// ValueWork is the work (in the decode work's units, about 10 ns each)
+// charged per value slimming sizes or copies: a struct, a member, a list
+// entry, a string. Measured with BenchmarkSlimWork.
+const ValueWork = 4
+
+// ItemWork is the fixed work charged per item slimming looks at.
+const ItemWork = 50
+
+// ErrNoOmittedRecord is the error of slimming a type without an omitted
+// record of the form map[string]int32: what was cut could not be told.
+var ErrNoOmittedRecord = errors.New("the item type has no omitted record")
 
 // Shape says how items of one type are slimmed: Identity are the top-level
 // JSON members an item keeps when nothing more of it fits.
@@ -33,197 +46,238 @@ var (
 	Alerts    = Shape{Identity: []string{"id", "error", "name", "state"}}
 )
 
-// Item returns item cut so that bound.Charge of it is at most target: as is
-// when it fits; else with every list in it cut to its first k entries for the
-// largest k that fits; else its identity alone (which may still not fit: the
-// caller then drops it whole). The result's omitted record counts what was
-// left out. item is not changed.
-func Item[T any](item *T, target int, shape Shape) (T, error) {
-	whole := bound.Charge(item)
-	if whole <= target {
-		return *item, nil
-	}
-	tree, err := toTree(item)
-	if err != nil {
-		return *item, err
-	}
-	best, err := build[T](tree, 0)
-	if err != nil || bound.Charge(&best) > target {
-		return bare[T](tree, shape) // not even every list emptied fits
-	}
-	return largestFit(tree, best, whole, target)
+// Slimmer slims items of one type. It reads the typed item through a plan
+// of its type (which members are lists, at which JSON path), so that sizing
+// an item cut to k entries per list is a walk of what it keeps, and cutting
+// it reslices lists (copying only the structs on the way to a cut list):
+// nothing is encoded or decoded. The work it does is charged to the work
+// function, when one is set: the answer's decode work budget, in a list
+// call.
+type Slimmer[T any] struct {
+	root     *node // T, without its omitted record
+	paths    []string
+	omitted  *field // nil: T cannot be slimmed
+	identity []field
+	work     func(units int) error
 }
 
-// largestFit is tree with its lists cut to the largest k whose charge fits
-// target (the charge grows with k; k = 0 fits, as none, and the whole item,
-// of charge whole, does not). The first guess assumes the charge grows
-// evenly with k: most items then take two builds, not a bisection's many.
-func largestFit[T any](tree map[string]any, none T, whole, target int) (T, error) {
-	best, lo, hi := none, 0, longestList(tree) // lo fits, hi does not
-	fits := func(k int) (bool, error) {
-		got, err := build[T](tree, k)
-		if err != nil {
-			return false, err
-		}
-		if bound.Charge(&got) > target {
-			return false, nil
-		}
-		best = got
-		return true, nil
+// New returns a Slimmer of items of type T (a struct) with shape.
+func New[T any](shape Shape) *Slimmer[T] {
+	p := &planner{}
+	root := p.plan(reflect.TypeFor[T](), "")
+	s := &Slimmer[T]{root: root, paths: p.paths}
+	if root.kind != kindStruct {
+		return s
 	}
-	base := bound.Charge(&none)
-	guess := lo + (target-base)*(hi-lo)/max(1, whole-base)
-	for _, probe := range []int{guess, guess + 1} { // the guess, then just past it: often the end
-		if hi-lo <= 1 {
-			break
+	kept := root.fields[:0:0]
+	for i := range root.fields {
+		f := root.fields[i]
+		switch {
+		case f.name == OmittedField && f.node.typ == reflect.TypeFor[map[string]int32]():
+			s.omitted = &f
+			continue
+		case slices.Contains(shape.Identity, f.name):
+			s.identity = append(s.identity, f)
 		}
-		probe = min(max(probe, lo+1), hi-1)
-		ok, err := fits(probe)
+		kept = append(kept, f)
+	}
+	root.fields = kept
+	return s
+}
+
+// WithWork charges the work of slimming to charge, which fails once a
+// budget is spent: slimming stops there with its error.
+func (s *Slimmer[T]) WithWork(charge func(units int) error) *Slimmer[T] {
+	s.work = charge
+	return s
+}
+
+// size is one sizing of an item cut to k entries per list.
+type size struct {
+	k      int
+	charge int // bound.Charge of the cut item, omitted record included
+	left   []int64
+}
+
+// Item returns item cut so that bound.Charge of it is at most target: as is
+// when it fits; else with every list in it, at any depth, cut to its first k
+// entries for the largest k that fits; else its identity alone (which may
+// still not fit: the caller then drops it whole). The result's omitted
+// record counts what was left out, added to what item's own record counted.
+// item is not changed, and the result shares what was not cut with it.
+func (s *Slimmer[T]) Item(item *T, target int) (T, error) {
+	out, _, err := s.slim(item, target)
+	return out, err
+}
+
+// slim is Item, and bound.Charge of what it returns.
+func (s *Slimmer[T]) slim(item *T, target int) (T, int, error) {
+	if s.omitted == nil {
+		return *item, 0, ErrNoOmittedRecord
+	}
+	if err := s.charge(ItemWork); err != nil {
+		return *item, 0, err
+	}
+	v := reflect.ValueOf(item).Elem()
+	prev, _ := v.FieldByIndex(s.omitted.index).Interface().(map[string]int32)
+	whole, err := s.measure(v, math.MaxInt, target, prev)
+	if err != nil || whole.charge <= target {
+		return *item, whole.charge, err
+	}
+	none, err := s.measure(v, 0, target, prev)
+	if err != nil {
+		return *item, whole.charge, err
+	}
+	if none.charge > target {
+		return s.bare(v, prev)
+	}
+	best, err := s.largestFit(v, none, target, prev)
+	if err != nil {
+		return *item, whole.charge, err
+	}
+	out, err := s.build(v, best, prev)
+	return out, best.charge, err
+}
+
+// measure sizes v cut to k entries per list, stopping past limit (then the
+// charge is only known to be over it), and charges the work.
+func (s *Slimmer[T]) measure(v reflect.Value, k, limit int, prev map[string]int32) (size, error) {
+	m := &meter{k: k, limit: limit, left: make([]int64, len(s.paths)), heap: int(s.root.typ.Size())}
+	if m.value(s.root, v) {
+		j, h := s.omittedSize(m.left, prev)
+		if j > 0 && m.written > 0 {
+			j++ // its comma
+		}
+		m.json += j
+		m.heap += h
+	}
+	if err := s.charge(ValueWork * m.values); err != nil {
+		return size{}, err
+	}
+	return size{k: k, charge: max(m.json, m.heap), left: m.left}, nil
+}
+
+// omittedSize is the JSON (member name included) and heap size of the
+// omitted record of prev and the counts left.
+func (s *Slimmer[T]) omittedSize(left []int64, prev map[string]int32) (jsonBytes, heap int) {
+	entries := 0
+	add := func(path string, n int64) {
+		entries++
+		jsonBytes += quotedLen(path) + 1 + intLen(min(n, math.MaxInt32))
+		heap += len(path)
+	}
+	for path, n := range prev {
+		i := slices.Index(s.paths, path)
+		if i >= 0 && left[i] > 0 {
+			n += int32(min(left[i], math.MaxInt32-int64(n)))
+		}
+		add(path, int64(n))
+	}
+	for i, n := range left {
+		if _, counted := prev[s.paths[i]]; n > 0 && !counted {
+			add(s.paths[i], n)
+		}
+	}
+	if entries == 0 {
+		return 0, 0
+	}
+	mapType := s.omitted.node.typ
+	jsonBytes += s.omitted.nameBytes + len("{}") + entries - 1
+	heap += entries * (int(mapType.Key().Size()+mapType.Elem().Size()) + mapEntryBytes)
+	return jsonBytes, heap
+}
+
+// largestFit is the sizing of the largest k whose charge fits target (the
+// charge grows with k; none, k = 0, fits; the whole item does not). The
+// first guesses assume the charge grows evenly with k, so most items take
+// three sizings, each of what fits of the item, not of all of it.
+func (s *Slimmer[T]) largestFit(v reflect.Value, none size, target int, prev map[string]int32) (size, error) {
+	best, hi := none, math.MaxInt // best fits, hi does not
+	for round := 0; hi-best.k > 1; round++ {
+		probe := best.k + 1
+		if best.k > 0 {
+			perEntry := max(1, (best.charge-none.charge)/best.k)
+			probe = best.k + max(1, (target-best.charge)/perEntry)
+		}
+		if hi < math.MaxInt {
+			if round%2 == 1 { // an even guess that keeps missing: bisect
+				probe = best.k + (hi-best.k)/2
+			}
+			probe = min(max(probe, best.k+1), hi-1)
+		}
+		got, err := s.measure(v, probe, target, prev)
 		if err != nil {
 			return none, err
 		}
-		if !ok {
-			hi = probe
-			break
-		}
-		lo = probe
-	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		ok, err := fits(mid)
-		if err != nil {
-			return none, err
-		}
-		if ok {
-			lo = mid
+		if got.charge <= target {
+			best = got
 		} else {
-			hi = mid
+			hi = probe
 		}
 	}
 	return best, nil
 }
 
-// toTree reads item's JSON as generic values, numbers kept as written.
-func toTree[T any](item *T) (map[string]any, error) {
-	raw, err := json.Marshal(item)
-	if err != nil {
-		return nil, fmt.Errorf("encode item: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var tree map[string]any
-	if err := dec.Decode(&tree); err != nil {
-		return nil, fmt.Errorf("decode item: %w", err)
-	}
-	return tree, nil
-}
-
-// build is tree with every list cut to k entries, the cuts added to its
-// omitted record, read back as a T.
-func build[T any](tree map[string]any, k int) (T, error) {
-	omitted := previousOmitted(tree)
-	cut, _ := cutLists(tree, "", k, omitted).(map[string]any) // a map stays a map
-	return withOmitted[T](cut, omitted)
-}
-
-// bare is tree's identity members alone, every other member counted as left
-// out whole.
-func bare[T any](tree map[string]any, shape Shape) (T, error) {
-	omitted := previousOmitted(tree)
-	kept := map[string]any{}
-	for name, v := range tree {
-		switch {
-		case slices.Contains(shape.Identity, name):
-			kept[name] = v
-		case name != OmittedField:
-			omitted[name] += wholeMember
-		}
-	}
-	return withOmitted[T](kept, omitted)
-}
-
-// previousOmitted is a copy of what an earlier slimming of the item left out,
-// so that slimming a slimmed item again adds up.
-func previousOmitted(tree map[string]any) map[string]int64 {
-	out := map[string]int64{}
-	if prev, ok := tree[OmittedField].(map[string]any); ok {
-		for path, n := range prev {
-			if num, ok := n.(json.Number); ok {
-				v, _ := num.Int64()
-				out[path] = v
+// build is v cut to best.k entries per list, with its omitted record.
+func (s *Slimmer[T]) build(v reflect.Value, best size, prev map[string]int32) (T, error) {
+	c := &cutter{k: best.k}
+	cut, _ := c.value(s.root, v)
+	out := reflect.New(s.root.typ).Elem()
+	out.Set(cut)
+	record := maps.Clone(prev)
+	for i, n := range best.left {
+		if n > 0 {
+			if record == nil {
+				record = map[string]int32{}
 			}
+			record[s.paths[i]] = int32(min(int64(record[s.paths[i]])+n, math.MaxInt32))
 		}
 	}
-	return out
+	out.FieldByIndex(s.omitted.index).Set(reflect.ValueOf(record))
+	if err := s.charge(ValueWork * c.values); err != nil {
+		return out.Interface().(T), err
+	}
+	return out.Interface().(T), nil
 }
 
-// cutLists copies v with every list cut to k entries, counting under path
-// (lists within lists by path[].member) what it left out.
-func cutLists(v any, path string, k int, omitted map[string]int64) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for name, member := range v {
-			if path == "" && name == OmittedField {
-				continue
+// bare is v's identity members alone, every other member it writes counted
+// as left out whole.
+func (s *Slimmer[T]) bare(v reflect.Value, prev map[string]int32) (T, int, error) {
+	out := reflect.New(s.root.typ).Elem()
+	for _, f := range s.identity {
+		out.FieldByIndex(f.index).Set(v.FieldByIndex(f.index))
+	}
+	record := maps.Clone(prev)
+	for i := range s.root.fields {
+		f := &s.root.fields[i]
+		identity := slices.ContainsFunc(s.identity, func(g field) bool { return g.name == f.name })
+		if !identity && f.emitted(v.FieldByIndex(f.index)) {
+			if record == nil {
+				record = map[string]int32{}
 			}
-			out[name] = cutLists(member, join(path, name), k, omitted)
+			record[f.name] += wholeMember
 		}
-		return out
-	case []any:
-		n := min(len(v), k)
-		if len(v) > n {
-			omitted[path] += int64(len(v) - n)
-		}
-		out := make([]any, n)
-		for i := range n {
-			out[i] = cutLists(v[i], path+"[]", k, omitted)
-		}
-		return out
-	default:
-		return v
 	}
+	out.FieldByIndex(s.omitted.index).Set(reflect.ValueOf(record))
+	result, _ := out.Interface().(T)
+	if err := s.charge(ValueWork * len(s.root.fields)); err != nil {
+		return result, 0, err
+	}
+	sized, err := s.measure(out, math.MaxInt, math.MaxInt, record)
+	return result, sized.charge, err
 }
 
-// join is the JSON path of member name under path.
-func join(path, name string) string {
-	if path == "" {
-		return name
+func (s *Slimmer[T]) charge(units int) error {
+	if s.work == nil {
+		return nil
 	}
-	return path + "." + name
+	return s.work(units)
 }
 
-// longestList is the length of the longest list in v, at any depth.
-func longestList(v any) int {
-	n := 0
-	switch v := v.(type) {
-	case map[string]any:
-		for _, member := range v {
-			n = max(n, longestList(member))
-		}
-	case []any:
-		n = len(v)
-		for _, entry := range v {
-			n = max(n, longestList(entry))
-		}
-	}
-	return n
-}
-
-// withOmitted reads tree, with omitted as its omitted record, back as a T.
-func withOmitted[T any](tree map[string]any, omitted map[string]int64) (T, error) {
-	var out T
-	if len(omitted) > 0 {
-		tree[OmittedField] = omitted
-	}
-	raw, err := json.Marshal(tree)
-	if err != nil {
-		return out, fmt.Errorf("encode slimmed item: %w", err)
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return out, fmt.Errorf("decode slimmed item: %w", err)
-	}
-	return out, nil
+// Item returns item slimmed to target (see Slimmer.Item), for a caller that
+// slims one item of its type.
+func Item[T any](item *T, target int, shape Shape) (T, error) {
+	return New[T](shape).Item(item, target)
 }
 
 // Describe says what slimming left out of one item, for a condition: "pipe
@@ -240,3 +294,6 @@ func Describe(noun, id string, omitted map[string]int32) string {
 	}
 	return fmt.Sprintf("%s %s: %s left out", noun, bound.Cut(id, 64), strings.Join(parts, ", "))
 }
+
+// ptrValue is the addressable value item points to.
+func ptrValue[T any](item *T) reflect.Value { return reflect.ValueOf(item).Elem() }
