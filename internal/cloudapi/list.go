@@ -70,7 +70,7 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, rea
 	opts := in.opts
 	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, read: read, work: in.work,
 		strict: lenient.NewStrictFor(in.scrub, in.work), keep: lenient.NewKeeper(idOf, opts.KeepBytes, opts.Charge, opts.Each).
-			WithReplace(opts.Replace).WithSlim(func(item *T, target int) (T, error) { return slim.Item(item, target, shape) })}
+			WithReplace(opts.Replace).WithSlim(slim.New[T](shape).WithWork(in.work.Charge).Item, in.work)}
 	err := lenient.ReadObject(dec, env.member)
 	if in.opts.Work != nil {
 		in.opts.Work(in.work.Used())

@@ -50,9 +50,13 @@ type Keeper[T any] struct {
 	// slim, when set, cuts inside an item to a byte target (see
 	// internal/slim): then a big item is slimmed rather than dropped, and
 	// items are dropped only when slimming can take no more. capBytes is the
-	// most an item may be charged once slimming began (0: no cap yet).
+	// most an item may be charged once slimming began (0: no cap yet), a
+	// step of capLadder.
 	slim     func(item *T, target int) (T, error)
 	capBytes int
+	// work is the answer's decode work, to which the keeper charges what
+	// slimming kept items costs it (their decoding and encoding).
+	work *Work
 	// replace, when set, hears that a duplicate took the place of the
 	// item it kept for that id, so that what Each counted can follow.
 	replace func(old, replacement *T)
@@ -65,9 +69,11 @@ const minSlimCap = 512
 // WithSlim makes the keeper slim big items (cut lists inside them, to the
 // same length in each item above a common cap) before it drops any whole
 // item, so that one big item never hides the others. Items are dropped, from
-// the end of the id order, only once the cap is at minSlimCap.
-func (k *Keeper[T]) WithSlim(slim func(item *T, target int) (T, error)) *Keeper[T] {
-	k.slim = slim
+// the end of the id order, only once the cap is at minSlimCap. slim should
+// charge its own work to work, as the keeper charges its decoding and
+// encoding of the items it slims again.
+func (k *Keeper[T]) WithSlim(slim func(item *T, target int) (T, error), work *Work) *Keeper[T] {
+	k.slim, k.work = slim, work
 	return k
 }
 
@@ -125,6 +131,11 @@ func (k *Keeper[T]) keep(item *T, id string) error {
 	if id != "" && k.hasCutoff && !key.less(k.cutoff) {
 		return nil
 	}
+	if id != "" && k.slim != nil && k.budget > 0 && k.charge != nil {
+		if whole := k.wholeCharge(item, 0); k.used+whole > k.budget || (k.capBytes > 0 && whole > k.capBytes) {
+			return k.keepSlimmed(item, key, whole)
+		}
+	}
 	off, size, err := k.encode(item)
 	if err != nil {
 		return err
@@ -138,9 +149,14 @@ func (k *Keeper[T]) keep(item *T, id string) error {
 			return nil
 		}
 	}
-	charge := max(size, MinItemCharge, k.chargeOf(item))
+	charge, whole := max(size, MinItemCharge, k.chargeOf(item)), k.wholeCharge(item, size)
+	if k.slim != nil && k.budget > 0 && k.used+charge > k.budget {
+		if err := k.lowerCap(whole); err != nil {
+			return err
+		}
+	}
 	if k.slim != nil && k.capBytes > 0 && charge > k.capBytes {
-		k.arena = k.arena[:off]
+		k.forget(off, size)
 		if off, size, charge, err = k.slimmed(item, k.capBytes); err != nil {
 			return err
 		}
@@ -151,10 +167,50 @@ func (k *Keeper[T]) keep(item *T, id string) error {
 		k.cutoff, k.hasCutoff = key, true
 		return nil
 	}
-	k.kept.push(keptEntry{key: key, off: off, size: size, charge: charge})
-	k.used += charge
-	k.fit()
-	return nil
+	return k.push(keptEntry{key: key, off: off, size: size, charge: charge, whole: whole})
+}
+
+// keepSlimmed keeps an item that needs room: the cap is lowered with it
+// counted, and the item is slimmed from its decoded form as it comes,
+// without encoding it whole first (a 1 MB item slimmed to 256 KiB is
+// encoded once, at 256 KiB).
+func (k *Keeper[T]) keepSlimmed(item *T, key itemKey, whole int) error {
+	if k.used+whole > k.budget {
+		if err := k.lowerCap(whole); err != nil {
+			return err
+		}
+	}
+	e := keptEntry{key: key, whole: whole}
+	var err error
+	if k.capBytes > 0 && whole > k.capBytes {
+		e.off, e.size, e.charge, err = k.slimmed(item, k.capBytes)
+		e.bare = e.charge > k.capBytes
+	} else {
+		e.off, e.size, err = k.encode(item)
+		e.charge = max(e.size, whole)
+	}
+	if err != nil {
+		return err
+	}
+	return k.push(e)
+}
+
+// push keeps e and drops what then no longer fits.
+func (k *Keeper[T]) push(e keptEntry) error {
+	k.kept.push(e)
+	k.used += e.charge
+	return k.fit()
+}
+
+// wholeCharge is what the cap counts for an item unslimmed: the caller's
+// charge when there is one (for the API types, their decoded size, the
+// larger), known without encoding the item; else its encoding's size. It
+// depends on the item alone, so that the cap does.
+func (k *Keeper[T]) wholeCharge(item *T, size int) int {
+	if k.charge != nil {
+		return max(MinItemCharge, k.charge(item))
+	}
+	return max(MinItemCharge, size)
 }
 
 // duplicate settles an item whose id was met before. Which of the two is
@@ -175,15 +231,18 @@ func (k *Keeper[T]) duplicate(item *T, id string) error {
 	if err != nil {
 		return err
 	}
-	if charge := max(size, MinItemCharge, k.chargeOf(item)); k.slim != nil && k.capBytes > 0 && charge > k.capBytes {
+	whole := max(size, MinItemCharge, k.chargeOf(item))
+	slimmedCharge, capped := whole, k.wholeCharge(item, size)
+	if k.slim != nil && k.capBytes > 0 && whole > k.capBytes {
 		// Compared as kept: slimmed to the same cap.
 		k.arena = k.arena[:off]
-		if off, size, _, err = k.slimmed(item, k.capBytes); err != nil {
+		if off, size, slimmedCharge, err = k.slimmed(item, k.capBytes); err != nil {
 			return err
 		}
 	}
 	e := &k.kept.entries[i]
-	charge := max(size, MinItemCharge, k.chargeOf(item), e.charge)
+	e.whole = max(e.whole, capped)
+	charge := max(slimmedCharge, e.charge)
 	if bytes.Compare(k.arena[off:off+size], k.arena[e.off:e.off+e.size]) < 0 {
 		if err := k.replaced(*e, item); err != nil {
 			return err
@@ -194,8 +253,15 @@ func (k *Keeper[T]) duplicate(item *T, id string) error {
 	}
 	k.used += charge - e.charge
 	e.charge = charge
-	k.fit()
-	return nil
+	return k.fit()
+}
+
+// forget drops the encoding at off, last in the arena or (when kept items
+// were slimmed again after it) a hole there until compactArena.
+func (k *Keeper[T]) forget(off, size int) {
+	if len(k.arena) == off+size {
+		k.arena = k.arena[:off]
+	}
 }
 
 // encode appends item's encoding to the arena and says where it is.
@@ -219,9 +285,11 @@ func (k *Keeper[T]) encode(item *T) (off, size int, err error) {
 // the last key popped, which did not fit with them: the new cutoff. Without
 // the cutoff, an item after a dropped one could later slip in ahead of it
 // and leave a gap in the prefix.
-func (k *Keeper[T]) fit() {
+func (k *Keeper[T]) fit() error {
 	for k.budget > 0 && k.used > k.budget {
-		if k.slimBig() {
+		if lowered, err := k.slimBig(); err != nil {
+			return err
+		} else if lowered {
 			continue
 		}
 		dropped := k.kept.pop()
@@ -229,6 +297,7 @@ func (k *Keeper[T]) fit() {
 		k.cutoff, k.hasCutoff = dropped.key, true
 	}
 	k.compactArena()
+	return nil
 }
 
 // contentHash orders items without an id by their encoding. FNV-1a is
@@ -262,6 +331,13 @@ func (k *Keeper[T]) compactArena() {
 // Items decodes the kept items, in key order. The Keeper is spent after it.
 // The result is never nil, so that an empty result reads as an empty list.
 func (k *Keeper[T]) Items() ([]T, error) {
+	if k.capBytes > 0 {
+		// The cap the items set, whatever their order: while they came, it
+		// was lowered only as far as room was needed.
+		if err := k.lowerCap(0); err != nil {
+			return nil, err
+		}
+	}
 	entries := k.kept.sorted()
 	out := make([]T, len(entries))
 	// One decoder for all, reading the encodings in key order as a stream of
@@ -340,6 +416,9 @@ type keptEntry struct {
 	off, size int
 	// charge is what the entry counts against the budget (see MinItemCharge).
 	charge int
+	// whole is its charge before any slimming (of an id that repeats, the
+	// largest), which sets the cap.
+	whole int
 	// bare: slimming could take no more of it.
 	bare bool
 }
@@ -498,49 +577,109 @@ func (k *Keeper[T]) LeaveOut(position int, err error) {
 
 // slimmed encodes item slimmed to target, and what it is charged.
 func (k *Keeper[T]) slimmed(item *T, target int) (off, size, charge int, err error) {
-	small, err := k.slim(item, target)
+	small, err := k.slim(item, target-1) // the encoding's newline counts too
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("slim item: %w", err)
 	}
 	if off, size, err = k.encode(&small); err != nil {
 		return 0, 0, 0, err
 	}
+	if err := k.work.Charge(ItemByteWork * size); err != nil {
+		return 0, 0, 0, err
+	}
 	return off, size, max(size, MinItemCharge, k.chargeOf(&small)), nil
 }
 
-// slimBig lowers the cap to the level at which the kept items would fit
-// (to half at least, so that the rounds, each of which slims every kept item
-// above the cap, are few), and slims every kept item above it. It reports false when the cap can go no lower: then whole
-// items must go.
-func (k *Keeper[T]) slimBig() bool {
+// capLadder is the cap for a water level: the largest minSlimCap × 2^i at
+// or under it. Because the steps are fixed and the water level of the items
+// seen only falls as more come, the last cap is that of all the items,
+// whatever their order, and every kept item is slimmed to it: the same
+// items in another order keep the same. Each step down slims every kept
+// item again (from its encoding), so the steps are few: a factor of 2 costs
+// at most half the room an item could have had, and a list at most
+// log2(its largest item / minSlimCap) rounds of decoding its kept items.
+func capLadder(level int) int {
+	step := minSlimCap
+	for step*2 <= level {
+		step *= 2
+	}
+	return step
+}
+
+// slimBig lowers the cap one step below the kept items' charges' water
+// level and slims every kept item above it (see lowerCap). It reports false
+// when the cap can go no lower: then whole items must go.
+func (k *Keeper[T]) slimBig() (bool, error) {
 	if k.slim == nil {
-		return false
+		return false, nil
 	}
-	charges := make([]int, len(k.kept.entries))
-	for i, e := range k.kept.entries {
-		charges[i] = e.charge
+	before := k.capBytes
+	if err := k.lowerCap(0); err != nil {
+		return false, err
 	}
-	level := waterLevel(charges, k.budget)
-	if k.capBytes > 0 {
-		level = min(level, k.capBytes/2)
+	if k.capBytes == before { // items slimmed bare still do not fit
+		if k.capBytes <= minSlimCap {
+			return false, nil
+		}
+		k.capBytes = capLadder(k.capBytes - 1)
+		return true, k.reslimAbove()
 	}
-	level = max(level, minSlimCap)
-	if k.capBytes > 0 && level >= k.capBytes {
-		return false
+	return true, nil
+}
+
+// lowerCap sets the cap to the step of the water level of the kept items'
+// whole charges and incoming's (the charge of an item about to be kept; 0
+// for none), never raising it, and slims every kept item above it.
+func (k *Keeper[T]) lowerCap(incoming int) error {
+	if k.capBytes == minSlimCap || (k.capBytes > 0 && k.cappedSum(incoming) <= k.budget) {
+		return nil // as low as it goes, or low enough
 	}
-	k.capBytes = level
+	wholes := make([]int, 0, len(k.kept.entries)+1)
+	for _, e := range k.kept.entries {
+		wholes = append(wholes, e.whole)
+	}
+	if incoming > 0 {
+		wholes = append(wholes, incoming)
+	}
+	level := waterLevel(wholes, k.budget)
+	if level == math.MaxInt {
+		return nil // they fit whole
+	}
+	c := capLadder(max(level, minSlimCap))
+	if k.capBytes > 0 && c >= k.capBytes {
+		return nil
+	}
+	k.capBytes = c
+	return k.reslimAbove()
+}
+
+// cappedSum is what the kept items and incoming would be charged, each
+// slimmed to the cap exactly.
+func (k *Keeper[T]) cappedSum(incoming int) int {
+	sum := min(incoming, k.capBytes)
+	for _, e := range k.kept.entries {
+		sum += min(e.whole, k.capBytes)
+	}
+	return sum
+}
+
+// reslimAbove slims every kept item charged above the cap to it.
+func (k *Keeper[T]) reslimAbove() error {
 	for i := range k.kept.entries {
-		if e := &k.kept.entries[i]; e.charge > level && !e.bare {
+		if e := &k.kept.entries[i]; e.charge > k.capBytes && !e.bare {
 			if err := k.reslim(e); err != nil {
-				e.bare = true // left as it is; whole items go if need be
+				return err
 			}
 		}
 	}
-	return true
+	return nil
 }
 
-// reslim slims a kept entry to the cap.
+// reslim slims a kept entry to the cap, from its encoding.
 func (k *Keeper[T]) reslim(e *keptEntry) error {
+	if err := k.work.Charge(ItemByteWork * e.size); err != nil {
+		return err
+	}
 	var item T
 	if err := json.Unmarshal(k.arena[e.off:e.off+e.size], &item); err != nil {
 		return fmt.Errorf("decode kept item: %w", err)
@@ -548,6 +687,11 @@ func (k *Keeper[T]) reslim(e *keptEntry) error {
 	off, size, charge, err := k.slimmed(&item, k.capBytes)
 	if err != nil {
 		return err
+	}
+	if charge >= e.charge { // its identity alone is no smaller
+		k.forget(off, size)
+		e.bare = true
+		return nil
 	}
 	k.used += charge - e.charge
 	e.off, e.size, e.charge, e.bare = off, size, charge, charge > k.capBytes

@@ -2,7 +2,9 @@ package lenient
 
 import (
 	"fmt"
+	"math"
 	"testing"
+	"time"
 
 	"k8s.io/utils/ptr"
 
@@ -45,11 +47,12 @@ func BenchmarkKeeperPipes(b *testing.B) {
 		pipes := list.pipes
 		for _, mode := range []string{"prefix", "slim"} {
 			b.Run(mode+"/"+list.name, func(b *testing.B) {
-				kept := 0
+				kept, fastest := 0, time.Duration(math.MaxInt64)
 				for b.Loop() {
+					start := time.Now()
 					k := NewKeeper(pipeID, 800<<10, bound.GoSize[swv1.Pipe], nil)
 					if mode == "slim" {
-						k.WithSlim(func(p *swv1.Pipe, target int) (swv1.Pipe, error) { return slim.Item(p, target, slim.Pipes) })
+						k.WithSlim(slim.New[swv1.Pipe](slim.Pipes).Item, nil)
 					}
 					for i := range pipes {
 						if err := k.Add(&pipes[i], Report{}); err != nil {
@@ -61,8 +64,12 @@ func BenchmarkKeeperPipes(b *testing.B) {
 						b.Fatal(err)
 					}
 					kept = len(items)
+					fastest = min(fastest, time.Since(start))
 				}
 				b.ReportMetric(float64(kept), "kept")
+				// The fastest run is the one the machine's other load
+				// disturbed least.
+				b.ReportMetric(float64(fastest.Nanoseconds()), "min-ns/op")
 			})
 		}
 	}

@@ -7,13 +7,15 @@ import "reflect"
 // and only the structs and pointers on the way to a cut list are copied.
 type cutter struct {
 	k int
+	// left counts, per list, what the cut leaves out (meter.left).
+	left []int64
 	// values counts the values copied or looked at, the work done.
 	values int
 }
 
 // value returns v cut, and whether that changed it.
 func (c *cutter) value(n *node, v reflect.Value) (reflect.Value, bool) {
-	if !n.hasList {
+	if !n.hasList || !c.cuts(n.lists[0], n.lists[1]) {
 		return v, false
 	}
 	c.values++
@@ -67,7 +69,7 @@ func (c *cutter) list(n *node, v reflect.Value) (reflect.Value, bool) {
 	}
 	kept := min(v.Len(), c.k)
 	var out reflect.Value
-	for i := range kept {
+	for i := range kept * btoi(c.cuts(n.elem.lists[0], n.elem.lists[1])) {
 		entry, changed := c.value(n.elem, v.Index(i))
 		if !changed {
 			continue
@@ -87,4 +89,21 @@ func (c *cutter) list(n *node, v reflect.Value) (reflect.Value, bool) {
 		return reflect.Zero(n.typ), true // absent, as an empty list is
 	}
 	return v.Slice3(0, kept, kept), true
+}
+
+// cuts reports whether the cut leaves out anything of the lists from to to.
+func (c *cutter) cuts(from, to int) bool {
+	for _, n := range c.left[from:to] {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

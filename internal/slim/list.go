@@ -37,7 +37,7 @@ func (s *Slimmer[T]) List(items []T, budget int) []T {
 			if charges[i] <= limit {
 				continue
 			}
-			small, charge, err := s.slim(&out[i], limit)
+			small, charge, err := s.Slim(&out[i], limit)
 			if err != nil {
 				return out
 			}

@@ -26,6 +26,9 @@ type meter struct {
 	left []int64
 	// values counts the values visited, the work done.
 	values int
+	// longest is the longest list the walk met: when it is at most k,
+	// the cut cuts nothing.
+	longest int
 	// written is how many members the struct sized last writes: once the
 	// item is sized, the item's own.
 	written int
@@ -71,14 +74,14 @@ func (m *meter) object(n *node, v reflect.Value) bool {
 		f := &n.fields[i]
 		fv := v.FieldByIndex(f.index)
 		if f.node.kind == kindSlice && m.k == 0 && fv.Len() > 0 {
+			m.longest = max(m.longest, fv.Len())
 			// Cut to nothing, a list is absent (cutter.list): null, or not
 			// written at all.
 			m.left[f.node.list] += int64(fv.Len())
 			fv = reflect.Zero(fv.Type())
 		}
 		if !f.emitted(fv) {
-			m.heap += bound.HeapSize(fv) // bound.GoSize counts what is not written too
-			continue
+			continue // empty or zero: nothing on the heap either
 		}
 		if written > 0 {
 			m.json++ // the comma
@@ -100,6 +103,7 @@ func (m *meter) list(n *node, v reflect.Value) bool {
 		return true
 	}
 	kept := min(v.Len(), m.k)
+	m.longest = max(m.longest, v.Len())
 	m.left[n.list] += int64(v.Len() - kept)
 	m.json += len("[]") + max(0, kept-1)
 	m.heap += kept * int(n.elem.typ.Size())

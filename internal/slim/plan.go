@@ -22,6 +22,9 @@ type node struct {
 	list int
 	// hasList: a list is at or below this node, so a cut may change it.
 	hasList bool
+	// lists are the indexes of the lists at or below this node: a cut that
+	// left nothing out of them leaves it as it is.
+	lists [2]int
 }
 
 type nodeKind uint8
@@ -72,6 +75,8 @@ type planner struct {
 // plan is the plan of t, whose JSON path is path.
 func (p *planner) plan(t reflect.Type, path string) *node {
 	n := &node{typ: t, list: -1}
+	n.lists[0] = len(p.paths)
+	defer func() { n.lists[1] = len(p.paths) }()
 	switch {
 	case t == timeType || t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) || slices.Contains(p.stack, t):
 		n.kind = kindOther
@@ -91,8 +96,9 @@ func (p *planner) plan(t reflect.Type, path string) *node {
 			n.kind = kindOther
 			break
 		}
-		n.kind, n.elem, n.list, n.hasList = kindSlice, p.plan(t.Elem(), path+"[]"), len(p.paths), true
+		n.kind, n.list, n.hasList = kindSlice, len(p.paths), true
 		p.paths = append(p.paths, path)
+		n.elem = p.plan(t.Elem(), path+"[]")
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
 			n.kind = kindOther

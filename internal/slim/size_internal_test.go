@@ -73,6 +73,7 @@ func TestSizeIsTheChargeOfTheCut(t *testing.T) {
 
 func checkSizes[T any](t *testing.T, s *Slimmer[T], list []T) {
 	t.Helper()
+	s.plan()
 	if len(list) == 0 {
 		t.Fatal("no items")
 	}

@@ -23,10 +23,10 @@ const wholeMember = 1
 // ValueWork is the work (in the decode work's units, about 10 ns each)
 // charged per value slimming sizes or copies: a struct, a member, a list
 // entry, a string. Measured with BenchmarkSlimWork.
-const ValueWork = 4
+const ValueWork = 12
 
 // ItemWork is the fixed work charged per item slimming looks at.
-const ItemWork = 50
+const ItemWork = 300
 
 // ErrNoOmittedRecord is the error of slimming a type without an omitted
 // record of the form map[string]int32: what was cut could not be told.
@@ -54,20 +54,31 @@ var (
 // function, when one is set: the answer's decode work budget, in a list
 // call.
 type Slimmer[T any] struct {
-	root     *node // T, without its omitted record
+	shape    Shape
+	planned  bool   // the plan below is built (on first use)
+	root     *node  // T, without its omitted record
 	paths    []string
 	omitted  *field // nil: T cannot be slimmed
 	identity []field
 	work     func(units int) error
 }
 
-// New returns a Slimmer of items of type T (a struct) with shape.
-func New[T any](shape Shape) *Slimmer[T] {
+// New returns a Slimmer of items of type T (a struct) with shape. Its plan
+// is built when it first slims, so that a list none of whose items needs it
+// costs nothing.
+func New[T any](shape Shape) *Slimmer[T] { return &Slimmer[T]{shape: shape} }
+
+// plan builds the plan of T once.
+func (s *Slimmer[T]) plan() {
+	if s.planned {
+		return
+	}
+	s.planned = true
 	p := &planner{}
 	root := p.plan(reflect.TypeFor[T](), "")
-	s := &Slimmer[T]{root: root, paths: p.paths}
+	s.root, s.paths = root, p.paths
 	if root.kind != kindStruct {
-		return s
+		return
 	}
 	kept := root.fields[:0:0]
 	for i := range root.fields {
@@ -76,13 +87,12 @@ func New[T any](shape Shape) *Slimmer[T] {
 		case f.name == OmittedField && f.node.typ == reflect.TypeFor[map[string]int32]():
 			s.omitted = &f
 			continue
-		case slices.Contains(shape.Identity, f.name):
+		case slices.Contains(s.shape.Identity, f.name):
 			s.identity = append(s.identity, f)
 		}
 		kept = append(kept, f)
 	}
 	root.fields = kept
-	return s
 }
 
 // WithWork charges the work of slimming to charge, which fails once a
@@ -97,6 +107,8 @@ type size struct {
 	k      int
 	charge int // bound.Charge of the cut item, omitted record included
 	left   []int64
+	// longest is the longest list the sizing met (see meter.longest).
+	longest int
 }
 
 // Item returns item cut so that bound.Charge of it is at most target: as is
@@ -106,12 +118,13 @@ type size struct {
 // record counts what was left out, added to what item's own record counted.
 // item is not changed, and the result shares what was not cut with it.
 func (s *Slimmer[T]) Item(item *T, target int) (T, error) {
-	out, _, err := s.slim(item, target)
+	out, _, err := s.Slim(item, target)
 	return out, err
 }
 
-// slim is Item, and bound.Charge of what it returns.
-func (s *Slimmer[T]) slim(item *T, target int) (T, int, error) {
+// Slim is Item, and bound.Charge of what it returns, as it sized it.
+func (s *Slimmer[T]) Slim(item *T, target int) (T, int, error) {
+	s.plan()
 	if s.omitted == nil {
 		return *item, 0, ErrNoOmittedRecord
 	}
@@ -120,20 +133,23 @@ func (s *Slimmer[T]) slim(item *T, target int) (T, int, error) {
 	}
 	v := reflect.ValueOf(item).Elem()
 	prev, _ := v.FieldByIndex(s.omitted.index).Interface().(map[string]int32)
-	whole, err := s.measure(v, math.MaxInt, target, prev)
-	if err != nil || whole.charge <= target {
-		return *item, whole.charge, err
-	}
+	// Callers slim what they found too big: the whole item is not sized
+	// first, the search finds it fits when a cut cuts nothing.
 	none, err := s.measure(v, 0, target, prev)
-	if err != nil {
-		return *item, whole.charge, err
-	}
-	if none.charge > target {
-		return s.bare(v, prev)
+	switch {
+	case err != nil:
+		return *item, 0, err
+	case none.charge > target:
+		return s.bareOrWhole(v, item, prev)
+	case none.longest == 0:
+		return *item, none.charge, nil // no list: it fits as it is
 	}
 	best, err := s.largestFit(v, none, target, prev)
-	if err != nil {
-		return *item, whole.charge, err
+	switch {
+	case err != nil:
+		return *item, 0, err
+	case best.longest <= best.k:
+		return *item, best.charge, nil // nothing cut: it fits as it is
 	}
 	out, err := s.build(v, best, prev)
 	return out, best.charge, err
@@ -154,7 +170,11 @@ func (s *Slimmer[T]) measure(v reflect.Value, k, limit int, prev map[string]int3
 	if err := s.charge(ValueWork * m.values); err != nil {
 		return size{}, err
 	}
-	return size{k: k, charge: max(m.json, m.heap), left: m.left}, nil
+	charge := max(m.json, m.heap)
+	if m.over() {
+		charge = math.MaxInt // stopped early: only known to be over the limit
+	}
+	return size{k: k, charge: charge, left: m.left, longest: m.longest}, nil
 }
 
 // omittedSize is the JSON (member name included) and heap size of the
@@ -188,39 +208,53 @@ func (s *Slimmer[T]) omittedSize(left []int64, prev map[string]int32) (jsonBytes
 }
 
 // largestFit is the sizing of the largest k whose charge fits target (the
-// charge grows with k; none, k = 0, fits; the whole item does not). The
-// first guesses assume the charge grows evenly with k, so most items take
-// three sizings, each of what fits of the item, not of all of it.
+// charge grows with k; none, k = 0, fits). Each sizing walks what the cut
+// keeps, and stops at twice the target, so that one that does not fit by
+// less than that still says by how much: the next k is then the secant's
+// between the largest that fits and the smallest that does not, which finds
+// k in three or four sizings when the charge grows about evenly with k, and
+// halving the interval when a guess made no progress bounds the rest.
 func (s *Slimmer[T]) largestFit(v reflect.Value, none size, target int, prev map[string]int32) (size, error) {
-	best, hi := none, math.MaxInt // best fits, hi does not
-	for round := 0; hi-best.k > 1; round++ {
-		probe := best.k + 1
-		if best.k > 0 {
-			perEntry := max(1, (best.charge-none.charge)/best.k)
-			probe = best.k + max(1, (target-best.charge)/perEntry)
-		}
-		if hi < math.MaxInt {
-			if round%2 == 1 { // an even guess that keeps missing: bisect
-				probe = best.k + (hi-best.k)/2
-			}
-			probe = min(max(probe, best.k+1), hi-1)
-		}
-		got, err := s.measure(v, probe, target, prev)
+	limit := target + min(target, math.MaxInt-target)
+	best, over := none, size{k: math.MaxInt, charge: math.MaxInt} // best fits, over does not
+	stalled := false
+	for over.k-best.k > 1 && best.longest > best.k {
+		probe := s.nextProbe(best, over, none, target, stalled)
+		got, err := s.measure(v, probe, limit, prev)
 		if err != nil {
 			return none, err
 		}
+		narrowed := got.charge <= target && probe-best.k > (over.k-best.k)/4 || got.charge > target && over.k-probe > (over.k-best.k)/4
+		stalled = over.k < math.MaxInt && !narrowed
 		if got.charge <= target {
 			best = got
 		} else {
-			hi = probe
+			over = got
 		}
 	}
 	return best, nil
 }
 
+// nextProbe is the k to size next, between best (fits) and over (does
+// not): where the line through them (or, with nothing over yet, through
+// none and best) reaches target, or the middle when the last guess stalled.
+func (s *Slimmer[T]) nextProbe(best, over, none size, target int, stalled bool) int {
+	switch {
+	case over.k == math.MaxInt && best.k == 0:
+		return 1
+	case over.k == math.MaxInt:
+		perEntry := max(1, (best.charge-none.charge)/best.k)
+		return best.k + max(1, (target-best.charge)/perEntry)
+	case stalled || over.charge == math.MaxInt || over.charge <= best.charge:
+		return best.k + (over.k-best.k)/2
+	}
+	step := int(int64(target-best.charge) * int64(over.k-best.k) / int64(over.charge-best.charge))
+	return min(max(best.k+step, best.k+1), over.k-1)
+}
+
 // build is v cut to best.k entries per list, with its omitted record.
 func (s *Slimmer[T]) build(v reflect.Value, best size, prev map[string]int32) (T, error) {
-	c := &cutter{k: best.k}
+	c := &cutter{k: best.k, left: best.left}
 	cut, _ := c.value(s.root, v)
 	out := reflect.New(s.root.typ).Elem()
 	out.Set(cut)
@@ -241,21 +275,31 @@ func (s *Slimmer[T]) build(v reflect.Value, best size, prev map[string]int32) (T
 }
 
 // bare is v's identity members alone, every other member it writes counted
-// as left out whole.
+// as left out whole. What an earlier cut counted inside those members is
+// dropped from the record, so that a slimmed item cut to its identity
+// records what the original cut to it does.
 func (s *Slimmer[T]) bare(v reflect.Value, prev map[string]int32) (T, int, error) {
 	out := reflect.New(s.root.typ).Elem()
 	for _, f := range s.identity {
 		out.FieldByIndex(f.index).Set(v.FieldByIndex(f.index))
 	}
-	record := maps.Clone(prev)
+	var record map[string]int32
+	add := func(path string, n int32) {
+		if record == nil {
+			record = map[string]int32{}
+		}
+		record[path] += n
+	}
 	for i := range s.root.fields {
 		f := &s.root.fields[i]
 		identity := slices.ContainsFunc(s.identity, func(g field) bool { return g.name == f.name })
 		if !identity && f.emitted(v.FieldByIndex(f.index)) {
-			if record == nil {
-				record = map[string]int32{}
-			}
-			record[f.name] += wholeMember
+			add(f.name, wholeMember)
+		}
+	}
+	for path, n := range prev {
+		if _, whole := record[topMember(path)]; !whole {
+			add(path, n)
 		}
 	}
 	out.FieldByIndex(s.omitted.index).Set(reflect.ValueOf(record))
@@ -265,6 +309,28 @@ func (s *Slimmer[T]) bare(v reflect.Value, prev map[string]int32) (T, int, error
 	}
 	sized, err := s.measure(out, math.MaxInt, math.MaxInt, record)
 	return result, sized.charge, err
+}
+
+// bareOrWhole is the item's identity alone, or the item as it is when its
+// identity and the record of what it leaves out are no smaller.
+func (s *Slimmer[T]) bareOrWhole(v reflect.Value, item *T, prev map[string]int32) (T, int, error) {
+	bare, charge, err := s.bare(v, prev)
+	if err != nil {
+		return *item, 0, err
+	}
+	whole, err := s.measure(v, math.MaxInt, math.MaxInt, prev)
+	if err != nil || whole.charge <= charge {
+		return *item, whole.charge, err
+	}
+	return bare, charge, nil
+}
+
+// topMember is the item's member a JSON path starts with.
+func topMember(path string) string {
+	if i := strings.IndexAny(path, ".["); i >= 0 {
+		return path[:i]
+	}
+	return path
 }
 
 func (s *Slimmer[T]) charge(units int) error {

@@ -100,3 +100,19 @@ func TestDescribe(t *testing.T) {
 		t.Error("nothing left out must say nothing")
 	}
 }
+
+// An item slimmed, then cut to its identity, records what the original cut
+// to its identity does: the keeper may slim an item to a cap and the
+// status' final check cut it to its identity later.
+func TestBareOfASlimmedItemIsTheBareOfTheItem(t *testing.T) {
+	p := cdcPipe("p-3", 200, 30)
+	once, err := slim.Item(&p, 3<<10, slim.Pipes)
+	if err != nil || once.Omitted["source.postgres.tableMappings"] == 0 {
+		t.Fatalf("first cut: %v, omitted %v", err, once.Omitted)
+	}
+	twice, _ := slim.Item(&once, 200, slim.Pipes)
+	direct, _ := slim.Item(&p, 200, slim.Pipes)
+	if fmt.Sprint(twice.Omitted) != fmt.Sprint(direct.Omitted) || fmt.Sprint(direct.Omitted) != "map[otherFields:1 source:1]" {
+		t.Errorf("cut to the identity in two steps %v, in one %v", twice.Omitted, direct.Omitted)
+	}
+}
