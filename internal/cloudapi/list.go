@@ -72,9 +72,6 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, rea
 		strict: lenient.NewStrictFor(in.scrub, in.work), keep: lenient.NewKeeper(idOf, opts.KeepBytes, opts.Charge, opts.Each).
 			WithReplace(opts.Replace).WithSlim(slim.New[T](shape).WithWork(in.work.Charge).Item, in.work)}
 	err := lenient.ReadObject(dec, env.member)
-	if in.opts.Work != nil {
-		in.opts.Work(in.work.Used())
-	}
 	if err == nil {
 		err = expectEnd(dec)
 	}
@@ -90,7 +87,10 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, rea
 	}
 	list := List[T]{RequestID: cleanRequestID(in.scrub, env.requestID), Total: env.keep.Total(), Incomplete: incomplete, IncompleteItems: incompleteItems}
 	if err == nil {
-		list.Items, err = env.keep.Items()
+		list.Items, err = env.keep.Items() // may slim once more: work too
+	}
+	if in.opts.Work != nil {
+		in.opts.Work(in.work.Used())
 	}
 	if err != nil {
 		return List[T]{RequestID: env.requestID}, fmt.Errorf("decode management response: %w", err)

@@ -13,6 +13,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/lenient"
 )
 
 func listPipesWith(t *testing.T, body string, opts pipeOptions) (cloudapi.List[swv1.Pipe], error) {
@@ -366,5 +367,31 @@ func TestListReplaceFollowsTheKeptDuplicate(t *testing.T) {
 		if kept := *got.Items[0].State; kept != "Running" || states["Running"] != 1 || states["Stopped"] != 0 || states["Paused"] != 1 {
 			t.Errorf("kept %s, counted %v, want Running counted once", kept, states)
 		}
+	}
+}
+
+// Slimming is decode work like any other: the answer's work budget and the
+// namespace's share (told through Work) count it, so that big items cannot
+// buy a tenant CPU that the budget does not see.
+func TestSlimmingIsChargedToTheAnswersWork(t *testing.T) {
+	body := bigPipeList(4000)
+	work := func(keepBytes int) (int64, cloudapi.List[swv1.Pipe]) {
+		var used int64
+		list, err := listPipesWith(t, body, pipeOptions{KeepBytes: keepBytes, Work: func(n int64) { used = n }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return used, list
+	}
+	whole, _ := work(0)
+	slimmed, list := work(200 << 10)
+	kept, err := json.Marshal(list.Items[20])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At the least, the slimmed pipe is sized and encoded once more.
+	if want := int64(lenient.ItemByteWork * len(kept)); slimmed-whole < want {
+		t.Errorf("the answer cost %d units kept whole and %d with its big pipe slimmed to %d bytes, want %d more at least",
+			whole, slimmed, len(kept), want)
 	}
 }

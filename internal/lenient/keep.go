@@ -131,8 +131,10 @@ func (k *Keeper[T]) keep(item *T, id string) error {
 	if id != "" && k.hasCutoff && !key.less(k.cutoff) {
 		return nil
 	}
+	callers := -1 // the caller's charge, once computed
 	if id != "" && k.slim != nil && k.budget > 0 && k.charge != nil {
-		if whole := k.wholeCharge(item, 0); k.used+whole > k.budget || (k.capBytes > 0 && whole > k.capBytes) {
+		callers = k.charge(item)
+		if whole := k.wholeOf(callers, 0); k.used+whole > k.budget || (k.capBytes > 0 && whole > k.capBytes) {
 			return k.keepSlimmed(item, key, whole)
 		}
 	}
@@ -149,7 +151,10 @@ func (k *Keeper[T]) keep(item *T, id string) error {
 			return nil
 		}
 	}
-	charge, whole := max(size, MinItemCharge, k.chargeOf(item)), k.wholeCharge(item, size)
+	if callers < 0 {
+		callers = k.chargeOf(item)
+	}
+	charge, whole := max(size, MinItemCharge, callers), k.wholeOf(callers, size)
 	if k.slim != nil && k.budget > 0 && k.used+charge > k.budget {
 		if err := k.lowerCap(whole); err != nil {
 			return err
@@ -202,13 +207,13 @@ func (k *Keeper[T]) push(e keptEntry) error {
 	return k.fit()
 }
 
-// wholeCharge is what the cap counts for an item unslimmed: the caller's
-// charge when there is one (for the API types, their decoded size, the
-// larger), known without encoding the item; else its encoding's size. It
-// depends on the item alone, so that the cap does.
-func (k *Keeper[T]) wholeCharge(item *T, size int) int {
+// wholeOf is what the cap counts for an item unslimmed: the caller's
+// charge of it when there is one (for the API types, their decoded size,
+// the larger), known without encoding the item; else the size of its
+// encoding. It depends on the item alone, so that the cap does.
+func (k *Keeper[T]) wholeOf(callers, size int) int {
 	if k.charge != nil {
-		return max(MinItemCharge, k.charge(item))
+		return max(MinItemCharge, callers)
 	}
 	return max(MinItemCharge, size)
 }
@@ -231,8 +236,9 @@ func (k *Keeper[T]) duplicate(item *T, id string) error {
 	if err != nil {
 		return err
 	}
-	whole := max(size, MinItemCharge, k.chargeOf(item))
-	slimmedCharge, capped := whole, k.wholeCharge(item, size)
+	callers := k.chargeOf(item)
+	whole := max(size, MinItemCharge, callers)
+	slimmedCharge, capped := whole, k.wholeOf(callers, size)
 	if k.slim != nil && k.capBytes > 0 && whole > k.capBytes {
 		// Compared as kept: slimmed to the same cap.
 		k.arena = k.arena[:off]
