@@ -55,8 +55,8 @@ var (
 // call.
 type Slimmer[T any] struct {
 	shape    Shape
-	planned  bool   // the plan below is built (on first use)
-	root     *node  // T, without its omitted record
+	planned  bool  // the plan below is built (on first use)
+	root     *node // T, without its omitted record
 	paths    []string
 	omitted  *field // nil: T cannot be slimmed
 	identity []field
