@@ -272,26 +272,32 @@ func TestListPipesReadsEachValueOnItsOwn(t *testing.T) {
 			leftOut: "source.objectStorage.connectionString"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			body := `{"status":200,"result":[{"id":"a","name":"good"},` + withID(tt.pipe, "b") + `,{"id":"c","name":"good too"}]}`
-			got, err := listPipesFrom(t, body)
-			if err != nil {
-				t.Fatalf("the list failed: %v", err)
-			}
-			if len(got.Items) != 3 || *got.Items[0].Name != "good" || *got.Items[2].Name != "good too" {
-				t.Fatalf("the other items did not come through: %s", mustJSON(t, got.Items, ""))
-			}
-			want := tt.want
-			want.ID = ptr("b")
-			assertEqual(t, got.Items[1], want)
-			wantIncomplete, wantItems := 0, []string(nil)
-			if tt.leftOut != "" {
-				wantIncomplete, wantItems = 1, []string{"b (" + tt.leftOut + ")"}
-			}
-			if got.Incomplete != wantIncomplete || fmt.Sprint(got.IncompleteItems) != fmt.Sprint(wantItems) {
-				t.Errorf("Incomplete %d %q, want %d %q", got.Incomplete, got.IncompleteItems, wantIncomplete, wantItems)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { assertReadBetweenGoodPipes(t, tt.pipe, tt.want, tt.leftOut) })
+	}
+}
+
+// assertReadBetweenGoodPipes lists pipe (a JSON object) between two good
+// pipes and checks that it reads as want (its id aside), with leftOut the
+// path counted as left out ("" for none), and that the list and the other
+// pipes survive.
+func assertReadBetweenGoodPipes(t *testing.T, pipe string, want swv1.Pipe, leftOut string) {
+	t.Helper()
+	body := `{"status":200,"result":[{"id":"a","name":"good"},` + withID(pipe, "b") + `,{"id":"c","name":"good too"}]}`
+	got, err := listPipesFrom(t, body)
+	if err != nil {
+		t.Fatalf("the list failed: %v", err)
+	}
+	if len(got.Items) != 3 || *got.Items[0].Name != "good" || *got.Items[2].Name != "good too" {
+		t.Fatalf("the other items did not come through: %s", mustJSON(t, got.Items, ""))
+	}
+	want.ID = ptr("b")
+	assertEqual(t, got.Items[1], want)
+	wantIncomplete, wantItems := 0, []string(nil)
+	if leftOut != "" {
+		wantIncomplete, wantItems = 1, []string{"b (" + leftOut + ")"}
+	}
+	if got.Incomplete != wantIncomplete || fmt.Sprint(got.IncompleteItems) != fmt.Sprint(wantItems) {
+		t.Errorf("Incomplete %d %q, want %d %q", got.Incomplete, got.IncompleteItems, wantIncomplete, wantItems)
 	}
 }
 
