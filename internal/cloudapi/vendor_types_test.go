@@ -94,7 +94,7 @@ func TestListPipesTypesWhatTheVendorsClientsType(t *testing.T) {
 				`source.mysql.tableMappings[0].sourceSchemaName.name: "crm"`),
 			leftOut: "source.mysql.tableMappings[0].sourceSchemaName"},
 		{name: "mysql table mapping's partitionKey not a string",
-			pipe: `{"source":{"mysql":{"tableMappings":[{"partitionKey":[]}]}}}`,
+			pipe:    `{"source":{"mysql":{"tableMappings":[{"partitionKey":[]}]}}}`,
 			want:    mysql(&swv1.MySQLSource{TableMappings: []swv1.MySQLTableMapping{{}}}, `source.mysql.tableMappings[0].partitionKey: []`),
 			leftOut: "source.mysql.tableMappings[0].partitionKey"},
 
