@@ -222,9 +222,11 @@ func TestCDCPipesShowWhatTheVendorsClientsType(t *testing.T) {
 	f.watchOfToday("cdc")
 	f.waitFor("cdc", 20*time.Second, "Ready", isReady)
 	pipes := map[string]map[string]any{}
-	for _, p := range f.rawStatus("cdc")["pipes"].([]any) {
-		p := p.(map[string]any)
-		pipes[p["id"].(string)] = p
+	listed, _ := f.rawStatus("cdc")["pipes"].([]any)
+	for _, item := range listed {
+		p, _ := item.(map[string]any)
+		id, _ := dig(p, "id").(string)
+		pipes[id] = p
 	}
 	tests := []struct {
 		pipe, kind string
