@@ -271,12 +271,12 @@ type ObjectStorageSource struct {
 	// azureContainerName is the name of the container read.
 	// +optional
 	AzureContainerName *string `json:"azureContainerName,omitempty"`
-	// skipInitialLoad is true when a continuous pipe reads only objects
-	// added after it was created, not those already there.
+	// skipInitialLoad is true when the pipe skips the initial load and reads
+	// only the objects its notification queue announces.
 	// +optional
 	SkipInitialLoad *bool `json:"skipInitialLoad,omitempty"`
-	// startAfter is the object key a continuous pipe starts reading after,
-	// as the cloud sent it.
+	// startAfter is an object key: the initial load skips every object up to
+	// and including it.
 	// +optional
 	StartAfter *string `json:"startAfter,omitempty"`
 }
