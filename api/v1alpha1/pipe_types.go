@@ -281,6 +281,14 @@ type ObjectStorageSource struct {
 	// azureContainerName is the name of the container read.
 	// +optional
 	AzureContainerName *string `json:"azureContainerName,omitempty"`
+	// skipInitialLoad is true when the pipe skips the initial load and reads
+	// only the objects its notification queue announces.
+	// +optional
+	SkipInitialLoad *bool `json:"skipInitialLoad,omitempty"`
+	// startAfter is an object key: the initial load skips every object up to
+	// and including it.
+	// +optional
+	StartAfter *string `json:"startAfter,omitempty"`
 }
 
 // KinesisSource is a stream-service source.
@@ -324,6 +332,10 @@ type PostgresSource struct {
 	// database is the name of the database read.
 	// +optional
 	Database *string `json:"database,omitempty"`
+	// iamRole is the cloud role the pipe assumes to reach the database (with
+	// authentication IAM_ROLE).
+	// +optional
+	IAMRole *string `json:"iamRole,omitempty"`
 	// settings tune the replication.
 	// +optional
 	Settings *PostgresSettings `json:"settings,omitempty"`
@@ -368,6 +380,11 @@ type PostgresSettings struct {
 	// enableFailoverSlots is true when failover replication slots are used.
 	// +optional
 	EnableFailoverSlots *bool `json:"enableFailoverSlots,omitempty"`
+	// deleteOnMerge is true when a row deleted in the source is deleted from
+	// a ReplacingMergeTree destination when parts merge, rather than kept
+	// marked as deleted.
+	// +optional
+	DeleteOnMerge *bool `json:"deleteOnMerge,omitempty"`
 }
 
 // PostgresTableMapping maps one source table to a destination table.
@@ -392,6 +409,18 @@ type PostgresTableMapping struct {
 	// +optional
 	// +listType=atomic
 	SortingKeys []string `json:"sortingKeys,omitzero"`
+	// tableEngine is the engine of the destination table (for example
+	// MergeTree or ReplacingMergeTree).
+	// +optional
+	TableEngine *string `json:"tableEngine,omitempty"`
+	// partitionKey is the source column the initial load splits the table
+	// by, to load its parts in parallel.
+	// +optional
+	PartitionKey *string `json:"partitionKey,omitempty"`
+	// partitionByExpr is the PARTITION BY expression of the destination
+	// table.
+	// +optional
+	PartitionByExpr *string `json:"partitionByExpr,omitempty"`
 }
 
 // PipeDestination is the table a pipe writes to.
@@ -595,10 +624,19 @@ type BigQuerySource struct {
 
 // MongoDBSource is a document-database source. The cloud sends a connection
 // URI, which may carry a user, a password and credential query parameters:
-// the URI itself is never shown, only the host and database read from it.
+// it is shown without them, and its host and database are also shown on
+// their own.
 type MongoDBSource struct {
 	SourceCommon `json:",inline"`
 	SourceTLS    `json:",inline"`
+	// uri is the connection URI, scrubbed as every URL in status is: its
+	// user info (user and password) and its query (whose options may carry
+	// credentials, such as authMechanismProperties) are removed, so
+	// mongodb://u:p@h1,h2/db?replicaSet=rs0 reads mongodb://h1,h2/db. A
+	// value that is not a string is left out, and kept in otherFields as
+	// "<redacted>".
+	// +optional
+	URI *string `json:"uri,omitempty"`
 	// host is the host list of the connection URI (for example
 	// cluster0.example.net, or h1:27017,h2:27017), without user, password or
 	// query.
@@ -621,7 +659,10 @@ type MongoDBSource struct {
 }
 
 // DatabaseSourceSettings tune how a MySQL, warehouse or document-database
-// source is replicated.
+// source is replicated. Each kind sends some of them: replicationMechanism
+// and useCompression are MySQL's, useJsonNativeFormat the document
+// database's, allowNullableColumns MySQL's and the warehouse's, and
+// deleteOnMerge MySQL's and the document database's.
 type DatabaseSourceSettings struct {
 	// replicationMode is how tables are replicated (for example cdc,
 	// snapshot or cdc_only).
@@ -644,14 +685,43 @@ type DatabaseSourceSettings struct {
 	// parallel.
 	// +optional
 	SnapshotNumberOfParallelTables *int64 `json:"snapshotNumberOfParallelTables,omitempty"`
+	// replicationMechanism is how changes are read from the binary log (for
+	// example GTID or FILEPOS).
+	// +optional
+	ReplicationMechanism *string `json:"replicationMechanism,omitempty"`
+	// useCompression is true when the replication connection is compressed.
+	// +optional
+	UseCompression *bool `json:"useCompression,omitempty"`
+	// allowNullableColumns is true when nullable columns are replicated as
+	// Nullable.
+	// +optional
+	AllowNullableColumns *bool `json:"allowNullableColumns,omitempty"`
+	// deleteOnMerge is true when a row deleted in the source is deleted from
+	// a ReplacingMergeTree destination when parts merge, rather than kept
+	// marked as deleted.
+	// +optional
+	DeleteOnMerge *bool `json:"deleteOnMerge,omitempty"`
+	// useJsonNativeFormat is true when documents are stored in the
+	// warehouse's native JSON type rather than as strings.
+	// +optional
+	UseJSONNativeFormat *bool `json:"useJsonNativeFormat,omitempty"`
 }
 
 // MySQLTableMapping maps one table of a MySQL source to a destination table.
 type MySQLTableMapping struct {
-	// sourceDatabaseName is the database of the source table.
+	// sourceDatabaseName is the database of the source table, as some
+	// services name it.
 	// +optional
 	SourceDatabaseName *string `json:"sourceDatabaseName,omitempty"`
-	TableMapping       `json:",inline"`
+	// sourceSchemaName is the database (MySQL's schema) of the source
+	// table, as the vendor's clients name it.
+	// +optional
+	SourceSchemaName *string `json:"sourceSchemaName,omitempty"`
+	TableMapping     `json:",inline"`
+	// partitionKey is the source column the initial load splits the table
+	// by, to load its parts in parallel.
+	// +optional
+	PartitionKey *string `json:"partitionKey,omitempty"`
 }
 
 // BigQueryTableMapping maps one table of a warehouse source to a destination

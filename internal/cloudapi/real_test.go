@@ -83,8 +83,13 @@ func TestListPipesReadsEverySourceKind(t *testing.T) {
 				SourceCommon: common("postgres", "", "basic"),
 				SourceTLS:    swv1.SourceTLS{DisableTLS: ptr(false), SkipCertVerification: ptr(true), TLSHost: ptr("db.internal.example.invalid")},
 				Host:         ptr("db.example.invalid"), Port: ptr[int64](5432), Database: ptr("shop"), // port sent as "5432"
-				Settings:      &swv1.PostgresSettings{ReplicationMode: ptr("cdc"), SyncIntervalSeconds: ptr[int64](10)},
-				TableMappings: []swv1.PostgresTableMapping{{SourceSchemaName: ptr("public"), SourceTable: ptr("orders"), TargetTable: ptr("orders")}},
+				IAMRole: ptr("arn:aws:iam::123456789012:role/pg-reader"),
+				// deleteOnMerge sent as "true"
+				Settings: &swv1.PostgresSettings{ReplicationMode: ptr("cdc"), SyncIntervalSeconds: ptr[int64](10), DeleteOnMerge: ptr(true)},
+				TableMappings: []swv1.PostgresTableMapping{{
+					SourceSchemaName: ptr("public"), SourceTable: ptr("orders"), TargetTable: ptr("orders"),
+					TableEngine: ptr("ReplacingMergeTree"), PartitionKey: ptr("id"), PartitionByExpr: ptr("toYYYYMM(created_at)"),
+				}},
 			}},
 			other: []string{`source.postgres.credentials: "<redacted>"`},
 		},
@@ -103,10 +108,13 @@ func TestListPipesReadsEverySourceKind(t *testing.T) {
 				SourceCommon: common("rdsmysql", "", "basic"),
 				SourceTLS:    swv1.SourceTLS{DisableTLS: ptr(false), SkipCertVerification: ptr(false), TLSHost: ptr("mysql.internal.example.invalid")},
 				Host:         ptr("mysql.example.invalid"), Port: ptr[int64](3306), ServerID: ptr[int64](4242),
-				Settings: &swv1.DatabaseSourceSettings{ReplicationMode: ptr("cdc"), PullBatchSize: ptr[int64](10000)},
+				Settings: &swv1.DatabaseSourceSettings{
+					ReplicationMode: ptr("cdc"), PullBatchSize: ptr[int64](10000), ReplicationMechanism: ptr("GTID"),
+					UseCompression: ptr(true), AllowNullableColumns: ptr(false), DeleteOnMerge: ptr(true), // allowNullableColumns sent as "false"
+				},
 				TableMappings: []swv1.MySQLTableMapping{{
-					SourceDatabaseName: ptr("crm"),
-					TableMapping:       swv1.TableMapping{SourceTable: ptr("accounts"), TargetTable: ptr("crm_accounts"), TableEngine: ptr("ReplacingMergeTree")},
+					SourceDatabaseName: ptr("crm"), SourceSchemaName: ptr("crm"), PartitionKey: ptr("account_id"),
+					TableMapping: swv1.TableMapping{SourceTable: ptr("accounts"), TargetTable: ptr("crm_accounts"), TableEngine: ptr("ReplacingMergeTree")},
 				}},
 			}},
 			other: []string{`source.mysql.credentials: "<redacted>"`},
@@ -116,7 +124,7 @@ func TestListPipesReadsEverySourceKind(t *testing.T) {
 			source: swv1.PipeSource{BigQuery: &swv1.BigQuerySource{
 				SourceCommon:        common("", "", "SERVICE_ACCOUNT"),
 				SnapshotStagingPath: ptr("gs://staging-bucket/clickpipes/"),
-				Settings:            &swv1.DatabaseSourceSettings{ReplicationMode: ptr("snapshot")},
+				Settings:            &swv1.DatabaseSourceSettings{ReplicationMode: ptr("snapshot"), AllowNullableColumns: ptr(true)},
 				TableMappings: []swv1.BigQueryTableMapping{{
 					SourceDatasetName: ptr("sales"),
 					TableMapping:      swv1.TableMapping{SourceTable: ptr("orders"), TargetTable: ptr("bq_orders")},
@@ -128,8 +136,10 @@ func TestListPipesReadsEverySourceKind(t *testing.T) {
 			pipe: "catalog_mongodb", kind: "mongodb",
 			source: swv1.PipeSource{MongoDB: &swv1.MongoDBSource{
 				SourceTLS: swv1.SourceTLS{DisableTLS: ptr(false), TLSHost: ptr("cluster0.example.invalid")},
-				// From the URI, without its user, password and query.
+				// The URI and what is read from it, without its user, password and query.
+				URI:  ptr("mongodb+srv://cluster0.example.invalid/catalog"),
 				Host: ptr("cluster0.example.invalid"), Database: ptr("catalog"), ReadPreference: ptr("secondaryPreferred"),
+				Settings:      &swv1.DatabaseSourceSettings{ReplicationMode: ptr("cdc"), DeleteOnMerge: ptr(false), UseJSONNativeFormat: ptr(true)},
 				TableMappings: []swv1.CollectionMapping{{SourceDatabaseName: ptr("catalog"), SourceCollection: ptr("products"), TargetTable: ptr("products")}},
 			}},
 		},
@@ -262,26 +272,32 @@ func TestListPipesReadsEachValueOnItsOwn(t *testing.T) {
 			leftOut: "source.objectStorage.connectionString"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			body := `{"status":200,"result":[{"id":"a","name":"good"},` + withID(tt.pipe, "b") + `,{"id":"c","name":"good too"}]}`
-			got, err := listPipesFrom(t, body)
-			if err != nil {
-				t.Fatalf("the list failed: %v", err)
-			}
-			if len(got.Items) != 3 || *got.Items[0].Name != "good" || *got.Items[2].Name != "good too" {
-				t.Fatalf("the other items did not come through: %s", mustJSON(t, got.Items, ""))
-			}
-			want := tt.want
-			want.ID = ptr("b")
-			assertEqual(t, got.Items[1], want)
-			wantIncomplete, wantItems := 0, []string(nil)
-			if tt.leftOut != "" {
-				wantIncomplete, wantItems = 1, []string{"b (" + tt.leftOut + ")"}
-			}
-			if got.Incomplete != wantIncomplete || fmt.Sprint(got.IncompleteItems) != fmt.Sprint(wantItems) {
-				t.Errorf("Incomplete %d %q, want %d %q", got.Incomplete, got.IncompleteItems, wantIncomplete, wantItems)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { assertReadBetweenGoodPipes(t, tt.pipe, tt.want, tt.leftOut) })
+	}
+}
+
+// assertReadBetweenGoodPipes lists pipe (a JSON object) between two good
+// pipes and checks that it reads as want (its id aside), with leftOut the
+// path counted as left out ("" for none), and that the list and the other
+// pipes survive.
+func assertReadBetweenGoodPipes(t *testing.T, pipe string, want swv1.Pipe, leftOut string) {
+	t.Helper()
+	body := `{"status":200,"result":[{"id":"a","name":"good"},` + withID(pipe, "b") + `,{"id":"c","name":"good too"}]}`
+	got, err := listPipesFrom(t, body)
+	if err != nil {
+		t.Fatalf("the list failed: %v", err)
+	}
+	if len(got.Items) != 3 || *got.Items[0].Name != "good" || *got.Items[2].Name != "good too" {
+		t.Fatalf("the other items did not come through: %s", mustJSON(t, got.Items, ""))
+	}
+	want.ID = ptr("b")
+	assertEqual(t, got.Items[1], want)
+	wantIncomplete, wantItems := 0, []string(nil)
+	if leftOut != "" {
+		wantIncomplete, wantItems = 1, []string{"b (" + leftOut + ")"}
+	}
+	if got.Incomplete != wantIncomplete || fmt.Sprint(got.IncompleteItems) != fmt.Sprint(wantItems) {
+		t.Errorf("Incomplete %d %q, want %d %q", got.Incomplete, got.IncompleteItems, wantIncomplete, wantItems)
 	}
 }
 

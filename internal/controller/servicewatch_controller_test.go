@@ -38,9 +38,9 @@ func normalize(t *testing.T, v any) any {
 }
 
 // expectedPipes is the fake's pipes as the status must show them: sorted by
-// id, the connection string redacted, the MongoDB URI read into its host and
-// database, and the kind of source named (the fake sends the members of an
-// object in sorted order).
+// id, the connection string redacted, the MongoDB URI (which has no
+// credentials to scrub) also read into its host and database, and the kind
+// of source named (the fake sends the members of an object in sorted order).
 func expectedPipes(t *testing.T, fake *fakecloud.Server) any {
 	pipes := asList(t, normalize(t, fake.Data().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID].Pipes))
 	for _, p := range pipes {
@@ -49,7 +49,6 @@ func expectedPipes(t *testing.T, fake *fakecloud.Server) any {
 			os["connectionString"] = "<redacted>"
 		}
 		if m, ok := source["mongodb"].(map[string]any); ok {
-			delete(m, "uri")
 			m["host"], m["database"] = fakecloud.MongoDBHost, fakecloud.MongoDBDatabase
 		}
 		kinds := slices.Sorted(maps.Keys(source))

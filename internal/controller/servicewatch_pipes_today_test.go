@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -206,4 +207,84 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// Issue 28, part 2, as a user sees it: a Postgres CDC pipe and a MySQL CDC
+// pipe of six table mappings each show what the vendor's own clients type
+// (iamRole, the replication settings, each table mapping's engine and
+// partitioning) at the types those clients give them, booleans sent as
+// strings included, and their otherFields hold only what nobody types (the
+// echoed credentials, redacted): it no longer overflows and loses values.
+// Read from the status as stored, so that it says what any client reads.
+func TestCDCPipesShowWhatTheVendorsClientsType(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.watchOfToday("cdc")
+	f.waitFor("cdc", 20*time.Second, "Ready", isReady)
+	pipes := map[string]map[string]any{}
+	listed, _ := f.rawStatus("cdc")["pipes"].([]any)
+	for _, item := range listed {
+		p, _ := item.(map[string]any)
+		id, _ := dig(p, "id").(string)
+		pipes[id] = p
+	}
+	tests := []struct {
+		pipe, kind string
+		want       map[string]any // path below source.<kind>: value as stored
+		mappings   map[string]any // path below each table mapping: value as stored
+	}{
+		{
+			pipe: "d0000000-0000-4000-8000-000000000004", kind: "postgres",
+			want: map[string]any{
+				"iamRole": "arn:aws:iam::123456789012:role/fake-postgres", "settings.deleteOnMerge": true,
+				"settings.enableFailoverSlots": true, "port": int64(5432),
+			},
+			mappings: map[string]any{"tableEngine": "ReplacingMergeTree", "partitionKey": "id", "partitionByExpr": "toYYYYMM(created_at)", "sourceSchemaName": "public"},
+		},
+		{
+			pipe: "d0000000-0000-4000-8000-000000000006", kind: "mysql",
+			want: map[string]any{
+				"settings.replicationMechanism": "GTID", "settings.useCompression": true,
+				"settings.allowNullableColumns": true, "settings.deleteOnMerge": false,
+			},
+			mappings: map[string]any{"sourceSchemaName": "crm", "partitionKey": "id", "tableEngine": "ReplacingMergeTree"},
+		},
+	}
+	for _, tt := range tests {
+		p := pipes[tt.pipe]
+		source, _ := dig(p, "source."+tt.kind).(map[string]any)
+		if source == nil {
+			t.Fatalf("pipe %s has no %s source: %s", tt.pipe, tt.kind, indentedJSON(p))
+		}
+		for path, want := range tt.want {
+			if got := dig(source, path); got != want {
+				t.Errorf("%s pipe: source.%s.%s = %#v, want %#v", tt.kind, tt.kind, path, got, want)
+			}
+		}
+		mappings, _ := source["tableMappings"].([]any)
+		if len(mappings) != 6 {
+			t.Errorf("%s pipe: %d table mappings, want 6", tt.kind, len(mappings))
+		}
+		for i, m := range mappings {
+			for path, want := range tt.mappings {
+				if got := dig(m, path); got != want {
+					t.Errorf("%s pipe: source.%s.tableMappings[%d].%s = %#v, want %#v", tt.kind, tt.kind, i, path, got, want)
+				}
+			}
+		}
+		wantOther := []any{`source.` + tt.kind + `.credentials: "<redacted>"`}
+		if other := p["otherFields"]; fmt.Sprint(other) != fmt.Sprint(wantOther) {
+			t.Errorf("%s pipe: otherFields %s, want only %s", tt.kind, indentedJSON(other), wantOther)
+		}
+	}
+}
+
+// dig returns the value at the dotted path below v, a JSON object as
+// decoded into map[string]any; nil when it is not there.
+func dig(v any, path string) any {
+	for name := range strings.SplitSeq(path, ".") {
+		m, _ := v.(map[string]any)
+		v = m[name]
+	}
+	return v
 }

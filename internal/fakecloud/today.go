@@ -54,7 +54,8 @@ func TodaysPipes(secret string) []map[string]any {
 			map[string]any{"replicas": 1, "replicaCpuMillicores": "250", "replicaMemoryGb": "0.5"},
 			map[string]any{"objectStorage": map[string]any{
 				"type": "s3", "format": "Parquet", "authentication": "IAM_USER",
-				"url":              "https://bucket.example.invalid/logs/*.parquet?X-Amz-Signature=" + cred("presigned-signature"),
+				"url":          "https://bucket.example.invalid/logs/*.parquet?X-Amz-Signature=" + cred("presigned-signature"),
+				"isContinuous": true, "skipInitialLoad": "true", "startAfter": "logs/2026/02/28.parquet",
 				"connectionString": cred("connection-string"),
 				"accessKey":        map[string]any{"accessKeyId": "AKIAFAKEFAKEFAKE", "secretKey": cred("secret-key")},
 			}}),
@@ -67,10 +68,12 @@ func TodaysPipes(secret string) []map[string]any {
 			}}),
 		today("d0000000-0000-4000-8000-000000000004", "shop_postgres", "Running", nil,
 			map[string]any{"postgres": map[string]any{
-				"type": "postgres", "format": "Native", "authentication": "basic", "host": "db.example.invalid", "port": "5432", "database": "shop",
+				"type": "postgres", "format": "Native", "authentication": "IAM_ROLE", "iamRole": "arn:aws:iam::123456789012:role/fake-postgres",
+				"host": "db.example.invalid", "port": "5432", "database": "shop",
 				"disableTls": false, "skipCertVerification": true, "tlsHost": "db.internal.example.invalid", "caCertificate": fakeCA,
-				"settings":    map[string]any{"replicationMode": "cdc"},
-				"credentials": map[string]any{"username": "repl", "password": cred("postgres-password")},
+				"settings":      map[string]any{"replicationMode": "cdc", "deleteOnMerge": "true", "enableFailoverSlots": true},
+				"credentials":   map[string]any{"username": "repl", "password": cred("postgres-password")},
+				"tableMappings": cdcTableMappings(pgTableMapping),
 			}}),
 		today("d0000000-0000-4000-8000-000000000005", "orders_pubsub", "Running", nil,
 			map[string]any{"pubsub": map[string]any{
@@ -84,12 +87,9 @@ func TodaysPipes(secret string) []map[string]any {
 				"type": "auroramysql", "format": "Native", "authentication": "IAM_ROLE", "iamRole": "arn:aws:iam::123456789012:role/fake-mysql",
 				"host": "mysql.example.invalid", "port": 3306, "serverId": 4242,
 				"disableTls": true, "skipCertVerification": false, "tlsHost": "mysql.internal.example.invalid", "caCertificate": fakeCA,
-				"credentials": map[string]any{"username": "repl", "password": cred("mysql-password")},
-				"settings":    dbSettings("cdc"),
-				"tableMappings": []any{map[string]any{
-					"sourceDatabaseName": "crm", "sourceTable": "accounts", "targetTable": "crm_accounts",
-					"excludedColumns": []any{"ssn"}, "useCustomSortingKey": true, "sortingKeys": []any{"id"}, "tableEngine": "ReplacingMergeTree",
-				}},
+				"credentials":   map[string]any{"username": "repl", "password": cred("mysql-password")},
+				"settings":      dbSettings("cdc"),
+				"tableMappings": cdcTableMappings(mySQLTableMapping),
 			}}),
 		today("d0000000-0000-4000-8000-000000000007", "sales_bigquery", "Running", nil,
 			map[string]any{"bigquery": map[string]any{
@@ -154,10 +154,47 @@ func TodaysEndpoints() []map[string]any {
 
 const fakeCA = "-----BEGIN CERTIFICATE-----\nFAKE-CA\n-----END CERTIFICATE-----\n"
 
-// dbSettings are replication settings of a database source, every one set.
+// dbSettings are replication settings of a database source, every one set,
+// the booleans as the real services send some of them: as strings.
 func dbSettings(mode string) map[string]any {
 	return map[string]any{
 		"replicationMode": mode, "syncIntervalSeconds": 30, "pullBatchSize": 10000, "initialLoadParallelism": 2,
 		"snapshotNumRowsPerPartition": 100000, "snapshotNumberOfParallelTables": 2,
+		"replicationMechanism": "GTID", "useCompression": true, "allowNullableColumns": "true", "deleteOnMerge": false,
+		"useJsonNativeFormat": true,
+	}
+}
+
+// cdcTables are the tables of the CDC pipes' table mappings: more than one
+// table's worth of the vendor-typed fields would fill otherFields' 16 entries.
+var cdcTables = []string{"accounts", "contacts", "orders", "invoices", "payments", "tickets"}
+
+// cdcTableMappings are the table mappings of a CDC pipe, one per cdcTables,
+// each shaped by mapping.
+func cdcTableMappings(mapping func(table string) map[string]any) []any {
+	out := make([]any, 0, len(cdcTables))
+	for _, table := range cdcTables {
+		out = append(out, mapping(table))
+	}
+	return out
+}
+
+// pgTableMapping maps one table of a Postgres source with every field the
+// vendor's clients type.
+func pgTableMapping(table string) map[string]any {
+	return map[string]any{
+		"sourceSchemaName": "public", "sourceTable": table, "targetTable": "shop_" + table,
+		"excludedColumns": []any{"ssn"}, "useCustomSortingKey": true, "sortingKeys": []any{"id"},
+		"tableEngine": "ReplacingMergeTree", "partitionKey": "id", "partitionByExpr": "toYYYYMM(created_at)",
+	}
+}
+
+// mySQLTableMapping maps one table of a MySQL source with every field the
+// vendor's clients type, and the database under both the names services use.
+func mySQLTableMapping(table string) map[string]any {
+	return map[string]any{
+		"sourceDatabaseName": "crm", "sourceSchemaName": "crm", "sourceTable": table, "targetTable": "crm_" + table,
+		"excludedColumns": []any{"ssn"}, "useCustomSortingKey": true, "sortingKeys": []any{"id"},
+		"tableEngine": "ReplacingMergeTree", "partitionKey": "id",
 	}
 }

@@ -111,7 +111,7 @@ var ErrNotObject = errors.New("not a JSON object")
 // source. It fails with ErrWorkBudget once the list's work budget is spent.
 func ReadPipe(strict *Strict, raw []byte, p *swv1.Pipe) (Report, error) {
 	report, err := readItem(strict, raw, p, func(p *swv1.Pipe) bool {
-		return p.SourceKind != nil || p.OtherFields != nil || p.Omitted != nil || lostBySelfDecodingSource(p, raw)
+		return p.SourceKind != nil || p.OtherFields != nil || p.Omitted != nil || lostBySelfDecodingSource(p, raw) || hasMongoURI(p)
 	})
 	if err != nil {
 		return report, err
@@ -154,6 +154,14 @@ func lostBySelfDecodingSource(p *swv1.Pipe, raw []byte) bool {
 		})
 	})
 	return lost
+}
+
+// hasMongoURI reports whether p has a document-database source with a
+// connection URI: its host and database are read from the URI as sent, by
+// the member's hook (readMongoURIMember), which only the member-by-member
+// read runs; the strict decode would show the URI alone.
+func hasMongoURI(p *swv1.Pipe) bool {
+	return p.Source != nil && p.Source.MongoDB != nil && p.Source.MongoDB.URI != nil
 }
 
 // selfDecodingSource is the type of the source member kind when that type
@@ -645,8 +653,9 @@ func readInto[V any](field string, read func([]byte) (V, bool), wins bool) membe
 	}
 }
 
-// readMongoURIMember reads the host and database of a MongoDB source's
-// connection URI; the URI itself, which may hold a password, is not kept.
+// readMongoURIMember reads a MongoDB source's connection URI, and its host
+// and database on their own. The URI may hold a password: it is kept here as
+// sent, and scrubbed with every other string of the item (see readItem).
 func readMongoURIMember(r *itemReader, v reflect.Value, raw []byte, path string) {
 	s, ok := String(raw)
 	if !ok {
@@ -658,6 +667,7 @@ func readMongoURIMember(r *itemReader, v reflect.Value, raw []byte, path string)
 	if !isMongoDB {
 		return
 	}
+	src.URI = &s
 	host, database := redact.MongoHostAndDatabase(s)
 	if host != "" {
 		src.Host = &host

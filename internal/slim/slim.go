@@ -318,7 +318,7 @@ func (s *Slimmer[T]) bareOrWhole(v reflect.Value, item *T, prev map[string]int32
 	if err != nil {
 		return *item, 0, err
 	}
-	whole, err := s.measure(v, math.MaxInt, math.MaxInt, prev)
+	whole, err := s.measure(v, math.MaxInt, charge, prev) // stops once over the identity's
 	if err != nil || whole.charge <= charge {
 		return *item, whole.charge, err
 	}

@@ -2,6 +2,7 @@ package slim_test
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 
 	"k8s.io/utils/ptr"
@@ -25,28 +26,55 @@ func cdcPipe(id string, n, m int) swv1.Pipe {
 	return p
 }
 
+// cutTo is p with its table mappings and otherFields cut to their first k,
+// counted as left out: what slimming it should give.
+func cutTo(p swv1.Pipe, k int) swv1.Pipe {
+	mappings, other := p.Source.Postgres.TableMappings, p.OtherFields
+	omitted := map[string]int32{}
+	if len(mappings) > k {
+		omitted["source.postgres.tableMappings"] = int32(len(mappings) - k)
+		mappings = mappings[:k]
+	}
+	if len(other) > k {
+		omitted["otherFields"] = int32(len(other) - k)
+		other = other[:k]
+	}
+	if k == 0 {
+		mappings, other = nil, nil
+	}
+	pg := *p.Source.Postgres
+	pg.TableMappings = mappings
+	p.Source = &swv1.PipeSource{Postgres: &pg}
+	p.OtherFields, p.Omitted = other, omitted
+	return p
+}
+
+// largestCut is the largest k for which cutTo(p, k) fits target (the
+// charge grows with k: a bisection).
+func largestCut(p swv1.Pipe, target int) int {
+	lo, hi := 0, max(len(p.OtherFields), len(p.Source.Postgres.TableMappings))+1 // lo fits, hi does not
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if cut := cutTo(p, mid); bound.Charge(&cut) <= target {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
 func TestItem(t *testing.T) {
 	tests := map[string]struct {
-		pipe    swv1.Pipe
-		target  int
-		omitted map[string]int32
-		tables  int // table mappings kept; -1: no source at all
+		pipe   swv1.Pipe
+		target int
+		// bare: only the identity fits, each other member counted whole.
+		bare bool
 	}{
-		"fits: unchanged": {
-			pipe: cdcPipe("p-1", 3, 1), target: 1 << 20, omitted: nil, tables: 3,
-		},
-		"big: mappings cut and counted, identity kept": {
-			pipe: cdcPipe("p-42", 4000, 0), target: 8 << 10, // 54 mappings fit
-			omitted: map[string]int32{"source.postgres.tableMappings": 4000 - 54}, tables: 54,
-		},
-		"every list cut to the same length, otherFields too": {
-			pipe: cdcPipe("p-7", 100, 40), target: 4 << 10,
-			omitted: map[string]int32{"source.postgres.tableMappings": 100 - 21, "otherFields": 40 - 21}, tables: 21,
-		},
-		"only the identity fits: each other member counted whole": {
-			pipe: cdcPipe("p-9", 100, 0), target: 200,
-			omitted: map[string]int32{"source": 1}, tables: -1,
-		},
+		"fits: unchanged":                                    {pipe: cdcPipe("p-1", 3, 1), target: 1 << 20},
+		"big: mappings cut and counted, identity kept":       {pipe: cdcPipe("p-42", 4000, 0), target: 8 << 10},
+		"every list cut to the same length, otherFields too": {pipe: cdcPipe("p-7", 100, 40), target: 4 << 10},
+		"only the identity fits":                             {pipe: cdcPipe("p-9", 100, 0), target: 200, bare: true},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -57,17 +85,22 @@ func TestItem(t *testing.T) {
 			if *got.ID != *tt.pipe.ID || *got.Name != *tt.pipe.Name || *got.State != "Running" || *got.SourceKind != "postgres" {
 				t.Errorf("identity lost: %+v", got)
 			}
-			if fmt.Sprint(got.Omitted) != fmt.Sprint(tt.omitted) {
-				t.Errorf("omitted = %v, want %v", got.Omitted, tt.omitted)
+			if tt.bare {
+				if got.Source != nil || fmt.Sprint(got.Omitted) != "map[source:1]" {
+					t.Errorf("cut to its identity: source %+v, omitted %v; want no source, map[source:1]", got.Source, got.Omitted)
+				}
+				return
 			}
-			tables := -1
-			if got.Source != nil {
-				tables = len(got.Source.Postgres.TableMappings)
+			k := largestCut(tt.pipe, tt.target)
+			want := cutTo(tt.pipe, k)
+			if k == max(len(tt.pipe.OtherFields), len(tt.pipe.Source.Postgres.TableMappings)) {
+				want = tt.pipe // nothing cut
 			}
-			if tables != tt.tables {
-				t.Errorf("table mappings kept = %d, want %d", tables, tt.tables)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("kept %d table mappings, %d otherFields, omitted %v; want the first %d of each (omitted %v)",
+					len(got.Source.Postgres.TableMappings), len(got.OtherFields), got.Omitted, k, want.Omitted)
 			}
-			if c := bound.Charge(&got); tt.tables >= 0 && c > tt.target {
+			if c := bound.Charge(&got); c > tt.target {
 				t.Errorf("charge %d over target %d", c, tt.target)
 			}
 		})
