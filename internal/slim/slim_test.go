@@ -3,6 +3,7 @@ package slim_test
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"k8s.io/utils/ptr"
@@ -147,5 +148,34 @@ func TestBareOfASlimmedItemIsTheBareOfTheItem(t *testing.T) {
 	direct, _ := slim.Item(&p, 200, slim.Pipes)
 	if fmt.Sprint(twice.Omitted) != fmt.Sprint(direct.Omitted) || fmt.Sprint(direct.Omitted) != "map[otherFields:1 source:1]" {
 		t.Errorf("cut to the identity in two steps %v, in one %v", twice.Omitted, direct.Omitted)
+	}
+}
+
+// Endpoints and alerts are slimmed by the same rule: an endpoint's DNS
+// names cut and counted; an alert whose message alone is too big keeps its
+// identity, the message counted as left out whole.
+func TestEndpointsAndAlertsToo(t *testing.T) {
+	ep := swv1.ReversePrivateEndpoint{ID: ptr.To("e-1"), Description: ptr.To("kafka"), Type: ptr.To("VPC_ENDPOINT_SERVICE"), Status: ptr.To("Ready")}
+	for i := range 500 {
+		ep.DNSNames = append(ep.DNSNames, fmt.Sprintf("vpce-%04d.eu-west-1.vpce.amazonaws.com", i))
+	}
+	got, err := slim.Item(&ep, 4<<10, slim.Endpoints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(got.DNSNames); n == 0 || n >= 500 || got.Omitted["dnsNames"] != int32(500-n) || *got.Status != "Ready" {
+		t.Errorf("endpoint: %d DNS names kept, omitted %v, status %v", n, got.Omitted, got.Status)
+	}
+	if c := bound.Charge(&got); c > 4<<10 {
+		t.Errorf("endpoint charged %d, over 4 KiB", c)
+	}
+
+	alert := swv1.AlertStatus{ID: "a-1", Name: ptr.To("disk full"), State: ptr.To("ALERT"), Message: ptr.To(strings.Repeat("m", 40_000))}
+	cut, err := slim.Item(&alert, 1<<10, slim.Alerts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cut.Message != nil || cut.ID != "a-1" || *cut.Name != "disk full" || *cut.State != "ALERT" || fmt.Sprint(cut.Omitted) != "map[message:1]" {
+		t.Errorf("alert: %+v, want its identity, the message counted", cut)
 	}
 }
