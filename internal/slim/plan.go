@@ -77,8 +77,7 @@ func (p *planner) plan(t reflect.Type, path string) *node {
 	n := &node{typ: t, list: -1}
 	n.lists[0] = len(p.paths)
 	defer func() { n.lists[1] = len(p.paths) }()
-	switch {
-	case t == timeType || t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) || slices.Contains(p.stack, t):
+	if t == timeType || t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) || slices.Contains(p.stack, t) {
 		n.kind = kindOther
 		return n
 	}
@@ -194,7 +193,7 @@ func (f *field) emitted(v reflect.Value) bool {
 		return true
 	case omitZero:
 		if f.isZeroer && (v.Kind() != reflect.Pointer || !v.IsNil()) {
-			z, _ := v.Interface().(interface{ IsZero() bool })
+			z, _ := reflect.TypeAssert[interface{ IsZero() bool }](v)
 			return !z.IsZero()
 		}
 		return !v.IsZero()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"testing"
 
 	"k8s.io/utils/ptr"
@@ -90,7 +91,7 @@ func checkSizes[T any](t *testing.T, s *Slimmer[T], list []T) {
 				t.Fatal(err)
 			}
 			if want := bound.Charge(&cut); sized.charge != want {
-				raw, _ := json.Marshal(cut)
+				raw, _ := json.Marshal(cut) //nolint:errchkjson // only for the message
 				t.Errorf("item %d cut to %d: sized %d, bound.Charge %d (JSON %d, GoSize %d): %s",
 					i, k, sized.charge, want, len(raw), bound.GoSize(&cut), raw)
 			}
@@ -106,7 +107,7 @@ func checkSizes[T any](t *testing.T, s *Slimmer[T], list []T) {
 }
 
 func omittedOf[T any](s *Slimmer[T], item *T) map[string]int32 {
-	m, _ := ptrValue(item).FieldByIndex(s.omitted.index).Interface().(map[string]int32)
+	m, _ := reflect.TypeAssert[map[string]int32](ptrValue(item).FieldByIndex(s.omitted.index))
 	return m
 }
 

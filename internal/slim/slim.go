@@ -123,7 +123,7 @@ func (s *Slimmer[T]) Item(item *T, target int) (T, error) {
 }
 
 // Slim is Item, and bound.Charge of what it returns, as it sized it.
-func (s *Slimmer[T]) Slim(item *T, target int) (T, int, error) {
+func (s *Slimmer[T]) Slim(item *T, target int) (slimmed T, charge int, err error) {
 	s.plan()
 	if s.omitted == nil {
 		return *item, 0, ErrNoOmittedRecord
@@ -132,7 +132,7 @@ func (s *Slimmer[T]) Slim(item *T, target int) (T, int, error) {
 		return *item, 0, err
 	}
 	v := reflect.ValueOf(item).Elem()
-	prev, _ := v.FieldByIndex(s.omitted.index).Interface().(map[string]int32)
+	prev, _ := reflect.TypeAssert[map[string]int32](v.FieldByIndex(s.omitted.index))
 	// Callers slim what they found too big: the whole item is not sized
 	// first, the search finds it fits when a cut cuts nothing.
 	none, err := s.measure(v, 0, target, prev)
@@ -151,8 +151,8 @@ func (s *Slimmer[T]) Slim(item *T, target int) (T, int, error) {
 	case best.longest <= best.k:
 		return *item, best.charge, nil // nothing cut: it fits as it is
 	}
-	out, err := s.build(v, best, prev)
-	return out, best.charge, err
+	slimmed, err = s.build(v, best, prev)
+	return slimmed, best.charge, err
 }
 
 // measure sizes v cut to k entries per list, stopping past limit (then the
@@ -268,17 +268,15 @@ func (s *Slimmer[T]) build(v reflect.Value, best size, prev map[string]int32) (T
 		}
 	}
 	out.FieldByIndex(s.omitted.index).Set(reflect.ValueOf(record))
-	if err := s.charge(ValueWork * c.values); err != nil {
-		return out.Interface().(T), err
-	}
-	return out.Interface().(T), nil
+	result, _ := reflect.TypeAssert[T](out)
+	return result, s.charge(ValueWork * c.values)
 }
 
 // bare is v's identity members alone, every other member it writes counted
 // as left out whole. What an earlier cut counted inside those members is
 // dropped from the record, so that a slimmed item cut to its identity
 // records what the original cut to it does.
-func (s *Slimmer[T]) bare(v reflect.Value, prev map[string]int32) (T, int, error) {
+func (s *Slimmer[T]) bare(v reflect.Value, prev map[string]int32) (identity T, charge int, err error) {
 	out := reflect.New(s.root.typ).Elem()
 	for _, f := range s.identity {
 		out.FieldByIndex(f.index).Set(v.FieldByIndex(f.index))
@@ -292,8 +290,8 @@ func (s *Slimmer[T]) bare(v reflect.Value, prev map[string]int32) (T, int, error
 	}
 	for i := range s.root.fields {
 		f := &s.root.fields[i]
-		identity := slices.ContainsFunc(s.identity, func(g field) bool { return g.name == f.name })
-		if !identity && f.emitted(v.FieldByIndex(f.index)) {
+		isIdentity := slices.ContainsFunc(s.identity, func(g field) bool { return g.name == f.name })
+		if !isIdentity && f.emitted(v.FieldByIndex(f.index)) {
 			add(f.name, wholeMember)
 		}
 	}
@@ -303,17 +301,17 @@ func (s *Slimmer[T]) bare(v reflect.Value, prev map[string]int32) (T, int, error
 		}
 	}
 	out.FieldByIndex(s.omitted.index).Set(reflect.ValueOf(record))
-	result, _ := out.Interface().(T)
-	if err := s.charge(ValueWork * len(s.root.fields)); err != nil {
-		return result, 0, err
-	}
+	identity, _ = reflect.TypeAssert[T](out)
 	sized, err := s.measure(out, math.MaxInt, math.MaxInt, record)
-	return result, sized.charge, err
+	if err != nil {
+		return identity, 0, err
+	}
+	return identity, sized.charge, s.charge(ValueWork*len(s.root.fields))
 }
 
 // bareOrWhole is the item's identity alone, or the item as it is when its
 // identity and the record of what it leaves out are no smaller.
-func (s *Slimmer[T]) bareOrWhole(v reflect.Value, item *T, prev map[string]int32) (T, int, error) {
+func (s *Slimmer[T]) bareOrWhole(v reflect.Value, item *T, prev map[string]int32) (slimmed T, charge int, err error) {
 	bare, charge, err := s.bare(v, prev)
 	if err != nil {
 		return *item, 0, err

@@ -72,7 +72,7 @@ func TestItem(t *testing.T) {
 		// bare: only the identity fits, each other member counted whole.
 		bare bool
 	}{
-		"fits: unchanged":                                    {pipe: cdcPipe("p-1", 3, 1), target: 1 << 20},
+		"fits: unchanged": {pipe: cdcPipe("p-1", 3, 1), target: 1 << 20},
 		"big: mappings cut and counted, identity kept":       {pipe: cdcPipe("p-42", 4000, 0), target: 8 << 10},
 		"every list cut to the same length, otherFields too": {pipe: cdcPipe("p-7", 100, 40), target: 4 << 10},
 		"only the identity fits":                             {pipe: cdcPipe("p-9", 100, 0), target: 200, bare: true},
