@@ -306,7 +306,7 @@ func (s *Slimmer[T]) bare(v reflect.Value, prev map[string]int32) (identity T, c
 	if err != nil {
 		return identity, 0, err
 	}
-	return identity, sized.charge, s.charge(ValueWork*len(s.root.fields))
+	return identity, sized.charge, s.charge(ValueWork * len(s.root.fields))
 }
 
 // bareOrWhole is the item's identity alone, or the item as it is when its
