@@ -20,6 +20,17 @@ import (
 // kept), never by their order, and items without an id are ordered by a hash
 // of their content, so that the same items in another order keep the same.
 //
+// Slimming cuts every item above a common cap to it. The cap is a fixed step
+// (512 B × 2^i) under the water level of the items' unslimmed charges, at
+// which they would all fit: it only falls as items come, and ends where all
+// of them put it, whatever their order. A big item is slimmed as it comes,
+// from its decoded form; kept items are slimmed again from their encoding
+// when the cap steps down, a few times per list. All of it is charged to
+// the answer's decode work. Two occurrences of one big id are compared
+// slimmed to the cap of the moment: if the cap then steps down, which one
+// is kept may differ from the order they would be in at the last cap (an
+// edge the duplicates of real services, small items, do not reach).
+//
 // It holds the kept items as their JSON encoding, the very bytes the budget
 // counts, and decodes them once more at the end: a decoded item can take
 // thirty times its encoding ({} is a whole swv1.Pipe), and a heap of decoded

@@ -9,7 +9,15 @@
 // It is separate from the keeper of a list response (internal/lenient) and
 // from the status truncation (internal/controller) because both need the
 // same rule, so that one big item never hides the others: cut inside the
-// big items first, drop whole items only when identities no longer fit. It
-// works on the items' JSON, so one rule serves every item type without a
-// line per field; it is pure (bytes in, bytes out) and table-tested.
+// big items first, drop whole items only when identities no longer fit.
+//
+// It works on the typed items, through a plan of their type built once
+// (which members are lists, at which JSON path, how encoding/json writes and
+// omits each): sizing an item cut to k is a walk of what the cut keeps that
+// adds up its JSON and decoded size as bound.Charge counts them, and the cut
+// reslices lists, copying only the structs on the way to a cut list. Nothing
+// is encoded or decoded, so one rule serves every item type without a line
+// per field and costs about what the kept part of the item costs to walk;
+// the work is charged to the caller's budget (the answer's decode work in a
+// list call). It is pure and table-tested.
 package slim
