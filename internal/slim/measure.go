@@ -9,10 +9,6 @@ import (
 	"github.com/servicewatch/servicewatch/internal/bound"
 )
 
-// mapEntryBytes is what bound.GoSize counts per map entry besides its key
-// and value.
-const mapEntryBytes = 16
-
 // meter sizes a typed item as if every list in it were cut to its first k
 // entries: the bytes of its JSON as encoding/json writes it, and its decoded
 // size as bound.GoSize counts it, without encoding or copying anything. It
@@ -122,7 +118,7 @@ func (m *meter) dict(n *node, v reflect.Value) bool {
 		return true
 	}
 	m.json += len("{}") + max(0, v.Len()-1)
-	m.heap += v.Len() * (int(n.typ.Key().Size()+n.elem.typ.Size()) + mapEntryBytes)
+	m.heap += bound.MapBytes(v.Len(), int(n.typ.Key().Size()), int(n.elem.typ.Size()))
 	for it := v.MapRange(); it.Next(); {
 		key := it.Key().String()
 		m.json += quotedLen(key) + 1

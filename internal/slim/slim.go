@@ -203,7 +203,7 @@ func (s *Slimmer[T]) omittedSize(left []int64, prev map[string]int32) (jsonBytes
 	}
 	mapType := s.omitted.node.typ
 	jsonBytes += s.omitted.nameBytes + len("{}") + entries - 1
-	heap += entries * (int(mapType.Key().Size()+mapType.Elem().Size()) + mapEntryBytes)
+	heap += bound.MapBytes(entries, int(mapType.Key().Size()), int(mapType.Elem().Size()))
 	return jsonBytes, heap
 }
 
