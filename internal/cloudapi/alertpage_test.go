@@ -162,7 +162,7 @@ func TestListAlertsTellsANoListRouteFromAFailure(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			asError(t, err)
+			_ = asError(t, err)
 			if errors.Is(err, cloudapi.ErrNoListRoute) != tt.noList {
 				t.Errorf("errors.Is(%q, ErrNoListRoute) = %v, want %v", err, !tt.noList, tt.noList)
 			}
