@@ -146,6 +146,8 @@ func TestListAlertsTellsANoListRouteFromAFailure(t *testing.T) {
 			"list alerts: 429 RateLimited: slow down"},
 		{"500", alertHost, reply{status: 500, contentType: json, body: `{"message":"boom"}`}, cloudapi.Options{}, false,
 			"list alerts: 500 ServerError: boom"},
+		{"503 with Retry-After", alertHost, reply{status: 503, contentType: json, header: map[string]string{"Retry-After": "120"}, body: `{"message":"maintenance"}`},
+			cloudapi.Options{}, false, "list alerts: 503 ServerError: maintenance (retry after 2m0s)"},
 		{"envelope status disagrees", managementHost, reply{status: 200, contentType: json, body: `{"status":503,"error":"later","result":[]}`}, cloudapi.Options{}, false,
 			"list alerts: 200 InvalidResponse: later: envelope status 503 disagrees with HTTP status 200"},
 		{"a broken list", alertHost, reply{status: 200, contentType: json, body: `{"data":[{"id":"a1"},{"id":`}, cloudapi.Options{}, false,
@@ -170,5 +172,16 @@ func TestListAlertsTellsANoListRouteFromAFailure(t *testing.T) {
 				t.Errorf("error\n got %q\nwant %q", err.Error(), tt.text)
 			}
 		})
+	}
+}
+
+// A host that cannot be reached may well list: its error is no
+// ErrNoListRoute.
+func TestListAlertsOfAnUnreachableHostIsNoNoListRoute(t *testing.T) {
+	srv, _ := serve(t, reply{status: 200})
+	srv.Close()
+	_, err := newClient(cloudapi.Options{}).ListAlerts(context.Background(), alertHost(srv.URL), cloudapi.AlertPageRequest{})
+	if cloudapi.ReasonOf(err) != cloudapi.ReasonUnreachable || errors.Is(err, cloudapi.ErrNoListRoute) {
+		t.Errorf("%v: want Unreachable, not ErrNoListRoute", err)
 	}
 }
