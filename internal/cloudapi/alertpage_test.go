@@ -2,6 +2,7 @@ package cloudapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -183,5 +184,25 @@ func TestListAlertsOfAnUnreachableHostIsNoNoListRoute(t *testing.T) {
 	_, err := newClient(cloudapi.Options{}).ListAlerts(context.Background(), alertHost(srv.URL), cloudapi.AlertPageRequest{})
 	if cloudapi.ReasonOf(err) != cloudapi.ReasonUnreachable || errors.Is(err, cloudapi.ErrNoListRoute) {
 		t.Errorf("%v: want Unreachable, not ErrNoListRoute", err)
+	}
+}
+
+// Reading a page's alerts is charged to the answer's decode work budget,
+// not only its bytes: a page of real alerts costs about 10 units per byte,
+// so a budget of 8 per byte fails it, as a list of pipes would fail.
+func TestListAlertsChargesTheReadingOfEachAlert(t *testing.T) {
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, "testdata/alert_current.json")), &env); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"data":[` + strings.TrimSuffix(strings.Repeat(string(env.Data)+",", 10), ",") + `]}`
+	srv, _ := serve(t, reply{status: 200, contentType: "application/json", body: body})
+	for perByte, want := range map[int64]cloudapi.Reason{8: cloudapi.ReasonDecodeBudgetExceeded, 14: ""} {
+		_, err := newClient(cloudapi.Options{MaxDecodeWork: perByte * int64(len(body))}).ListAlerts(context.Background(), alertHost(srv.URL), cloudapi.AlertPageRequest{})
+		if cloudapi.ReasonOf(err) != want {
+			t.Errorf("a budget of %d units per byte: %v, want %q", perByte, err, want)
+		}
 	}
 }
