@@ -21,7 +21,7 @@ import (
 // of their content, so that the same items in another order keep the same.
 //
 // Slimming cuts every item above a common cap to it. The cap is a fixed step
-// (512 B × 2^i) under the water level of the items' unslimmed charges, at
+// (1 KiB × 2^i) under the water level of the items' unslimmed charges, at
 // which they would all fit: it only falls as items come, and ends where all
 // of them put it, whatever their order. A big item is slimmed as it comes,
 // from its decoded form; kept items are slimmed again from their encoding
@@ -74,8 +74,14 @@ type Keeper[T any] struct {
 }
 
 // minSlimCap is the least cap slimming goes down to: under it an item is
-// about its identity already, and the list is cut whole items instead.
-const minSlimCap = 512
+// about its identity already (a bare pipe is charged 300 to 500 bytes
+// decoded), and the list is cut whole items instead. At 512, the worst
+// answer for memory (memory-worst-60's: 10,100 pipes of empty nested
+// objects, each about 600 bytes decoded) had every one of its pipes cut to
+// its identity and a new omitted record, for 20 % more garbage per call and
+// a peak 11 % higher (BenchmarkWorstMemoryAnswer), to show a third more
+// pipes of nothing but an id.
+const minSlimCap = 1024
 
 // WithSlim makes the keeper slim big items (cut lists inside them, to the
 // same length in each item above a common cap) before it drops any whole

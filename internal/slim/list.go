@@ -9,8 +9,8 @@ import (
 
 // MinCap is the least a list slims an item to: under it an item is about
 // its identity already, and a list that still does not fit is cut by whole
-// items instead.
-const MinCap = 512
+// items instead (as the list keeper's, internal/lenient).
+const MinCap = 1024
 
 // List returns items with the big ones slimmed (see Item) so that their
 // charges (bound.Charges) sum to at most budget, if slimming each to MinCap
