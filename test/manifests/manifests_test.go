@@ -523,7 +523,7 @@ func (s suite) kubectlExplainAndGet(t *testing.T) {
 	run("create", "namespace", "explain-get")
 	run("apply", "-n", "explain-get", "-f", sample)
 	header := strings.Fields(strings.SplitN(run("get", "sw", "-n", "explain-get", "-o", "wide"), "\n", 2)[0])
-	want := []string{"NAME", "READY", "PIPES", "ENDPOINTS", "ALERTS", "LAST", "SYNC", "AGE", "SERVICE", "MESSAGE"}
+	want := []string{"NAME", "READY", "REASON", "PIPES", "FAILED", "ENDPOINTS", "ALERTS", "LAST", "SYNC", "AGE", "SERVICE", "INTERVAL", "STATUS"}
 	if !slices.Equal(header, want) {
 		t.Errorf("kubectl get sw -o wide columns = %v, want %v", header, want)
 	}
