@@ -53,13 +53,21 @@ func (p *plugin) why(ctx context.Context, name string) error {
 	}
 	events, eventsErr := listEvents(ctx, c, w)
 	now := p.clock.Now()
-	var b strings.Builder
-	writeSummary(&b, w, now)
-	b.WriteString("\n")
-	writeConditions(&b, w, now)
-	b.WriteString("\n")
-	writeEvents(&b, events, eventsErr, now)
-	return writeAligned(p.streams.Out, b.String())
+	// Each part is aligned on its own: kubectl's tab writer keeps the
+	// widest column it saw, which would pad the events as the conditions.
+	var summary, conds, evs strings.Builder
+	writeSummary(&summary, w, now)
+	writeConditions(&conds, w, now)
+	writeEvents(&evs, events, eventsErr, now)
+	for i, part := range []string{summary.String(), conds.String(), evs.String()} {
+		if i > 0 {
+			part = "\n" + part
+		}
+		if err := writeAligned(p.streams.Out, part); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeSummary writes the header: one line per question a user asks first.
@@ -70,9 +78,9 @@ func writeSummary(out *strings.Builder, w *serviceWatch, now time.Time) {
 	fmt.Fprintf(out, "Next sync:\t%s\n", nextSync(w, now))
 	fmt.Fprintf(out, "Budget:\t%s\n", budgetState(w, now))
 	fmt.Fprintf(out, "Sync request:\t%s\n", requestState(w))
-	fmt.Fprintf(out, "Management API:\t%s\n", apiLine(w.Spec.ManagementAPI.URL, "--management-api-url", w.Spec.ManagementAPI.SecretRef.Name, "keyId, keySecret"))
+	fmt.Fprintf(out, "Management API:\t%s\n", apiLine(w.Spec.ManagementAPI.URL, "--management-api-url", w.Spec.ManagementAPI.SecretRef.Name, "keys keyId, keySecret"))
 	if a := w.Spec.AlertAPI; a != nil {
-		fmt.Fprintf(out, "Alert API:\t%s\n", apiLine(a.URL, "--alert-api-url", a.SecretRef.Name, "token"))
+		fmt.Fprintf(out, "Alert API:\t%s\n", apiLine(a.URL, "--alert-api-url", a.SecretRef.Name, "key token"))
 	}
 }
 
@@ -190,7 +198,7 @@ func apiLine(url, flag, secret, keys string) string {
 	if url == "" {
 		url = "the manager's " + flag
 	}
-	return fmt.Sprintf("%s, credential in Secret %s (keys %s)", url, secret, keys)
+	return fmt.Sprintf("%s, credential in Secret %s (%s)", url, secret, keys)
 }
 
 // conditionIs tells whether the condition typ is present with status.
