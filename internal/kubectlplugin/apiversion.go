@@ -27,7 +27,6 @@ const (
 	conditionStalled     = swv1.ConditionStalled
 	conditionIntervalMet = swv1.ConditionIntervalMet
 	reasonRateLimited    = swv1.ReasonRateLimited
-	reasonSuspended      = swv1.ReasonSuspended
 )
 
 // resourceName is the resource as kubectl names it in its messages
