@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -267,4 +269,56 @@ func TestSyncNoWait(t *testing.T) {
 	r := runPlugin(ctx, clocktesting.NewFakeClock(now), "sync", "no-wait", "-n", "sync-tests")
 	awaitRequest(ctx, t, "no-wait", "2026-11-26T12:00:00Z")
 	golden(t, "sync-no-wait", r.transcript())
+}
+
+// TestAPIWarningsReachStderr: a warning of the API server (here an
+// admission policy's, as a deprecated API version's would be) is printed
+// on stderr as kubectl prints it, not lost in a logger nobody set up.
+func TestAPIWarningsReachStderr(t *testing.T) {
+	needEnv(t)
+	ctx := testContext(t)
+	const ns = "warned"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"warn": "yes"}}}); err != nil {
+		t.Fatal(err)
+	}
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "warn-on-servicewatch-updates"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"cloud.servicewatch.io"}, APIVersions: []string{"*"}, Resources: []string{"servicewatches"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "servicewatches here are watched by a test"}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "warn-on-servicewatch-updates"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        policy.Name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Warn},
+			MatchResources:    &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"warn": "yes"}}},
+		},
+	}
+	for _, o := range []client.Object{policy, binding, newWatch(ns, "warned")} {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The API server applies a new policy a moment after it is created.
+	var r result
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		r = runPlugin(ctx, clocktesting.NewFakeClock(time.Now()), "suspend", "warned", "-n", ns)
+		if r.code == exitOK && !strings.Contains(r.stderr, "Warning:") {
+			r = runPlugin(ctx, clocktesting.NewFakeClock(time.Now()), "resume", "warned", "-n", ns)
+		}
+		return strings.Contains(r.stderr, "servicewatches here are watched by a test"), nil
+	})
+	if err != nil {
+		t.Fatalf("no warning of the API server on stderr:\n%s", r.transcript())
+	}
+	if !strings.HasPrefix(r.stderr, "Warning: ") || r.code != exitOK {
+		t.Errorf("want kubectl's \"Warning: \" line and exit status 0:\n%s", r.transcript())
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -79,6 +80,9 @@ func (p *plugin) newClient() (client.WithWatch, error) {
 		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
 	}
 	cfg.UserAgent = userAgent
+	// The API server's warnings (such as a deprecated API version) go to
+	// stderr as kubectl prints them, not to a logger nobody set up.
+	cfg.WarningHandler = rest.NewWarningWriter(p.streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
 	scheme := runtime.NewScheme()
 	if err := errors.Join(corev1.AddToScheme(scheme), addAPIToScheme(scheme)); err != nil {
 		return nil, fmt.Errorf("building the scheme: %w", err)
