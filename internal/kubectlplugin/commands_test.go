@@ -3,6 +3,7 @@ package kubectlplugin
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 
 // transcript is a run as a golden file holds it: the exit status, then
@@ -320,5 +323,47 @@ func TestAPIWarningsReachStderr(t *testing.T) {
 	}
 	if !strings.HasPrefix(r.stderr, "Warning: ") || r.code != exitOK {
 		t.Errorf("want kubectl's \"Warning: \" line and exit status 0:\n%s", r.transcript())
+	}
+}
+
+// TestKubectlWaitHintWaitsForTheSync: the kubectl wait command that sync
+// prints (and README shows) waits for that sync's echo, also while Ready is
+// True from the sync before, and returns once the manager echoes the token.
+func TestKubectlWaitHintWaitsForTheSync(t *testing.T) {
+	needEnv(t)
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("needs kubectl on the PATH")
+	}
+	ctx := testContext(t)
+	syncFixture(ctx, t, "kubectl-wait")
+	r := runPlugin(ctx, clocktesting.NewFakeClock(now), "sync", "kubectl-wait", "-n", "sync-tests")
+	_, hint, ok := strings.Cut(strings.TrimSpace(r.stdout), "wait for it with: kubectl ")
+	if !ok {
+		t.Fatalf("sync printed no kubectl wait command:\n%s", r.transcript())
+	}
+	// The hint is for a shell: its one quoted word loses its quotes there.
+	args := append(strings.Fields(strings.ReplaceAll(hint, "'", "")), "--kubeconfig", kubeconfig, "--timeout", "50s")
+	done := make(chan error, 1)
+	var out testenv.LockedBuffer
+	go func() {
+		cmd := exec.CommandContext(ctx, kubectl, args...)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		done <- cmd.Run()
+	}()
+	w := awaitRequest(ctx, t, "kubectl-wait", "2026-11-26T12:00:00Z")
+	select {
+	case err := <-done:
+		t.Fatalf("kubectl %s returned before the sync was handled (%v):\n%s", strings.Join(args, " "), err, out.String())
+	case <-time.After(2 * time.Second):
+	}
+	writeStatusAsManager(ctx, t, w, func(w *serviceWatch) { w.Status.LastHandledRequestedAt = "2026-11-26T12:00:00Z" })
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out.String())
+		}
+	case <-time.After(50 * time.Second):
+		t.Fatalf("kubectl %s did not return after the sync was handled:\n%s", strings.Join(args, " "), out.String())
 	}
 }
