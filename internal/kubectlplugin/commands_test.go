@@ -38,6 +38,8 @@ func TestGetGolden(t *testing.T) {
 		{"get-pipes-sorted-by-name", []string{"get", "pipes", "-A", "--sort-by", "name"}},
 		{"get-endpoints", []string{"get", "endpoints", "-n", "data"}},
 		{"get-alerts-json", []string{"get", "alerts", "analytics-prod", "-n", "data", "-o", "json"}},
+		{"get-endpoints-yaml", []string{"get", "endpoints", "-A", "-o", "yaml"}},
+		{"get-bad-output", []string{"get", "pipes", "-o", "table"}},
 		{"get-pipes-none", []string{"get", "pipes", "-n", "empty"}},
 		{"get-unknown-kind", []string{"get", "widgets", "-n", "data"}},
 		{"get-missing-watch", []string{"get", "pipes", "no-such-watch", "-n", "data"}},
