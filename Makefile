@@ -209,6 +209,14 @@ helm-install: $(HELM) ## Install or upgrade the chart into the cluster of bin/de
 build: manifests generate ## Build the manager binary.
 	$(GO) build -o $(BIN)/manager ./cmd/manager
 
+# The kubectl plugin: kubectl runs bin/kubectl-servicewatch as `kubectl
+# servicewatch` once it is on the PATH (or `go install ./cmd/kubectl-servicewatch`).
+.PHONY: plugin
+plugin: ## Build the kubectl plugin into bin/kubectl-servicewatch.
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(GO) build -trimpath -ldflags "-s -w" -o "$$tmp/kubectl-servicewatch" ./cmd/kubectl-servicewatch; \
+	mkdir -p $(BIN); mv -f "$$tmp/kubectl-servicewatch" $(BIN)/kubectl-servicewatch
+
 .PHONY: run
 run: manifests generate ## Run the manager against the cluster in ~/.kube/config.
 	$(GO) run ./cmd/manager

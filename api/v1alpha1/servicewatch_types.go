@@ -195,13 +195,16 @@ type Summary struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=sw,categories=servicewatch
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Pipes",type=integer,JSONPath=`.status.summary.pipes`
+// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.summary.pipesByState.Failed`,description="Pipes in state Failed"
 // +kubebuilder:printcolumn:name="Endpoints",type=integer,JSONPath=`.status.summary.reversePrivateEndpoints`
 // +kubebuilder:printcolumn:name="Alerts",type=integer,JSONPath=`.status.summary.alerts`
 // +kubebuilder:printcolumn:name="Last Sync",type=date,JSONPath=`.status.lastSyncTime`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Service",type=string,JSONPath=`.spec.serviceId`,priority=1
-// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+// +kubebuilder:printcolumn:name="Interval",type=string,JSONPath=`.spec.interval`,priority=1
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 type ServiceWatch struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the standard object metadata.

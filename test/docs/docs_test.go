@@ -192,14 +192,30 @@ func managerFlags(t *testing.T) []string {
 
 // otherToolFlags are flags of kubectl, argocd, helm and go that the docs
 // use.
-var otherToolFlags = []string{"overwrite", "kind", "resource-name", "set", "take-ownership", "server-side"}
+var otherToolFlags = []string{"overwrite", "kind", "resource-name", "set", "take-ownership", "server-side", "for", "timeout"}
+
+// pluginFlagPattern finds the flags the kubectl plugin's commands define
+// on their cobra flag sets.
+const pluginFlagPattern = `\.Flags\(\)\.\w+Var(?:P)?\(&[^,]+,\s*"([a-z][a-z0-9-]*)"`
+
+// userFlags are the flags the user docs may name: the manager's and the
+// kubectl plugin's.
+func userFlags(t *testing.T) []string {
+	t.Helper()
+	plugin := matches(t, pluginFlagPattern, "internal/kubectlplugin")
+	if len(plugin) == 0 {
+		t.Fatal("no flags found under internal/kubectlplugin")
+	}
+	return append(managerFlags(t), plugin...)
+}
 
 // TestDocsFlagsExist catches a renamed flag that the docs still tell users
-// to set. The user docs may name only the manager's flags; the developer
+// to set. The user docs may name only the manager's and the kubectl
+// plugin's flags (and a few of other tools'); the developer
 // docs also those of the fake cloud, the demo and the scale harness.
 func TestDocsFlagsExist(t *testing.T) {
-	manager := managerFlags(t)
-	programs := append(slices.Clone(manager), matches(t, flagPattern, "cmd", "hack", "test/scale")...)
+	manager, users := managerFlags(t), userFlags(t)
+	programs := append(slices.Clone(users), matches(t, flagPattern, "cmd", "hack", "test/scale")...)
 	flagRef := regexp.MustCompile(`(?:^|[^-\w])--([a-z][a-z0-9-]+[a-z0-9])`)
 	check := func(doc string, defined []string) {
 		for _, m := range flagRef.FindAllStringSubmatch(read(t, doc), -1) {
@@ -208,9 +224,10 @@ func TestDocsFlagsExist(t *testing.T) {
 			}
 		}
 	}
-	for _, doc := range append(slices.Clone(userDocs), "config/manager/manager.yaml") {
-		check(doc, manager)
+	for _, doc := range userDocs {
+		check(doc, users)
 	}
+	check("config/manager/manager.yaml", manager)
 	for _, doc := range developerDocs {
 		check(doc, programs)
 	}

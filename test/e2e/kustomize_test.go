@@ -73,14 +73,17 @@ func TestKustomize(t *testing.T) {
 			t.Fatalf("kubectl get sw -o wide:\n%s\nwant a header and one row", out)
 		}
 		header := strings.Fields(lines[0])
-		wantHeader := []string{"NAME", "READY", "PIPES", "ENDPOINTS", "ALERTS", "LAST", "SYNC", "AGE", "SERVICE", "MESSAGE"}
+		wantHeader := []string{"NAME", "READY", "REASON", "PIPES", "FAILED", "ENDPOINTS", "ALERTS", "LAST", "SYNC", "AGE", "SERVICE", "INTERVAL", "STATUS"}
 		if strings.Join(header, " ") != strings.Join(wantHeader, " ") {
 			t.Fatalf("kubectl get sw -o wide header %q, want %q", lines[0], strings.Join(wantHeader, " "))
 		}
-		row := strings.Fields(lines[1])
-		wantRow := []string{"analytics-prod", "True", fmt.Sprint(want.pipes), fmt.Sprint(want.endpoints), fmt.Sprint(want.alerts)}
-		if len(row) < 8 || strings.Join(row[:5], " ") != strings.Join(wantRow, " ") || row[7] != readSample(t).Spec.ServiceID {
-			t.Fatalf("kubectl get sw -o wide row %q, want it to start %q and name service %s", lines[1], strings.Join(wantRow, " "), readSample(t).Spec.ServiceID)
+		// A column without a value (FAILED when no pipe failed) is blank, so
+		// the row is read at the header's column offsets, not by fields.
+		row := tableRow(lines[0], lines[1])
+		got := []string{row["NAME"], row["READY"], row["REASON"], row["PIPES"], row["ENDPOINTS"], row["ALERTS"], row["SERVICE"]}
+		wantRow := []string{"analytics-prod", "True", "Synced", fmt.Sprint(want.pipes), fmt.Sprint(want.endpoints), fmt.Sprint(want.alerts), readSample(t).Spec.ServiceID}
+		if strings.Join(got, " ") != strings.Join(wantRow, " ") {
+			t.Fatalf("kubectl get sw -o wide row %q read as %q, want %q", lines[1], got, wantRow)
 		}
 	})
 
@@ -180,4 +183,31 @@ func short(r probeResult) probeResult {
 		r.Body = r.Body[:200] + "..."
 	}
 	return r
+}
+
+// tableRow reads one row of kubectl's table at the offsets of the header's
+// columns, by header name: kubectl starts each value where its header
+// starts.
+func tableRow(header, row string) map[string]string {
+	starts := []int{}
+	for i := range header {
+		if header[i] != ' ' && (i == 0 || header[i-1] == ' ' && (i < 2 || header[i-2] == ' ')) {
+			starts = append(starts, i)
+		}
+	}
+	cells := map[string]string{}
+	for n, start := range starts {
+		end := len(header)
+		if n+1 < len(starts) {
+			end = starts[n+1]
+		}
+		name := strings.TrimSpace(header[start:end])
+		if start < len(row) {
+			cells[name] = strings.TrimSpace(row[start:min(end, len(row))])
+		}
+		if n+1 == len(starts) && start < len(row) {
+			cells[name] = strings.TrimSpace(row[start:])
+		}
+	}
+	return cells
 }

@@ -523,9 +523,38 @@ func (s suite) kubectlExplainAndGet(t *testing.T) {
 	run("create", "namespace", "explain-get")
 	run("apply", "-n", "explain-get", "-f", sample)
 	header := strings.Fields(strings.SplitN(run("get", "sw", "-n", "explain-get", "-o", "wide"), "\n", 2)[0])
-	want := []string{"NAME", "READY", "PIPES", "ENDPOINTS", "ALERTS", "LAST", "SYNC", "AGE", "SERVICE", "MESSAGE"}
+	want := []string{"NAME", "READY", "REASON", "PIPES", "FAILED", "ENDPOINTS", "ALERTS", "LAST", "SYNC", "AGE", "SERVICE", "INTERVAL", "STATUS"}
 	if !slices.Equal(header, want) {
 		t.Errorf("kubectl get sw -o wide columns = %v, want %v", header, want)
+	}
+
+	// The columns a user reads first: why the watch is not Ready, how many
+	// pipes failed, and Ready's message in full on -o wide.
+	const refused = "the management API answered 401 Unauthorized"
+	watch := &unstructured.Unstructured{}
+	watch.SetAPIVersion("cloud.servicewatch.io/v1alpha1")
+	watch.SetKind("ServiceWatch")
+	if err := s.env.Client.Get(t.Context(), client.ObjectKey{Namespace: "explain-get", Name: "analytics-prod"}, watch); err != nil {
+		t.Fatal(err)
+	}
+	status := map[string]any{
+		"summary": map[string]any{"pipes": int64(3), "pipesByState": map[string]any{"Running": int64(1), "Failed": int64(2)},
+			"reversePrivateEndpoints": int64(1), "alerts": int64(0)},
+		"conditions": []any{map[string]any{"type": "Ready", "status": "False", "reason": "Unauthorized", "message": refused,
+			"lastTransitionTime": "2026-11-26T12:00:00Z"}},
+	}
+	if err := unstructured.SetNestedField(watch.Object, status, "status"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.env.Client.Status().Update(t.Context(), watch); err != nil {
+		t.Fatal(err)
+	}
+	row := strings.SplitN(run("get", "sw", "-n", "explain-get", "-o", "wide"), "\n", 3)[1]
+	if fields := strings.Fields(row); len(fields) < 5 || !slices.Equal(fields[:5], []string{"analytics-prod", "False", "Unauthorized", "3", "2"}) {
+		t.Errorf("kubectl get sw -o wide row %q, want it to start with the name, False, Unauthorized, 3 pipes and 2 failed", row)
+	}
+	if !strings.HasSuffix(row, refused) {
+		t.Errorf("kubectl get sw -o wide row %q, want Ready's message %q at its end (Status)", row, refused)
 	}
 }
 
