@@ -72,6 +72,16 @@ type ReversePrivateEndpoint struct {
 	// +kubebuilder:validation:MaxItems=17
 	// +kubebuilder:validation:items:MaxLength=256
 	OtherFields []string `json:"otherFields,omitempty"`
+
+	// omitted is set by the operator when the item is too large for the
+	// status: what it leaves out of this item, so that the other items still
+	// fit. Each key is the JSON path of a list in the item (lists within
+	// lists read path[].member), its value how many entries of it status
+	// leaves out: every list is cut to the same number of first entries.
+	// When only the item's identity fits, each other member is left out
+	// whole and counts 1 under its name. Absent when nothing was left out.
+	// +optional
+	Omitted map[string]int32 `json:"omitted,omitempty"`
 }
 
 // PrivateDNSMapping is one private DNS name of a reverse private endpoint.
@@ -204,6 +214,10 @@ type AlertStatus struct {
 	// updatedAt is when the alert last changed (ISO 8601, as sent).
 	// +optional
 	UpdatedAt *string `json:"updatedAt,omitempty"`
+	// omitted: as pipes[].omitted, what status leaves out of this alert to
+	// stay under its size limit.
+	// +optional
+	Omitted map[string]int32 `json:"omitted,omitempty"`
 }
 
 // AlertChannel is where an alert is sent.

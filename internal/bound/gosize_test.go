@@ -30,7 +30,7 @@ func TestGoSize(t *testing.T) {
 	}{
 		{"empty", item{}, emptySize},
 		{"a pointed-to string", item{ID: &id}, itemSize + strSize + len(id)},
-		{"a map", item{Labels: map[string]string{"k": "vv"}}, itemSize + 2*strSize + mapEntryBytes + len("k") + len("vv")},
+		{"a map", item{Labels: map[string]string{"k": "vv"}}, itemSize + MapBytes(1, strSize, strSize) + len("k") + len("vv")},
 		{"a slice by its length", item{Tags: append(make([]string, 0, 100), "x")}, itemSize + strSize + 1},
 		{"a time", item{At: time.Now()}, itemSize},
 		{"an interface", item{Any: "xyz"}, itemSize + strSize + 3},

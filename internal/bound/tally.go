@@ -60,3 +60,17 @@ func (t Tally) Top(n int) map[string]int32 {
 	top[t.other] = other
 	return top
 }
+
+// Remove takes back one Add of name: the count it went to (name's, or
+// other's) loses one, and a name whose count reaches zero is no longer
+// named.
+func (t Tally) Remove(name string) {
+	name = Cut(name, t.maxNameBytes)
+	if _, named := t.counts[name]; !named {
+		name = t.other
+	}
+	t.counts[name]--
+	if t.counts[name] <= 0 {
+		delete(t.counts, name)
+	}
+}

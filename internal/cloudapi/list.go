@@ -10,6 +10,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/lenient"
 	"github.com/servicewatch/servicewatch/internal/redact"
+	"github.com/servicewatch/servicewatch/internal/slim"
 )
 
 // listDecoder decodes the body of a list response.
@@ -26,13 +27,13 @@ type listInput[T any] struct {
 
 // decodePipes decodes a list-pipes response body.
 func decodePipes(body io.Reader, httpStatus int, in listInput[swv1.Pipe]) (List[swv1.Pipe], error) {
-	return decodeList(body, httpStatus, pipeID, lenient.ReadPipe, in)
+	return decodeList(body, httpStatus, pipeID, lenient.ReadPipe, slim.Pipes, in)
 }
 
 // decodeReversePrivateEndpoints decodes a list-reverse-private-endpoints
 // response body.
 func decodeReversePrivateEndpoints(body io.Reader, httpStatus int, in listInput[swv1.ReversePrivateEndpoint]) (List[swv1.ReversePrivateEndpoint], error) {
-	return decodeList(body, httpStatus, endpointID, lenient.ReadEndpoint, in)
+	return decodeList(body, httpStatus, endpointID, lenient.ReadEndpoint, slim.Endpoints, in)
 }
 
 func pipeID(p *swv1.Pipe) string { return deref(p.ID) }
@@ -59,17 +60,18 @@ type itemRead[T any] func(strict *lenient.Strict, raw []byte, item *T) (lenient.
 // string of an item is scrubbed of the call's credential before anyone sees
 // the item, and decoding stops, failing the call, once the answer has cost
 // its work budget: nothing of it is kept.
-func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, read itemRead[T], in listInput[T]) (List[T], error) {
+//
+// An item too big for KeepBytes is slimmed (shape says what it keeps, see
+// internal/slim) before any whole item is dropped.
+func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, read itemRead[T], shape slim.Shape, in listInput[T]) (List[T], error) {
 	dec := json.NewDecoder(body)
 	// Numbers in skipped members stay text: 1e999 is valid JSON.
 	dec.UseNumber()
 	opts := in.opts
 	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, read: read, work: in.work,
-		strict: lenient.NewStrictFor(in.scrub, in.work), keep: lenient.NewKeeper(idOf, opts.KeepBytes, opts.Charge, opts.Each)}
+		strict: lenient.NewStrictFor(in.scrub, in.work), keep: lenient.NewKeeper(idOf, opts.KeepBytes, opts.Charge, opts.Each).
+			WithReplace(opts.Replace).WithSlim(slim.New[T](shape).WithWork(in.work.Charge).Item, in.work)}
 	err := lenient.ReadObject(dec, env.member)
-	if in.opts.Work != nil {
-		in.opts.Work(in.work.Used())
-	}
 	if err == nil {
 		err = expectEnd(dec)
 	}
@@ -85,7 +87,10 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, rea
 	}
 	list := List[T]{RequestID: cleanRequestID(in.scrub, env.requestID), Total: env.keep.Total(), Incomplete: incomplete, IncompleteItems: incompleteItems}
 	if err == nil {
-		list.Items, err = env.keep.Items()
+		list.Items, err = env.keep.Items() // may slim once more: work too
+	}
+	if in.opts.Work != nil {
+		in.opts.Work(in.work.Used())
 	}
 	if err != nil {
 		return List[T]{RequestID: env.requestID}, fmt.Errorf("decode management response: %w", err)

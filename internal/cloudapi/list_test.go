@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/lenient"
 )
 
 func listPipesWith(t *testing.T, body string, opts pipeOptions) (cloudapi.List[swv1.Pipe], error) {
@@ -295,3 +297,101 @@ var errConnectionReset = errors.New("connection reset by peer")
 type failingReader struct{}
 
 func (failingReader) Read([]byte) (int, error) { return 0, errConnectionReset }
+
+// bigPipeList is 50 small pipes and, in their midst, one Postgres CDC pipe
+// of mappings table mappings (about 1 MB for 4000).
+func bigPipeList(mappings int) string {
+	var b strings.Builder
+	b.WriteString(`{"status":200,"result":[`)
+	for i := range 51 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		if i != 20 {
+			fmt.Fprintf(&b, `{"id":"p-%02d","name":"pipe %d","state":"Running","source":{"kafka":{"topics":"t%d"}}}`, i, i, i)
+			continue
+		}
+		fmt.Fprintf(&b, `{"id":"p-%02d","name":"big","state":"Running","source":{"postgres":{"host":"db","tableMappings":[`, i)
+		for m := range mappings {
+			if m > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"sourceSchemaName":"public","sourceTable":"table_with_a_long_name_%06d","targetTable":"public_table_with_a_long_name_%06d","tableEngine":"ReplacingMergeTree","partitionKey":"created_at_%06d","excludedColumns":["secret_a","secret_b","secret_c"],"sortingKeys":["id","tenant"]}`, m, m, m)
+		}
+		b.WriteString(`]}}}`)
+	}
+	b.WriteString(`]}`)
+	return b.String()
+}
+
+// One big pipe never hides the others: it is slimmed, its mappings cut and
+// counted, and every pipe after it is still kept whole.
+func TestListSlimsABigPipeRatherThanDropIt(t *testing.T) {
+	body := bigPipeList(4000)
+	if len(body) < 900<<10 {
+		t.Fatalf("body is %d bytes, want about 1 MB", len(body))
+	}
+	got, err := listPipesWith(t, body, pipeOptions{KeepBytes: 200 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Items) != 51 || got.Total != 51 {
+		t.Fatalf("kept %d of %d pipes, want all 51", len(got.Items), got.Total)
+	}
+	big := got.Items[20]
+	kept := len(big.Source.Postgres.TableMappings)
+	if *big.Name != "big" || kept == 0 || kept >= 4000 || big.Omitted["source.postgres.tableMappings"] != int32(4000-kept) {
+		t.Errorf("big pipe kept %d mappings, omitted %v", kept, big.Omitted)
+	}
+	for i, p := range got.Items {
+		if i != 20 && (p.Omitted != nil || p.Source == nil || p.Source.Kafka == nil) {
+			t.Errorf("pipe %d changed: %+v", i, p)
+		}
+	}
+}
+
+// Replace follows the duplicate the list keeps, in either order, so counts
+// made in Each count what status shows.
+func TestListReplaceFollowsTheKeptDuplicate(t *testing.T) {
+	running := `{"id":"a","name":"a","state":"Running"}`
+	stopped := `{"id":"a","name":"a","state":"Stopped"}`
+	for _, order := range [][2]string{{running, stopped}, {stopped, running}} {
+		states := map[string]int{}
+		got, err := listPipesWith(t, `{"status":200,"result":[`+order[0]+`,{"id":"b","state":"Paused"},`+order[1]+`]}`, pipeOptions{
+			Each:    func(p *swv1.Pipe) { states[*p.State]++ },
+			Replace: func(old, p *swv1.Pipe) { states[*old.State]--; states[*p.State]++ },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept := *got.Items[0].State; kept != "Running" || states["Running"] != 1 || states["Stopped"] != 0 || states["Paused"] != 1 {
+			t.Errorf("kept %s, counted %v, want Running counted once", kept, states)
+		}
+	}
+}
+
+// Slimming is decode work like any other: the answer's work budget and the
+// namespace's share (told through Work) count it, so that big items cannot
+// buy a tenant CPU that the budget does not see.
+func TestSlimmingIsChargedToTheAnswersWork(t *testing.T) {
+	body := bigPipeList(4000)
+	work := func(keepBytes int) (int64, cloudapi.List[swv1.Pipe]) {
+		var used int64
+		list, err := listPipesWith(t, body, pipeOptions{KeepBytes: keepBytes, Work: func(n int64) { used = n }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return used, list
+	}
+	whole, _ := work(0)
+	slimmed, list := work(200 << 10)
+	kept, err := json.Marshal(list.Items[20])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At the least, the slimmed pipe is sized and encoded once more.
+	if want := int64(lenient.ItemByteWork * len(kept)); slimmed-whole < want {
+		t.Errorf("the answer cost %d units kept whole and %d with its big pipe slimmed to %d bytes, want %d more at least",
+			whole, slimmed, len(kept), want)
+	}
+}

@@ -21,14 +21,19 @@ type ListOptions[T any] struct {
 	// in response order, after redaction and before the item is kept or
 	// dropped, so the caller can count or project items it will not keep.
 	// It must not retain the pointer. For an id that repeats, Each sees its
-	// first occurrence: which one List.Items keeps is only known once the
-	// response has been read whole, and the client does not hold every item
-	// until then.
+	// first occurrence, and Replace hears when another takes its place in
+	// List.Items.
 	//
 	// The envelope's status may follow its result, so Each can have seen
 	// items of a response the call then rejects: count into a scratch value
 	// and use it only when the call succeeds.
 	Each func(*T)
+	// Replace, when set, hears each time an item whose id repeats takes the
+	// place of the one List.Items kept for that id (old as kept, perhaps
+	// slimmed: its identity is whole), so that counts made in Each count
+	// what the list keeps, whatever the response's order. Of an id that
+	// falls outside KeepBytes, Each's first occurrence stays counted.
+	Replace func(old, replacement *T)
 	// Work, when set, is told once per call how much decoding its answer
 	// cost, in units of lenient.Work (about one byte scanned each), whether
 	// the call succeeded or not: the caller charges it to whoever asked for

@@ -13,6 +13,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/sharedread"
+	"github.com/servicewatch/servicewatch/internal/slim"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
@@ -28,8 +29,12 @@ func alertsPart() part {
 			field:    "alerts",
 			keepRank: 1, // one entry per alert ID the user named; small
 			sizes:    func(s *swv1.ServiceWatchStatus) []int { return bound.Charges(s.Alerts) },
-			keep:     func(s *swv1.ServiceWatchStatus, n int) { s.Alerts = s.Alerts[:n] },
-			length:   func(s *swv1.ServiceWatchStatus) int { return len(s.Alerts) },
+			slim:     func(s *swv1.ServiceWatchStatus, budget int) { s.Alerts = slim.List(s.Alerts, budget, slim.Alerts) },
+			cuts: func(s *swv1.ServiceWatchStatus) []string {
+				return slim.Cuts("alert", s.Alerts, func(a *swv1.AlertStatus) (*string, map[string]int32) { return &a.ID, a.Omitted })
+			},
+			keep:   func(s *swv1.ServiceWatchStatus, n int) { s.Alerts = s.Alerts[:n] },
+			length: func(s *swv1.ServiceWatchStatus) int { return len(s.Alerts) },
 		},
 	}
 }

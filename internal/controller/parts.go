@@ -17,6 +17,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/readrunner"
 	"github.com/servicewatch/servicewatch/internal/sharedread"
+	"github.com/servicewatch/servicewatch/internal/slim"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
@@ -339,9 +340,13 @@ func pipesPart() part {
 			field:    "pipes",
 			keepRank: 2, // pipes are many: cut first
 			sizes:    func(s *swv1.ServiceWatchStatus) []int { return bound.Charges(s.Pipes) },
-			keep:     func(s *swv1.ServiceWatchStatus, n int) { s.Pipes = s.Pipes[:n] },
-			length:   func(s *swv1.ServiceWatchStatus) int { return len(s.Pipes) },
-			total:    func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.Pipes) },
+			slim:     func(s *swv1.ServiceWatchStatus, budget int) { s.Pipes = slim.List(s.Pipes, budget, slim.Pipes) },
+			cuts: func(s *swv1.ServiceWatchStatus) []string {
+				return slim.Cuts("pipe", s.Pipes, func(p *swv1.Pipe) (*string, map[string]int32) { return p.ID, p.Omitted })
+			},
+			keep:   func(s *swv1.ServiceWatchStatus, n int) { s.Pipes = s.Pipes[:n] },
+			length: func(s *swv1.ServiceWatchStatus) int { return len(s.Pipes) },
+			total:  func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.Pipes) },
 		},
 	}
 }
@@ -424,6 +429,9 @@ func listPipes(ctx context.Context, cloud Cloud, in *syncScope) (pipesRead, erro
 		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, Charge: bound.GoSize[swv1.Pipe], Work: in.chargeWork, Each: func(p *swv1.Pipe) {
 			byState.Add(ptr.Deref(p.State, "Unknown"))
 			items.add(p)
+		}, Replace: func(old, p *swv1.Pipe) { // the summary counts the duplicate status shows
+			byState.Remove(ptr.Deref(old.State, "Unknown"))
+			byState.Add(ptr.Deref(p.State, "Unknown"))
 		}})
 	if err != nil {
 		return pipesRead{}, err
@@ -456,9 +464,15 @@ func endpointsPart() part {
 			field:    "reversePrivateEndpoints",
 			keepRank: 0, // endpoints are few and pipes reference them: kept first
 			sizes:    func(s *swv1.ServiceWatchStatus) []int { return bound.Charges(s.ReversePrivateEndpoints) },
-			keep:     func(s *swv1.ServiceWatchStatus, n int) { s.ReversePrivateEndpoints = s.ReversePrivateEndpoints[:n] },
-			length:   func(s *swv1.ServiceWatchStatus) int { return len(s.ReversePrivateEndpoints) },
-			total:    func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.ReversePrivateEndpoints) },
+			slim: func(s *swv1.ServiceWatchStatus, budget int) {
+				s.ReversePrivateEndpoints = slim.List(s.ReversePrivateEndpoints, budget, slim.Endpoints)
+			},
+			cuts: func(s *swv1.ServiceWatchStatus) []string {
+				return slim.Cuts("endpoint", s.ReversePrivateEndpoints, func(e *swv1.ReversePrivateEndpoint) (*string, map[string]int32) { return e.ID, e.Omitted })
+			},
+			keep:   func(s *swv1.ServiceWatchStatus, n int) { s.ReversePrivateEndpoints = s.ReversePrivateEndpoints[:n] },
+			length: func(s *swv1.ServiceWatchStatus) int { return len(s.ReversePrivateEndpoints) },
+			total:  func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.ReversePrivateEndpoints) },
 		},
 	}
 }

@@ -110,3 +110,35 @@ func jsonBytes(t testing.TB, v any) int {
 	}
 	return len(raw)
 }
+
+// The status' final size check cuts inside a big item before it drops any
+// whole one, and StatusTruncated names what it cut where.
+func TestTruncateSlimsABigPipeFirst(t *testing.T) {
+	const limit = 40 << 10
+	pipes := manyPipes(6)
+	big := &pipes[2]
+	big.SourceKind = ptr.To("postgres")
+	big.Source = &swv1.PipeSource{Postgres: &swv1.PostgresSource{}}
+	for i := range 4000 {
+		big.Source.Postgres.TableMappings = append(big.Source.Postgres.TableMappings,
+			swv1.PostgresTableMapping{SourceTable: ptr.To(fmt.Sprintf("table_%05d", i)), TargetTable: ptr.To(fmt.Sprintf("table_%05d", i))})
+	}
+	w := testWatch()
+	applyResults(w, syncParts(), []partResult{pipesOK(pipes...), endpointsOK(1), alertsFetched(nil)}, limit)
+	if len(w.Status.Pipes) != 6 {
+		t.Fatalf("kept %d of 6 pipes, want every one", len(w.Status.Pipes))
+	}
+	got := w.Status.Pipes[2]
+	kept := len(got.Source.Postgres.TableMappings)
+	left := got.Omitted["source.postgres.tableMappings"]
+	if kept == 0 || int(left)+kept != 4000 || got.Name == nil || got.State == nil {
+		t.Errorf("big pipe kept %d mappings, omitted %v", kept, got.Omitted)
+	}
+	c := conditions.Get(w, swv1.ConditionStatusTruncated)
+	if want := fmt.Sprintf("pipe pipe-00002: %d source.postgres.tableMappings left out", left); c == nil || !strings.Contains(c.Message, want) {
+		t.Errorf("StatusTruncated = %+v, want it to say %q", c, want)
+	}
+	if size := jsonBytes(t, &w.Status); size > limit {
+		t.Errorf("status is %d bytes, over the limit of %d", size, limit)
+	}
+}

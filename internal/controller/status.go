@@ -298,7 +298,7 @@ func markReconciling(watch *swv1.ServiceWatch, message string) {
 // fetch yet) are not cut: their part's condition says they wait.
 func setTruncatedCondition(watch *swv1.ServiceWatch, parts []part, read []int, limit int) {
 	counts := make([]string, len(parts))
-	left := 0
+	left, cuts := 0, []string(nil)
 	for i, p := range parts {
 		kept, total := p.list.length(&watch.Status), read[i]
 		if p.list.total != nil {
@@ -306,14 +306,24 @@ func setTruncatedCondition(watch *swv1.ServiceWatch, parts []part, read []int, l
 		}
 		left += max(0, total-kept)
 		counts[i] = fmt.Sprintf("%d of %d %s", kept, total, p.noun)
+		cuts = append(cuts, p.list.cuts(&watch.Status)...)
 	}
-	if left == 0 {
+	if left == 0 && len(cuts) == 0 {
 		conditions.Delete(watch, swv1.ConditionStatusTruncated)
 		return
 	}
 	setCondition(watch, metav1.Condition{Type: swv1.ConditionStatusTruncated, Status: metav1.ConditionTrue, Reason: swv1.ReasonTooLarge,
-		Message: fmt.Sprintf("status lists %s (%d items left out) to stay under %d KiB; summary counts are complete",
-			joinAnd(counts), left, limit>>10)})
+		Message: fmt.Sprintf("status lists %s (%d items left out) to stay under %d KiB; summary counts are complete%s",
+			joinAnd(counts), left, limit>>10, cutMessage(cuts))})
+}
+
+// cutMessage names the items cut inside (as their omitted records do), as
+// many as fit a bounded message.
+func cutMessage(cuts []string) string {
+	if len(cuts) == 0 {
+		return ""
+	}
+	return "; cut inside, every item still listed: " + bound.Join(cuts, maxListMessageBytes)
 }
 
 // listsOf are the parts' lists in status, for truncation.
@@ -372,8 +382,12 @@ type statusList struct {
 	// items first, the highest is cut first.
 	keepRank int
 	sizes    func(s *swv1.ServiceWatchStatus) []int
-	keep     func(s *swv1.ServiceWatchStatus, n int)
-	length   func(s *swv1.ServiceWatchStatus) int
+	// slim cuts inside the list's big items until it fits a budget, and
+	// cuts says, per item, what that left out.
+	slim   func(s *swv1.ServiceWatchStatus, budget int)
+	cuts   func(s *swv1.ServiceWatchStatus) []string
+	keep   func(s *swv1.ServiceWatchStatus, n int)
+	length func(s *swv1.ServiceWatchStatus) int
 	// total is how many items the cloud has, for a list that keeps fewer
 	// while it streams; nil: the list holds every item it read.
 	total func(w *swv1.ServiceWatch) int
@@ -389,17 +403,16 @@ func truncate(status *swv1.ServiceWatchStatus, lists []statusList, limit int) {
 		lists = slices.Clone(lists)
 		slices.SortStableFunc(lists, func(a, b statusList) int { return a.keepRank - b.keepRank })
 
-		sizes := make([][]int, len(lists))
 		bare := *status
 		budget := limit
-		for i, l := range lists {
-			sizes[i] = l.sizes(status)
+		for _, l := range lists {
 			l.keep(&bare, 0)
 			budget -= len(`,"":[]`) + len(l.field)
 		}
 		budget -= fixedSize(&bare)
-		for i, l := range lists {
-			n, used := bound.Prefix(sizes[i], budget)
+		for _, l := range lists { // big items are slimmed before whole ones go
+			l.slim(status, budget)
+			n, used := bound.Prefix(l.sizes(status), budget)
 			budget -= used
 			l.keep(status, n)
 		}

@@ -9,8 +9,9 @@
 // the data of the others. Credentials are redacted as the item is read (see
 // internal/redact), before anything else sees it. A [Keeper] then keeps what
 // a list promises of the items read: each distinct one once, and of those the
-// longest prefix by id that fits a byte budget, in memory that follows the
-// budget rather than the response.
+// longest prefix by id that fits a byte budget, big items slimmed first (see
+// internal/slim) so that one big item never hides the others, in memory
+// that follows the budget rather than the response.
 //
 // It is separate from the cloud client because it is about the shape of the
 // data, not about HTTP: its rules are table and fuzz tests of JSON in and

@@ -112,7 +112,7 @@ var ErrNotObject = errors.New("not a JSON object")
 // source. It fails with ErrWorkBudget once the list's work budget is spent.
 func ReadPipe(strict *Strict, raw []byte, p *swv1.Pipe) (Report, error) {
 	report, err := readItem(strict, raw, p, func(p *swv1.Pipe) bool {
-		return p.SourceKind != nil || p.OtherFields != nil || lostBySelfDecodingSource(p, raw) || hasMongoURI(p)
+		return p.SourceKind != nil || p.OtherFields != nil || p.Omitted != nil || lostBySelfDecodingSource(p, raw) || hasMongoURI(p)
 	})
 	if err != nil {
 		return report, err
@@ -186,7 +186,7 @@ var (
 // ReadEndpoint reads one reverse private endpoint of a list, raw, with
 // strict, into e, as ReadPipe reads a pipe.
 func ReadEndpoint(strict *Strict, raw []byte, e *swv1.ReversePrivateEndpoint) (Report, error) {
-	report, err := readItem(strict, raw, e, func(e *swv1.ReversePrivateEndpoint) bool { return e.OtherFields != nil })
+	report, err := readItem(strict, raw, e, func(e *swv1.ReversePrivateEndpoint) bool { return e.OtherFields != nil || e.Omitted != nil })
 	e.OtherFields = report.other
 	if err == nil {
 		err = strict.work.Charge(0)
@@ -685,10 +685,11 @@ func readDNSMappingsMember(r *itemReader, v reflect.Value, raw []byte, path stri
 }
 
 // operatorFields are fields of the item types that the operator sets (a
-// pipe's sourceKind, an item's otherFields, an alert's error): a member of
-// that name in the cloud's answer is not theirs, and is kept in otherFields
-// like any other member the types do not have (an alert keeps none).
-var operatorFields = map[string]bool{"sourceKind": true, "otherFields": true, "error": true}
+// pipe's sourceKind, an item's otherFields and omitted, an alert's error): a
+// member of that name in the cloud's answer is not theirs, and is kept in
+// otherFields like any other member the types do not have (an alert keeps
+// none).
+var operatorFields = map[string]bool{"sourceKind": true, "otherFields": true, "error": true, "omitted": true}
 
 // schema is a struct type's members: its fields by JSON name (through
 // inline embedded structs), and the names to read, in the order of the

@@ -86,3 +86,17 @@ func TestJSONKinds(t *testing.T) {
 		t.Error("Object([]) is an object")
 	}
 }
+
+// omitted is the operator's record of what it cut: a cloud that sends a
+// member of that name cannot fake it.
+func TestReadPipeOmittedIsTheOperators(t *testing.T) {
+	for _, raw := range []string{`{"id":"p1","omitted":{"tableMappings":5}}`, `{"id":"p1","omitted":{"tableMappings":"x"},"scaling":{"replicas":"two"}}`} {
+		var p swv1.Pipe
+		if _, err := lenient.ReadPipe(lenient.NewStrict(), []byte(raw), &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Omitted != nil || !strings.Contains(strings.Join(p.OtherFields, "\n"), "omitted.tableMappings") {
+			t.Errorf("%s: omitted %v, otherFields %q; want it kept in otherFields only", raw, p.Omitted, p.OtherFields)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package cloudapi_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/bound"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+)
+
+// worstMemoryAnswer is the pipes answer of test/scale's memory-worst-60
+// (worstPipesEnvelope): as many pipes of empty nested objects as the status
+// keeps, then 10,000 pipes with 1.2 KB names. Over the status budget, it
+// makes the keeper slim (each of those pipes to its identity, which for the
+// named ones is still too big) before it cuts.
+func worstMemoryAnswer() hugeList {
+	name := strings.Repeat("n", 1200)
+	return hugeList{name: "memory-worst-60_answer", write: func(w *bufio.Writer) {
+		_, _ = w.WriteString(hugeEnvelope)
+		for i := range 10_100 {
+			if i > 0 {
+				_ = w.WriteByte(',')
+			}
+			_, _ = fmt.Fprintf(w, `{"id":"a%07d","source":{"postgres":{"settings":{}}},"settings":{}}`, i)
+		}
+		for i := range 10_000 {
+			_, _ = fmt.Fprintf(w, `,{"id":"b%07d","name":"%s-%d","state":"Running"}`, i, name, i)
+		}
+		_, _ = w.WriteString(`]}`)
+	}}
+}
+
+// BenchmarkWorstMemoryAnswer is one list call of memory-worst-60's answer
+// as the controller makes it (the status budget, charged by decoded size):
+// the peak heap growth in-process, what that scenario's 60 watches each
+// pay, and its time.
+//
+//	go test -short -run='^$' -bench=WorstMemoryAnswer -count=5 ./internal/cloudapi/
+func BenchmarkWorstMemoryAnswer(b *testing.B) {
+	h := worstMemoryAnswer()
+	url, size := serveList(b, h)
+	c := newClient(cloudapi.Options{})
+	b.SetBytes(int64(size))
+	var peak uint64
+	var kept int
+	for b.Loop() {
+		peak = max(peak, peakHeapGrowth(func() {
+			list, err := c.ListPipes(context.Background(), url, testCreds, orgID, svcID,
+				cloudapi.ListOptions[swv1.Pipe]{KeepBytes: statusBudget, Charge: bound.GoSize[swv1.Pipe]})
+			if err != nil {
+				b.Fatal(err)
+			}
+			kept = len(list.Items)
+		}))
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(kept), "kept-items")
+}
