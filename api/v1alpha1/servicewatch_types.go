@@ -74,7 +74,7 @@ type ServiceWatchSpec struct {
 // (accountRef), exactly one of them.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.secretRef) != has(self.accountRef)",message="set exactly one of spec.managementApi.secretRef and spec.managementApi.accountRef"
-// +kubebuilder:validation:XValidation:rule="!has(self.accountRef) || !has(self.url) || self.url == ”",message="spec.managementApi.url comes from the account when accountRef is set",fieldPath=".url"
+// +kubebuilder:validation:XValidation:rule="!has(self.accountRef) || !has(self.url) || size(self.url) == 0",message="spec.managementApi.url comes from the account when accountRef is set",fieldPath=".url"
 type ManagementAPISpec struct {
 	// url is the base URL of the management API, such as
 	// https://api.example.com. When empty, the manager's

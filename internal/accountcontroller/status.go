@@ -24,7 +24,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=cloud.servicewatch.io,resources=clustercloudaccounts,verbs=get;list;watch
-// +kubebuilder:rbac:groups=cloud.servicewatch.io,resources=clustercloudaccounts/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=cloud.servicewatch.io,resources=clustercloudaccounts/status,verbs=get;patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
 // maxNamespacesShown bounds status.namespaces; status.namespaceCount counts
