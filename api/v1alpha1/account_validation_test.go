@@ -28,7 +28,9 @@ func TestManagementAPIIsASecretOrAnAccount(t *testing.T) {
 		}, ""},
 		{"both", func(w *swv1.ServiceWatch) { w.Spec.ManagementAPI.AccountRef = account; w.Spec.ManagementAPI.URL = "" },
 			"exactly one of spec.managementApi.secretRef and spec.managementApi.accountRef"},
-		{"neither", func(w *swv1.ServiceWatch) { w.Spec.ManagementAPI = swv1.ManagementAPISpec{URL: "https://api.example.com"} },
+		{"neither", func(w *swv1.ServiceWatch) {
+			w.Spec.ManagementAPI = swv1.ManagementAPISpec{URL: "https://api.example.com"}
+		},
 			"exactly one of spec.managementApi.secretRef and spec.managementApi.accountRef"},
 		{"an account and a URL", func(w *swv1.ServiceWatch) {
 			w.Spec.ManagementAPI = swv1.ManagementAPISpec{AccountRef: account, URL: "https://elsewhere.example.com"}

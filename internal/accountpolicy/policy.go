@@ -70,7 +70,7 @@ func refusal(c *swv1.AccountCondition, s Subject) string {
 
 // selects tells whether the condition selects the subject's namespace, and
 // if not, why not.
-func selects(c *swv1.AccountCondition, s Subject) (bool, string) {
+func selects(c *swv1.AccountCondition, s Subject) (selected bool, whyNot string) {
 	if slices.Contains(c.Namespaces, s.Namespace) {
 		return true, ""
 	}

@@ -1,6 +1,7 @@
 package accountpolicy_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -22,9 +23,7 @@ func account(conds ...swv1.AccountCondition) *swv1.ClusterCloudAccount {
 
 func subject(ns string, nsLabels map[string]string) accountpolicy.Subject {
 	l := map[string]string{accountpolicy.TrustedNamespaceLabel: ns}
-	for k, v := range nsLabels {
-		l[k] = v
-	}
+	maps.Copy(l, nsLabels)
 	return accountpolicy.Subject{Namespace: ns, NamespaceLabels: l, OrganizationID: org, ServiceID: service}
 }
 

@@ -32,7 +32,9 @@ type secretReads struct {
 
 var suiteSecretReads = &secretReads{}
 
-func (s *secretReads) wrap(r client.Reader) client.Reader { return &countingSecrets{Reader: r, counts: s} }
+func (s *secretReads) wrap(r client.Reader) client.Reader {
+	return &countingSecrets{Reader: r, counts: s}
+}
 
 func (s *secretReads) of(secret types.NamespacedName) int {
 	s.mu.Lock()
@@ -136,7 +138,7 @@ func (f *fixture) labelNamespace(labels map[string]string) {
 		metav1.SetMetaDataLabel(&ns.ObjectMeta, k, v)
 	}
 	if err := env.Client.Update(f.ctx, ns); err != nil {
-		f.t.Fatalf("labelling the namespace: %v", err)
+		f.t.Fatalf("labeling the namespace: %v", err)
 	}
 }
 
@@ -203,7 +205,9 @@ func TestAccountRefusesAnotherNamespaceForFree(t *testing.T) {
 		return len(a.Status.Namespaces) == 1 && a.Status.Namespaces[0] == swv1.AccountNamespaceUse{Name: f.ns, Watches: 1, Allowed: 0}
 	})
 
-	f.updateAccount(func(a *swv1.ClusterCloudAccount) { a.Spec.Conditions[0].Namespaces = append(a.Spec.Conditions[0].Namespaces, f.ns) })
+	f.updateAccount(func(a *swv1.ClusterCloudAccount) {
+		a.Spec.Conditions[0].Namespaces = append(a.Spec.Conditions[0].Namespaces, f.ns)
+	})
 	f.waitFor("refused", 20*time.Second, "Ready once allowed", isReady)
 }
 
