@@ -8,8 +8,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/accountpolicy"
@@ -32,6 +34,9 @@ type Accounts struct {
 	mu sync.Mutex
 	// keys are the management keys last used through each account, by name.
 	keys map[string]usedKey
+	// learned wakes the status reconciler of an account whose key was first
+	// used, or changed (SetupWithManager makes it).
+	learned chan event.GenericEvent
 }
 
 // Budgets is what the account's status reads of the manager's rate budgets
@@ -164,11 +169,20 @@ func (a *Accounts) alertCredential(account *swv1.ClusterCloudAccount) *Credentia
 // by its digest: the account's status shows that key's budget.
 func (a *Accounts) Used(account, url string, digest ratebudget.CredentialID) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if a.keys == nil {
 		a.keys = map[string]usedKey{}
 	}
+	before, known := a.keys[account]
 	a.keys[account] = usedKey{url: url, digest: digest}
+	learned := a.learned
+	a.mu.Unlock()
+	if learned == nil || (known && before == a.keys[account]) {
+		return
+	}
+	select { // best effort: the status is refreshed every budgetRefresh anyway
+	case learned <- event.GenericEvent{Object: &swv1.ClusterCloudAccount{ObjectMeta: metav1.ObjectMeta{Name: account}}}:
+	default:
+	}
 }
 
 func (a *Accounts) usedKey(account string) (usedKey, bool) {

@@ -15,8 +15,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/accountpolicy"
@@ -31,12 +33,20 @@ import (
 // them all.
 const maxNamespacesShown = 100
 
+// learnedBuffer is how many accounts' new keys may wait for the status
+// reconciler; more are shown at their next refresh.
+const learnedBuffer = 64
+
 // budgetRefresh is how often the status of an account in use is written
 // again, for its key's budget, which changes without any event.
 const budgetRefresh = time.Minute
 
 // SetupWithManager registers the account status reconciler.
 func (a *Accounts) SetupWithManager(mgr ctrl.Manager) error {
+	learned := make(chan event.GenericEvent, learnedBuffer)
+	a.mu.Lock()
+	a.learned = learned
+	a.mu.Unlock()
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("clustercloudaccount").
 		// Its own status writes change no generation: they never wake it.
@@ -47,6 +57,8 @@ func (a *Accounts) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(a.AccountsInNamespace),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		// A key first used, or changed: its budget can be shown.
+		WatchesRawSource(source.Channel(learned, &handler.EnqueueRequestForObject{})).
 		Complete(a)
 	if err != nil {
 		return fmt.Errorf("setting up the ClusterCloudAccount controller: %w", err)

@@ -182,6 +182,11 @@ func TestAccountServesAnAllowedNamespace(t *testing.T) {
 	if !meta.IsStatusConditionTrue(a.Status.Conditions, swv1.ConditionReady) {
 		t.Errorf("the account is not Ready: %+v", a.Status.Conditions)
 	}
+	// The key's budget as the manager sees it: the suite's 1000 calls/s.
+	a = f.waitForAccount("showing its key's budget", func(a *swv1.ClusterCloudAccount) bool { return a.Status.Budget != nil })
+	if a.Status.Budget.Allowance == "" || a.Status.Budget.Allowance == "0" || a.Status.Budget.HeldUntil != nil {
+		t.Errorf("budget %+v, want an allowance and no hold", a.Status.Budget)
+	}
 }
 
 // A watch in a namespace the account does not allow is Stalled with
