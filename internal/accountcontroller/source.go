@@ -62,8 +62,21 @@ func (a *Accounts) SourceOf(ctx context.Context, watch *swv1.ServiceWatch, alert
 	case refusal != nil:
 		s.Refusal = refusal
 	case use:
-		s.URL, s.SpecURL, s.Field, s.Secret, s.account = firstNonEmpty(cred.URL, s.URL), cred.URL, cred.Field, cred.Secret, ref.Name
+		s = throughAccount(s, cred, ref.Name, fallbacks)
 	}
+	return s
+}
+
+// throughAccount is s with the account's URL and Secret. The watch's own
+// URL never applies to an account's key (the CRD forbids setting both; an
+// object that predates the rule must not send the key to a URL of the
+// tenant's choosing): the account's, else the manager's flag.
+func throughAccount(s Source, cred Credential, account string, fallbacks Fallbacks) Source {
+	fallback := fallbacks.ManagementURL
+	if s.Kind == AlertKind {
+		fallback = fallbacks.AlertURL
+	}
+	s.URL, s.SpecURL, s.Field, s.Secret, s.account = firstNonEmpty(cred.URL, fallback), cred.URL, cred.Field, cred.Secret, account
 	return s
 }
 
