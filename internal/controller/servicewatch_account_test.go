@@ -200,6 +200,7 @@ func TestAccountRefusesAnotherNamespaceForFree(t *testing.T) {
 	f.create(f.accountWatch("refused", fakecloud.DefaultAlertID))
 	f.waitFor("refused", 20*time.Second, "Stalled AccountNotAllowed",
 		stalledWith(swv1.ReasonAccountNotAllowed, f.accountName(), "conditions[0]", `namespace "`+f.ns+`"`))
+	f.waitForEvent("refused", swv1.ReasonAccountNotAllowed) // the tenant is told, in an event too
 	if n := suiteSecretReads.of(f.accountSecret()); n != 0 {
 		t.Errorf("a refused watch read the account's Secret %d times", n)
 	}
