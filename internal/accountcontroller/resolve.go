@@ -3,6 +3,7 @@ package accountcontroller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -107,6 +108,41 @@ func (g Grant) For(alert, ownAlertAPI bool) (cred Credential, refusal *Refusal, 
 			Message: "the ClusterCloudAccount has no spec.alertApi: set the watch's spec.alertApi, or ask its owner to add one"}, false
 	}
 	return *g.Alert, nil, true
+}
+
+// Secrets are the grant's Secrets whose versions a Secret watch of the
+// namespaces watched (all when empty) keeps, so that a sync waiting for its
+// budget knows their credentials by digest without reading them again; none
+// when the Secret watch does not see the operator's namespace (a version
+// remembered without its changes would hide a rotated key).
+func (g Grant) Secrets(watched []string) []types.NamespacedName {
+	if g.Refusal != nil || (len(watched) > 0 && !slices.Contains(watched, g.Management.Secret.Namespace)) {
+		return nil
+	}
+	secrets := []types.NamespacedName{g.Management.Secret}
+	if g.Alert != nil {
+		secrets = append(secrets, g.Alert.Secret)
+	}
+	return secrets
+}
+
+// References tells whether an account names the Secret: the Secret watch
+// then keeps its version. a may be nil.
+func (a *Accounts) References(ctx context.Context, secret types.NamespacedName) bool {
+	if !a.Enabled() || secret.Namespace != a.Namespace {
+		return false
+	}
+	var accounts swv1.ClusterCloudAccountList
+	if err := a.Client.List(ctx, &accounts); err != nil {
+		return true // keep it: better a version too many than a change missed
+	}
+	for i := range accounts.Items {
+		spec := &accounts.Items[i].Spec
+		if spec.ManagementAPI.SecretRef.Name == secret.Name || (spec.AlertAPI != nil && spec.AlertAPI.SecretRef.Name == secret.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // Resolve is the grant of the account the watch refers to (it must have

@@ -42,6 +42,16 @@ type Source struct {
 	account string
 }
 
+// VersionKey is where the Secret's version is among a watch's Secrets'
+// versions: its name for the watch's own, namespace/name for an account's
+// (a Secret's name has no slash, so the two never meet).
+func (s Source) VersionKey() string {
+	if s.account != "" {
+		return s.Secret.String()
+	}
+	return s.Secret.Name
+}
+
 // Fallbacks are the manager's URLs for specs that name none.
 type Fallbacks struct {
 	ManagementURL, AlertURL string

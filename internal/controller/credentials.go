@@ -99,8 +99,8 @@ func (r *ServiceWatchReconciler) readCredential(ctx context.Context, c apiCreden
 // managementAccess is the watch's access to the management API. With the
 // referenced Secret's version (from secretwatch.Watch) and a digest known for it,
 // it reads nothing.
-func (r *ServiceWatchReconciler) managementAccess(ctx context.Context, watch *swv1.ServiceWatch, version string) managementAccess {
-	return knownOrRead(ctx, r, r.managementCredential(ctx, watch), version, r.readManagementAccess,
+func (r *ServiceWatchReconciler) managementAccess(ctx context.Context, watch *swv1.ServiceWatch, versions map[string]string) managementAccess {
+	return knownOrRead(ctx, r, r.managementCredential(ctx, watch), versions, r.readManagementAccess,
 		func(a apiAccess) managementAccess { return managementAccess{apiAccess: a} })
 }
 
@@ -112,22 +112,22 @@ func (r *ServiceWatchReconciler) readManagementAccess(ctx context.Context, c api
 }
 
 // alertAccess is the watch's access to the alert API; see managementAccess.
-func (r *ServiceWatchReconciler) alertAccess(ctx context.Context, watch *swv1.ServiceWatch, version string) alertAccess {
+func (r *ServiceWatchReconciler) alertAccess(ctx context.Context, watch *swv1.ServiceWatch, versions map[string]string) alertAccess {
 	if len(watch.Spec.AlertIDs) == 0 {
 		return alertAccess{}
 	}
 	if watch.Spec.AlertAPI == nil && watch.Spec.ManagementAPI.AccountRef == nil { // the CRD forbids this; an old object may still have it
 		return alertAccess{apiAccess: apiAccess{failure: newFailure(swv1.ReasonConfigurationError, "spec.alertApi is required when spec.alertIds is not empty")}}
 	}
-	return knownOrRead(ctx, r, r.alertCredential(ctx, watch), version, r.readAlertAccess,
+	return knownOrRead(ctx, r, r.alertCredential(ctx, watch), versions, r.readAlertAccess,
 		func(a apiAccess) alertAccess { return alertAccess{apiAccess: a} })
 }
 
 // knownOrRead is the access to c's API: as far as it is known without
-// reading the Secret at version (known), else read.
-func knownOrRead[A any](ctx context.Context, r *ServiceWatchReconciler, c apiCredential, version string,
+// reading the Secret at its version in versions (known), else read.
+func knownOrRead[A any](ctx context.Context, r *ServiceWatchReconciler, c apiCredential, versions map[string]string,
 	read func(context.Context, apiCredential) A, known func(apiAccess) A) A {
-	if a, mustRead := r.knownAccess(c, version); !mustRead {
+	if a, mustRead := r.knownAccess(c, versions[c.VersionKey()]); !mustRead {
 		return known(a)
 	}
 	return read(ctx, c)
@@ -173,8 +173,12 @@ func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1
 	for _, name := range referencedSecrets(watch) {
 		versions[name] = r.secrets.Version(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name})
 	}
-	if watch.Spec.ManagementAPI.AccountRef != nil { // an account's Secrets are read at every sync: no version
-		versions[accountTrigger] = r.Accounts.Resolve(ctx, watch).Trigger
+	if watch.Spec.ManagementAPI.AccountRef != nil {
+		grant := r.Accounts.Resolve(ctx, watch)
+		versions[accountTrigger] = grant.Trigger
+		for _, secret := range grant.Secrets(r.Options.Scope.Namespaces) {
+			versions[secret.String()] = r.secrets.Version(ctx, secret)
+		}
 	}
 	return versions
 }
@@ -183,14 +187,8 @@ func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1
 // two Secrets at once; see managementAccess.
 func (r *ServiceWatchReconciler) accessOf(ctx context.Context, watch *swv1.ServiceWatch, versions map[string]string) (m managementAccess, a alertAccess) {
 	var wg sync.WaitGroup
-	wg.Go(func() { m = r.managementAccess(ctx, watch, versions[watch.Spec.ManagementAPI.SecretRef.Name]) })
-	wg.Go(func() {
-		name := ""
-		if watch.Spec.AlertAPI != nil {
-			name = watch.Spec.AlertAPI.SecretRef.Name
-		}
-		a = r.alertAccess(ctx, watch, versions[name])
-	})
+	wg.Go(func() { m = r.managementAccess(ctx, watch, versions) })
+	wg.Go(func() { a = r.alertAccess(ctx, watch, versions) })
 	wg.Wait()
 	return m, a
 }

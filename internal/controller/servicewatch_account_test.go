@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,8 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/conditions"
+	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 
@@ -303,4 +307,59 @@ func TestAccountDeletedWhileInUse(t *testing.T) {
 	if after := len(f.fake.CallLog()); after != calls {
 		t.Errorf("a watch of a deleted account called the cloud %d more times", after-calls)
 	}
+}
+
+// A sync through an account that waits for room in its key's budget knows
+// the key by its digest at the Secret's version, as one with a Secret of its
+// own does: the account's Secret is read once before the first ask and once
+// more when admitted, however often the sync was told to wait.
+func TestAWaitingAccountSyncReadsItsSecretOnce(t *testing.T) {
+	f := newFixture(t)
+	f.createAccountSecrets()
+	f.createAccount(swv1.AccountCondition{Namespaces: []string{f.ns}})
+	w := f.accountWatch("waiting")
+	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := &secretReads{}
+	cloud := &refusingCloud{refuse: true}
+	r := controller.NewTestReconciler(t.Context(), env.Client, reader.wrap(env.Client), cloud, cloud, metrics)
+	r.Accounts = &accountcontroller.Accounts{Client: env.Client, Namespace: operatorNamespace}
+	for i := range 5 {
+		if wait := r.StartSync(f.ctx, w); wait != 5*time.Second {
+			t.Fatalf("ask %d: the sync waits %v, want the budget's 5s", i, wait)
+		}
+	}
+	if got := reader.of(f.accountSecret()); got != 1 {
+		t.Errorf("5 asks read the account's Secret %d times, want 1", got)
+	}
+	cloud.refuse = false
+	if wait := r.StartSync(f.ctx, w); wait != 0 {
+		t.Fatalf("admitted, the sync still waits %v", wait)
+	}
+	if got := reader.of(f.accountSecret()); got != 2 {
+		t.Errorf("after admission %d reads of the account's Secret, want 2: it is read once more to call", got)
+	}
+}
+
+// A rotated account key is used at the next sync: the manager knows the
+// key by its digest only at the Secret's version, which its Secret watch
+// follows in the operator's namespace.
+func TestAccountKeyRotated(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.createAccountSecrets()
+	f.createAccount(swv1.AccountCondition{Namespaces: []string{f.ns}})
+	f.create(f.accountWatch("rotated"))
+	f.waitFor("rotated", 20*time.Second, "Ready", isReady)
+
+	secret := testenv.Get[corev1.Secret](f.ctx, t, env.Client, f.accountSecret())
+	secret.Data = nil
+	secret.StringData = map[string]string{"keyId": f.keyID, "keySecret": secretMarker + "revoked"}
+	if err := env.Client.Update(f.ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	f.requestSync("rotated", "after-rotation")
+	f.waitFor("rotated", 20*time.Second, "Unauthorized with the rotated key", stalledWith(swv1.ReasonUnauthorized))
 }

@@ -183,7 +183,7 @@ func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("creating a metadata client for Secrets: %w", err)
 	}
 	secretChanged := make(chan ctrlevent.GenericEvent)
-	secrets := secretwatch.New(md, r.Options.Scope.Namespaces, referencedBy(mgr.GetCache()), secretChanged)
+	secrets := secretwatch.New(md, r.Options.Scope.Namespaces, referencedBy(mgr.GetCache(), r.Accounts), secretChanged)
 	r.secrets = secrets
 	if err := mgr.Add(secrets); err != nil {
 		return fmt.Errorf("adding the Secret watch: %w", err)
@@ -534,9 +534,12 @@ func (r *ServiceWatchReconciler) takeRead(key types.NamespacedName) (*syncScope,
 
 // referencedBy tells whether a ServiceWatch in the cache references the
 // Secret, through the index of watches by Secret: what secretwatch.Watch
-// keeps the versions of.
-func referencedBy(c client.Reader) func(context.Context, types.NamespacedName) bool {
+// keeps the versions of; or an account's.
+func referencedBy(c client.Reader, accounts *accountcontroller.Accounts) func(context.Context, types.NamespacedName) bool {
 	return func(ctx context.Context, secret types.NamespacedName) bool {
+		if accounts.References(ctx, secret) {
+			return true
+		}
 		var watches swv1.ServiceWatchList
 		if err := c.List(ctx, &watches, client.InNamespace(secret.Namespace),
 			client.MatchingFields{secretNamesIndex: secret.Name}, client.Limit(1), client.UnsafeDisableDeepCopy); err != nil {
