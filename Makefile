@@ -48,7 +48,7 @@ help: ## Show this help.
 
 .PHONY: manifests
 manifests: ## Generate the CRD and RBAC manifests from the Go types and markers.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./internal/controller/..." output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./internal/controller/...;./internal/accountcontroller/..." output:crd:artifacts:config=config/crd/bases
 
 .PHONY: generate
 generate: ## Generate the DeepCopy methods of the API types.
@@ -166,6 +166,8 @@ CHART := charts/servicewatch
 # templates cannot read files outside the chart).
 CHART_FILES := \
 	config/crd/bases/cloud.servicewatch.io_servicewatches.yaml=crd.yaml \
+	config/crd/bases/cloud.servicewatch.io_clustercloudaccounts.yaml=crd-clustercloudaccounts.yaml \
+	config/rbac/account_secrets_role.yaml=rbac/account_secrets_role.yaml \
 	config/rbac/role.yaml=rbac/role.yaml \
 	config/rbac/leader_election_role.yaml=rbac/leader_election_role.yaml \
 	config/rbac/metrics_auth_role.yaml=rbac/metrics_auth_role.yaml \

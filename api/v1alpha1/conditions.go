@@ -31,7 +31,8 @@ const (
 
 // Condition reasons. The ones that only the user can fix (SecretNotFound,
 // SecretKeyMissing, Unauthorized, Forbidden, EndpointNotFound, BadRequest,
-// ConfigurationError, URLNotAllowed, AddressNotAllowed) also set Stalled.
+// ConfigurationError, URLNotAllowed, AddressNotAllowed, AccountNotFound,
+// AccountNotAllowed) also set Stalled.
 const (
 	// ReasonSynced: the part's last sync succeeded.
 	ReasonSynced = "Synced"
@@ -105,6 +106,24 @@ const (
 	// manager refuses to connect to (--deny-local-addresses): loopback,
 	// unspecified, link-local, a cloud metadata service. Nothing was sent.
 	ReasonAddressNotAllowed = "AddressNotAllowed"
+	// ReasonAccountNotFound: spec.managementApi.accountRef names a
+	// ClusterCloudAccount that does not exist (or the manager serves none:
+	// its --account-namespace is empty). Neither a Secret is read nor the
+	// cloud called; the watch syncs as soon as the account is created.
+	ReasonAccountNotFound = "AccountNotFound"
+	// ReasonAccountNotAllowed: the ClusterCloudAccount the watch refers to
+	// does not allow its namespace, organization or service; the message
+	// says which of the account's conditions failed and why. Neither a
+	// Secret is read nor the cloud called; the watch syncs as soon as the
+	// account (or the namespace's labels) allow it.
+	ReasonAccountNotAllowed = "AccountNotAllowed"
+	// ReasonAccountValid: (a ClusterCloudAccount's Ready) every selector and
+	// pattern of its conditions is valid.
+	ReasonAccountValid = "AccountValid"
+	// ReasonInvalidConditions: (a ClusterCloudAccount's Ready) a selector or
+	// pattern of its conditions is invalid; that condition selects no
+	// namespace, the others still do.
+	ReasonInvalidConditions = "InvalidConditions"
 	// ReasonSuspended: spec.suspend is true.
 	ReasonSuspended = "Suspended"
 	// ReasonProgressing: a new generation or a requested sync is being worked

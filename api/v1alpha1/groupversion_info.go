@@ -26,7 +26,7 @@ var (
 // addKnownTypes registers every root type of this package, with the meta
 // types (ListOptions and the like) that clients send alongside them.
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(GroupVersion, &ServiceWatch{}, &ServiceWatchList{})
+	scheme.AddKnownTypes(GroupVersion, &ServiceWatch{}, &ServiceWatchList{}, &ClusterCloudAccount{}, &ClusterCloudAccountList{})
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }

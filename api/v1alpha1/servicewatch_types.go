@@ -12,7 +12,7 @@ const RequestedAtAnnotation = "servicewatch.io/requested-at"
 // ServiceWatchSpec names one service of a cloud organization, the alerts to
 // follow, and the credentials and schedule to use.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.alertIds) || size(self.alertIds) == 0 || has(self.alertApi)",message="spec.alertApi is required when spec.alertIds is not empty",fieldPath=".alertApi"
+// +kubebuilder:validation:XValidation:rule="!has(self.alertIds) || size(self.alertIds) == 0 || has(self.alertApi) || has(self.managementApi.accountRef)",message="spec.alertApi is required when spec.alertIds is not empty (or spec.managementApi.accountRef, whose account may have an alertApi)",fieldPath=".alertApi"
 type ServiceWatchSpec struct {
 	// organizationId is the UUID of the cloud organization that owns the
 	// service. It cannot be changed: create a new ServiceWatch instead.
@@ -69,7 +69,12 @@ type ServiceWatchSpec struct {
 	AlertAPI *AlertAPISpec `json:"alertApi,omitempty"`
 }
 
-// ManagementAPISpec locates the management API and its credentials.
+// ManagementAPISpec locates the management API and its credentials: a
+// Secret of the watch's namespace (secretRef) or a ClusterCloudAccount
+// (accountRef), exactly one of them.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.secretRef) != has(self.accountRef)",message="set exactly one of spec.managementApi.secretRef and spec.managementApi.accountRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.accountRef) || !has(self.url) || size(self.url) == 0",message="spec.managementApi.url comes from the account when accountRef is set",fieldPath=".url"
 type ManagementAPISpec struct {
 	// url is the base URL of the management API, such as
 	// https://api.example.com. When empty, the manager's
@@ -81,8 +86,14 @@ type ManagementAPISpec struct {
 
 	// secretRef names a Secret in the ServiceWatch's own namespace with the
 	// keys `keyId` and `keySecret` (an API key of the organization).
-	// +required
-	SecretRef SecretReference `json:"secretRef"`
+	// +optional
+	SecretRef SecretReference `json:"secretRef,omitzero"`
+
+	// accountRef names a ClusterCloudAccount whose key the watch uses, if
+	// the account's conditions allow the watch's namespace, organization
+	// and service; the account's URL applies.
+	// +optional
+	AccountRef *AccountRef `json:"accountRef,omitempty"`
 }
 
 // AlertAPISpec locates the alert API and its credentials.

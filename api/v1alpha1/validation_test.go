@@ -94,7 +94,9 @@ func TestCreateRejectsBadInput(t *testing.T) {
 		{"management URL not a URL", func(w *swv1.ServiceWatch) { w.Spec.ManagementAPI.URL = "api.example.com" }, []string{"spec.managementApi.url", "http:// or https://"}},
 		{"alert URL without host", func(w *swv1.ServiceWatch) { w.Spec.AlertAPI.URL = "https://" }, []string{"spec.alertApi.url", "http:// or https://"}},
 		{"management secret name invalid", func(w *swv1.ServiceWatch) { w.Spec.ManagementAPI.SecretRef.Name = "Warehouse_Key" }, []string{"spec.managementApi.secretRef.name", "should match"}},
-		{"management secret name missing", func(w *swv1.ServiceWatch) { w.Spec.ManagementAPI.SecretRef.Name = "" }, []string{"spec.managementApi.secretRef.name"}},
+		// An empty secretRef is left out (omitzero): the watch then names
+		// neither a Secret nor an account.
+		{"management secret name missing", func(w *swv1.ServiceWatch) { w.Spec.ManagementAPI.SecretRef.Name = "" }, []string{"spec.managementApi.secretRef"}},
 		{"alert secret name too long", func(w *swv1.ServiceWatch) { w.Spec.AlertAPI.SecretRef.Name = strings.Repeat("a", 254) }, []string{"spec.alertApi.secretRef.name", "may not be more than 253"}},
 	}
 	for i, tt := range tests {

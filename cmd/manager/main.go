@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/egress"
@@ -43,6 +44,8 @@ type config struct {
 	managementRate rateFlag
 	alertRate      rateFlag
 	zap            zap.Options
+	// accountNamespace is where the ClusterCloudAccounts' Secrets are.
+	accountNamespace string
 }
 
 func main() {
@@ -86,6 +89,7 @@ func parseFlags(args []string) (config, error) {
 	fs.Func("alert-api-url", "Alert API base URL for watches whose spec.alertApi.url is empty.", baseURL(&cfg.reconciler.AlertAPIURL))
 	fs.Func("allowed-api-urls", "Comma-separated API base URLs (https://api.example.com, https://gw.example.com/cloud: that scheme, host and port, paths under it) and hosts (alerts.example.com, *.example.com, api.example.com:8443) that watches may send their credentials to; a watch with another URL is Stalled (URLNotAllowed) before its Secret is read. Empty allows every URL.", allowList(&cfg.reconciler.AllowedAPIURLs))
 	fs.BoolVar(&cfg.cloud.DenyLocalAddresses, "deny-local-addresses", false, "Refuse to connect to loopback, unspecified and link-local addresses and cloud metadata services (169.254.169.254, fd00:ec2::254, ...), checked on the resolved address of each connection; such a watch is Stalled (AddressNotAllowed). Off by default for a manager run beside a local fake cloud; the shipped manifests and chart turn it on.")
+	fs.StringVar(&cfg.accountNamespace, "account-namespace", os.Getenv("POD_NAMESPACE"), "The operator's own namespace, where the Secrets of ClusterCloudAccounts are (never a tenant's); default $POD_NAMESPACE. Empty: no ClusterCloudAccounts are served (the manager then needs no right on namespaces), and a watch that refers to one is Stalled (AccountNotFound).")
 	defaults := controller.DefaultOptions()
 	fs.IntVar(&cfg.reconciler.MaxConcurrentSyncs, "max-concurrent-syncs", defaults.MaxConcurrentSyncs, "How many syncs may call the cloud at once, each counted once per API host it is calling (a sync holds a host's slot only while it calls that host).")
 	fs.IntVar(&cfg.reconciler.MaxSyncsPerHost, "max-syncs-per-host", defaults.MaxSyncsPerHost, "How many of those may call one API host, so that a host that hangs holds at most that many; one host serves at most this many divided by its latency syncs per second.")
@@ -244,7 +248,9 @@ func run(ctx context.Context, cfg config) error {
 	if err := ctrlmetrics.Registry.Register(stateMetrics); err != nil {
 		return fmt.Errorf("registering state metrics: %w", err)
 	}
+	accounts := &accountcontroller.Accounts{Client: mgr.GetClient(), Namespace: cfg.accountNamespace, Budgets: budgets}
 	reconciler := &controller.ServiceWatchReconciler{
+		Accounts:     accounts,
 		Client:       mgr.GetClient(),
 		APIReader:    mgr.GetAPIReader(),
 		Cloud:        cloudapi.New(cfg.cloud),
@@ -261,6 +267,13 @@ func run(ctx context.Context, cfg config) error {
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the controller: %w", err)
 	}
+	// A shard sees only its own watches: the accounts' counts are written by
+	// an unsharded manager only, or they would flap between the shards'.
+	if accounts.Enabled() && (cfg.reconciler.Scope.WatchSelector == nil || cfg.reconciler.Scope.WatchSelector.Empty()) {
+		if err := accounts.SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
@@ -269,6 +282,6 @@ func run(ctx context.Context, cfg config) error {
 	}
 	setupLog.Info("starting manager", "managementApiUrl", cfg.reconciler.ManagementAPIURL, "alertApiUrl", cfg.reconciler.AlertAPIURL,
 		"allowedApiUrls", cfg.reconciler.AllowedAPIURLs.String(), "denyLocalAddresses", cfg.cloud.DenyLocalAddresses,
-		"watchNamespaces", cfg.reconciler.Scope.Namespaces, "watchLabelSelector", selectorString(cfg.reconciler.Scope.WatchSelector), "leaderElectionId", cfg.leaderElectionID)
+		"watchNamespaces", cfg.reconciler.Scope.Namespaces, "watchLabelSelector", selectorString(cfg.reconciler.Scope.WatchSelector), "accountNamespace", cfg.accountNamespace, "leaderElectionId", cfg.leaderElectionID)
 	return mgr.Start(ctx)
 }

@@ -12,14 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-)
-
-// The keys the referenced Secrets must have.
-const (
-	keyIDKey     = "keyId"
-	keySecretKey = "keySecret"
-	tokenKey     = "token"
 )
 
 // apiAccess is what the parts of one API need besides the credential itself,
@@ -55,42 +49,16 @@ func newAlertAccess(url string, token cloudapi.BearerToken) alertAccess {
 	return alertAccess{apiAccess: apiAccess{url: url, digest: cloudapi.DigestOf(token)}, token: token}
 }
 
-// The kinds of credential a Secret holds, for the digests (secretwatch.Digests).
-const (
-	managementCredential = "management"
-	alertCredential      = "alert"
-)
-
 // apiCredential is where one API's calls go and which Secret holds their
-// credential: all that differs between the two APIs' access.
-type apiCredential struct {
-	// api names the API in messages.
-	api string
-	// kind is managementCredential or alertCredential.
-	kind string
-	// url is the URL in use, specURL the spec's; field and flag are the
-	// spec field and the manager's flag that set it.
-	url, specURL, field, flag string
-	secret                    types.NamespacedName
-	// keys are the Secret's keys the credential needs.
-	keys []string
+// credential, or why the watch may not call (see accountcontroller.SourceOf).
+type apiCredential = accountcontroller.Source
+
+func (r *ServiceWatchReconciler) managementCredential(ctx context.Context, watch *swv1.ServiceWatch) apiCredential {
+	return r.Accounts.SourceOf(ctx, watch, false, accountcontroller.Fallbacks{ManagementURL: r.Options.ManagementAPIURL})
 }
 
-func (r *ServiceWatchReconciler) managementCredential(watch *swv1.ServiceWatch) apiCredential {
-	return apiCredential{api: "management API", kind: managementCredential,
-		url: firstNonEmpty(watch.Spec.ManagementAPI.URL, r.Options.ManagementAPIURL), specURL: watch.Spec.ManagementAPI.URL,
-		field: "spec.managementApi.url", flag: "--management-api-url",
-		secret: types.NamespacedName{Namespace: watch.Namespace, Name: watch.Spec.ManagementAPI.SecretRef.Name},
-		keys:   []string{keyIDKey, keySecretKey}}
-}
-
-// alertCredential is the alert API's; the watch has a spec.alertApi.
-func (r *ServiceWatchReconciler) alertCredential(watch *swv1.ServiceWatch) apiCredential {
-	return apiCredential{api: "alert API", kind: alertCredential,
-		url: firstNonEmpty(watch.Spec.AlertAPI.URL, r.Options.AlertAPIURL), specURL: watch.Spec.AlertAPI.URL,
-		field: "spec.alertApi.url", flag: "--alert-api-url",
-		secret: types.NamespacedName{Namespace: watch.Namespace, Name: watch.Spec.AlertAPI.SecretRef.Name},
-		keys:   []string{tokenKey}}
+func (r *ServiceWatchReconciler) alertCredential(ctx context.Context, watch *swv1.ServiceWatch) apiCredential {
+	return r.Accounts.SourceOf(ctx, watch, true, accountcontroller.Fallbacks{AlertURL: r.Options.AlertAPIURL})
 }
 
 // knownAccess is the access to c's API as far as it is known without
@@ -99,27 +67,31 @@ func (r *ServiceWatchReconciler) alertCredential(watch *swv1.ServiceWatch) apiCr
 // waits for its budget asks again without reading Secrets). read says that
 // the Secret must be read.
 func (r *ServiceWatchReconciler) knownAccess(c apiCredential, version string) (a apiAccess, read bool) {
-	if f := r.urlNotAllowed(c.url, c.specURL, c.field, c.flag); f != nil {
-		return apiAccess{url: c.url, failure: f}, false
+	if c.Refusal != nil {
+		return apiAccess{url: c.URL, failure: newFailure(c.Refusal.Reason, "%s", c.Refusal.Message)}, false
 	}
-	if d, ok := r.digests.Get(c.secret, c.kind, version); ok && c.url != "" {
-		return apiAccess{url: c.url, digest: d, unread: true}, false
+	if f := r.urlNotAllowed(c.URL, c.SpecURL, c.Field, c.Flag); f != nil {
+		return apiAccess{url: c.URL, failure: f}, false
 	}
-	return apiAccess{url: c.url}, true
+	if d, ok := r.digests.Get(c.Secret, c.Kind, version); ok && c.URL != "" {
+		return apiAccess{url: c.URL, digest: d, unread: true}, false
+	}
+	return apiAccess{url: c.URL}, true
 }
 
 // readCredential reads the Secret of c's credential. The caller makes its
 // access from the values; remember then sets the access's failure, if any,
 // and records its digest at the version read.
 func (r *ServiceWatchReconciler) readCredential(ctx context.Context, c apiCredential) (data map[string]string, remember func(*apiAccess)) {
-	data, version, f := r.readSecret(ctx, c.secret, c.keys...)
-	if f == nil && c.url == "" {
-		f = newFailure(swv1.ReasonConfigurationError, "no %s URL: set %s or the manager's %s", c.api, c.field, c.flag)
+	data, version, f := r.readSecret(ctx, c.Secret, c.Keys...)
+	if f == nil && c.URL == "" {
+		f = newFailure(swv1.ReasonConfigurationError, "no %s URL: set %s or the manager's %s", c.API, c.Field, c.Flag)
 	}
 	return data, func(a *apiAccess) {
 		a.failure = f
 		if f == nil {
-			r.digests.Put(c.secret, c.kind, version, a.digest)
+			r.digests.Put(c.Secret, c.Kind, version, a.digest)
+			r.Accounts.Read(c, a.digest)
 		}
 	}
 }
@@ -127,35 +99,35 @@ func (r *ServiceWatchReconciler) readCredential(ctx context.Context, c apiCreden
 // managementAccess is the watch's access to the management API. With the
 // referenced Secret's version (from secretwatch.Watch) and a digest known for it,
 // it reads nothing.
-func (r *ServiceWatchReconciler) managementAccess(ctx context.Context, watch *swv1.ServiceWatch, version string) managementAccess {
-	return knownOrRead(ctx, r, r.managementCredential(watch), version, r.readManagementAccess,
+func (r *ServiceWatchReconciler) managementAccess(ctx context.Context, watch *swv1.ServiceWatch, versions map[string]string) managementAccess {
+	return knownOrRead(ctx, r, r.managementCredential(ctx, watch), versions, r.readManagementAccess,
 		func(a apiAccess) managementAccess { return managementAccess{apiAccess: a} })
 }
 
 func (r *ServiceWatchReconciler) readManagementAccess(ctx context.Context, c apiCredential) managementAccess {
 	data, remember := r.readCredential(ctx, c)
-	m := newManagementAccess(c.url, cloudapi.NewBasicCredentials(data[keyIDKey], data[keySecretKey]))
+	m := newManagementAccess(c.URL, cloudapi.NewBasicCredentials(data[accountcontroller.KeyIDKey], data[accountcontroller.KeySecretKey]))
 	remember(&m.apiAccess)
 	return m
 }
 
 // alertAccess is the watch's access to the alert API; see managementAccess.
-func (r *ServiceWatchReconciler) alertAccess(ctx context.Context, watch *swv1.ServiceWatch, version string) alertAccess {
+func (r *ServiceWatchReconciler) alertAccess(ctx context.Context, watch *swv1.ServiceWatch, versions map[string]string) alertAccess {
 	if len(watch.Spec.AlertIDs) == 0 {
 		return alertAccess{}
 	}
-	if watch.Spec.AlertAPI == nil { // the CRD forbids this; an old object may still have it
+	if watch.Spec.AlertAPI == nil && watch.Spec.ManagementAPI.AccountRef == nil { // the CRD forbids this; an old object may still have it
 		return alertAccess{apiAccess: apiAccess{failure: newFailure(swv1.ReasonConfigurationError, "spec.alertApi is required when spec.alertIds is not empty")}}
 	}
-	return knownOrRead(ctx, r, r.alertCredential(watch), version, r.readAlertAccess,
+	return knownOrRead(ctx, r, r.alertCredential(ctx, watch), versions, r.readAlertAccess,
 		func(a apiAccess) alertAccess { return alertAccess{apiAccess: a} })
 }
 
 // knownOrRead is the access to c's API: as far as it is known without
-// reading the Secret at version (known), else read.
-func knownOrRead[A any](ctx context.Context, r *ServiceWatchReconciler, c apiCredential, version string,
+// reading the Secret at its version in versions (known), else read.
+func knownOrRead[A any](ctx context.Context, r *ServiceWatchReconciler, c apiCredential, versions map[string]string,
 	read func(context.Context, apiCredential) A, known func(apiAccess) A) A {
-	if a, mustRead := r.knownAccess(c, version); !mustRead {
+	if a, mustRead := r.knownAccess(c, versions[c.VersionKey()]); !mustRead {
 		return known(a)
 	}
 	return read(ctx, c)
@@ -163,7 +135,7 @@ func knownOrRead[A any](ctx context.Context, r *ServiceWatchReconciler, c apiCre
 
 func (r *ServiceWatchReconciler) readAlertAccess(ctx context.Context, c apiCredential) alertAccess {
 	data, remember := r.readCredential(ctx, c)
-	a := newAlertAccess(c.url, cloudapi.NewBearerToken(data[tokenKey]))
+	a := newAlertAccess(c.URL, cloudapi.NewBearerToken(data[accountcontroller.TokenKey]))
 	remember(&a.apiAccess)
 	return a
 }
@@ -201,6 +173,13 @@ func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1
 	for _, name := range referencedSecrets(watch) {
 		versions[name] = r.secrets.Version(ctx, types.NamespacedName{Namespace: watch.Namespace, Name: name})
 	}
+	if watch.Spec.ManagementAPI.AccountRef != nil {
+		grant := r.Accounts.Resolve(ctx, watch)
+		versions[accountTrigger] = grant.Trigger
+		for _, secret := range grant.Secrets(r.Options.Scope.Namespaces) {
+			versions[secret.String()] = r.secrets.Version(ctx, secret)
+		}
+	}
 	return versions
 }
 
@@ -208,14 +187,8 @@ func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1
 // two Secrets at once; see managementAccess.
 func (r *ServiceWatchReconciler) accessOf(ctx context.Context, watch *swv1.ServiceWatch, versions map[string]string) (m managementAccess, a alertAccess) {
 	var wg sync.WaitGroup
-	wg.Go(func() { m = r.managementAccess(ctx, watch, versions[watch.Spec.ManagementAPI.SecretRef.Name]) })
-	wg.Go(func() {
-		name := ""
-		if watch.Spec.AlertAPI != nil {
-			name = watch.Spec.AlertAPI.SecretRef.Name
-		}
-		a = r.alertAccess(ctx, watch, versions[name])
-	})
+	wg.Go(func() { m = r.managementAccess(ctx, watch, versions) })
+	wg.Go(func() { a = r.alertAccess(ctx, watch, versions) })
 	wg.Wait()
 	return m, a
 }

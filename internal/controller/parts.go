@@ -667,7 +667,7 @@ func isStalledReason(reason string) bool {
 	switch reason {
 	case swv1.ReasonSecretNotFound, swv1.ReasonSecretKeyMissing, swv1.ReasonUnauthorized,
 		swv1.ReasonForbidden, swv1.ReasonEndpointNotFound, swv1.ReasonBadRequest, swv1.ReasonConfigurationError,
-		swv1.ReasonURLNotAllowed, swv1.ReasonAddressNotAllowed:
+		swv1.ReasonURLNotAllowed, swv1.ReasonAddressNotAllowed, swv1.ReasonAccountNotFound, swv1.ReasonAccountNotAllowed:
 		return true
 	}
 	return false

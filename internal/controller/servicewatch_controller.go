@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/fairqueue"
@@ -96,7 +97,9 @@ type ServiceWatchReconciler struct {
 	StatusBudget *statusbudget.Ledger
 	// WorkShares defer the syncs of a namespace whose answers cost more than its share to decode; nil: none.
 	WorkShares *workshare.Shares
-	Options    Options
+	// Accounts resolves the ClusterCloudAccounts watches refer to; nil: none.
+	Accounts *accountcontroller.Accounts
+	Options  Options
 
 	// parts are the parts of every sync (syncParts), built once.
 	parts []part
@@ -180,13 +183,16 @@ func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("creating a metadata client for Secrets: %w", err)
 	}
 	secretChanged := make(chan ctrlevent.GenericEvent)
-	secrets := secretwatch.New(md, r.Options.Scope.Namespaces, referencedBy(mgr.GetCache()), secretChanged)
+	secrets := secretwatch.New(md, r.Options.Scope.Namespaces, referencedBy(mgr.GetCache(), r.Accounts), secretChanged)
 	r.secrets = secrets
 	if err := mgr.Add(secrets); err != nil {
 		return fmt.Errorf("adding the Secret watch: %w", err)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("servicewatch").
+	b, err := r.Accounts.Wire(context.Background(), mgr, ctrl.NewControllerManagedBy(mgr))
+	if err != nil {
+		return err
+	}
+	return b.Named("servicewatch").
 		// Status writes change neither generation nor annotations, so the
 		// operator's own writes never trigger a sync.
 		For(&swv1.ServiceWatch{}, builder.WithPredicates(predicate.Or(
@@ -401,13 +407,13 @@ func (r *ServiceWatchReconciler) readCredentials(ctx context.Context, s *syncSco
 	var wg sync.WaitGroup
 	if m := s.management; m.unread && m.failure == nil {
 		wg.Go(func() {
-			s.management = r.readManagementAccess(ctx, r.managementCredential(s.watch))
+			s.management = r.readManagementAccess(ctx, r.managementCredential(ctx, s.watch))
 			sameManagement = s.management.failure != nil || s.management.digest == m.digest
 		})
 	}
 	if a := s.alerts; a.unread && a.failure == nil && !s.alertsDeferred {
 		wg.Go(func() {
-			s.alerts = r.readAlertAccess(ctx, r.alertCredential(s.watch))
+			s.alerts = r.readAlertAccess(ctx, r.alertCredential(ctx, s.watch))
 			sameAlerts = s.alerts.failure != nil || s.alerts.digest == a.digest
 		})
 	}
@@ -528,9 +534,12 @@ func (r *ServiceWatchReconciler) takeRead(key types.NamespacedName) (*syncScope,
 
 // referencedBy tells whether a ServiceWatch in the cache references the
 // Secret, through the index of watches by Secret: what secretwatch.Watch
-// keeps the versions of.
-func referencedBy(c client.Reader) func(context.Context, types.NamespacedName) bool {
+// keeps the versions of; or an account's.
+func referencedBy(c client.Reader, accounts *accountcontroller.Accounts) func(context.Context, types.NamespacedName) bool {
 	return func(ctx context.Context, secret types.NamespacedName) bool {
+		if accounts.References(ctx, secret) {
+			return true
+		}
 		var watches swv1.ServiceWatchList
 		if err := c.List(ctx, &watches, client.InNamespace(secret.Namespace),
 			client.MatchingFields{secretNamesIndex: secret.Name}, client.Limit(1), client.UnsafeDisableDeepCopy); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -62,6 +63,9 @@ func triggerOf(watch *swv1.ServiceWatch, secretVersions map[string]string) strin
 	ordered := make([]string, 0, len(secretVersions))
 	for _, name := range referencedSecrets(watch) {
 		ordered = append(ordered, secretVersions[name])
+	}
+	if grant, ok := secretVersions[accountTrigger]; ok {
+		ordered = append(ordered, grant)
 	}
 	return fmt.Sprintf("%d|%s|%v", watch.Generation, requestedAt(watch), ordered)
 }
@@ -128,13 +132,20 @@ func interval(watch *swv1.ServiceWatch) time.Duration {
 	return min(d, maxInterval)
 }
 
+// accountTrigger is the key of secretVersions that holds the watch's account
+// grant (accountcontroller.Grant.Trigger): never a Secret's name.
+const accountTrigger = "\x00account"
+
 func referencedSecrets(obj client.Object) []string {
 	watch, ok := obj.(*swv1.ServiceWatch)
 	if !ok {
 		return nil
 	}
-	names := []string{watch.Spec.ManagementAPI.SecretRef.Name}
-	if watch.Spec.AlertAPI != nil && watch.Spec.AlertAPI.SecretRef.Name != names[0] {
+	var names []string
+	if watch.Spec.ManagementAPI.AccountRef == nil {
+		names = append(names, watch.Spec.ManagementAPI.SecretRef.Name)
+	}
+	if watch.Spec.AlertAPI != nil && !slices.Contains(names, watch.Spec.AlertAPI.SecretRef.Name) {
 		names = append(names, watch.Spec.AlertAPI.SecretRef.Name)
 	}
 	return names

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/egress"
@@ -83,6 +84,19 @@ func runSuite(m *testing.M, e *testenv.Env) (int, error) {
 	r := testenv.Reconciler(mgr, metrics, "", controller.Options{MaxConcurrentReconciles: 8, AllowedAPIURLs: allowed,
 		ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL})
 	r.StateMetrics = stateMetrics
+	// Every Secret the reconciler reads is counted, by namespace and name.
+	r.APIReader = suiteSecretReads.wrap(r.APIReader)
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}); err != nil {
+		return 0, err
+	}
+	budgets, ok := r.Budgets.(accountcontroller.Budgets)
+	if !ok {
+		return 0, fmt.Errorf("the suite's budgets %T cannot show an account's budget", r.Budgets)
+	}
+	r.Accounts = &accountcontroller.Accounts{Client: mgr.GetClient(), Namespace: operatorNamespace, Budgets: budgets}
+	if err := r.Accounts.SetupWithManager(mgr); err != nil {
+		return 0, err
+	}
 	// Room for two statuses at the limit in one namespace, so that
 	// TestNamespaceStatusBudget cuts its later watches; no test but that one
 	// has more than one large status in a namespace. No bound in all: the

@@ -166,8 +166,12 @@ func TestChartNamespacedAndShardValues(t *testing.T) {
 			}
 		}
 	}
-	if args := containerArgs(ns["Deployment/"+namespace+"/servicewatch-controller-manager"]); !slices.Contains(args, "--watch-namespaces=team-a,team-b") {
-		t.Errorf("manager args %v lack --watch-namespaces=team-a,team-b", args)
+	// Accounts need cluster-wide reads of namespaces: a namespaced release
+	// serves none.
+	for _, want := range []string{"--watch-namespaces=team-a,team-b", "--account-namespace="} {
+		if args := containerArgs(ns["Deployment/"+namespace+"/servicewatch-controller-manager"]); !slices.Contains(args, want) {
+			t.Errorf("manager args %v lack %s", args, want)
+		}
 	}
 
 	shard := objects.ByID(render(t, "--set", "shard.name=a,shard.labelSelector=sharding.servicewatch.io/shard=a"))

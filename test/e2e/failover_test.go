@@ -29,7 +29,7 @@ func TestFailover(t *testing.T) {
 		if _, err := helmErr("uninstall", "servicewatch", "-n", systemNamespace, "--wait", "--ignore-not-found"); err != nil {
 			return err
 		}
-		_, err := kubectlErr(t, "", "delete", "crd", "servicewatches.cloud.servicewatch.io", "--ignore-not-found", "--wait=true")
+		_, err := kubectlErr(t, "", "delete", "crd", "servicewatches.cloud.servicewatch.io", "clustercloudaccounts.cloud.servicewatch.io", "--ignore-not-found", "--wait=true")
 		return err
 	})
 	helm(t, "install", "servicewatch", "charts/servicewatch", "-n", systemNamespace,

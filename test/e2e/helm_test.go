@@ -29,7 +29,7 @@ func TestHelm(t *testing.T) {
 		}
 		// The CRD outlives the release by design; remove it, and with it
 		// the watches, so the next test starts from an empty cluster.
-		_, err := kubectlErr(t, "", "delete", "crd", "servicewatches.cloud.servicewatch.io", "--ignore-not-found", "--wait=true")
+		_, err := kubectlErr(t, "", "delete", "crd", "servicewatches.cloud.servicewatch.io", "clustercloudaccounts.cloud.servicewatch.io", "--ignore-not-found", "--wait=true")
 		return err
 	})
 

@@ -115,7 +115,11 @@ func (s suite) defaultRendersWhatTheOperatorNeeds(t *testing.T) {
 	want := []string{
 		"Namespace/" + systemNamespace,
 		"CustomResourceDefinition/servicewatches.cloud.servicewatch.io",
+		"CustomResourceDefinition/clustercloudaccounts.cloud.servicewatch.io",
 		"ServiceAccount/" + systemNamespace + "/servicewatch-controller-manager",
+		// The accounts' Secrets, read in the operator's namespace only.
+		"Role/" + systemNamespace + "/servicewatch-account-secrets-role",
+		"RoleBinding/" + systemNamespace + "/servicewatch-account-secrets-rolebinding",
 		"ClusterRole/servicewatch-manager-role",
 		"ClusterRoleBinding/servicewatch-manager-rolebinding",
 		"Role/" + systemNamespace + "/servicewatch-leader-election-role",
@@ -139,7 +143,7 @@ func (s suite) defaultRendersWhatTheOperatorNeeds(t *testing.T) {
 // API server with server-side dry-run: schema, CEL rules and admission all
 // run, nothing is stored.
 func (s suite) manifestsApplyWithServerSideDryRun(t *testing.T) {
-	for _, dir := range []string{"default", "crd", "samples"} {
+	for _, dir := range []string{"default", "crd", "samples", "samples/account"} {
 		t.Run(dir, func(t *testing.T) {
 			objs := render(t, dir)
 			for _, u := range objs {
@@ -575,13 +579,18 @@ func TestNamespacedAndShardVariants(t *testing.T) {
 			t.Errorf("%s binds %s, which config/namespaced does not create", objects.ID(rb), ref)
 		}
 	}
-	if args := managerArgs(t, namespaced["Deployment/"+systemNamespace+"/servicewatch-controller-manager"]); !slices.Contains(args, "--watch-namespaces=team-a,team-b") {
-		t.Errorf("config/namespaced manager args %v lack --watch-namespaces=team-a,team-b", args)
+	args := managerArgs(t, namespaced["Deployment/"+systemNamespace+"/servicewatch-controller-manager"])
+	// Accounts need cluster-wide reads of namespaces, which this variant
+	// does not grant: it serves none.
+	for _, want := range []string{"--watch-namespaces=team-a,team-b", "--account-namespace="} {
+		if !slices.Contains(args, want) {
+			t.Errorf("config/namespaced manager args %v lack %s", args, want)
+		}
 	}
 
 	sharded := objects.ByID(render(t, "sharded"))
 	d := sharded["Deployment/"+systemNamespace+"/servicewatch-controller-manager-shard-0"]
-	args := managerArgs(t, d)
+	args = managerArgs(t, d)
 	for _, want := range []string{"--watch-label-selector=sharding.servicewatch.io/shard=shard-0", "--leader-election-id=shard-0.servicewatch.cloud.servicewatch.io"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("config/sharded manager args %v lack %s", args, want)

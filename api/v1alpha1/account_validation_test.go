@@ -1,0 +1,54 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/testenv"
+)
+
+// A watch uses either a Secret of its namespace or an account, never both
+// and never neither; with an account, the URL is the account's.
+func TestManagementAPIIsASecretOrAnAccount(t *testing.T) {
+	testenv.SkipShort(t)
+	account := &swv1.AccountRef{Name: "org-main"}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*swv1.ServiceWatch)
+		want   string // "" when accepted
+	}{
+		{"a Secret", func(*swv1.ServiceWatch) {}, ""},
+		{"an account", func(w *swv1.ServiceWatch) {
+			w.Spec.ManagementAPI = swv1.ManagementAPISpec{AccountRef: account}
+			w.Spec.AlertAPI = nil // the account's alertApi may serve the alerts
+		}, ""},
+		{"both", func(w *swv1.ServiceWatch) { w.Spec.ManagementAPI.AccountRef = account; w.Spec.ManagementAPI.URL = "" },
+			"exactly one of spec.managementApi.secretRef and spec.managementApi.accountRef"},
+		{"neither", func(w *swv1.ServiceWatch) {
+			w.Spec.ManagementAPI = swv1.ManagementAPISpec{URL: "https://api.example.com"}
+		},
+			"exactly one of spec.managementApi.secretRef and spec.managementApi.accountRef"},
+		{"an account and a URL", func(w *swv1.ServiceWatch) {
+			w.Spec.ManagementAPI = swv1.ManagementAPISpec{AccountRef: account, URL: "https://elsewhere.example.com"}
+		}, "url comes from the account"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := validWatch("mgmt-" + strings.ToLower(strings.ReplaceAll(tc.name, " ", "-")))
+			tc.mutate(w)
+			err := env.Client.Create(context.Background(), w)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want Invalid saying %q", err, tc.want)
+			}
+		})
+	}
+}

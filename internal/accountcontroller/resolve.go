@@ -1,0 +1,235 @@
+package accountcontroller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/accountpolicy"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
+)
+
+// Accounts resolves the ClusterCloudAccounts that watches refer to, and
+// remembers which key each account's watches last used, for its status.
+type Accounts struct {
+	// Client reads accounts, namespaces and watches from the manager's
+	// cache, and writes accounts' status.
+	Client client.Client
+	// Namespace is the operator's own namespace, where every account's
+	// Secrets are: never a tenant's. Empty: the manager serves no accounts,
+	// and every watch that refers to one is refused (AccountNotFound).
+	Namespace string
+	// Budgets are the manager's rate budgets, read for the status.
+	Budgets Budgets
+
+	mu sync.Mutex
+	// keys are the management keys last used through each account, by name.
+	keys map[string]usedKey
+	// learned wakes the status reconciler of an account whose key was first
+	// used, or changed (SetupWithManager makes it).
+	learned chan event.GenericEvent
+}
+
+// Budgets is what the account's status reads of the manager's rate budgets
+// (ratebudget.Store).
+type Budgets interface {
+	// Allowance is the calls per second one budget of api admits; 0: unlimited.
+	Allowance(api string) float64
+	// HeldUntil is the end of the hold of a budget, zero when none.
+	HeldUntil(api, baseURL string, cred ratebudget.CredentialID) time.Time
+}
+
+// usedKey is a key as the manager last used it: its URL and digest, never
+// the key itself.
+type usedKey struct {
+	url    string
+	digest ratebudget.CredentialID
+}
+
+// Enabled tells whether the manager serves accounts (it knows where their
+// Secrets are).
+func (a *Accounts) Enabled() bool { return a != nil && a.Namespace != "" }
+
+// Credential is where one API's calls go through an account, and the Secret
+// in the operator's namespace that holds their credential.
+type Credential struct {
+	// URL is the account's; empty: the manager's flag applies.
+	URL string
+	// Field names the account field that set URL, for messages.
+	Field  string
+	Secret types.NamespacedName
+}
+
+// Refusal is why a watch may not use the account it refers to: a condition
+// reason of the watch (swv1.ReasonAccountNotFound, ReasonAccountNotAllowed,
+// ReasonConfigurationError, ReasonSecretUnreadable) and a message a tenant
+// can act on.
+type Refusal struct {
+	Reason, Message string
+}
+
+// Grant is what an account gives one watch: its credentials, or a refusal.
+type Grant struct {
+	// Refusal is set when the watch may not use the account.
+	Refusal    *Refusal
+	Management Credential
+	// Alert is nil when the account has no alertApi.
+	Alert *Credential
+	// Trigger fingerprints what decided the grant (which account, its
+	// generation, the decision): when it changes, the watch syncs at once,
+	// so a refused watch recovers as soon as the account allows it.
+	Trigger string
+}
+
+// For is the credential of one API through the grant: of the alert API
+// when alert, else of the management API. use is false when the watch's own
+// spec.alertApi applies (ownAlertAPI); refusal is set when the watch may not
+// call at all.
+func (g Grant) For(alert, ownAlertAPI bool) (cred Credential, refusal *Refusal, use bool) {
+	switch {
+	case g.Refusal != nil:
+		return Credential{}, g.Refusal, false
+	case !alert:
+		return g.Management, nil, true
+	case ownAlertAPI:
+		return Credential{}, nil, false
+	case g.Alert == nil:
+		return Credential{}, &Refusal{Reason: swv1.ReasonConfigurationError,
+			Message: "the ClusterCloudAccount has no spec.alertApi: set the watch's spec.alertApi, or ask its owner to add one"}, false
+	}
+	return *g.Alert, nil, true
+}
+
+// Secrets are the grant's Secrets whose versions a Secret watch of the
+// namespaces watched (all when empty) keeps, so that a sync waiting for its
+// budget knows their credentials by digest without reading them again; none
+// when the Secret watch does not see the operator's namespace (a version
+// remembered without its changes would hide a rotated key).
+func (g Grant) Secrets(watched []string) []types.NamespacedName {
+	if g.Refusal != nil || (len(watched) > 0 && !slices.Contains(watched, g.Management.Secret.Namespace)) {
+		return nil
+	}
+	secrets := []types.NamespacedName{g.Management.Secret}
+	if g.Alert != nil {
+		secrets = append(secrets, g.Alert.Secret)
+	}
+	return secrets
+}
+
+// References tells whether an account names the Secret: the Secret watch
+// then keeps its version. a may be nil.
+func (a *Accounts) References(ctx context.Context, secret types.NamespacedName) bool {
+	if !a.Enabled() || secret.Namespace != a.Namespace {
+		return false
+	}
+	var accounts swv1.ClusterCloudAccountList
+	if err := a.Client.List(ctx, &accounts); err != nil {
+		return true // keep it: better a version too many than a change missed
+	}
+	for i := range accounts.Items {
+		spec := &accounts.Items[i].Spec
+		if spec.ManagementAPI.SecretRef.Name == secret.Name || (spec.AlertAPI != nil && spec.AlertAPI.SecretRef.Name == secret.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// Resolve is the grant of the account the watch refers to (it must have
+// spec.managementApi.accountRef): from the cache only, so that a refusal
+// reads no Secret and calls nothing.
+func (a *Accounts) Resolve(ctx context.Context, watch *swv1.ServiceWatch) Grant {
+	name := watch.Spec.ManagementAPI.AccountRef.Name
+	if !a.Enabled() {
+		return refused(swv1.ReasonAccountNotFound, "off", "this manager serves no ClusterCloudAccounts (its --account-namespace is empty): use spec.managementApi.secretRef")
+	}
+	var account swv1.ClusterCloudAccount
+	if err := a.Client.Get(ctx, client.ObjectKey{Name: name}, &account); err != nil {
+		if apierrors.IsNotFound(err) {
+			return refused(swv1.ReasonAccountNotFound, "absent", fmt.Sprintf("ClusterCloudAccount %q not found: ask the platform team for the name of the account to use (kubectl get clustercloudaccounts)", name))
+		}
+		return refused(swv1.ReasonSecretUnreadable, "unread", fmt.Sprintf("reading ClusterCloudAccount %q: %v", name, err))
+	}
+	subject, err := a.subjectOf(ctx, watch)
+	if err != nil {
+		return refused(swv1.ReasonSecretUnreadable, "unread", err.Error())
+	}
+	trigger := fmt.Sprintf("%s/%d", account.UID, account.Generation)
+	if err := accountpolicy.Decide(&account, subject); err != nil {
+		g := refused(swv1.ReasonAccountNotAllowed, "", err.Error()+"; no Secret was read and nothing was sent")
+		g.Trigger = trigger + "|" + g.Refusal.Message
+		return g
+	}
+	return Grant{Management: a.credential(account.Spec.ManagementAPI, "managementApi", name), Alert: a.alertCredential(&account), Trigger: trigger}
+}
+
+func refused(reason, trigger, message string) Grant {
+	return Grant{Refusal: &Refusal{Reason: reason, Message: message}, Trigger: trigger}
+}
+
+// subjectOf is the watch as the account's conditions see it: its namespace
+// with the labels the API server has for it.
+func (a *Accounts) subjectOf(ctx context.Context, watch *swv1.ServiceWatch) (accountpolicy.Subject, error) {
+	var ns corev1.Namespace
+	if err := a.Client.Get(ctx, client.ObjectKey{Name: watch.Namespace}, &ns); err != nil {
+		return accountpolicy.Subject{}, fmt.Errorf("reading namespace %q: %w", watch.Namespace, err)
+	}
+	return accountpolicy.Subject{Namespace: ns.Name, NamespaceLabels: ns.Labels,
+		OrganizationID: watch.Spec.OrganizationID, ServiceID: watch.Spec.ServiceID}, nil
+}
+
+func (a *Accounts) credential(spec swv1.AccountAPISpec, field, account string) Credential {
+	return Credential{URL: spec.URL, Field: fmt.Sprintf("ClusterCloudAccount %q spec.%s.url", account, field),
+		Secret: types.NamespacedName{Namespace: a.Namespace, Name: spec.SecretRef.Name}}
+}
+
+func (a *Accounts) alertCredential(account *swv1.ClusterCloudAccount) *Credential {
+	if account.Spec.AlertAPI == nil {
+		return nil
+	}
+	c := a.credential(*account.Spec.AlertAPI, "alertApi", account.Name)
+	return &c
+}
+
+// Used records the management key a watch just read through the account,
+// by its digest: the account's status shows that key's budget.
+func (a *Accounts) Used(account, url string, digest ratebudget.CredentialID) {
+	a.mu.Lock()
+	if a.keys == nil {
+		a.keys = map[string]usedKey{}
+	}
+	before, known := a.keys[account]
+	a.keys[account] = usedKey{url: url, digest: digest}
+	learned := a.learned
+	a.mu.Unlock()
+	if learned == nil || (known && before == a.keys[account]) {
+		return
+	}
+	select { // best effort: the status is refreshed every budgetRefresh anyway
+	case learned <- event.GenericEvent{Object: &swv1.ClusterCloudAccount{ObjectMeta: metav1.ObjectMeta{Name: account}}}:
+	default:
+	}
+}
+
+func (a *Accounts) usedKey(account string) (usedKey, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k, ok := a.keys[account]
+	return k, ok
+}
+
+func (a *Accounts) forget(account string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.keys, account)
+}

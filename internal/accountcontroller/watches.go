@@ -1,0 +1,119 @@
+package accountcontroller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+)
+
+// accountIndex indexes ServiceWatches by the account they refer to, so that
+// an account's change finds its watches without listing them all.
+const accountIndex = ".spec.managementApi.accountRef.name"
+
+// IndexWatches adds the index of watches by account to the manager's cache.
+func IndexWatches(ctx context.Context, indexer client.FieldIndexer) error {
+	err := indexer.IndexField(ctx, &swv1.ServiceWatch{}, accountIndex, func(obj client.Object) []string {
+		if name := accountOf(obj); name != "" {
+			return []string{name}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("indexing ServiceWatches by ClusterCloudAccount: %w", err)
+	}
+	return nil
+}
+
+// accountOf is the name of the account a watch refers to, "" for none.
+func accountOf(obj client.Object) string {
+	watch, ok := obj.(*swv1.ServiceWatch)
+	if !ok || watch.Spec.ManagementAPI.AccountRef == nil {
+		return ""
+	}
+	return watch.Spec.ManagementAPI.AccountRef.Name
+}
+
+// WatchesOfAccount are the watches that refer to the account: an account
+// created, changed or deleted decides their grants anew.
+func (a *Accounts) WatchesOfAccount(ctx context.Context, account client.Object) []reconcile.Request {
+	var watches swv1.ServiceWatchList
+	if err := a.Client.List(ctx, &watches, client.MatchingFields{accountIndex: account.GetName()}); err != nil {
+		log.FromContext(ctx).Error(err, "listing the ServiceWatches of a ClusterCloudAccount", "account", account.GetName())
+		return nil
+	}
+	return requestsOf(watches.Items, func(*swv1.ServiceWatch) bool { return true })
+}
+
+// WatchesInNamespace are the watches of the namespace that refer to an
+// account: its labels may select it or not.
+func (a *Accounts) WatchesInNamespace(ctx context.Context, ns client.Object) []reconcile.Request {
+	var watches swv1.ServiceWatchList
+	if err := a.Client.List(ctx, &watches, client.InNamespace(ns.GetName())); err != nil {
+		log.FromContext(ctx).Error(err, "listing the ServiceWatches of a namespace", "namespace", ns.GetName())
+		return nil
+	}
+	return requestsOf(watches.Items, func(w *swv1.ServiceWatch) bool { return accountOf(w) != "" })
+}
+
+// AccountsInNamespace are the accounts the namespace's watches refer to:
+// its labels may change how many of them are allowed.
+func (a *Accounts) AccountsInNamespace(ctx context.Context, ns client.Object) []reconcile.Request {
+	var watches swv1.ServiceWatchList
+	if err := a.Client.List(ctx, &watches, client.InNamespace(ns.GetName())); err != nil {
+		log.FromContext(ctx).Error(err, "listing the ServiceWatches of a namespace", "namespace", ns.GetName())
+		return nil
+	}
+	seen := map[string]bool{}
+	var requests []reconcile.Request
+	for i := range watches.Items {
+		if name := accountOf(&watches.Items[i]); name != "" && !seen[name] {
+			seen[name] = true
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
+		}
+	}
+	return requests
+}
+
+// AccountOfWatch is the account a watch refers to, for the account's counts.
+func AccountOfWatch(_ context.Context, watch client.Object) []reconcile.Request {
+	if name := accountOf(watch); name != "" {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: name}}}
+	}
+	return nil
+}
+
+func requestsOf(watches []swv1.ServiceWatch, keep func(*swv1.ServiceWatch) bool) []reconcile.Request {
+	requests := make([]reconcile.Request, 0, len(watches))
+	for i := range watches {
+		if keep(&watches[i]) {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&watches[i])})
+		}
+	}
+	return requests
+}
+
+// Wire lets the ServiceWatch controller b hear of accounts and namespaces:
+// a change to either decides the grants of the watches concerned anew. A
+// manager that serves no accounts watches neither (a namespaced install
+// may not list namespaces).
+func (a *Accounts) Wire(ctx context.Context, mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
+	if !a.Enabled() {
+		return b, nil
+	}
+	if err := IndexWatches(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, err
+	}
+	return b.Watches(&swv1.ClusterCloudAccount{}, handler.EnqueueRequestsFromMapFunc(a.WatchesOfAccount)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(a.WatchesInNamespace),
+			builder.WithPredicates(predicate.LabelChangedPredicate{})), nil
+}
