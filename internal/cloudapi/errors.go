@@ -77,6 +77,7 @@ const (
 	OperationListPipes                   = "list_pipes"
 	OperationListReversePrivateEndpoints = "list_reverse_private_endpoints"
 	OperationGetAlert                    = "get_alert"
+	OperationListAlerts                  = "list_alerts"
 )
 
 // The API names passed to the Observer.
