@@ -1,0 +1,133 @@
+package alertselect
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+)
+
+// MaxSelected bounds the entries a selector adds to a status: a selector
+// that matches a host's ten thousand alerts must not cost ten thousand
+// entries of memory before the status size limit cuts them. The summary
+// still counts every match, so StatusTruncated and the omitted metric say
+// how many were left out.
+const MaxSelected = 1000
+
+// Matches tells whether an alert of that name and those tags matches sel:
+// all, or the name matching sel.Name (when set) and every tag of sel.Tags
+// among tags.
+func Matches(sel *swv1.AlertSelector, name string, tags []string) bool {
+	if sel == nil {
+		return false
+	}
+	if sel.All {
+		return true
+	}
+	if sel.Name != "" && !Glob(sel.Name, name) {
+		return false
+	}
+	for _, t := range sel.Tags {
+		if !slices.Contains(tags, t) {
+			return false
+		}
+	}
+	return sel.Name != "" || len(sel.Tags) > 0
+}
+
+// Glob tells whether s matches pattern whole: * matches any run of
+// characters (none included), ? any one character, anything else itself.
+// Every pattern is valid, and the match is linear in len(pattern)+len(s)
+// but for backtracking to the last star, so that no pattern a tenant
+// writes can cost the manager more than their product.
+func Glob(pattern, s string) bool {
+	p, r := []rune(pattern), []rune(s)
+	pi, si := 0, 0
+	star, mark := -1, 0
+	for si < len(r) {
+		switch {
+		case pi < len(p) && (p[pi] == '?' || p[pi] == r[si]):
+			pi++
+			si++
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, si
+			pi++
+		case star >= 0:
+			pi, mark = star+1, mark+1
+			si = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}
+
+// Picked is what picking a watch's alerts from a host's list found.
+type Picked struct {
+	// Entries are the alerts followed: the IDs in spec order (absent from
+	// the list: Missing), then the selector's matches not named by an ID,
+	// ordered by id, at most MaxSelected.
+	Entries []Entry
+	// Matched counts every alert the selector matched, those beyond
+	// MaxSelected included.
+	Matched int
+}
+
+// Pick picks the alerts a watch follows from listing, a host's list: each
+// ID of ids found there, or failed NotFound when the list is complete (the
+// host's answer that it has no such alert, as a 404 of its single GET is);
+// when paging stopped early (stopped says why) an ID not among those read
+// is not known to be gone: it fails InvalidResponse and keeps its last
+// fetch. Then the alerts sel matches. tagsOf reads an alert's tags.
+func Pick(ids []string, sel *swv1.AlertSelector, listing []cloudapi.AlertResult, stopped string, tagsOf func(*swv1.AlertStatus) []string) Picked {
+	byID := make(map[string]*cloudapi.AlertResult, len(listing))
+	for i := range listing {
+		if _, dup := byID[listing[i].Alert.ID]; !dup {
+			byID[listing[i].Alert.ID] = &listing[i]
+		}
+	}
+	var out Picked
+	named := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		named[id] = true
+		e := Entry{ID: id, SelectedBy: swv1.SelectedByID, Failed: missing(id, len(listing), stopped)}
+		if got := byID[id]; got != nil {
+			e = Entry{ID: id, SelectedBy: swv1.SelectedByID, Alert: &got.Alert, LeftOut: got.LeftOut}
+		}
+		out.Entries = append(out.Entries, e)
+	}
+	var matched []*cloudapi.AlertResult
+	for id, a := range byID {
+		if !named[id] && id != "" && Matches(sel, deref(a.Alert.Name), tagsOf(&a.Alert)) {
+			matched = append(matched, a)
+		}
+	}
+	slices.SortFunc(matched, func(a, b *cloudapi.AlertResult) int { return cmp.Compare(a.Alert.ID, b.Alert.ID) })
+	out.Matched = len(matched)
+	for _, a := range matched[:min(len(matched), MaxSelected)] {
+		out.Entries = append(out.Entries, Entry{ID: a.Alert.ID, SelectedBy: swv1.SelectedBySelector, Alert: &a.Alert, LeftOut: a.LeftOut})
+	}
+	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// missing is the failure of an ID absent from a list of n alerts.
+func missing(id string, n int, stopped string) *Failure {
+	if stopped != "" {
+		return &Failure{Reason: swv1.ReasonInvalidResponse,
+			Message: fmt.Sprintf("not among the %d alerts read before paging stopped (%s); its last fetch is kept", n, stopped)}
+	}
+	return &Failure{Reason: swv1.ReasonNotFound,
+		Message: fmt.Sprintf("the host's list of %d alerts has no alert %q; check the ID in spec.alertIds", n, id)}
+}
