@@ -31,7 +31,8 @@ const (
 
 // Condition reasons. The ones that only the user can fix (SecretNotFound,
 // SecretKeyMissing, Unauthorized, Forbidden, EndpointNotFound, BadRequest,
-// ConfigurationError, URLNotAllowed, AddressNotAllowed) also set Stalled.
+// ConfigurationError, URLNotAllowed, AddressNotAllowed, ListNotServed) also
+// set Stalled.
 const (
 	// ReasonSynced: the part's last sync succeeded.
 	ReasonSynced = "Synced"
@@ -105,6 +106,12 @@ const (
 	// manager refuses to connect to (--deny-local-addresses): loopback,
 	// unspecified, link-local, a cloud metadata service. Nothing was sent.
 	ReasonAddressNotAllowed = "AddressNotAllowed"
+	// ReasonListNotServed: spec.alertSelector is set, and the alerts' host
+	// answers the alert list route with 404 or 405 (an older alert API):
+	// only a list tells which alerts match. Name the alerts in
+	// spec.alertIds, which such a host serves one by one, or upgrade the
+	// host; the operator tries the list again now and then. Stalled.
+	ReasonListNotServed = "ListNotServed"
 	// ReasonSuspended: spec.suspend is true.
 	ReasonSuspended = "Suspended"
 	// ReasonProgressing: a new generation or a requested sync is being worked
