@@ -113,9 +113,17 @@ type AlertStatus struct {
 	// succeeded. The other fields then keep the last successful fetch.
 	// +optional
 	Error string `json:"error,omitempty"`
-	// name of the alert.
+	// name of the alert as a person reads it: its displayName when the
+	// cloud sends a non-empty one (the newest servers name alerts so, beside
+	// or instead of name), else its name.
 	// +optional
 	Name *string `json:"name,omitempty"`
+	// tags the cloud gives the alert (on the newest servers): at most 20,
+	// in the order sent, each cut to 64 characters, with the operator's
+	// credentials redacted.
+	// +optional
+	// +listType=atomic
+	Tags []string `json:"tags,omitzero"`
 	// message is the text sent with the alert.
 	// +optional
 	Message *string `json:"message,omitempty"`

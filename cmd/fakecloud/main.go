@@ -131,7 +131,7 @@ func configure(fake *fakecloud.Server, c config) {
 	fake.SetManagementBudget(c.managementBudget.budget(c.budgetPhase, c.budgetPhaseGiven))
 	fake.SetAlertBudget(c.alertBudget.budget(c.budgetPhase, c.budgetPhaseGiven))
 	if c.latency > 0 {
-		for _, op := range []fakecloud.Operation{fakecloud.OpListPipes, fakecloud.OpListReversePrivateEndpoints, fakecloud.OpGetAlert} {
+		for _, op := range fakecloud.Operations() {
 			fake.SetFault(op, fakecloud.Fault{Latency: c.latency})
 		}
 	}

@@ -23,6 +23,8 @@ const (
 	// maxWordRunes bounds the short strings of an execution error (its
 	// type and timestamp).
 	maxWordRunes = 64
+	// maxTagRunes bounds each of an alert's tags.
+	maxTagRunes = 64
 )
 
 // alertEnvelope is the body of a successful alert API response.
@@ -38,12 +40,21 @@ func decodeAlert(body []byte, s *redact.Scrubber) (a swv1.AlertStatus, leftOut [
 	if a, leftOut, err = readAlertEnvelope(body); err != nil {
 		return swv1.AlertStatus{}, nil, err
 	}
-	redactStrings(reflect.ValueOf(&a).Elem(), s)
+	cleanAlert(&a, s)
+	return a, leftOut, nil
+}
+
+// cleanAlert scrubs every string of an alert read as the cloud sent it of
+// the call's credential, and bounds its free text and tags.
+func cleanAlert(a *swv1.AlertStatus, s *redact.Scrubber) {
+	redactStrings(reflect.ValueOf(a).Elem(), s)
 	if a.Note != nil {
 		a.Note = new(s.CleanTo(*a.Note, maxNoteRunes))
 	}
+	for i, tag := range a.Tags {
+		a.Tags[i] = s.CleanTo(tag, maxTagRunes)
+	}
 	a.ExecutionErrors = latestExecutionErrors(a.ExecutionErrors, s)
-	return a, leftOut, nil
 }
 
 // readAlertEnvelope reads the alert in {"data": {...}} as the lenient reader

@@ -2,7 +2,17 @@ package cloudapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/lenient"
+	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
 // AlertSource locates where one watch's alerts are served: the alert API
@@ -52,6 +62,11 @@ type AlertPage struct {
 	Offset int
 	// RequestID as GetAlert reports it.
 	RequestID string
+	// Skipped counts the items of the page that are not in Alerts: items
+	// that are not JSON objects, alerts without a string id (nothing could
+	// name them), and alerts whose text could not be scrubbed within
+	// Options.MaxScrubWork. The other alerts of the page are unaffected.
+	Skipped int
 }
 
 // ErrNoListRoute is matched (errors.Is) by the error of a ListAlerts whose
@@ -65,15 +80,180 @@ var ErrNoListRoute = errors.New("the host has no alert list route")
 // LeftOut and error classification as GetAlert (management errors as the
 // management API's: envelope words, X-RateLimit-Reset on 429).
 func (c *Client) GetAlertFrom(ctx context.Context, src AlertSource, alertID string) (AlertResult, error) {
-	// Interface stub: the alert API only, until the management route lands.
-	return c.GetAlert(ctx, src.BaseURL, src.Token, alertID)
+	op := OperationGetAlert
+	if alertID == "" {
+		return AlertResult{}, configError(op, errors.New("alert ID must not be empty"))
+	}
+	cl, err := alertCall(src, op, alertID)
+	if err != nil {
+		return AlertResult{}, err
+	}
+	var result AlertResult
+	cl.own = redact.NewScrubber(cl.cred.secrets())
+	cl.scrub = cl.own.Within(ctx, c.opts.MaxScrubWork)
+	cl.limit = c.opts.MaxAlertResponseBytes
+	cl.read = func(status int, header http.Header, body io.Reader) (string, error) {
+		raw, err := io.ReadAll(body)
+		if err != nil {
+			return cl.scrub.Clean(header.Get("X-Request-ID")), err
+		}
+		var requestID string
+		if src.API == APIManagement {
+			requestID, result.Alert, result.LeftOut, err = decodeManagedAlert(raw, status, cl.scrub)
+		} else {
+			result.Alert, result.LeftOut, err = decodeAlert(raw, cl.scrub)
+		}
+		if requestID == "" {
+			requestID = header.Get("X-Request-ID")
+		}
+		result.RequestID = cl.scrub.Clean(requestID)
+		if serr := cl.scrub.Err(); err == nil && serr != nil {
+			// Its texts that could not be scrubbed are gone: so is the alert.
+			err = fmt.Errorf("the alert is not kept: %w", serr)
+		}
+		return result.RequestID, err
+	}
+	if err := c.do(ctx, cl); err != nil {
+		return AlertResult{}, err
+	}
+	return result, nil
+}
+
+// alertCall is the call of op on src's alerts, its path ending in
+// segments; a ConfigurationError when src cannot make one.
+func alertCall(src AlertSource, op string, segments ...string) (call, error) {
+	var cred Credential
+	var path []string
+	switch src.API {
+	case APIAlert:
+		if err := src.Token.validate(); err != nil {
+			return call{}, configError(op, err)
+		}
+		cred, path = src.Token, []string{"api", "v2", "alerts"}
+	case APIManagement:
+		if err := src.Key.validate(); err != nil {
+			return call{}, configError(op, err)
+		}
+		if src.OrganizationID == "" || src.ServiceID == "" {
+			return call{}, configError(op, errors.New("organization ID and service ID must not be empty"))
+		}
+		cred = src.Key
+		path = []string{"v1", "organizations", src.OrganizationID, "services", src.ServiceID, "observability", "alerts"}
+	default:
+		return call{}, configError(op, fmt.Errorf("alerts are served by the %q or the %q API, not %q", APIAlert, APIManagement, src.API))
+	}
+	u, err := buildURL(src.BaseURL, append(path, segments...)...)
+	if err != nil {
+		return call{}, configError(op, err)
+	}
+	return call{api: src.API, op: op, baseURL: src.BaseURL, url: u, cred: cred}, nil
+}
+
+// managedAlertEnvelope is the management API's answer of one alert.
+type managedAlertEnvelope struct {
+	Status    *int64          `json:"status"`
+	RequestID *string         `json:"requestId"`
+	Result    json.RawMessage `json:"result"`
+	Error     json.RawMessage `json:"error"`
+	Message   json.RawMessage `json:"message"`
+}
+
+// decodeManagedAlert decodes the management API's answer of one alert,
+// {"status":200,"requestId":..,"result":{...}}, its alert read and cleaned
+// as decodeAlert does. An envelope whose status disagrees with the HTTP
+// status is an envelopeStatusError with its words.
+func decodeManagedAlert(body []byte, httpStatus int, s *redact.Scrubber) (requestID string, a swv1.AlertStatus, leftOut []string, err error) {
+	var env managedAlertEnvelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		return "", a, nil, fmt.Errorf("decode management envelope: %w", err)
+	}
+	requestID = deref(env.RequestID)
+	if env.Status != nil && *env.Status != int64(httpStatus) {
+		words := envelopeWords(env.Error, env.Message)
+		return requestID, a, nil, &envelopeStatusError{Status: *env.Status, HTTPStatus: httpStatus, words: &words}
+	}
+	if lenient.FirstByte(env.Result) != '{' {
+		return requestID, a, nil, errors.New("management envelope result is not an alert object")
+	}
+	a, leftOut = lenient.ReadAlert(env.Result)
+	cleanAlert(&a, s)
+	return requestID, a, leftOut, nil
+}
+
+// envelopeWords are the words of an envelope's error or message member: a
+// string, or an object's message; error first, as the spec names it.
+func envelopeWords(members ...json.RawMessage) string {
+	for _, raw := range members {
+		if words, ok := lenient.String(raw); ok && words != "" {
+			return words
+		}
+		if obj, ok := lenient.Object(raw); ok {
+			if words := firstString(obj, "message", "error"); words != "" {
+				return words
+			}
+		}
+	}
+	return ""
 }
 
 // ListAlerts reads one page of the alerts a source serves: the alert API's
 // GET {url}/api/v2/alerts?limit=&offset= or the management API's GET
-// .../observability/alerts?limit=&offset=.
-func (c *Client) ListAlerts(_ context.Context, _ AlertSource, _ AlertPageRequest) (AlertPage, error) {
-	// Interface stub: every host reads as one without a list route until
-	// the list lands, so that callers fall back to GetAlertFrom.
-	return AlertPage{}, &Error{Reason: ReasonEndpointNotFound, Operation: OperationListAlerts, Err: ErrNoListRoute}
+// .../observability/alerts?limit=&offset=. Its body is read as it streams
+// in, capped by Options.MaxResponseBytes and charged to the answer's work
+// budget (Options.MaxDecodeWork) like a list of pipes; each alert is read
+// and scrubbed as GetAlert reads one, with a scrubbing budget of its own.
+func (c *Client) ListAlerts(ctx context.Context, src AlertSource, page AlertPageRequest) (AlertPage, error) {
+	op := OperationListAlerts
+	if page.Limit < 0 || page.Limit > MaxAlertPageLimit || page.Offset < 0 {
+		return AlertPage{}, configError(op, fmt.Errorf("a page of alerts has a limit of 0 (the host's default) to %d and an offset of 0 or more, not limit %d offset %d",
+			MaxAlertPageLimit, page.Limit, page.Offset))
+	}
+	cl, err := alertCall(src, op)
+	if err != nil {
+		return AlertPage{}, err
+	}
+	query := url.Values{"offset": {strconv.Itoa(page.Offset)}}
+	if page.Limit > 0 {
+		query.Set("limit", strconv.Itoa(page.Limit))
+	}
+	cl.url.RawQuery = query.Encode()
+	cl.own = redact.NewScrubber(cl.cred.secrets())
+	cl.limit = c.opts.MaxResponseBytes
+	var result AlertPage
+	cl.read = func(status int, header http.Header, body io.Reader) (string, error) {
+		r := newAlertPageReader(ctx, body, status, src.API == APIManagement, cl.own, c.opts.MaxScrubWork, c.opts.MaxDecodeWork)
+		var err error
+		result, err = r.read(page.Offset)
+		if result.RequestID == "" {
+			result.RequestID = header.Get("X-Request-ID")
+		}
+		result.RequestID = cl.own.Clean(result.RequestID)
+		for i := range result.Alerts {
+			result.Alerts[i].RequestID = result.RequestID
+		}
+		return result.RequestID, err
+	}
+	if err := c.do(ctx, cl); err != nil {
+		return AlertPage{}, noListRoute(err)
+	}
+	return result, nil
+}
+
+// noListRoute marks err as ErrNoListRoute when it says the host has no
+// list route: a 404 or a 405, a 2xx that is not JSON or holds no list.
+func noListRoute(err error) error {
+	e, ok := errors.AsType[*Error](err)
+	if !ok || errors.Is(err, ErrNoListRoute) {
+		return err
+	}
+	switch {
+	case e.StatusCode == http.StatusNotFound, e.StatusCode == http.StatusMethodNotAllowed,
+		e.Reason == ReasonInvalidResponse && errors.Is(e.Err, errNotJSON):
+		if e.Err == nil {
+			e.Err = ErrNoListRoute
+		} else {
+			e.Err = fmt.Errorf("%w: %w", ErrNoListRoute, e.Err)
+		}
+	}
+	return err
 }

@@ -259,43 +259,9 @@ func listItems[T any](ctx context.Context, c *Client, op, resource string, decod
 	return list, nil
 }
 
-// GetAlert fetches one alert.
+// GetAlert fetches one alert from the alert API (see GetAlertFrom).
 func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken, alertID string) (AlertResult, error) {
-	op := OperationGetAlert
-	if err := token.validate(); err != nil {
-		return AlertResult{}, configError(op, err)
-	}
-	if alertID == "" {
-		return AlertResult{}, configError(op, errors.New("alert ID must not be empty"))
-	}
-	u, err := buildURL(baseURL, "api", "v2", "alerts", alertID)
-	if err != nil {
-		return AlertResult{}, configError(op, err)
-	}
-	var result AlertResult
-	own := redact.NewScrubber(token.secrets())
-	scrub := own.Within(ctx, c.opts.MaxScrubWork)
-	read := func(_ int, header http.Header, body io.Reader) (string, error) {
-		result.RequestID = scrub.Clean(header.Get("X-Request-ID"))
-		raw, err := io.ReadAll(body)
-		if err != nil {
-			return result.RequestID, err
-		}
-		result.Alert, result.LeftOut, err = decodeAlert(raw, scrub)
-		if serr := scrub.Err(); err == nil && serr != nil {
-			// Its texts that could not be scrubbed are gone: so is the alert.
-			err = fmt.Errorf("the alert is not kept: %w", serr)
-		}
-		return result.RequestID, err
-	}
-	err = c.do(ctx, call{
-		api: APIAlert, op: op, baseURL: baseURL, url: u, cred: token,
-		limit: c.opts.MaxAlertResponseBytes, read: read, scrub: scrub, own: own,
-	})
-	if err != nil {
-		return AlertResult{}, err
-	}
-	return result, nil
+	return c.GetAlertFrom(ctx, AlertSource{API: APIAlert, BaseURL: baseURL, Token: token}, alertID)
 }
 
 // management validates the inputs of a management call and performs it;

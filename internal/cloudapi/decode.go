@@ -27,5 +27,8 @@ func checkContentType(contentType string) error {
 		strings.HasSuffix(mediaType, "+json"):
 		return nil
 	}
-	return fmt.Errorf("content type %q is not JSON", bound.CutRunes(mediaType, 64))
+	return fmt.Errorf("content type %q is %w", bound.CutRunes(mediaType, 64), errNotJSON)
 }
+
+// errNotJSON is a success whose content type cannot be the API's JSON.
+var errNotJSON = errors.New("not JSON")

@@ -33,6 +33,19 @@ func FuzzBuiltURLsStayUnderTheAllowedPrefix(f *testing.F) {
 			if err != nil || len(segs) == 0 || segs[len(segs)-1] != id || segs[len(segs)-2] != "alerts" {
 				t.Errorf("ID %q: %s does not end in the one segment it names (%q, %v)", id, u, segs, err)
 			}
+			// The management host's alert of a service: every ID one segment.
+			managed, err := buildURL(base, "v1", "organizations", id, "services", id, "observability", "alerts", id)
+			if err != nil {
+				t.Errorf("ID %q: the alert API's URL was built, the management API's was not: %v", id, err)
+				continue
+			}
+			if err := allowed.Allows(managed.String()); err != nil {
+				t.Errorf("ID %q: %s was built under an allowed base, but %v", id, managed, err)
+			}
+			segs, err = egress.NormalizePath(managed.EscapedPath())
+			if n := len(segs); err != nil || n < 7 || segs[n-6] != id || segs[n-4] != id || segs[n-1] != id || segs[n-7] != "organizations" {
+				t.Errorf("ID %q: %s does not hold the three segments it names (%q, %v)", id, managed, segs, err)
+			}
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 )
 
 // AdminPrefix is where AdminHandler expects to be mounted.
@@ -36,7 +37,7 @@ func (s *Server) AdminHandler() http.Handler {
 	})
 	mux.HandleFunc("PUT "+AdminPrefix+"faults/{op}", func(w http.ResponseWriter, r *http.Request) {
 		op := Operation(r.PathValue("op"))
-		if op != OpListPipes && op != OpListReversePrivateEndpoints && op != OpGetAlert {
+		if !slices.Contains(Operations(), op) {
 			writeAdmin(w, http.StatusNotFound, map[string]string{"error": "unknown operation"})
 			return
 		}

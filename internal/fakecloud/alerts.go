@@ -112,3 +112,37 @@ func currentShapeAlert() map[string]any {
 		"updatedAt": "2026-03-02T10:00:00.000Z",
 	}
 }
+
+// ServiceOnlyAlertID is an alert only the management API serves, of
+// DefaultServiceID: none of the alert API's, so that a watch that follows
+// every alert of its service, or those tagged "pipes", shows more than the
+// IDs it could have named.
+const ServiceOnlyAlertID = "65f1a2b3c4d5e6f708192a3f"
+
+// ServiceAlerts returns the alerts the management API serves for
+// DefaultServiceID (the managed service has no alert host), in the newest
+// shape: the three alerts of the alert API under the same IDs, named with
+// displayName beside or instead of name and tagged, and ServiceOnlyAlertID.
+func ServiceAlerts() []map[string]any {
+	ingest := defaultAlert()
+	ingest["name"], ingest["displayName"], ingest["tags"] = "ingest_lag", "Ingest lag above 12.25 s", []any{"ingest", "pipes"}
+	errorRate := secondAlert()
+	errorRate["tags"] = []any{"errors"}
+	latency := currentShapeAlert()
+	delete(latency, "name")
+	latency["displayName"], latency["tags"] = "Ingest latency out of range", []any{"ingest", "latency"}
+	return []map[string]any{ingest, errorRate, latency, {
+		"id":            ServiceOnlyAlertID,
+		"displayName":   "Pipe paused",
+		"tags":          []any{"pipes"},
+		"message":       "A pipe of analytics-prod is paused",
+		"threshold":     json.Number("0"),
+		"interval":      "5m",
+		"thresholdType": "above",
+		"source":        "tile",
+		"state":         "OK",
+		"teamId":        "65f1a2b3c4d5e6f708192c01",
+		"createdAt":     "2026-03-05T08:00:00.000Z",
+		"updatedAt":     "2026-03-05T08:00:00.000Z",
+	}}
+}

@@ -31,6 +31,11 @@ type Data struct {
 	// AlertShape, when set, serves every alert in that shape of the alert
 	// API ("legacy" or "current"), whatever names Alerts uses.
 	AlertShape AlertShape `json:"alertShape,omitempty"`
+	// AlertListRoute says how the alert API answers its list route;
+	// ServiceAlertListRoute how the management API answers a service's.
+	// Empty: paged, as today's servers (see AlertListRoute).
+	AlertListRoute        AlertListRoute `json:"alertListRoute,omitempty"`
+	ServiceAlertListRoute AlertListRoute `json:"serviceAlertListRoute,omitempty"`
 }
 
 // ManagementKey is a management API key.
@@ -43,6 +48,9 @@ type ManagementKey struct {
 type Service struct {
 	Pipes                   []map[string]any `json:"pipes,omitempty"`
 	ReversePrivateEndpoints []map[string]any `json:"reversePrivateEndpoints,omitempty"`
+	// Alerts are the alerts the management API serves for the service (the
+	// managed service has no alert host), in the cloud's order.
+	Alerts []map[string]any `json:"alerts,omitempty"`
 }
 
 // ParseData parses a data file, JSON or YAML. A JSON document keeps every
@@ -88,11 +96,13 @@ func (d Data) MarshalYAML() ([]byte, error) {
 // maps it passed in cannot race with requests being served.
 func (d Data) clone() Data {
 	out := Data{
-		ManagementKey:      d.ManagementKey,
-		MoreManagementKeys: append([]ManagementKey(nil), d.MoreManagementKeys...),
-		AlertToken:         d.AlertToken,
-		MoreAlertTokens:    append([]string(nil), d.MoreAlertTokens...),
-		AlertShape:         d.AlertShape,
+		ManagementKey:         d.ManagementKey,
+		MoreManagementKeys:    append([]ManagementKey(nil), d.MoreManagementKeys...),
+		AlertToken:            d.AlertToken,
+		MoreAlertTokens:       append([]string(nil), d.MoreAlertTokens...),
+		AlertShape:            d.AlertShape,
+		AlertListRoute:        d.AlertListRoute,
+		ServiceAlertListRoute: d.ServiceAlertListRoute,
 	}
 	if d.Organizations != nil {
 		out.Organizations = make(map[string]map[string]Service, len(d.Organizations))
@@ -114,7 +124,7 @@ func (d Data) clone() Data {
 }
 
 func (s Service) clone() Service {
-	return Service{Pipes: cloneObjects(s.Pipes), ReversePrivateEndpoints: cloneObjects(s.ReversePrivateEndpoints)}
+	return Service{Pipes: cloneObjects(s.Pipes), ReversePrivateEndpoints: cloneObjects(s.ReversePrivateEndpoints), Alerts: cloneObjects(s.Alerts)}
 }
 
 func cloneObjects(in []map[string]any) []map[string]any {

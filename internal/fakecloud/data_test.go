@@ -101,6 +101,15 @@ func TestDefaultDataCoversEverySpecField(t *testing.T) {
 		}
 		alerts = append(alerts, a.Alert)
 	}
+	// The management API's alerts of the service, in the newest shape.
+	managed, err := c.ListAlerts(ctx, cloudapi.AlertSource{API: cloudapi.APIManagement, BaseURL: s.URL, Key: creds, OrganizationID: org, ServiceID: svc},
+		cloudapi.AlertPageRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range managed.Alerts {
+		alerts = append(alerts, a.Alert)
+	}
 	allPipes := append(append([]swv1.Pipe{}, pipes.Items...), todayPipes.Items...)
 	allEndpoints := append(append([]swv1.ReversePrivateEndpoint{}, eps.Items...), todayEndpoints.Items...)
 	for _, v := range []any{allPipes, allEndpoints, alerts} {

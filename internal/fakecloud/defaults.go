@@ -72,6 +72,7 @@ func DefaultData() Data {
 						pubsubPipe(), mysqlPipe(), bigqueryPipe(), mongodbPipe(),
 					},
 					ReversePrivateEndpoints: []map[string]any{reversePrivateEndpoint()},
+					Alerts:                  ServiceAlerts(),
 				},
 				TodayServiceID: {
 					Pipes:                   TodaysPipes(FakeCredential),
@@ -84,38 +85,8 @@ func DefaultData() Data {
 			},
 		},
 		Alerts: map[string]map[string]any{
-			DefaultAlertID: {
-				"id":            DefaultAlertID,
-				"name":          "Ingest lag above 12.25 s",
-				"message":       "Pipe ingest lag is high on analytics-prod",
-				"threshold":     json.Number("12.25"),
-				"interval":      "5m",
-				"thresholdType": "above",
-				"source":        "tile",
-				"state":         "active",
-				"channel":       map[string]any{"type": "webhook", "webhookId": "65f1a2b3c4d5e6f708192b01"},
-				"team":          "65f1a2b3c4d5e6f708192c01",
-				"tileId":        "tile-ingest-lag",
-				"dashboard":     "65f1a2b3c4d5e6f708192d01",
-				"createdAt":     "2026-01-15T09:30:00.000Z",
-				"updatedAt":     "2026-02-01T17:45:12.345Z",
-			},
-			SecondAlertID: {
-				"id":            SecondAlertID,
-				"name":          "Error rate",
-				"message":       "Insert errors above 0.5 per second",
-				"threshold":     json.Number("0.5"),
-				"interval":      "1m",
-				"thresholdType": "above",
-				"source":        "tile",
-				"state":         "disabled",
-				"channel":       map[string]any{"type": "webhook", "webhookId": "65f1a2b3c4d5e6f708192b02"},
-				"team":          "65f1a2b3c4d5e6f708192c01",
-				"tileId":        "tile-error-rate",
-				"dashboard":     "65f1a2b3c4d5e6f708192d01",
-				"createdAt":     "2026-01-16T10:00:00.000Z",
-				"updatedAt":     "2026-01-16T10:00:00.000Z",
-			},
+			DefaultAlertID:      defaultAlert(),
+			SecondAlertID:       secondAlert(),
 			CurrentShapeAlertID: currentShapeAlert(),
 		},
 	}
@@ -367,4 +338,44 @@ func mongodbPipe() map[string]any {
 			},
 		},
 	})
+}
+
+// defaultAlert is the alert DefaultAlertID of DefaultData, in the spec's shape.
+func defaultAlert() map[string]any {
+	return map[string]any{
+		"id":            DefaultAlertID,
+		"name":          "Ingest lag above 12.25 s",
+		"message":       "Pipe ingest lag is high on analytics-prod",
+		"threshold":     json.Number("12.25"),
+		"interval":      "5m",
+		"thresholdType": "above",
+		"source":        "tile",
+		"state":         "active",
+		"channel":       map[string]any{"type": "webhook", "webhookId": "65f1a2b3c4d5e6f708192b01"},
+		"team":          "65f1a2b3c4d5e6f708192c01",
+		"tileId":        "tile-ingest-lag",
+		"dashboard":     "65f1a2b3c4d5e6f708192d01",
+		"createdAt":     "2026-01-15T09:30:00.000Z",
+		"updatedAt":     "2026-02-01T17:45:12.345Z",
+	}
+}
+
+// secondAlert is the alert SecondAlertID of DefaultData, in the spec's shape: a disabled one.
+func secondAlert() map[string]any {
+	return map[string]any{
+		"id":            SecondAlertID,
+		"name":          "Error rate",
+		"message":       "Insert errors above 0.5 per second",
+		"threshold":     json.Number("0.5"),
+		"interval":      "1m",
+		"thresholdType": "above",
+		"source":        "tile",
+		"state":         "disabled",
+		"channel":       map[string]any{"type": "webhook", "webhookId": "65f1a2b3c4d5e6f708192b02"},
+		"team":          "65f1a2b3c4d5e6f708192c01",
+		"tileId":        "tile-error-rate",
+		"dashboard":     "65f1a2b3c4d5e6f708192d01",
+		"createdAt":     "2026-01-16T10:00:00.000Z",
+		"updatedAt":     "2026-01-16T10:00:00.000Z",
+	}
 }

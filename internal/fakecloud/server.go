@@ -2,9 +2,13 @@
 // tests, the demo and benchmarks. It implements the three read operations of
 // the cloud API spec exactly (paths, methods, authentication, the management
 // envelope with status and a fresh UUID v4 requestId, 404 for unknown
-// resources, JSON content type), and adds fault switches, request budgets
-// per credential and a call log so that tests and benchmarks can drive and
-// observe a client.
+// resources, JSON content type), and the alert routes the services serve
+// today (cloud-apis-today.md): the alert API's paged list, and a service's
+// alerts on the management API, one and paged, in its envelope, with the
+// older answers and the faults of paging behind switches (AlertListRoute,
+// AlertListChange). It adds fault switches, request budgets per credential
+// and a call log so that tests and benchmarks can drive and observe a
+// client.
 //
 // Both APIs are served from one listener: management under /v1/..., alerts
 // under /api/v2/..., so the same URL is the management and the alert base
@@ -31,7 +35,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Operation names one of the three fake operations.
+// Operation names one of the fake's operations.
 type Operation string
 
 // The operations, named as cloudapi names them for its Observer.
@@ -46,9 +50,10 @@ type Call struct {
 	Operation      Operation
 	Method         string
 	Path           string // escaped, as sent
+	Query          string // the raw query, as sent (a list's limit and offset)
 	OrganizationID string // for management operations
 	ServiceID      string // for management operations
-	AlertID        string // for OpGetAlert
+	AlertID        string // for OpGetAlert and OpGetServiceAlert
 	UserAgent      string
 	// KeyFingerprint identifies the credential sent (see
 	// ManagementKey.Fingerprint and TokenFingerprint); "" when none was.
@@ -71,6 +76,8 @@ type Server struct {
 	now         func() time.Time
 	mgmtBudget  budgetCounter
 	alertBudget budgetCounter
+	// listChanges are the pending changes of the alert lists between pages.
+	listChanges map[Operation]*alertListChange
 
 	mux      *http.ServeMux
 	done     chan struct{}
@@ -92,6 +99,9 @@ func New(data Data) *Server {
 		"/v1/organizations/{org}/services/{svc}/pipes":                        s.listPipes,
 		"/v1/organizations/{org}/services/{svc}/pipesReversePrivateEndpoints": s.listReversePrivateEndpoints,
 		"/api/v2/alerts/{id}": s.getAlert,
+		"/api/v2/alerts":      s.listAlerts,
+		"/v1/organizations/{org}/services/{svc}/observability/alerts/{id}": s.getServiceAlert,
+		"/v1/organizations/{org}/services/{svc}/observability/alerts":      s.listServiceAlerts,
 	}
 	for path, h := range routes {
 		s.mux.HandleFunc("GET "+path, h) // GET also serves HEAD
@@ -291,6 +301,7 @@ func (s *Server) record(op Operation, r *http.Request) int {
 		Operation:      op,
 		Method:         r.Method,
 		Path:           r.URL.EscapedPath(),
+		Query:          r.URL.RawQuery,
 		OrganizationID: r.PathValue("org"),
 		ServiceID:      r.PathValue("svc"),
 		AlertID:        r.PathValue("id"),
@@ -446,7 +457,7 @@ func (s *Server) authorized(op Operation, r *http.Request) bool {
 	tokens := append([]string{s.data.AlertToken}, s.data.MoreAlertTokens...)
 	s.mu.Unlock()
 	scheme, value, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	if op == OpGetAlert {
+	if isAlertAPI(op) {
 		return scheme == "Bearer" && slices.ContainsFunc(tokens, func(t string) bool { return t != "" && equal(value, t) })
 	}
 	if scheme != "Basic" {
@@ -470,7 +481,7 @@ func basicKeyID(r *http.Request) string {
 func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
 
 // isAlertAPI tells which API's error style an operation uses.
-func isAlertAPI(op Operation) bool { return op == OpGetAlert }
+func isAlertAPI(op Operation) bool { return op == OpGetAlert || op == OpListAlerts }
 
 // errorBody is an API's error body: {"status":..,"requestId":..,"error":..}
 // for the management API, {"message":..} for the alert API.

@@ -11,6 +11,8 @@ import (
 // documents them).
 const (
 	maxAlertChannels = 10
+	// MaxAlertTags bounds the tags kept of one alert.
+	MaxAlertTags = 20
 	// maxLeftOut bounds the members ReadAlert names as left out.
 	maxLeftOut = 10
 )
@@ -56,6 +58,9 @@ func otherNamesOf(t reflect.Type, name string) []string {
 	if t != alertType {
 		return nil
 	}
+	if name == "name" {
+		return []string{"displayName"}
+	}
 	var names []string
 	for newName, oldName := range renamedAlertMembers {
 		if oldName == name {
@@ -71,6 +76,12 @@ func alertHookFor(t reflect.Type, name string) memberHook {
 	switch {
 	case t == alertType && name == "channels":
 		return readChannelsMember
+	case t == alertType && name == "tags":
+		return readTagsMember
+	case t == alertType && name == "displayName":
+		return readDisplayNameMember
+	case t == alertType && name == "name":
+		return readNameMember
 	case t == alertType, t == alertChannelType, t == alertSilenceType:
 		return alertReferences[memberKey{t, name}]
 	}
@@ -116,4 +127,35 @@ func refID(raw []byte) (string, bool) {
 // of them.
 func readChannelsMember(r *itemReader, v reflect.Value, raw []byte, path string) {
 	r.sliceWithin(v.FieldByName("Channels"), raw, path, maxAlertChannels)
+}
+
+// readTagsMember reads the alert's tags, the first MaxAlertTags of them;
+// cutting each to a length is the caller's, with the rest of its cleaning.
+func readTagsMember(r *itemReader, v reflect.Value, raw []byte, path string) {
+	r.sliceWithin(v.FieldByName("Tags"), raw, path, MaxAlertTags)
+}
+
+// readDisplayNameMember reads the name the newest servers show people,
+// which wins over name: an empty one says nothing and leaves name its
+// place.
+func readDisplayNameMember(r *itemReader, v reflect.Value, raw []byte, path string) {
+	s, ok := String(raw)
+	switch {
+	case !ok:
+		r.leaveOut(path, raw)
+	case s != "":
+		v.FieldByName("Name").Set(reflect.ValueOf(&s))
+	}
+}
+
+// readNameMember reads name, which fills the field only while no
+// displayName has (displayName is read first: see otherNamesOf).
+func readNameMember(r *itemReader, v reflect.Value, raw []byte, path string) {
+	s, ok := String(raw)
+	switch {
+	case !ok:
+		r.leaveOut(path, raw)
+	case v.FieldByName("Name").IsNil():
+		v.FieldByName("Name").Set(reflect.ValueOf(&s))
+	}
 }

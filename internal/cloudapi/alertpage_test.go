@@ -1,0 +1,174 @@
+package cloudapi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+)
+
+// pageSummary is what a user of a page sees of it, in one line.
+func pageSummary(p cloudapi.AlertPage) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "total %d offset %d skipped %d request %q:", p.Total, p.Offset, p.Skipped, p.RequestID)
+	for _, a := range p.Alerts {
+		fmt.Fprintf(&b, " %s", a.Alert.ID)
+		if a.Alert.Name != nil {
+			fmt.Fprintf(&b, "=%s", *a.Alert.Name)
+		}
+		if len(a.LeftOut) > 0 {
+			fmt.Fprintf(&b, "(left out %s)", strings.Join(a.LeftOut, ","))
+		}
+		if a.RequestID != p.RequestID {
+			fmt.Fprintf(&b, "(request %q)", a.RequestID)
+		}
+	}
+	return b.String()
+}
+
+// Every shape the two hosts answer a page in: the alert API's data and
+// meta, an older server's data without meta (the whole list), the
+// management envelope's result with data and meta, and its bare-array
+// result. Each alert is read as GetAlert reads one: a bad member is that
+// alert's LeftOut, an item that is not an object or has no id is skipped
+// and counted, and the rest of the page stays.
+func TestListAlertsReadsEveryShape(t *testing.T) {
+	const items = `[{"id":"a1","name":"Lag"},{"id":"a2","displayName":"Errors","threshold":"x"},7,{"name":"no id"},{"id":"a3","message":"SECRET"}]`
+	tests := []struct {
+		name   string
+		src    func(string) cloudapi.AlertSource
+		header map[string]string
+		body   string
+		want   string
+	}{
+		{"alert API, a page", alertHost, map[string]string{"X-Request-Id": "h1"},
+			`{"data":` + items + `,"meta":{"total":2500,"limit":1000,"offset":1000}}`,
+			`total 2500 offset 1000 skipped 2 request "h1": a1=Lag a2=Errors(left out threshold) a3`},
+		{"alert API, meta first", alertHost, nil, `{"meta":{"total":3,"limit":1000,"offset":0},"data":[{"id":"a1"}]}`,
+			`total 3 offset 0 skipped 0 request "": a1`},
+		{"older alert API, no meta: the whole list", alertHost, nil, `{"data":` + items + `}`,
+			`total -1 offset 1000 skipped 2 request "": a1=Lag a2=Errors(left out threshold) a3`},
+		{"meta of another shape: as no meta", alertHost, nil, `{"data":[{"id":"a1"}],"meta":{"total":"many"}}`,
+			`total -1 offset 1000 skipped 0 request "": a1`},
+		{"members the page does not know are skipped", alertHost, nil, `{"links":{"next":"/x"},"data":[{"id":"a1"}],"meta":{"total":1}}`,
+			`total 1 offset 1000 skipped 0 request "": a1`},
+		{"null data: an empty list", alertHost, nil, `{"data":null,"meta":{"total":0}}`, `total 0 offset 1000 skipped 0 request "":`},
+		{"management API, a page", managementHost, map[string]string{"X-Request-Id": "h2"},
+			`{"status":200,"result":{"data":` + items + `,"meta":{"total":2500,"limit":1000,"offset":1000}},"requestId":"req-9"}`,
+			`total 2500 offset 1000 skipped 2 request "req-9": a1=Lag a2=Errors(left out threshold) a3`},
+		{"management API, a bare-array result: the whole list", managementHost, nil,
+			`{"status":200,"requestId":"req-9","result":` + items + `}`,
+			`total -1 offset 1000 skipped 2 request "req-9": a1=Lag a2=Errors(left out threshold) a3`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Each host's alerts are scrubbed of the credential of the call.
+			secret := testTokenValue
+			if tt.src("").API == cloudapi.APIManagement {
+				secret = testKeySecret
+			}
+			body := strings.ReplaceAll(tt.body, "SECRET", secret)
+			srv, rec := serve(t, reply{status: 200, contentType: "application/json", header: tt.header, body: body})
+			page, err := newClient(cloudapi.Options{}).ListAlerts(context.Background(), tt.src(srv.URL), cloudapi.AlertPageRequest{Limit: 1000, Offset: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := pageSummary(page); got != tt.want {
+				t.Errorf("page\n got %s\nwant %s", got, tt.want)
+			}
+			for _, a := range page.Alerts {
+				if a.Alert.Message != nil && *a.Alert.Message != "<redacted>" {
+					t.Errorf("alert %s shows %q, want the credential redacted", a.Alert.ID, *a.Alert.Message)
+				}
+			}
+			req := rec.all()[0]
+			wantPath := "/api/v2/alerts"
+			if tt.src(srv.URL).API == cloudapi.APIManagement {
+				wantPath = "/v1/organizations/" + orgID + "/services/" + svcID + "/observability/alerts"
+			}
+			if got := req.URL.EscapedPath() + "?" + req.URL.RawQuery; got != wantPath+"?limit=1000&offset=1000" {
+				t.Errorf("requested %s", got)
+			}
+		})
+	}
+}
+
+// A page of the host's default size sends no limit.
+func TestListAlertsOfTheDefaultSizeSendsNoLimit(t *testing.T) {
+	srv, rec := serve(t, reply{status: 200, contentType: "application/json", body: `{"data":[]}`})
+	if _, err := newClient(cloudapi.Options{}).ListAlerts(context.Background(), alertHost(srv.URL), cloudapi.AlertPageRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if q := rec.all()[0].URL.RawQuery; q != "offset=0" {
+		t.Errorf("query %q, want offset=0 alone", q)
+	}
+}
+
+// A host without the list route says so in ways the caller must tell from
+// a host that lists but failed this once: a 404 (Express's "Cannot GET"
+// page or the API's own), a 405, a success that is not a list. Those are
+// ErrNoListRoute, with the cloud's words; a 401, a 429, a 5xx, a body too
+// large, a broken list or a spent work budget are not: the host may well
+// list.
+func TestListAlertsTellsANoListRouteFromAFailure(t *testing.T) {
+	const json = "application/json"
+	express := `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Error</title></head><body><pre>Cannot GET /api/v2/alerts</pre></body></html>`
+	tests := []struct {
+		name   string
+		src    func(string) cloudapi.AlertSource
+		reply  reply
+		opts   cloudapi.Options
+		noList bool
+		text   string
+	}{
+		{"Express's Cannot GET", alertHost, reply{status: 404, contentType: "text/html; charset=utf-8", body: express}, cloudapi.Options{}, true,
+			"list alerts: 404 EndpointNotFound: Cannot GET /api/v2/alerts: the host has no alert list route"},
+		{"the API's own 404", managementHost, reply{status: 404, contentType: json, body: `{"status":404,"error":"Not found","requestId":"r"}`}, cloudapi.Options{}, true,
+			"list alerts: 404 NotFound: Not found: the host has no alert list route (requestId r)"},
+		{"405", alertHost, reply{status: 405, contentType: "text/plain", body: "Method Not Allowed"}, cloudapi.Options{}, true,
+			"list alerts: 405 UnexpectedStatus: Method Not Allowed: the host has no alert list route"},
+		{"200 with one alert where the list belongs", alertHost, reply{status: 200, contentType: json, body: `{"data":{"id":"a1"}}`}, cloudapi.Options{}, true,
+			`list alerts: 200 InvalidResponse: the host has no alert list route: its "data" is an object, not a list`},
+		{"200 without data", alertHost, reply{status: 200, contentType: json, body: `{"alerts":[]}`}, cloudapi.Options{}, true,
+			`list alerts: 200 InvalidResponse: the host has no alert list route: its answer has no "data" list`},
+		{"200 envelope whose result is a string", managementHost, reply{status: 200, contentType: json, body: `{"status":200,"result":"ok"}`}, cloudapi.Options{}, true,
+			`list alerts: 200 InvalidResponse: the host has no alert list route: its "result" is neither a list nor an object`},
+		{"200 an HTML page", alertHost, reply{status: 200, contentType: "text/html", body: "<html>app</html>"}, cloudapi.Options{}, true,
+			`list alerts: 200 InvalidResponse: the host has no alert list route: content type "text/html" is not JSON`},
+		{"200 a JSON array", alertHost, reply{status: 200, contentType: json, body: `[]`}, cloudapi.Options{}, true,
+			`list alerts: 200 InvalidResponse: the host has no alert list route: its answer is not a JSON object`},
+		{"401", alertHost, reply{status: 401, contentType: json, body: `{"message":"Unauthorized"}`}, cloudapi.Options{}, false,
+			"list alerts: 401 Unauthorized: Unauthorized"},
+		{"429", managementHost, reply{status: 429, contentType: json, body: `{"status":429,"error":"slow down"}`}, cloudapi.Options{}, false,
+			"list alerts: 429 RateLimited: slow down"},
+		{"500", alertHost, reply{status: 500, contentType: json, body: `{"message":"boom"}`}, cloudapi.Options{}, false,
+			"list alerts: 500 ServerError: boom"},
+		{"envelope status disagrees", managementHost, reply{status: 200, contentType: json, body: `{"status":503,"error":"later","result":[]}`}, cloudapi.Options{}, false,
+			"list alerts: 200 InvalidResponse: later: envelope status 503 disagrees with HTTP status 200"},
+		{"a broken list", alertHost, reply{status: 200, contentType: json, body: `{"data":[{"id":"a1"},{"id":`}, cloudapi.Options{}, false,
+			"list alerts: 200 InvalidResponse: decode alert 2: unexpected EOF"},
+		{"too large", alertHost, reply{status: 200, contentType: json, body: `{"data":[{"id":"` + strings.Repeat("a", 2000) + `"}]}`},
+			cloudapi.Options{MaxResponseBytes: 1000}, false, "list alerts: 200 InvalidResponse: response body too large: Content-Length 2020 exceeds 1000 bytes"},
+		{"a spent work budget", alertHost, reply{status: 200, contentType: json, body: `{"data":[` + strings.Repeat(`{},`, 5000) + `{}]}`},
+			cloudapi.Options{MaxDecodeWork: 10000}, false, "list alerts: 200 DecodeBudgetExceeded: decode work budget exceeded: more than 10000 units of work (about one per byte scanned)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, _ := serve(t, tt.reply)
+			_, err := newClient(tt.opts).ListAlerts(context.Background(), tt.src(srv.URL), cloudapi.AlertPageRequest{})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			_ = asError(t, err)
+			if errors.Is(err, cloudapi.ErrNoListRoute) != tt.noList {
+				t.Errorf("errors.Is(%q, ErrNoListRoute) = %v, want %v", err, !tt.noList, tt.noList)
+			}
+			if err.Error() != tt.text {
+				t.Errorf("error\n got %q\nwant %q", err.Error(), tt.text)
+			}
+		})
+	}
+}
