@@ -125,12 +125,14 @@ type AlertSelector struct {
 	// +kubebuilder:validation:MaxLength=256
 	Name string `json:"name,omitempty"`
 
-	// tags the alert must all carry (it may carry others); at most 16.
+	// tags the alert must all carry (it may carry others), each as the
+	// cloud spells it (case-sensitive); at most 16, each of at most 64
+	// characters, the most of a tag status keeps.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MinLength=1
-	// +kubebuilder:validation:items:MaxLength=128
+	// +kubebuilder:validation:items:MaxLength=64
 	Tags []string `json:"tags,omitempty"`
 }
 

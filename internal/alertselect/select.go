@@ -7,6 +7,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/egress"
 )
 
 // MaxSelected bounds the entries a selector adds to a status: a selector
@@ -122,8 +123,13 @@ func deref(s *string) string {
 	return *s
 }
 
-// missing is the failure of an ID absent from a list of n alerts.
+// missing is the failure of an ID absent from a list of n alerts. An ID
+// that could not be fetched on its own (it cannot stay one path segment)
+// fails as its single GET would, so that it reads the same on every host.
 func missing(id string, n int, stopped string) *Failure {
+	if _, err := egress.PathSegment(id); err != nil {
+		return &Failure{Reason: swv1.ReasonConfigurationError, Message: fmt.Sprintf("alert ID in spec.alertIds: %v", err)}
+	}
 	if stopped != "" {
 		return &Failure{Reason: swv1.ReasonInvalidResponse,
 			Message: fmt.Sprintf("not among the %d alerts read before paging stopped (%s); its last fetch is kept", n, stopped)}
@@ -133,4 +139,4 @@ func missing(id string, n int, stopped string) *Failure {
 }
 
 // tagsOf are an alert's tags, for a selector's tags.
-func tagsOf(*swv1.AlertStatus) []string { return nil }
+func tagsOf(a *swv1.AlertStatus) []string { return a.Tags }
