@@ -80,8 +80,10 @@ func runSuite(m *testing.M, e *testenv.Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// A host without an alert list route is tried again after
+	// suiteAlertListRetry, so that a test sees it gain one.
 	r := testenv.Reconciler(mgr, metrics, "", controller.Options{MaxConcurrentReconciles: 8, AllowedAPIURLs: allowed,
-		ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL})
+		ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL, AlertListRetry: suiteAlertListRetry})
 	r.StateMetrics = stateMetrics
 	// Room for two statuses at the limit in one namespace, so that
 	// TestNamespaceStatusBudget cuts its later watches; no test but that one
