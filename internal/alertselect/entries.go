@@ -18,16 +18,16 @@ import (
 // within the condition's bound.
 const maxListMessageBytes = 1 << 10
 
-// Failure is why one alert's read failed: a condition reason, the user's
+// ReadError is why one alert's read failed: a condition reason, the user's
 // message, and the wait the cloud asked for.
-type Failure struct {
+type ReadError struct {
 	Reason     string
 	Message    string
 	RetryAfter time.Duration
 }
 
 // Error is the failure as an entry's error shows it.
-func (f *Failure) Error() string { return f.Reason + ": " + f.Message }
+func (f *ReadError) Error() string { return f.Reason + ": " + f.Message }
 
 // Entry is one alert a watch follows and what this sync read of it.
 type Entry struct {
@@ -41,7 +41,7 @@ type Entry struct {
 	// read (cloudapi.AlertResult.LeftOut).
 	LeftOut []string
 	// Failed says why the read failed; the entry keeps its last fetch.
-	Failed *Failure
+	Failed *ReadError
 	// Later: not in this sync's batch; the entry keeps its last fetch.
 	Later bool
 }
@@ -53,7 +53,7 @@ type Told struct {
 	// Failure is the condition's failure: the reason of the first failing
 	// entry, every failing ID with its reason, and a stop of paging; nil
 	// when every entry synced.
-	Failure *Failure
+	Failure *ReadError
 }
 
 // Tell is what the condition says of entries. stopped, when set, says why
@@ -131,8 +131,8 @@ func leftOutNote(entries []Entry) string {
 // summarize is the failure AlertsSynced shows: the reason of the first
 // failing alert in order, and every failing ID with its reason; a stop of
 // paging comes first, as InvalidResponse.
-func summarize(entries []Entry, stopped string) *Failure {
-	var first *Failure
+func summarize(entries []Entry, stopped string) *ReadError {
+	var first *ReadError
 	var failed []string
 	for _, e := range entries {
 		if e.Failed == nil {
@@ -145,7 +145,7 @@ func summarize(entries []Entry, stopped string) *Failure {
 	}
 	var msgs []string
 	if stopped != "" {
-		first = &Failure{Reason: swv1.ReasonInvalidResponse}
+		first = &ReadError{Reason: swv1.ReasonInvalidResponse}
 		msgs = append(msgs, "paging the host's alert list stopped before its end: "+stopped+"; the alerts read are shown")
 	}
 	if first == nil {
@@ -154,7 +154,7 @@ func summarize(entries []Entry, stopped string) *Failure {
 	if len(failed) > 0 {
 		msgs = append(msgs, fmt.Sprintf("%d of %d alerts failed: %s", len(failed), len(entries), bound.Join(failed, maxListMessageBytes)))
 	}
-	return &Failure{Reason: first.Reason, RetryAfter: first.RetryAfter, Message: strings.Join(msgs, "; ")}
+	return &ReadError{Reason: first.Reason, RetryAfter: first.RetryAfter, Message: strings.Join(msgs, "; ")}
 }
 
 // Items are what the state metrics show of alerts.

@@ -126,15 +126,15 @@ func deref(s *string) string {
 // missing is the failure of an ID absent from a list of n alerts. An ID
 // that could not be fetched on its own (it cannot stay one path segment)
 // fails as its single GET would, so that it reads the same on every host.
-func missing(id string, n int, stopped string) *Failure {
+func missing(id string, n int, stopped string) *ReadError {
 	if _, err := egress.PathSegment(id); err != nil {
-		return &Failure{Reason: swv1.ReasonConfigurationError, Message: fmt.Sprintf("alert ID in spec.alertIds: %v", err)}
+		return &ReadError{Reason: swv1.ReasonConfigurationError, Message: fmt.Sprintf("alert ID in spec.alertIds: %v", err)}
 	}
 	if stopped != "" {
-		return &Failure{Reason: swv1.ReasonInvalidResponse,
+		return &ReadError{Reason: swv1.ReasonInvalidResponse,
 			Message: fmt.Sprintf("not among the %d alerts read before paging stopped (%s); its last fetch is kept", n, stopped)}
 	}
-	return &Failure{Reason: swv1.ReasonNotFound,
+	return &ReadError{Reason: swv1.ReasonNotFound,
 		Message: fmt.Sprintf("the host's list of %d alerts has no alert %q; check the ID in spec.alertIds", n, id)}
 }
 

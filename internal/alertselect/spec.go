@@ -37,7 +37,7 @@ func BudgetName(spec *swv1.ServiceWatchSpec) string {
 // AllFailed are the entries of a watch whose alerts could not be read at
 // all (no credential, no list route for its selector): each ID, and each
 // alert its selector matched before, keeps its last data and says f.
-func AllFailed(spec *swv1.ServiceWatchSpec, previous []swv1.AlertStatus, f *Failure) []Entry {
+func AllFailed(spec *swv1.ServiceWatchSpec, previous []swv1.AlertStatus, f *ReadError) []Entry {
 	var entries []Entry
 	for _, id := range spec.AlertIDs {
 		entries = append(entries, Entry{ID: id, SelectedBy: swv1.SelectedByID, Failed: f})
@@ -59,13 +59,13 @@ func Later(spec *swv1.ServiceWatchSpec, previous []swv1.AlertStatus, id string, 
 			return Entry{ID: id, SelectedBy: swv1.SelectedByID, Later: true}
 		}
 	}
-	return Entry{ID: id, SelectedBy: swv1.SelectedByID, Failed: &Failure{Reason: swv1.ReasonRateLimited, Message: fmt.Sprintf(
+	return Entry{ID: id, SelectedBy: swv1.SelectedByID, Failed: &ReadError{Reason: swv1.ReasonRateLimited, Message: fmt.Sprintf(
 		"not fetched yet: the %s's rate budget admits at most %d calls at once, and each sync fetches the next %d alerts", BudgetName(spec), batch, batch)}}
 }
 
 // NoListRoute is the failure of a selector on a host that answers the list
 // route with 404 or 405: only a list tells which alerts match.
-func NoListRoute(url string) *Failure {
-	return &Failure{Reason: swv1.ReasonListNotServed, Message: url + " has no alert list route (it answered 404 or 405): spec.alertSelector needs a host that lists alerts; " +
+func NoListRoute(url string) *ReadError {
+	return &ReadError{Reason: swv1.ReasonListNotServed, Message: url + " has no alert list route (it answered 404 or 405): spec.alertSelector needs a host that lists alerts; " +
 		"name the alerts in spec.alertIds instead, or upgrade the host (the operator tries the list again now and then)"}
 }

@@ -166,7 +166,7 @@ func wholeFailed(w *swv1.ServiceWatch, f *failure) partResult {
 }
 
 // asFailure is an entry's failure as the part's.
-func asFailure(f *alertselect.Failure) *failure {
+func asFailure(f *alertselect.ReadError) *failure {
 	if f == nil {
 		return nil
 	}
@@ -174,9 +174,9 @@ func asFailure(f *alertselect.Failure) *failure {
 }
 
 // entryFailure is f as an entry's failure; or, when f is nil, otherwise.
-func entryFailure(f *failure, otherwise *alertselect.Failure) *alertselect.Failure {
+func entryFailure(f *failure, otherwise *alertselect.ReadError) *alertselect.ReadError {
 	if f == nil {
 		return otherwise
 	}
-	return &alertselect.Failure{Reason: f.reason, Message: f.message, RetryAfter: f.retryAfter}
+	return &alertselect.ReadError{Reason: f.reason, Message: f.message, RetryAfter: f.retryAfter}
 }

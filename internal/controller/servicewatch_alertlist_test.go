@@ -170,10 +170,10 @@ func TestAlertHostWithoutAListRouteAndItsUpgrade(t *testing.T) {
 // the condition says so, with the alerts read shown.
 func TestAlertListPagesThatFailOrRepeat(t *testing.T) {
 	f := newFixture(t)
-	w := f.readyWatch("paged", fakecloud.DefaultAlertID)
+	f.readyWatch("paged", fakecloud.DefaultAlertID)
 
 	f.fake.SetFault(fakecloud.OpListAlerts, fakecloud.Fault{Status: 503, Body: `{"message":"alert store unavailable"}`})
-	w = f.requestSyncAndWait("paged")
+	w := f.requestSyncAndWait("paged")
 	c := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionAlertsSynced)
 	if c.Reason != swv1.ReasonServerError || !strings.Contains(c.Message, "list alerts") || !strings.Contains(c.Message, "alert store unavailable") {
 		t.Errorf("AlertsSynced %s %q: want ServerError naming the list call and the cloud's words", c.Reason, c.Message)
