@@ -229,8 +229,12 @@ func (s *Reads[K]) freshLocked(c *call, now time.Time) bool {
 }
 
 // youngerLocked tells whether c ended reusable less than the freshness
-// window, or maxAge when longer, ago.
+// window, or maxAge when longer, ago. A failure is reused for the freshness
+// window only: the retry of a watch that got it must call again.
 func (s *Reads[K]) youngerLocked(c *call, now time.Time, maxAge time.Duration) bool {
+	if c.err != nil {
+		maxAge = 0
+	}
 	return c.ended && c.reusable && now.Sub(c.endedAt) < max(s.freshness, maxAge)
 }
 

@@ -320,3 +320,20 @@ func TestSharedReadWithinAWatchsInterval(t *testing.T) {
 		})
 	}
 }
+
+// A failure the source answered is reused for the freshness window only,
+// however long the reader's window: its retry calls again.
+func TestSharedReadReusesAFailureForTheFreshnessWindowOnly(t *testing.T) {
+	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	s := newReads(clock.Now)
+	var calls atomic.Int32
+	failing := countingFetch(&calls, "", errors.New("503"))
+	_, _ = DoWithin(context.Background(), s, key, time.Minute, failing)
+	clock.Step(time.Second)
+	_, _ = DoWithin(context.Background(), s, key, time.Minute, failing)
+	clock.Step(freshness)
+	_, _ = DoWithin(context.Background(), s, key, time.Minute, failing)
+	if got := calls.Load(); got != 2 {
+		t.Errorf("%d calls, want 2: the failure reused within %s, not after", got, freshness)
+	}
+}
