@@ -79,33 +79,56 @@ type Picked struct {
 	Matched int
 }
 
-// Pick picks the alerts a watch follows from listing, a host's list: each
-// ID of ids found there, or failed NotFound when the list is complete (the
-// host's answer that it has no such alert, as a 404 of its single GET is);
-// when paging stopped early (stopped says why) an ID not among those read
-// is not known to be gone: it fails InvalidResponse and keeps its last
-// fetch. Then the alerts sel matches.
-func Pick(ids []string, sel *swv1.AlertSelector, listing []cloudapi.AlertResult, stopped string) Picked {
-	byID := make(map[string]*cloudapi.AlertResult, len(listing))
+// Index is a host's list ready for picking: read once, indexed once, and
+// shared by every watch that reads the host's list, so that a hundred
+// watches cost one index, not a hundred.
+type Index struct {
+	listing []cloudapi.AlertResult
+	byID    map[string]*cloudapi.AlertResult
+	stopped string
+}
+
+// NewIndex indexes listing, a host's list, by id (the first of an id seen
+// twice wins); stopped, when set, says why paging stopped before the list's
+// end.
+func NewIndex(listing []cloudapi.AlertResult, stopped string) *Index {
+	idx := &Index{listing: listing, byID: make(map[string]*cloudapi.AlertResult, len(listing)), stopped: stopped}
 	for i := range listing {
-		if _, dup := byID[listing[i].Alert.ID]; !dup {
-			byID[listing[i].Alert.ID] = &listing[i]
+		if _, dup := idx.byID[listing[i].Alert.ID]; !dup {
+			idx.byID[listing[i].Alert.ID] = &listing[i]
 		}
 	}
+	return idx
+}
+
+// Stopped says why paging stopped before the list's end; "" when it did
+// not.
+func (idx *Index) Stopped() string { return idx.stopped }
+
+// Pick picks the alerts a watch follows from a host's list: each ID of ids
+// found there, or failed NotFound when the list is complete (the host's
+// answer that it has no such alert, as a 404 of its single GET is); when
+// paging stopped early an ID not among those read is not known to be gone:
+// it fails InvalidResponse and keeps its last fetch. Then the alerts sel
+// matches.
+func Pick(ids []string, sel *swv1.AlertSelector, idx *Index) Picked {
+	byID, listing, stopped := idx.byID, idx.listing, idx.stopped
 	var out Picked
 	named := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		named[id] = true
-		e := Entry{ID: id, SelectedBy: swv1.SelectedByID, Failed: missing(id, len(listing), stopped)}
 		if got := byID[id]; got != nil {
-			e = Entry{ID: id, SelectedBy: swv1.SelectedByID, Alert: &got.Alert, LeftOut: got.LeftOut}
+			out.Entries = append(out.Entries, Entry{ID: id, SelectedBy: swv1.SelectedByID, Alert: &got.Alert, LeftOut: got.LeftOut})
+		} else {
+			out.Entries = append(out.Entries, Entry{ID: id, SelectedBy: swv1.SelectedByID, Failed: missing(id, len(listing), stopped)})
 		}
-		out.Entries = append(out.Entries, e)
 	}
 	var matched []*cloudapi.AlertResult
-	for id, a := range byID {
-		if !named[id] && id != "" && Matches(sel, deref(a.Alert.Name), tagsOf(&a.Alert)) {
-			matched = append(matched, a)
+	if sel != nil {
+		for id, a := range byID {
+			if !named[id] && id != "" && Matches(sel, deref(a.Alert.Name), tagsOf(&a.Alert)) {
+				matched = append(matched, a)
+			}
 		}
 	}
 	slices.SortFunc(matched, func(a, b *cloudapi.AlertResult) int { return cmp.Compare(a.Alert.ID, b.Alert.ID) })

@@ -93,13 +93,13 @@ func TestPick(t *testing.T) {
 		{"an ID that cannot be a path segment", []string{"../.."}, nil, "", []string{"../.. ID ConfigurationError"}, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := alertselect.Pick(tt.ids, tt.sel, listing, tt.stopped)
+			got := alertselect.Pick(tt.ids, tt.sel, alertselect.NewIndex(listing, tt.stopped))
 			if !slices.Equal(summary(got.Entries), tt.want) || got.Matched != tt.matched {
 				t.Errorf("Pick = %q (%d matched), want %q (%d)", summary(got.Entries), got.Matched, tt.want, tt.matched)
 			}
 		})
 	}
-	if a := alertselect.Pick([]string{"a"}, nil, listing, "").Entries[0].Alert; ptr.Deref(a.Name, "") != "Ingest lag" {
+	if a := alertselect.Pick([]string{"a"}, nil, alertselect.NewIndex(listing, "")).Entries[0].Alert; ptr.Deref(a.Name, "") != "Ingest lag" {
 		t.Errorf("an ID listed twice reads %v, want the first seen", a.Name)
 	}
 }
@@ -111,7 +111,7 @@ func TestPickBoundsTheSelected(t *testing.T) {
 	for i := range alertselect.MaxSelected + 5 {
 		listing = append(listing, listed(fmt.Sprintf("%06d", i), "n"))
 	}
-	got := alertselect.Pick(nil, &swv1.AlertSelector{All: true}, listing, "")
+	got := alertselect.Pick(nil, &swv1.AlertSelector{All: true}, alertselect.NewIndex(listing, ""))
 	if len(got.Entries) != alertselect.MaxSelected || got.Matched != alertselect.MaxSelected+5 {
 		t.Fatalf("%d entries, %d matched; want %d and %d", len(got.Entries), got.Matched, alertselect.MaxSelected, alertselect.MaxSelected+5)
 	}

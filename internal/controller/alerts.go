@@ -51,8 +51,9 @@ func readAlerts(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 	case !in.alertsByList:
 		return readOneByOne(ctx, cloud, in, false)
 	}
-	listing, err := sharedread.DoWithin(ctx, in.shared, in.alertListRead(), listAge(in), func(ctx context.Context) (alertlist.Listing, error) {
-		return listAlerts(ctx, cloud, in)
+	listing, err := sharedread.DoWithin(ctx, in.shared, in.alertListRead(), listAge(in), func(ctx context.Context) (*alertselect.Index, error) {
+		l, err := listAlerts(ctx, cloud, in)
+		return alertselect.NewIndex(l.Alerts, l.Stopped), err // indexed once for every watch that shares it
 	})
 	switch {
 	case errors.Is(err, cloudapi.ErrNoListRoute):
@@ -65,8 +66,8 @@ func readAlerts(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 		return readFailed(err)
 	}
 	in.routes.Listed(in.alertHost())
-	picked := alertselect.Pick(w.Spec.AlertIDs, w.Spec.AlertSelector, listing.Alerts, listing.Stopped)
-	return alertsResult(picked.Entries, picked.Matched, listing.Stopped, swv1.AlertsReadByList)
+	picked := alertselect.Pick(w.Spec.AlertIDs, w.Spec.AlertSelector, listing)
+	return alertsResult(picked.Entries, picked.Matched, listing.Stopped(), swv1.AlertsReadByList)
 }
 
 // listAlerts pages through the host's alert list. Its first page was
