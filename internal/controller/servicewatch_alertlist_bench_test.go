@@ -31,10 +31,10 @@ func BenchmarkAlertsOf100Watches(b *testing.B) {
 	for i := range watches * perWatch {
 		a := map[string]any{"id": benchAlertID(i), "name": fmt.Sprintf("alert %d", i), "state": "OK", "interval": "5m",
 			"threshold": 1, "thresholdType": "above", "source": "tile", "channel": map[string]any{"type": "webhook", "webhookId": "w"}}
-		single["/api/v2/alerts/"+benchAlertID(i)], _ = json.Marshal(map[string]any{"data": a})
+		single["/api/v2/alerts/"+benchAlertID(i)] = mustJSON(b, map[string]any{"data": a})
 		page = append(page, a)
 	}
-	list, _ := json.Marshal(map[string]any{"data": page, "meta": map[string]any{"total": len(page), "limit": 1000, "offset": 0}})
+	list := mustJSON(b, map[string]any{"data": page, "meta": map[string]any{"total": len(page), "limit": 1000, "offset": 0}})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Path == "/api/v2/alerts" {
@@ -90,3 +90,12 @@ func BenchmarkAlertsOf100Watches(b *testing.B) {
 }
 
 func benchAlertID(i int) string { return fmt.Sprintf("78%022d", i) }
+
+func mustJSON(b *testing.B, v any) []byte {
+	b.Helper()
+	out, err := json.Marshal(v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
