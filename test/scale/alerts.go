@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -84,15 +85,16 @@ func alertTokenScenario(ctx context.Context, e *runEnv) (string, error) {
 	}
 	from, to := created.Add(run/2), created.Add(run)
 	isAlert := func(c call) bool { return c.Operation == fakecloud.OpGetAlert || c.Operation == fakecloud.OpListAlerts }
-	alertCalls := len(selectCalls(calls, since(from), before(to), isAlert))
-	perInterval := float64(alertCalls) * interval.Seconds() / to.Sub(from).Seconds()
+	alertCalls := selectCalls(calls, since(from), before(to), isAlert)
+	perInterval := float64(len(alertCalls)) * interval.Seconds() / to.Sub(from).Seconds()
+	lists := len(selectCalls(alertCalls, withOperation(fakecloud.OpListAlerts)))
 	rejected := len(selectCalls(calls, withStatus(429)))
 	st, err := watchStates(ctx, e, ts[0].namespace)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%.1f alert calls per 30 s (in the 2nd half of 3 min); %d × 429; %d/%d Ready, %d IntervalMet=False; achieved interval %s",
-		perInterval, rejected, st.ready, n, st.stretched, achievedInterval(calls, from, to, watches)), nil
+	return fmt.Sprintf("%.1f alert calls per 30 s (%d lists, %d GETs in the 2nd half of 3 min: %s); %d × 429; %d/%d Ready, %d IntervalMet=False; achieved interval %s",
+		perInterval, lists, len(alertCalls)-lists, listTimes(alertCalls, from), rejected, st.ready, n, st.stretched, achievedInterval(calls, from, to, watches)), nil
 }
 
 // alertsManagedScenario: 60 watches on one management key, each of its own
@@ -196,4 +198,17 @@ func achievedInterval(calls []call, from, to time.Time, watches []*swv1.ServiceW
 	slices.Sort(gaps)
 	return fmt.Sprintf("median %s, max %s; %d/%d watches synced fewer than twice in %s",
 		seconds(gaps[len(gaps)/2]), seconds(gaps[len(gaps)-1]), once, len(watches), to.Sub(from).Round(time.Second))
+}
+
+// listTimes are the seconds after from of the alert list calls, to see the
+// reuse of a list across the interval.
+func listTimes(calls []call, from time.Time) string {
+	var out []string
+	for _, c := range selectCalls(calls, withOperation(fakecloud.OpListAlerts)) {
+		out = append(out, fmt.Sprintf("%.1f", c.Time.Sub(from).Seconds()))
+	}
+	if len(out) > 12 {
+		out = append(out[:12], "…")
+	}
+	return "at " + strings.Join(out, ", ") + " s"
 }
