@@ -61,6 +61,7 @@ func alertTokenScenario(ctx context.Context, e *runEnv) (string, error) {
 	)
 	ts := makeTenants("alert-token", 1)
 	d := cloudData(ts)
+	d.Alerts = map[string]map[string]any{} // the host's alerts are the watches' 1,000: one page
 	for i := range n * perWatch {
 		d.Alerts[alertID(i)] = scaleAlert(i)
 	}
