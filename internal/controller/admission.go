@@ -61,9 +61,23 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 		return admission{wait: wait, overShare: true}
 	}
 	admitted := admission{unreserved: map[readKey]bool{}}
+	alerts := alertselect.InUse(&in.watch.Spec) && in.alerts.failure == nil
+	// Alerts from the management API are asked with its other calls, at
+	// once: two asks of one budget by one watch would hold each other back.
+	together := alerts && alertselect.FromManagement(&in.watch.Spec)
 	if in.management.failure == nil {
 		reads := in.managementReads()
 		n, expected := r.toReserve(in, reads, admitted.unreserved)
+		var batch []readKey
+		size := r.Budgets.MaxBatch(cloudapi.APIManagement)
+		if together {
+			if size > 0 {
+				size = max(1, size-n)
+			}
+			var m int
+			batch, m, expected = r.alertsBatch(in, admitted.unreserved, size, expected)
+			n += m
+		}
 		if expected {
 			return admission{wait: expectRetry}
 		}
@@ -71,13 +85,15 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 			if wait := r.ask(key, level, cloudapi.APIManagement, in.management.url, in.management.digest, n); wait > 0 {
 				return admission{wait: wait}
 			}
-			r.expect(reads, admitted.unreserved)
+			r.expect(append(reads, batch...), admitted.unreserved)
+		}
+		if together {
+			r.tookBatch(in, &admitted, batch, size)
 		}
 	}
-	if api := alertselect.API(&in.watch.Spec); alertselect.InUse(&in.watch.Spec) && in.alerts.failure == nil {
-		reads, size := in.alertReads(), r.Budgets.MaxBatch(api)
-		batch := r.alertBatch(key, reads, size)
-		n, expected := r.toReserve(in, batch, admitted.unreserved)
+	if api := alertselect.API(&in.watch.Spec); alerts && !together {
+		size := r.Budgets.MaxBatch(api)
+		batch, n, expected := r.alertsBatch(in, admitted.unreserved, size, false)
 		if expected {
 			return admission{wait: expectRetry}
 		}
@@ -91,12 +107,8 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 				r.expect(batch, admitted.unreserved)
 			}
 		}
-		if !admitted.alertsDeferred && len(batch) < len(reads) {
-			admitted.alertBatch = make(map[string]bool, len(batch))
-			for _, read := range batch {
-				admitted.alertBatch[read.alertID] = true
-			}
-			r.pacer.Took(key, len(reads), size)
+		if !admitted.alertsDeferred {
+			r.tookBatch(in, &admitted, batch, size)
 		}
 	}
 	r.pacer.Admitted(key)
@@ -268,4 +280,28 @@ func maxAgeOf(in *syncScope, key readKey) time.Duration {
 		return listAge(in)
 	}
 	return 0
+}
+
+// alertsBatch is the batch of the sync's alert reads, at most size calls
+// (see alertBatch), and how many of them need a call; expected as
+// toReserve says, or already.
+func (r *ServiceWatchReconciler) alertsBatch(in *syncScope, unreserved map[readKey]bool, size int, expected bool) (batch []readKey, n int, _ bool) {
+	batch = r.alertBatch(in.p.Key, in.alertReads(), size)
+	n, e := r.toReserve(in, batch, unreserved)
+	return batch, n, expected || e
+}
+
+// tookBatch records an admitted batch that holds fewer than the sync's
+// alert reads: the others keep their last fetch, and the next sync takes
+// the next ones.
+func (r *ServiceWatchReconciler) tookBatch(in *syncScope, admitted *admission, batch []readKey, size int) {
+	all := len(in.alertReads())
+	if len(batch) >= all {
+		return
+	}
+	admitted.alertBatch = make(map[string]bool, len(batch))
+	for _, read := range batch {
+		admitted.alertBatch[read.alertID] = true
+	}
+	r.pacer.Took(in.p.Key, all, size)
 }
