@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/utils/ptr"
 
@@ -151,5 +152,27 @@ func TestApplyAndTell(t *testing.T) {
 	}
 	if told := alertselect.Tell(entries[1:], ""); told.Failure != nil || !strings.HasPrefix(told.Message, "Fetched 1 of 2 alerts") {
 		t.Errorf("Tell of a batch = %+v", told)
+	}
+}
+
+// A list is reused for 90 % of a watch's interval, never by a sync the user
+// asked for; alerts from the management API are read there with the key,
+// for the watch's service.
+func TestListAgeAndSource(t *testing.T) {
+	if got := alertselect.ListAge(30*time.Second, false); got != 27*time.Second {
+		t.Errorf("ListAge(30s) = %s, want 27s", got)
+	}
+	if got := alertselect.ListAge(30*time.Second, true); got >= 0 {
+		t.Errorf("ListAge of a requested sync = %s, want negative (join a read under way only)", got)
+	}
+	spec := &swv1.ServiceWatchSpec{OrganizationID: "org", ServiceID: "svc", AlertsFrom: swv1.AlertsFromManagementAPI}
+	key := cloudapi.NewBasicCredentials("id", "secret")
+	src := alertselect.Source(spec, "https://api.example.com", cloudapi.BearerToken{}, key)
+	if src.API != cloudapi.APIManagement || src.OrganizationID != "org" || src.ServiceID != "svc" || cloudapi.DigestOf(src.Key) != cloudapi.DigestOf(key) {
+		t.Errorf("Source from the management API = %+v", src)
+	}
+	spec.AlertsFrom = swv1.AlertsFromAlertAPI
+	if src := alertselect.Source(spec, "https://alerts.example.com", cloudapi.NewBearerToken("t"), key); src.API != cloudapi.APIAlert || src.BaseURL != "https://alerts.example.com" {
+		t.Errorf("Source from the alert API = %+v", src)
 	}
 }

@@ -2,6 +2,7 @@ package alertselect
 
 import (
 	"fmt"
+	"time"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
@@ -68,4 +69,27 @@ func Later(spec *swv1.ServiceWatchSpec, previous []swv1.AlertStatus, id string, 
 func NoListRoute(url string) *ReadError {
 	return &ReadError{Reason: swv1.ReasonListNotServed, Message: url + " has no alert list route (it answered 404 or 405): spec.alertSelector needs a host that lists alerts; " +
 		"name the alerts in spec.alertIds instead, or upgrade the host (the operator tries the list again now and then)"}
+}
+
+// ListAge is how old a host's list that another watch read may be for a
+// sync of a watch of interval every to reuse it: 90 % of its interval, so
+// that a hundred watches on one host, spread over their interval, cost
+// about one list per interval, and each still sees a change by its next
+// sync. A sync the user asked for (fresh) reads afresh: -1.
+func ListAge(every time.Duration, fresh bool) time.Duration {
+	if fresh {
+		return -1
+	}
+	return every * 9 / 10
+}
+
+// Source is where a watch's alerts are read, with which credential: the
+// management API of its service with the management key when they come
+// from there (alertURL is then the management API's), else the alert API
+// with its token.
+func Source(spec *swv1.ServiceWatchSpec, alertURL string, token cloudapi.BearerToken, key cloudapi.BasicCredentials) cloudapi.AlertSource {
+	if FromManagement(spec) {
+		return cloudapi.AlertSource{API: cloudapi.APIManagement, BaseURL: alertURL, Key: key, OrganizationID: spec.OrganizationID, ServiceID: spec.ServiceID}
+	}
+	return cloudapi.AlertSource{API: cloudapi.APIAlert, BaseURL: alertURL, Token: token}
 }

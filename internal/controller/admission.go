@@ -62,54 +62,53 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 	}
 	admitted := admission{unreserved: map[readKey]bool{}}
 	alerts := alertselect.InUse(&in.watch.Spec) && in.alerts.failure == nil
-	// Alerts from the management API are asked with its other calls, at
+	// Alerts from the management API are asked for with its other calls, at
 	// once: two asks of one budget by one watch would hold each other back.
 	together := alerts && alertselect.FromManagement(&in.watch.Spec)
-	if in.management.failure == nil {
-		reads := in.managementReads()
-		n, expected := r.toReserve(in, reads, admitted.unreserved)
-		var batch []readKey
-		size := r.Budgets.MaxBatch(cloudapi.APIManagement)
-		if together {
-			if size > 0 {
-				size = max(1, size-n)
-			}
-			var m int
-			batch, m, expected = r.alertsBatch(in, admitted.unreserved, size, expected)
-			n += m
+	var batch []readKey
+	size, n := r.Budgets.MaxBatch(alertselect.API(&in.watch.Spec)), 0
+	if alerts {
+		if together && size > 0 {
+			size = max(1, size-len(in.managementReads()))
 		}
-		if expected {
+		batch = r.alertBatch(key, in.alertReads(), size)
+		var expected bool
+		if n, expected = r.toReserve(in, batch, admitted.unreserved); expected {
 			return admission{wait: expectRetry}
-		}
-		if n > 0 {
-			if wait := r.ask(key, level, cloudapi.APIManagement, in.management.url, in.management.digest, n); wait > 0 {
-				return admission{wait: wait}
-			}
-			r.expect(append(reads, batch...), admitted.unreserved)
-		}
-		if together {
-			r.tookBatch(in, &admitted, batch, size)
 		}
 	}
-	if api := alertselect.API(&in.watch.Spec); alerts && !together {
-		size := r.Budgets.MaxBatch(api)
-		batch, n, expected := r.alertsBatch(in, admitted.unreserved, size, false)
+	if in.management.failure == nil {
+		reads := in.managementReads()
+		m, expected := r.toReserve(in, reads, admitted.unreserved)
+		if together {
+			reads, m = append(reads, batch...), m+n
+		}
 		if expected {
 			return admission{wait: expectRetry}
 		}
-		if n > 0 {
-			if wait := r.ask(key, level, api, in.alerts.url, in.alerts.digest, n); wait > 0 {
-				if level == pacing.User {
-					return admission{wait: wait}
-				}
-				admitted.alertsDeferred, admitted.alertsRoomAt = true, r.clock.Now().Add(wait)
-			} else {
-				r.expect(batch, admitted.unreserved)
+		if m > 0 {
+			if wait := r.ask(key, level, cloudapi.APIManagement, in.management.url, in.management.digest, m); wait > 0 {
+				return admission{wait: wait}
 			}
+			r.expect(reads, admitted.unreserved)
 		}
-		if !admitted.alertsDeferred {
-			r.tookBatch(in, &admitted, batch, size)
+	}
+	if alerts && !together && n > 0 {
+		if wait := r.ask(key, level, alertselect.API(&in.watch.Spec), in.alerts.url, in.alerts.digest, n); wait > 0 {
+			if level == pacing.User {
+				return admission{wait: wait}
+			}
+			admitted.alertsDeferred, admitted.alertsRoomAt = true, r.clock.Now().Add(wait)
+		} else {
+			r.expect(batch, admitted.unreserved)
 		}
+	}
+	if all := len(in.alertReads()); alerts && !admitted.alertsDeferred && len(batch) < all {
+		admitted.alertBatch = make(map[string]bool, len(batch))
+		for _, read := range batch {
+			admitted.alertBatch[read.alertID] = true
+		}
+		r.pacer.Took(key, all, size)
 	}
 	r.pacer.Admitted(key)
 	return admitted
@@ -273,35 +272,10 @@ func rateLimited(w *swv1.ServiceWatch, t string) bool {
 }
 
 // maxAgeOf is how old a finished read of key may be for the sync to reuse
-// it: a list for most of the watch's interval (listAge), others for the
-// shared reads' freshness window.
+// it: a list for most of the watch's interval, others the freshness window.
 func maxAgeOf(in *syncScope, key readKey) time.Duration {
-	if key.kind == alertListReadKind {
-		return listAge(in)
+	if key.kind != alertListReadKind {
+		return 0
 	}
-	return 0
-}
-
-// alertsBatch is the batch of the sync's alert reads, at most size calls
-// (see alertBatch), and how many of them need a call; expected as
-// toReserve says, or already.
-func (r *ServiceWatchReconciler) alertsBatch(in *syncScope, unreserved map[readKey]bool, size int, expected bool) (batch []readKey, n int, _ bool) {
-	batch = r.alertBatch(in.p.Key, in.alertReads(), size)
-	n, e := r.toReserve(in, batch, unreserved)
-	return batch, n, expected || e
-}
-
-// tookBatch records an admitted batch that holds fewer than the sync's
-// alert reads: the others keep their last fetch, and the next sync takes
-// the next ones.
-func (r *ServiceWatchReconciler) tookBatch(in *syncScope, admitted *admission, batch []readKey, size int) {
-	all := len(in.alertReads())
-	if len(batch) >= all {
-		return
-	}
-	admitted.alertBatch = make(map[string]bool, len(batch))
-	for _, read := range batch {
-		admitted.alertBatch[read.alertID] = true
-	}
-	r.pacer.Took(in.p.Key, all, size)
+	return listAge(in)
 }

@@ -208,26 +208,15 @@ func (in *syncScope) alertListRead() readKey {
 
 // alertSource is where the sync reads its alerts, with which credential.
 func (in *syncScope) alertSource() cloudapi.AlertSource {
-	if alertselect.FromManagement(&in.watch.Spec) {
-		return cloudapi.AlertSource{API: cloudapi.APIManagement, BaseURL: in.management.url, Key: in.management.creds,
-			OrganizationID: in.watch.Spec.OrganizationID, ServiceID: in.watch.Spec.ServiceID}
-	}
-	return cloudapi.AlertSource{API: cloudapi.APIAlert, BaseURL: in.alerts.url, Token: in.alerts.token}
+	return alertselect.Source(&in.watch.Spec, in.alerts.url, in.alerts.token, in.management.creds)
 }
 
 // alertHost names the alerts' host for Routes.
 func (in *syncScope) alertHost() string { return alertselect.API(&in.watch.Spec) + " " + in.alerts.url }
 
 // listAge is how old a list another watch read may be for this sync to
-// reuse it: most of the watch's interval, so that a hundred watches on one
-// host cost a list per interval and each still sees a change by its next
-// sync; a sync the user asked for reads afresh.
-func listAge(in *syncScope) time.Duration {
-	if in.fresh {
-		return -1
-	}
-	return interval(in.watch) * 9 / 10
-}
+// reuse it (alertselect.ListAge).
+func listAge(in *syncScope) time.Duration { return alertselect.ListAge(interval(in.watch), in.fresh) }
 
 // managementReads are the reads a sync makes of the management API.
 func (in *syncScope) managementReads() []readKey {
