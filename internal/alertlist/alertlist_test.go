@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -290,7 +290,33 @@ func TestRoutesRememberWhichHostsList(t *testing.T) {
 			t.Errorf("step %d (%v, %s): UseList %v, Mode %s since %v; want %v, %s since %v", i, s.after, s.host, use, mode, since, s.use, s.mode, wantSince)
 		}
 	}
-	if !strings.Contains(alertlist.ModeList+alertlist.ModeOneByOne, "OneByOne") {
-		t.Error("mode names")
+}
+
+// Watches of many hosts share one Routes: concurrent use is safe (run
+// with -race) and each host keeps its own answer.
+func TestRoutesAreSafeForConcurrentUse(t *testing.T) {
+	at := time.Date(2026, time.November, 27, 0, 0, 0, 0, time.UTC)
+	r := alertlist.NewRoutes(func() time.Time { return at }, time.Minute)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		host := fmt.Sprintf("host-%d", i%2)
+		wg.Go(func() {
+			for range 100 {
+				if i%2 == 0 {
+					r.Listed(host)
+				} else {
+					r.NoList(host)
+				}
+				r.UseList(host)
+				r.Mode(host)
+			}
+		})
+	}
+	wg.Wait()
+	if m, _ := r.Mode("host-0"); m != alertlist.ModeList {
+		t.Errorf("host-0 reads %s", m)
+	}
+	if m, _ := r.Mode("host-1"); m != alertlist.ModeOneByOne || r.UseList("host-1") {
+		t.Errorf("host-1 reads %s", m)
 	}
 }

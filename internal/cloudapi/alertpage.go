@@ -238,7 +238,10 @@ func (r *alertPageReader) add(raw json.RawMessage) error {
 		r.page.Skipped++
 		return nil
 	}
-	a, leftOut := lenient.ReadAlert(raw)
+	a, leftOut, err := lenient.ReadAlertWithin(raw, r.work)
+	if err != nil {
+		return err
+	}
 	scrub := r.own.Within(r.ctx, r.scrubWork)
 	cleanAlert(&a, scrub)
 	if err := scrub.Err(); err != nil {

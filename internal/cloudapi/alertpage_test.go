@@ -2,6 +2,7 @@ package cloudapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -114,7 +115,7 @@ func TestListAlertsOfTheDefaultSizeSendsNoLimit(t *testing.T) {
 // large, a broken list or a spent work budget are not: the host may well
 // list.
 func TestListAlertsTellsANoListRouteFromAFailure(t *testing.T) {
-	const json = "application/json"
+	const jsonType = "application/json"
 	express := `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Error</title></head><body><pre>Cannot GET /api/v2/alerts</pre></body></html>`
 	tests := []struct {
 		name   string
@@ -126,33 +127,35 @@ func TestListAlertsTellsANoListRouteFromAFailure(t *testing.T) {
 	}{
 		{"Express's Cannot GET", alertHost, reply{status: 404, contentType: "text/html; charset=utf-8", body: express}, cloudapi.Options{}, true,
 			"list alerts: 404 EndpointNotFound: Cannot GET /api/v2/alerts: the host has no alert list route"},
-		{"the API's own 404", managementHost, reply{status: 404, contentType: json, body: `{"status":404,"error":"Not found","requestId":"r"}`}, cloudapi.Options{}, true,
+		{"the API's own 404", managementHost, reply{status: 404, contentType: jsonType, body: `{"status":404,"error":"Not found","requestId":"r"}`}, cloudapi.Options{}, true,
 			"list alerts: 404 NotFound: Not found: the host has no alert list route (requestId r)"},
 		{"405", alertHost, reply{status: 405, contentType: "text/plain", body: "Method Not Allowed"}, cloudapi.Options{}, true,
 			"list alerts: 405 UnexpectedStatus: Method Not Allowed: the host has no alert list route"},
-		{"200 with one alert where the list belongs", alertHost, reply{status: 200, contentType: json, body: `{"data":{"id":"a1"}}`}, cloudapi.Options{}, true,
+		{"200 with one alert where the list belongs", alertHost, reply{status: 200, contentType: jsonType, body: `{"data":{"id":"a1"}}`}, cloudapi.Options{}, true,
 			`list alerts: 200 InvalidResponse: the host has no alert list route: its "data" is an object, not a list`},
-		{"200 without data", alertHost, reply{status: 200, contentType: json, body: `{"alerts":[]}`}, cloudapi.Options{}, true,
+		{"200 without data", alertHost, reply{status: 200, contentType: jsonType, body: `{"alerts":[]}`}, cloudapi.Options{}, true,
 			`list alerts: 200 InvalidResponse: the host has no alert list route: its answer has no "data" list`},
-		{"200 envelope whose result is a string", managementHost, reply{status: 200, contentType: json, body: `{"status":200,"result":"ok"}`}, cloudapi.Options{}, true,
+		{"200 envelope whose result is a string", managementHost, reply{status: 200, contentType: jsonType, body: `{"status":200,"result":"ok"}`}, cloudapi.Options{}, true,
 			`list alerts: 200 InvalidResponse: the host has no alert list route: its "result" is neither a list nor an object`},
 		{"200 an HTML page", alertHost, reply{status: 200, contentType: "text/html", body: "<html>app</html>"}, cloudapi.Options{}, true,
 			`list alerts: 200 InvalidResponse: the host has no alert list route: content type "text/html" is not JSON`},
-		{"200 a JSON array", alertHost, reply{status: 200, contentType: json, body: `[]`}, cloudapi.Options{}, true,
+		{"200 a JSON array", alertHost, reply{status: 200, contentType: jsonType, body: `[]`}, cloudapi.Options{}, true,
 			`list alerts: 200 InvalidResponse: the host has no alert list route: its answer is not a JSON object`},
-		{"401", alertHost, reply{status: 401, contentType: json, body: `{"message":"Unauthorized"}`}, cloudapi.Options{}, false,
+		{"401", alertHost, reply{status: 401, contentType: jsonType, body: `{"message":"Unauthorized"}`}, cloudapi.Options{}, false,
 			"list alerts: 401 Unauthorized: Unauthorized"},
-		{"429", managementHost, reply{status: 429, contentType: json, body: `{"status":429,"error":"slow down"}`}, cloudapi.Options{}, false,
+		{"429", managementHost, reply{status: 429, contentType: jsonType, body: `{"status":429,"error":"slow down"}`}, cloudapi.Options{}, false,
 			"list alerts: 429 RateLimited: slow down"},
-		{"500", alertHost, reply{status: 500, contentType: json, body: `{"message":"boom"}`}, cloudapi.Options{}, false,
+		{"500", alertHost, reply{status: 500, contentType: jsonType, body: `{"message":"boom"}`}, cloudapi.Options{}, false,
 			"list alerts: 500 ServerError: boom"},
-		{"envelope status disagrees", managementHost, reply{status: 200, contentType: json, body: `{"status":503,"error":"later","result":[]}`}, cloudapi.Options{}, false,
+		{"503 with Retry-After", alertHost, reply{status: 503, contentType: jsonType, header: map[string]string{"Retry-After": "120"}, body: `{"message":"maintenance"}`},
+			cloudapi.Options{}, false, "list alerts: 503 ServerError: maintenance (retry after 2m0s)"},
+		{"envelope status disagrees", managementHost, reply{status: 200, contentType: jsonType, body: `{"status":503,"error":"later","result":[]}`}, cloudapi.Options{}, false,
 			"list alerts: 200 InvalidResponse: later: envelope status 503 disagrees with HTTP status 200"},
-		{"a broken list", alertHost, reply{status: 200, contentType: json, body: `{"data":[{"id":"a1"},{"id":`}, cloudapi.Options{}, false,
+		{"a broken list", alertHost, reply{status: 200, contentType: jsonType, body: `{"data":[{"id":"a1"},{"id":`}, cloudapi.Options{}, false,
 			"list alerts: 200 InvalidResponse: decode alert 2: unexpected EOF"},
-		{"too large", alertHost, reply{status: 200, contentType: json, body: `{"data":[{"id":"` + strings.Repeat("a", 2000) + `"}]}`},
+		{"too large", alertHost, reply{status: 200, contentType: jsonType, body: `{"data":[{"id":"` + strings.Repeat("a", 2000) + `"}]}`},
 			cloudapi.Options{MaxResponseBytes: 1000}, false, "list alerts: 200 InvalidResponse: response body too large: Content-Length 2020 exceeds 1000 bytes"},
-		{"a spent work budget", alertHost, reply{status: 200, contentType: json, body: `{"data":[` + strings.Repeat(`{},`, 5000) + `{}]}`},
+		{"a spent work budget", alertHost, reply{status: 200, contentType: jsonType, body: `{"data":[` + strings.Repeat(`{},`, 5000) + `{}]}`},
 			cloudapi.Options{MaxDecodeWork: 10000}, false, "list alerts: 200 DecodeBudgetExceeded: decode work budget exceeded: more than 10000 units of work (about one per byte scanned)"},
 	}
 	for _, tt := range tests {
@@ -170,5 +173,36 @@ func TestListAlertsTellsANoListRouteFromAFailure(t *testing.T) {
 				t.Errorf("error\n got %q\nwant %q", err.Error(), tt.text)
 			}
 		})
+	}
+}
+
+// A host that cannot be reached may well list: its error is no
+// ErrNoListRoute.
+func TestListAlertsOfAnUnreachableHostIsNoNoListRoute(t *testing.T) {
+	srv, _ := serve(t, reply{status: 200})
+	srv.Close()
+	_, err := newClient(cloudapi.Options{}).ListAlerts(context.Background(), alertHost(srv.URL), cloudapi.AlertPageRequest{})
+	if cloudapi.ReasonOf(err) != cloudapi.ReasonUnreachable || errors.Is(err, cloudapi.ErrNoListRoute) {
+		t.Errorf("%v: want Unreachable, not ErrNoListRoute", err)
+	}
+}
+
+// Reading a page's alerts is charged to the answer's decode work budget,
+// not only its bytes: a page of real alerts costs about 10 units per byte,
+// so a budget of 8 per byte fails it, as a list of pipes would fail.
+func TestListAlertsChargesTheReadingOfEachAlert(t *testing.T) {
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, "testdata/alert_current.json")), &env); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"data":[` + strings.TrimSuffix(strings.Repeat(string(env.Data)+",", 10), ",") + `]}`
+	srv, _ := serve(t, reply{status: 200, contentType: "application/json", body: body})
+	for perByte, want := range map[int64]cloudapi.Reason{8: cloudapi.ReasonDecodeBudgetExceeded, 14: ""} {
+		_, err := newClient(cloudapi.Options{MaxDecodeWork: perByte * int64(len(body))}).ListAlerts(context.Background(), alertHost(srv.URL), cloudapi.AlertPageRequest{})
+		if cloudapi.ReasonOf(err) != want {
+			t.Errorf("a budget of %d units per byte: %v, want %q", perByte, err, want)
+		}
 	}
 }

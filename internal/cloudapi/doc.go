@@ -29,6 +29,18 @@
 //   - [Client.GetAlert]: GET {alertsBase}/api/v2/alerts/{id} (alert API, Bearer
 //     token, body {"data": {...}}).
 //
+// and the alert routes the services serve today (cloud-apis-today.md), from
+// either host an [AlertSource] names:
+//
+//   - [Client.GetAlertFrom]: one alert, from the alert API as GetAlert reads
+//     it, or from the management API of a service, GET
+//     {base}/v1/organizations/{org}/services/{svc}/observability/alerts/{id}
+//     (the organization key, the management envelope and budget);
+//   - [Client.ListAlerts]: a page of the alerts, GET {alertsBase}/api/v2/alerts
+//     or .../observability/alerts, ?limit=&offset=; a host without the list
+//     route answers [ErrNoListRoute], and internal/alertlist reads the pages
+//     whole.
+//
 // Base URLs may carry a path prefix and may or may not end in a slash.
 // Identifiers are escaped as single path segments, so an ID can never change
 // which endpoint is called, even behind a gateway that normalizes paths: an

@@ -231,7 +231,7 @@ func TestAlertListFaultsReadWhole(t *testing.T) {
 				d := s.Data()
 				d.Alerts = map[string]map[string]any{}
 				for _, a := range many() {
-					d.Alerts[a["id"].(string)] = a
+					d.Alerts[fmt.Sprint(a["id"])] = a
 				}
 				s.SetData(d)
 			} else {

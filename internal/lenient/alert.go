@@ -24,9 +24,17 @@ const (
 // of swv1.AlertStatus's fields); members the types lack are not kept. Its
 // free text is as the cloud wrote it: cleaning it is the caller's.
 func ReadAlert(raw []byte) (a swv1.AlertStatus, leftOut []string) {
-	r := &itemReader{rules: alertRules}
+	a, leftOut, _ = ReadAlertWithin(raw, nil)
+	return a, leftOut
+}
+
+// ReadAlertWithin reads the alert raw as ReadAlert does, charging what it
+// costs to work, the budget of the answer it is an item of (a list of
+// alerts): it fails with ErrWorkBudget once that is spent.
+func ReadAlertWithin(raw []byte, work *Work) (a swv1.AlertStatus, leftOut []string, err error) {
+	r := &itemReader{rules: alertRules, work: work}
 	r.object(reflect.ValueOf(&a).Elem(), raw, "")
-	return a, r.leftOut
+	return a, r.leftOut, work.Charge(0)
 }
 
 // alertRules read an alert with the reader of list items (reader.go): a

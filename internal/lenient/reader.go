@@ -58,7 +58,8 @@ var listItemRules = itemRules{maxLeftOut: 4}
 // itemReader reads one item.
 type itemReader struct {
 	rules itemRules
-	// work counts what reading the item costs (see Work); nil for an alert.
+	// work counts what reading the item costs (see Work); nil for an alert
+	// read alone (ReadAlert), the list's for an alert of a list.
 	work  *Work
 	other otherFields
 	// leftOut are the paths of known fields whose value could not be used,
