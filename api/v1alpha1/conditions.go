@@ -32,7 +32,7 @@ const (
 // Condition reasons. The ones that only the user can fix (SecretNotFound,
 // SecretKeyMissing, Unauthorized, Forbidden, EndpointNotFound, BadRequest,
 // ConfigurationError, URLNotAllowed, AddressNotAllowed, AccountNotFound,
-// AccountNotAllowed) also set Stalled.
+// AccountNotAllowed, ListNotServed) also set Stalled.
 const (
 	// ReasonSynced: the part's last sync succeeded.
 	ReasonSynced = "Synced"
@@ -124,6 +124,12 @@ const (
 	// pattern of its conditions is invalid; that condition selects no
 	// namespace, the others still do.
 	ReasonInvalidConditions = "InvalidConditions"
+	// ReasonListNotServed: spec.alertSelector is set, and the alerts' host
+	// answers the alert list route with 404 or 405 (an older alert API):
+	// only a list tells which alerts match. Name the alerts in
+	// spec.alertIds, which such a host serves one by one, or upgrade the
+	// host; the operator tries the list again now and then. Stalled.
+	ReasonListNotServed = "ListNotServed"
 	// ReasonSuspended: spec.suspend is true.
 	ReasonSuspended = "Suspended"
 	// ReasonProgressing: a new generation or a requested sync is being worked

@@ -92,8 +92,9 @@ type PrivateDNSMapping struct {
 	PrivateDNSName *string `json:"privateDnsName,omitempty"`
 }
 
-// AlertStatus is one alert named in spec.alertIds: its fields as the alert
-// API last returned them, plus error while its latest fetch fails.
+// AlertStatus is one alert named in spec.alertIds or matched by
+// spec.alertSelector: its fields as the cloud last returned them, plus
+// error while its latest fetch fails.
 //
 // The alert API has two shapes. Servers since early 2026 name the team, the
 // dashboard and the saved search teamId, dashboardId and savedSearchId, and
@@ -110,9 +111,14 @@ type PrivateDNSMapping struct {
 // operator's own alert API token reads "<redacted>" wherever a string of
 // the alert echoes it, as sent or encoded (base64, JSON or URL escapes).
 type AlertStatus struct {
-	// id is the alert identifier as given in spec.alertIds.
+	// id is the alert identifier as given in spec.alertIds, or as the
+	// cloud listed it for an alert spec.alertSelector matched.
 	// +required
 	ID string `json:"id"`
+	// selectedBy says why the alert is followed: ID (named in
+	// spec.alertIds) or Selector (matched spec.alertSelector).
+	// +optional
+	SelectedBy string `json:"selectedBy,omitempty"`
 	// error says why the latest fetch of this alert failed; absent when it
 	// succeeded. The other fields then keep the last successful fetch.
 	// +optional
@@ -258,3 +264,11 @@ type AlertExecutionError struct {
 	// +optional
 	Message *string `json:"message,omitempty"`
 }
+
+// Values of status.alerts[].selectedBy.
+const (
+	// SelectedByID: the alert is named in spec.alertIds.
+	SelectedByID = "ID"
+	// SelectedBySelector: the alert matched spec.alertSelector.
+	SelectedBySelector = "Selector"
+)

@@ -12,7 +12,9 @@ const RequestedAtAnnotation = "servicewatch.io/requested-at"
 // ServiceWatchSpec names one service of a cloud organization, the alerts to
 // follow, and the credentials and schedule to use.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.alertIds) || size(self.alertIds) == 0 || has(self.alertApi) || has(self.managementApi.accountRef)",message="spec.alertApi is required when spec.alertIds is not empty (or spec.managementApi.accountRef, whose account may have an alertApi)",fieldPath=".alertApi"
+// +kubebuilder:validation:XValidation:rule="(has(self.alertsFrom) && self.alertsFrom == 'ManagementAPI') || ((!has(self.alertIds) || size(self.alertIds) == 0) && !has(self.alertSelector)) || has(self.alertApi) || has(self.managementApi.accountRef)",message="spec.alertApi is required when spec.alertIds is not empty or spec.alertSelector is set and the alerts come from the alert API (spec.alertsFrom AlertAPI, the default); with spec.alertsFrom: ManagementAPI the management API's key reads them instead; a watch with spec.managementApi.accountRef may use its account's alertApi",fieldPath=".alertApi"
+// +kubebuilder:validation:XValidation:rule="!(has(self.alertsFrom) && self.alertsFrom == 'ManagementAPI' && has(self.alertApi))",message="spec.alertApi is not used when spec.alertsFrom is ManagementAPI: the alerts are read with spec.managementApi's key; remove spec.alertApi",fieldPath=".alertApi"
+// +kubebuilder:validation:XValidation:rule="!has(self.alertSelector) || !has(self.alertSelector.all) || !self.alertSelector.all || (has(self.alertsFrom) && self.alertsFrom == 'ManagementAPI')",message="spec.alertSelector.all needs spec.alertsFrom: ManagementAPI (every alert of the service); an alert API host serves many services' alerts: select them by name or tags",fieldPath=".alertSelector.all"
 type ServiceWatchSpec struct {
 	// organizationId is the UUID of the cloud organization that owns the
 	// service. It cannot be changed: create a new ServiceWatch instead.
@@ -31,9 +33,12 @@ type ServiceWatchSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="serviceId is immutable"
 	ServiceID string `json:"serviceId"`
 
-	// alertIds lists the alerts to fetch from the alert API, each an opaque
-	// identifier of 1 to 128 characters. Entries must be unique; at most 100.
-	// status.alerts follows this order.
+	// alertIds lists the alerts to follow by their identifiers, each an
+	// opaque string of 1 to 128 characters. Entries must be unique; at most
+	// 100. status.alerts lists them first, in this order. Use it to follow a
+	// few known alerts; use alertSelector to follow alerts by name or tags
+	// without naming each one. An ID the cloud does not know reads NotFound
+	// in its entry's error.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=100
@@ -63,10 +68,72 @@ type ServiceWatchSpec struct {
 	// +required
 	ManagementAPI ManagementAPISpec `json:"managementApi"`
 
+	// alertsFrom says which API serves the alerts: AlertAPI (the default), a
+	// separate alert host read with the bearer token of alertApi, as a
+	// self-hosted alert API; or ManagementAPI, the management API of this
+	// watch's own service read with managementApi's key (and its rate
+	// budget), as the managed service serves them: then alertApi is not
+	// used and no alert Secret is needed.
+	// +optional
+	// +kubebuilder:default=AlertAPI
+	// +kubebuilder:validation:Enum=AlertAPI;ManagementAPI
+	AlertsFrom string `json:"alertsFrom,omitempty"`
+
+	// alertSelector follows the alerts that match it, besides those named
+	// in alertIds: every alert of the service (all, with alertsFrom:
+	// ManagementAPI), or those whose name matches a pattern and that carry
+	// every listed tag. It needs a host that lists alerts; the matches are
+	// listed in status.alerts after the alertIds, ordered by id, as many as
+	// the status size limit keeps (StatusTruncated says when some were left
+	// out).
+	// +optional
+	AlertSelector *AlertSelector `json:"alertSelector,omitempty"`
+
 	// alertApi says where the alert API is and which Secret holds its token.
-	// Required when alertIds is not empty.
+	// Required when alertIds or alertSelector is set and alertsFrom is
+	// AlertAPI; not used with alertsFrom: ManagementAPI.
 	// +optional
 	AlertAPI *AlertAPISpec `json:"alertApi,omitempty"`
+}
+
+// Values of spec.alertsFrom.
+const (
+	// AlertsFromAlertAPI reads the alerts from the alert API (spec.alertApi).
+	AlertsFromAlertAPI = "AlertAPI"
+	// AlertsFromManagementAPI reads the alerts of the watch's service from
+	// the management API, with its key.
+	AlertsFromManagementAPI = "ManagementAPI"
+)
+
+// AlertSelector picks alerts without naming each one. An alert matches
+// when it satisfies every filter given: all, or its name matching name and
+// it carrying every tag of tags.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.all) && self.all) || has(self.name) || (has(self.tags) && size(self.tags) > 0)",message="alertSelector needs all: true, a name or tags"
+// +kubebuilder:validation:XValidation:rule="!has(self.all) || !self.all || (!has(self.name) && !has(self.tags))",message="alertSelector.all selects every alert of the service: leave out name and tags"
+type AlertSelector struct {
+	// all selects every alert of the service. Only with alertsFrom:
+	// ManagementAPI, whose alerts are the service's own.
+	// +optional
+	All bool `json:"all,omitempty"`
+
+	// name is a pattern the alert's name must match, whole: * matches any
+	// run of characters, ? any one character, anything else itself
+	// (case-sensitive), such as "prod-*" or "*latency*".
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Name string `json:"name,omitempty"`
+
+	// tags the alert must all carry (it may carry others), each as the
+	// cloud spells it (case-sensitive); at most 16, each of at most 64
+	// characters, the most of a tag status keeps.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=64
+	Tags []string `json:"tags,omitempty"`
 }
 
 // ManagementAPISpec locates the management API and its credentials: a
@@ -176,11 +243,29 @@ type ServiceWatchStatus struct {
 	// +listType=atomic
 	ReversePrivateEndpoints []ReversePrivateEndpoint `json:"reversePrivateEndpoints,omitempty"`
 
-	// alerts has one entry per spec.alertIds entry, in the same order.
+	// alerts has one entry per spec.alertIds entry, in the same order, then
+	// one per alert spec.alertSelector matched, ordered by id; selectedBy
+	// says which.
 	// +optional
 	// +listType=atomic
 	Alerts []AlertStatus `json:"alerts,omitempty"`
+
+	// alertsReadBy says how the alerts' host was last read: List (a list
+	// of every alert, in pages, shared by the watches on the same host and
+	// credential) or OneByOne (one call per alert ID, on a host that
+	// answers the list route with 404 or 405; the operator tries the list
+	// again now and then).
+	// +optional
+	AlertsReadBy string `json:"alertsReadBy,omitempty"`
 }
+
+// Values of status.alertsReadBy.
+const (
+	// AlertsReadByList: the alerts were picked from the host's list.
+	AlertsReadByList = "List"
+	// AlertsReadOneByOne: each alert ID was fetched on its own.
+	AlertsReadOneByOne = "OneByOne"
+)
 
 // Summary counts what the cloud reported.
 type Summary struct {

@@ -90,6 +90,18 @@ func TestCreateRejectsBadInput(t *testing.T) {
 		{"interval over 24h", func(w *swv1.ServiceWatch) { w.Spec.Interval = metav1.Duration{Duration: 24*time.Hour + time.Second} }, []string{"spec.interval", "interval must be at most 24h"}},
 		{"interval of 2562047h", func(w *swv1.ServiceWatch) { w.Spec.Interval = metav1.Duration{Duration: 2562047 * time.Hour} }, []string{"spec.interval", "at most 24h"}},
 		{"alertIds without alertApi", func(w *swv1.ServiceWatch) { w.Spec.AlertAPI = nil }, []string{"spec.alertApi", "required when spec.alertIds is not empty"}},
+		{"alertSelector without alertApi", func(w *swv1.ServiceWatch) {
+			w.Spec.AlertIDs, w.Spec.AlertAPI, w.Spec.AlertSelector = nil, nil, &swv1.AlertSelector{Name: "prod-*"}
+		}, []string{"spec.alertApi", "spec.alertsFrom: ManagementAPI"}},
+		{"alertApi with alertsFrom ManagementAPI", func(w *swv1.ServiceWatch) { w.Spec.AlertsFrom = swv1.AlertsFromManagementAPI }, []string{"spec.alertApi", "not used when spec.alertsFrom is ManagementAPI"}},
+		{"all on the alert API", func(w *swv1.ServiceWatch) { w.Spec.AlertSelector = &swv1.AlertSelector{All: true} }, []string{"spec.alertSelector.all", "needs spec.alertsFrom: ManagementAPI"}},
+		{"empty alertSelector", func(w *swv1.ServiceWatch) { w.Spec.AlertSelector = &swv1.AlertSelector{} }, []string{"spec.alertSelector", "needs all: true, a name or tags"}},
+		{"all with a name", func(w *swv1.ServiceWatch) {
+			w.Spec.AlertsFrom, w.Spec.AlertAPI = swv1.AlertsFromManagementAPI, nil
+			w.Spec.AlertSelector = &swv1.AlertSelector{All: true, Name: "x*"}
+		}, []string{"spec.alertSelector", "leave out name and tags"}},
+		{"unknown alertsFrom", func(w *swv1.ServiceWatch) { w.Spec.AlertsFrom = "Elsewhere" }, []string{"spec.alertsFrom", "Unsupported value"}},
+		{"selector name over 256 characters", func(w *swv1.ServiceWatch) { w.Spec.AlertSelector = &swv1.AlertSelector{Name: strings.Repeat("x", 257)} }, []string{"spec.alertSelector.name", "may not be more than 256"}},
 		{"management URL not http(s)", func(w *swv1.ServiceWatch) { w.Spec.ManagementAPI.URL = "ftp://api.example.com" }, []string{"spec.managementApi.url", "http:// or https://"}},
 		{"management URL not a URL", func(w *swv1.ServiceWatch) { w.Spec.ManagementAPI.URL = "api.example.com" }, []string{"spec.managementApi.url", "http:// or https://"}},
 		{"alert URL without host", func(w *swv1.ServiceWatch) { w.Spec.AlertAPI.URL = "https://" }, []string{"spec.alertApi.url", "http:// or https://"}},
@@ -275,5 +287,34 @@ func TestNewWatchReadsAsNotYetObserved(t *testing.T) {
 	}
 	if got.Status.ObservedGeneration != -1 {
 		t.Errorf("status.observedGeneration of a new watch = %d, want -1", got.Status.ObservedGeneration)
+	}
+}
+
+// Alerts from the management API need neither alertApi nor an alert
+// Secret; a selector follows alerts without naming them; a manifest of
+// before keeps working and reads alertsFrom AlertAPI.
+func TestCreateAcceptsEachWayOfFollowingAlerts(t *testing.T) {
+	testenv.SkipShort(t)
+	management := func(w *swv1.ServiceWatch) { w.Spec.AlertsFrom, w.Spec.AlertAPI = swv1.AlertsFromManagementAPI, nil }
+	for name, mutate := range map[string]func(*swv1.ServiceWatch){
+		"ids-from-management": management,
+		"all-from-management": func(w *swv1.ServiceWatch) {
+			management(w)
+			w.Spec.AlertIDs, w.Spec.AlertSelector = nil, &swv1.AlertSelector{All: true}
+		},
+		"selector-on-alert-api": func(w *swv1.ServiceWatch) {
+			w.Spec.AlertSelector = &swv1.AlertSelector{Name: "prod-*", Tags: []string{"team:data"}}
+		},
+		"as-before": func(*swv1.ServiceWatch) {},
+	} {
+		w := validWatch("alerts-" + name)
+		mutate(w)
+		if err := env.Client.Create(context.Background(), w); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if name == "as-before" && w.Spec.AlertsFrom != swv1.AlertsFromAlertAPI {
+			t.Errorf("a manifest without alertsFrom reads alertsFrom %q, want %q", w.Spec.AlertsFrom, swv1.AlertsFromAlertAPI)
+		}
 	}
 }

@@ -264,3 +264,45 @@ func fetch(ctx context.Context, url string) (string, error) {
 func hasLine(text, line string) bool {
 	return slices.Contains(strings.Split(text, "\n"), line)
 }
+
+// checkManagedAlerts verifies the watch whose alerts come from the
+// management API: every alert the fake serves for its service, selected by
+// its selector, read from the list, none failing.
+func checkManagedAlerts(w *serviceWatch, data fakecloud.Data) error {
+	var want, got []string
+	for _, a := range data.Organizations[w.Spec.OrganizationID][w.Spec.ServiceID].Alerts {
+		want = append(want, str(a, "id"))
+	}
+	slices.Sort(want) // a selector's matches are ordered by id
+	var problems []string
+	for _, a := range w.Status.Alerts {
+		got = append(got, a.ID)
+		if a.Error != "" || a.SelectedBy != swv1.SelectedBySelector {
+			problems = append(problems, fmt.Sprintf("alert %s: selectedBy %q, error %q", a.ID, a.SelectedBy, a.Error))
+		}
+	}
+	if !slices.Equal(got, want) {
+		problems = append(problems, fmt.Sprintf("status.alerts ids = %v, want the service's %v", got, want))
+	}
+	if w.Status.AlertsReadBy != swv1.AlertsReadByList {
+		problems = append(problems, fmt.Sprintf("status.alertsReadBy = %q, want %q", w.Status.AlertsReadBy, swv1.AlertsReadByList))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("ServiceWatch %s/%s is Ready but not as expected:\n  %s", w.Namespace, w.Name, strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// describeManagedAlerts says in one line what the watch's alerts are.
+func describeManagedAlerts(w *serviceWatch) string {
+	names := make([]string, 0, len(w.Status.Alerts))
+	for _, a := range w.Status.Alerts {
+		name := a.ID
+		if a.Name != nil {
+			name = *a.Name
+		}
+		names = append(names, fmt.Sprintf("%q", name))
+	}
+	return fmt.Sprintf("%d alerts from the management API (alertsFrom: %s, alertsReadBy: %s): %s",
+		len(w.Status.Alerts), w.Spec.AlertsFrom, w.Status.AlertsReadBy, strings.Join(names, ", "))
+}

@@ -132,7 +132,13 @@ func (cp *controlPlane) createSamples(ctx context.Context, p paths, namespace st
 			return nil, fmt.Errorf("creating Secret %s: %w", s.Name, err)
 		}
 	}
-	watch, err := readWatch(p.sampleWatch)
+	return cp.createWatch(ctx, p.sampleWatch, namespace)
+}
+
+// createWatch creates the ServiceWatch of the file path, as it is
+// committed, in namespace.
+func (cp *controlPlane) createWatch(ctx context.Context, path, namespace string) (*serviceWatch, error) {
+	watch, err := readWatch(path)
 	if err != nil {
 		return nil, err
 	}

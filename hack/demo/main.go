@@ -136,8 +136,12 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 	if err != nil {
 		return err
 	}
-	p.sayf("created namespace %q, Secrets %s and ServiceWatch %q (from config/samples, with the fake cloud's credentials)",
-		o.namespace, strings.Join(expect.secretNames, ", "), watch.Name)
+	managed, err := cp.createWatch(ctx, paths.managedWatch, o.namespace)
+	if err != nil {
+		return err
+	}
+	p.sayf("created namespace %q, Secrets %s and ServiceWatches %q and %q (from config/samples, with the fake cloud's credentials)",
+		o.namespace, strings.Join(expect.secretNames, ", "), watch.Name, managed.Name)
 
 	// 4. Manager, with only the RBAC of config/rbac/role.yaml.
 	metricsAddr, err := childproc.FreeAddr(ctx)
@@ -180,6 +184,11 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 		return fmt.Errorf("%w (manager log: %s)", err, managerLog)
 	}
 	p.sayf("ServiceWatch %s/%s is Ready", o.namespace, watch.Name)
+	readyManaged, err := cp.awaitReady(ctx, p, managed, mgr, o.timeout)
+	if err != nil {
+		return fmt.Errorf("%w (manager log: %s)", err, managerLog)
+	}
+	p.sayf("ServiceWatch %s/%s is Ready: %s", o.namespace, managed.Name, describeManagedAlerts(readyManaged))
 	fmt.Println()
 	showWatch(ctx, os.Stdout, paths.kubeconfig, o.namespace, ready)
 	fmt.Println()
@@ -190,6 +199,10 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 	fmt.Println()
 
 	if o.check {
+		if err := checkManagedAlerts(readyManaged, data); err != nil {
+			return err
+		}
+		p.sayf("%s's alerts are every alert the fake's management API serves for the service, read with the management key", managed.Name)
 		if err := checkDemo(ctx, p, cp, ready, expect, metricsURL); err != nil {
 			return err
 		}
@@ -222,6 +235,7 @@ type paths struct {
 	k8s, manager, fakecloud       string
 	crds, role, data              string
 	sampleSecrets, sampleWatch    string
+	managedWatch                  string // a watch whose alerts come from the management API
 	work                          string // bin/demo.d: logs, the manager's kubeconfig
 	kubeconfig, managerKubeconfig string
 }
@@ -238,6 +252,7 @@ func newPaths(root string) paths {
 		data:              filepath.Join(root, "hack", "fakecloud", "data.yaml"),
 		sampleSecrets:     filepath.Join(root, "config", "samples", "secrets.yaml"),
 		sampleWatch:       filepath.Join(root, "config", "samples", "cloud_v1alpha1_servicewatch.yaml"),
+		managedWatch:      filepath.Join(root, "config", "samples", "cloud_v1alpha1_servicewatch_managed.yaml"),
 		work:              work,
 		kubeconfig:        filepath.Join(bin, "demo.kubeconfig"),
 		managerKubeconfig: filepath.Join(work, "manager.kubeconfig"),
@@ -249,7 +264,7 @@ func newPaths(root string) paths {
 func (p paths) check() error {
 	for _, f := range []string{
 		filepath.Join(p.k8s, "kube-apiserver"), filepath.Join(p.k8s, "etcd"), p.manager, p.fakecloud,
-		p.role, p.data, p.sampleSecrets, p.sampleWatch,
+		p.role, p.data, p.sampleSecrets, p.sampleWatch, p.managedWatch,
 	} {
 		if _, err := os.Stat(f); err != nil {
 			return fmt.Errorf("%s is missing: run `make demo` (it builds what the demo needs) from the repository root", f)

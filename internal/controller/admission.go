@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/alertselect"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
@@ -60,43 +61,54 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 		return admission{wait: wait, overShare: true}
 	}
 	admitted := admission{unreserved: map[readKey]bool{}}
+	alerts := alertselect.InUse(&in.watch.Spec) && in.alerts.failure == nil
+	// Alerts from the management API are asked for with its other calls, at
+	// once: two asks of one budget by one watch would hold each other back.
+	together := alerts && alertselect.FromManagement(&in.watch.Spec)
+	var batch []readKey
+	size, n := r.Budgets.MaxBatch(alertselect.API(&in.watch.Spec)), 0
+	if alerts {
+		if together && size > 0 {
+			size = max(1, size-len(in.managementReads()))
+		}
+		batch = r.alertBatch(key, in.alertReads(), size)
+		var expected bool
+		if n, expected = r.toReserve(in, batch, admitted.unreserved); expected {
+			return admission{wait: expectRetry}
+		}
+	}
 	if in.management.failure == nil {
 		reads := in.managementReads()
-		n, expected := r.toReserve(in, reads, admitted.unreserved)
+		m, expected := r.toReserve(in, reads, admitted.unreserved)
+		if together {
+			reads, m = append(reads, batch...), m+n
+		}
 		if expected {
 			return admission{wait: expectRetry}
 		}
-		if n > 0 {
-			if wait := r.ask(key, level, cloudapi.APIManagement, in.management.url, in.management.digest, n); wait > 0 {
+		if m > 0 {
+			if wait := r.ask(key, level, cloudapi.APIManagement, in.management.url, in.management.digest, m); wait > 0 {
 				return admission{wait: wait}
 			}
 			r.expect(reads, admitted.unreserved)
 		}
 	}
-	if len(in.watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
-		reads, size := in.alertReads(), r.Budgets.MaxBatch(cloudapi.APIAlert)
-		batch := r.alertBatch(key, reads, size)
-		n, expected := r.toReserve(in, batch, admitted.unreserved)
-		if expected {
-			return admission{wait: expectRetry}
-		}
-		if n > 0 {
-			if wait := r.ask(key, level, cloudapi.APIAlert, in.alerts.url, in.alerts.digest, n); wait > 0 {
-				if level == pacing.User {
-					return admission{wait: wait}
-				}
-				admitted.alertsDeferred = true
-			} else {
-				r.expect(batch, admitted.unreserved)
+	if alerts && !together && n > 0 {
+		if wait := r.ask(key, level, alertselect.API(&in.watch.Spec), in.alerts.url, in.alerts.digest, n); wait > 0 {
+			if level == pacing.User {
+				return admission{wait: wait}
 			}
+			admitted.alertsDeferred, admitted.alertsRoomAt = true, r.clock.Now().Add(wait)
+		} else {
+			r.expect(batch, admitted.unreserved)
 		}
-		if !admitted.alertsDeferred && len(batch) < len(reads) {
-			admitted.alertBatch = make(map[string]bool, len(batch))
-			for _, read := range batch {
-				admitted.alertBatch[read.alertID] = true
-			}
-			r.pacer.Took(key, len(reads), size)
+	}
+	if all := len(in.alertReads()); alerts && !admitted.alertsDeferred && len(batch) < all {
+		admitted.alertBatch = make(map[string]bool, len(batch))
+		for _, read := range batch {
+			admitted.alertBatch[read.alertID] = true
 		}
+		r.pacer.Took(key, all, size)
 	}
 	r.pacer.Admitted(key)
 	return admitted
@@ -125,7 +137,7 @@ func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Leve
 func (r *ServiceWatchReconciler) toReserve(in *syncScope, reads []readKey, unreserved map[readKey]bool) (n int, expected bool) {
 	for _, key := range reads {
 		if !in.fresh {
-			if r.shared.Covers(key) {
+			if r.shared.CoversWithin(key, maxAgeOf(in, key)) {
 				unreserved[key] = true
 				continue
 			}
@@ -158,12 +170,12 @@ func (r *ServiceWatchReconciler) noteDemand(_ context.Context, in *syncScope) (c
 			Reads:   in.managementReads(),
 		})
 	}
-	if len(in.watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil {
+	if api := alertselect.API(&in.watch.Spec); alertselect.InUse(&in.watch.Spec) && in.alerts.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
-			API:     cloudapi.APIAlert,
-			Budget:  ratebudget.BudgetID(cloudapi.APIAlert, in.alerts.url, in.alerts.digest),
-			Allowed: r.Budgets.Allowance(cloudapi.APIAlert),
-			Reads:   in.alertReads(),
+			API:     api,
+			Budget:  ratebudget.BudgetID(api, in.alerts.url, in.alerts.digest),
+			Allowed: r.Budgets.Allowance(api),
+			Reads:   in.alertReads(), AcrossGroups: in.alertsByList,
 		})
 	}
 	for i := range demands {
@@ -225,8 +237,8 @@ func (r *ServiceWatchReconciler) restoreHold(ctx context.Context, w *swv1.Servic
 	if management && m.failure == nil {
 		r.Budgets.Hold(cloudapi.APIManagement, m.url, m.digest, until)
 	}
-	if alerts && len(w.Spec.AlertIDs) > 0 && a.failure == nil {
-		r.Budgets.Hold(cloudapi.APIAlert, a.url, a.digest, until)
+	if alerts && alertselect.InUse(&w.Spec) && a.failure == nil {
+		r.Budgets.Hold(alertselect.API(&w.Spec), a.url, a.digest, until)
 	}
 }
 
@@ -257,4 +269,13 @@ func ownWait(w *swv1.ServiceWatch, now time.Time) time.Duration {
 func rateLimited(w *swv1.ServiceWatch, t string) bool {
 	c := conditions.Get(w, t)
 	return c != nil && c.Reason == swv1.ReasonRateLimited
+}
+
+// maxAgeOf is how old a finished read of key may be for the sync to reuse
+// it: a list for most of the watch's interval, others the freshness window.
+func maxAgeOf(in *syncScope, key readKey) time.Duration {
+	if key.kind != alertListReadKind {
+		return 0
+	}
+	return listAge(in)
 }

@@ -13,6 +13,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
+	"github.com/servicewatch/servicewatch/internal/alertselect"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 )
 
@@ -113,11 +114,11 @@ func (r *ServiceWatchReconciler) readManagementAccess(ctx context.Context, c api
 
 // alertAccess is the watch's access to the alert API; see managementAccess.
 func (r *ServiceWatchReconciler) alertAccess(ctx context.Context, watch *swv1.ServiceWatch, versions map[string]string) alertAccess {
-	if len(watch.Spec.AlertIDs) == 0 {
-		return alertAccess{}
+	if !alertselect.InUse(&watch.Spec) || alertselect.FromManagement(&watch.Spec) {
+		return alertAccess{} // from the management API, see accessOf
 	}
 	if watch.Spec.AlertAPI == nil && watch.Spec.ManagementAPI.AccountRef == nil { // the CRD forbids this; an old object may still have it
-		return alertAccess{apiAccess: apiAccess{failure: newFailure(swv1.ReasonConfigurationError, "spec.alertApi is required when spec.alertIds is not empty")}}
+		return alertAccess{apiAccess: apiAccess{failure: newFailure(swv1.ReasonConfigurationError, "spec.alertApi is required when spec.alertIds or spec.alertSelector is set and spec.alertsFrom is AlertAPI")}}
 	}
 	return knownOrRead(ctx, r, r.alertCredential(ctx, watch), versions, r.readAlertAccess,
 		func(a apiAccess) alertAccess { return alertAccess{apiAccess: a} })
@@ -190,6 +191,10 @@ func (r *ServiceWatchReconciler) accessOf(ctx context.Context, watch *swv1.Servi
 	wg.Go(func() { m = r.managementAccess(ctx, watch, versions) })
 	wg.Go(func() { a = r.alertAccess(ctx, watch, versions) })
 	wg.Wait()
+	if alertselect.FromManagement(&watch.Spec) { // the management key's host, credential and budget; nothing more to read
+		a = alertAccess{apiAccess: m.apiAccess}
+		a.unread = false
+	}
 	return m, a
 }
 

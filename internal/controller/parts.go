@@ -11,6 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/alertlist"
+	"github.com/servicewatch/servicewatch/internal/alertselect"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
@@ -26,7 +28,8 @@ import (
 type Cloud interface {
 	ListPipes(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string, opts cloudapi.ListOptions[swv1.Pipe]) (cloudapi.List[swv1.Pipe], error)
 	ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds cloudapi.BasicCredentials, organizationID, serviceID string, opts cloudapi.ListOptions[swv1.ReversePrivateEndpoint]) (cloudapi.List[swv1.ReversePrivateEndpoint], error)
-	GetAlert(ctx context.Context, baseURL string, token cloudapi.BearerToken, alertID string) (cloudapi.AlertResult, error)
+	GetAlertFrom(ctx context.Context, src cloudapi.AlertSource, alertID string) (cloudapi.AlertResult, error)
+	ListAlerts(ctx context.Context, src cloudapi.AlertSource, page cloudapi.AlertPageRequest) (cloudapi.AlertPage, error)
 }
 
 // Budgets is what the reconciler asks of the rate budgets before it calls
@@ -94,6 +97,10 @@ type syncScope struct {
 	management       managementAccess
 	alerts           alertAccess
 	alertConcurrency int
+	// routes know which hosts list alerts; alertsByList: this sync reads
+	// its alerts from the host's list, not one ID at a time.
+	routes       *alertlist.Routes
+	alertsByList bool
 	// keepBytes bounds what a list call keeps: the status size limit.
 	keepBytes int
 	// metricBytes bounds the items a list call gathers for the state
@@ -148,7 +155,7 @@ func (in *syncScope) ended(results []partResult, startedAt, endedAt time.Time) {
 // reachesCloud tells whether a sync with this access gets as far as calling
 // the cloud; lastSyncTime records only such attempts.
 func (in *syncScope) reachesCloud() bool {
-	return in.management.failure == nil || (len(in.watch.Spec.AlertIDs) > 0 && in.alerts.failure == nil)
+	return in.management.failure == nil || (alertselect.InUse(&in.watch.Spec) && in.alerts.failure == nil)
 }
 
 // record is the sync as the schedule learns of it (pacing.Pacer.Synced).
@@ -165,8 +172,10 @@ type admission struct {
 	// (workshare), not for a rate budget.
 	overShare bool
 	// alertsDeferred: the management calls go ahead, the alert calls wait
-	// for the next sync (a periodic refresh only).
+	// for the next sync (a periodic refresh only), which the budget has
+	// room for at alertsRoomAt.
 	alertsDeferred bool
+	alertsRoomAt   time.Time
 	// unreserved are the reads that asked for no budget: a read of another
 	// watch will answer them (see syncScope.admitAtCall).
 	unreserved map[readKey]bool
@@ -183,16 +192,43 @@ func (in *syncScope) listRead(kind string) readKey {
 
 // alertRead is the key of the read of one alert.
 func (in *syncScope) alertRead(id string) readKey {
-	return readKey{kind: alertReadKind, url: in.alerts.url, credential: in.alerts.digest, alertID: id}
+	key := in.alertListRead()
+	key.kind, key.alertID = alertReadKind, id
+	return key
 }
+
+// alertListRead is the key of the read of the alerts' host's list: one per
+// host and credential, and for the management API per service.
+func (in *syncScope) alertListRead() readKey {
+	key := readKey{kind: alertListReadKind, url: in.alerts.url, credential: in.alerts.digest}
+	if alertselect.FromManagement(&in.watch.Spec) {
+		key.organizationID, key.serviceID = in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID
+	}
+	return key
+}
+
+// alertSource is where the sync reads its alerts, with which credential.
+func (in *syncScope) alertSource() cloudapi.AlertSource {
+	return alertselect.Source(&in.watch.Spec, in.alerts.url, in.alerts.token, in.management.creds)
+}
+
+// alertHost names the alerts' host for Routes.
+func (in *syncScope) alertHost() string { return alertselect.API(&in.watch.Spec) + " " + in.alerts.url }
+
+// listAge is how old a list another watch read may be for this sync to
+// reuse it (alertselect.ListAge).
+func listAge(in *syncScope) time.Duration { return alertselect.ListAge(interval(in.watch), in.fresh) }
 
 // managementReads are the reads a sync makes of the management API.
 func (in *syncScope) managementReads() []readKey {
 	return []readKey{in.listRead(pipesReadKind), in.listRead(endpointsReadKind)}
 }
 
-// alertReads are the distinct reads a sync makes of the alert API.
+// alertReads are the distinct reads a sync makes of its alerts' host.
 func (in *syncScope) alertReads() []readKey {
+	if in.alertsByList {
+		return []readKey{in.alertListRead()}
+	}
 	keys := make([]readKey, 0, len(in.watch.Spec.AlertIDs))
 	seen := map[string]bool{}
 	for _, id := range in.watch.Spec.AlertIDs {
@@ -205,10 +241,11 @@ func (in *syncScope) alertReads() []readKey {
 }
 
 // admitAtCall asks the budget for the call of a read that admission left to
-// a shared read which was gone by the time the read ran, so that no call goes
-// out that the budget did not admit.
-func (in *syncScope) admitAtCall(api string, key readKey) error {
-	if !in.unreserved[key] {
+// a shared read which was gone by the time the read ran, or that it did not
+// reserve at all (ask), so that no call goes out that the budget did not
+// admit.
+func (in *syncScope) admitAtCall(api string, key readKey, ask bool) error {
+	if !in.unreserved[key] && !ask {
 		return nil
 	}
 	if wait := in.budgets.Admit(api, key.url, key.credential, 1); wait > 0 {
@@ -400,7 +437,7 @@ func readList[T, M any](ctx context.Context, cloud Cloud, in *syncScope, lp list
 	}
 	key := in.listRead(lp.kind)
 	read, err := sharedread.Do(ctx, in.shared, key, in.fresh, func(ctx context.Context) (listRead[T, M], error) {
-		if err := in.admitAtCall(cloudapi.APIManagement, key); err != nil {
+		if err := in.admitAtCall(cloudapi.APIManagement, key, false); err != nil {
 			return listRead[T, M]{}, err
 		}
 		return lp.list(ctx, cloud, in)
@@ -575,6 +612,7 @@ const (
 	pipesReadKind     = "pipes"
 	endpointsReadKind = "reverse_private_endpoints"
 	alertReadKind     = "alert"
+	alertListReadKind = "alert_list"
 )
 
 // newSharedReads returns the reconciler's shared reads: every read they
@@ -627,11 +665,14 @@ func (c slottedCloud) ListReversePrivateEndpoints(ctx context.Context, baseURL s
 	})
 }
 
-// GetAlert fetches an alert holding the alert host's slot.
-func (c slottedCloud) GetAlert(ctx context.Context, baseURL string, token cloudapi.BearerToken, alertID string) (cloudapi.AlertResult, error) {
-	return holding(ctx, c.slots, baseURL, func() (cloudapi.AlertResult, error) {
-		return c.Cloud.GetAlert(ctx, baseURL, token, alertID)
-	})
+// GetAlertFrom fetches an alert holding its host's slot.
+func (c slottedCloud) GetAlertFrom(ctx context.Context, src cloudapi.AlertSource, alertID string) (cloudapi.AlertResult, error) {
+	return holding(ctx, c.slots, src.BaseURL, func() (cloudapi.AlertResult, error) { return c.Cloud.GetAlertFrom(ctx, src, alertID) })
+}
+
+// ListAlerts reads a page of alerts holding its host's slot.
+func (c slottedCloud) ListAlerts(ctx context.Context, src cloudapi.AlertSource, page cloudapi.AlertPageRequest) (cloudapi.AlertPage, error) {
+	return holding(ctx, c.slots, src.BaseURL, func() (cloudapi.AlertPage, error) { return c.Cloud.ListAlerts(ctx, src, page) })
 }
 
 // holding makes call while holding baseURL's host's slot of slots.
@@ -667,7 +708,8 @@ func isStalledReason(reason string) bool {
 	switch reason {
 	case swv1.ReasonSecretNotFound, swv1.ReasonSecretKeyMissing, swv1.ReasonUnauthorized,
 		swv1.ReasonForbidden, swv1.ReasonEndpointNotFound, swv1.ReasonBadRequest, swv1.ReasonConfigurationError,
-		swv1.ReasonURLNotAllowed, swv1.ReasonAddressNotAllowed, swv1.ReasonAccountNotFound, swv1.ReasonAccountNotAllowed:
+		swv1.ReasonURLNotAllowed, swv1.ReasonAddressNotAllowed, swv1.ReasonAccountNotFound, swv1.ReasonAccountNotAllowed,
+		swv1.ReasonListNotServed:
 		return true
 	}
 	return false
@@ -726,7 +768,7 @@ func cloudFailure(err error) *failure {
 // byAPI is the hint for a failed operation: alert for the alert API's one
 // operation, management for the management API's.
 func byAPI(operation, alert, management string) string {
-	if operation == cloudapi.OperationGetAlert {
+	if operation == cloudapi.OperationGetAlert || operation == cloudapi.OperationListAlerts {
 		return alert
 	}
 	return management

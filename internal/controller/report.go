@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/alertselect"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
@@ -211,6 +212,6 @@ func statusMetricsOf(watch *swv1.ServiceWatch) statemetrics.Watch {
 	for i := range s.ReversePrivateEndpoints {
 		w.Endpoints[i] = endpointItem(&s.ReversePrivateEndpoints[i])
 	}
-	w.Alerts = alertItems(s.Alerts)
+	w.Alerts = alertselect.Items(s.Alerts)
 	return w
 }

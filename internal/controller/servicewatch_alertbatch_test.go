@@ -51,7 +51,7 @@ func (c *batchCloud) MaxBatch(api string) int {
 	return 0
 }
 
-func (c *batchCloud) GetAlert(_ context.Context, _ string, _ cloudapi.BearerToken, id string) (cloudapi.AlertResult, error) {
+func (c *batchCloud) GetAlertFrom(_ context.Context, _ cloudapi.AlertSource, id string) (cloudapi.AlertResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.fetched[id]++

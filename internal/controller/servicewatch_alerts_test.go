@@ -69,6 +69,7 @@ func TestAlertsOfBothShapes(t *testing.T) {
 	}
 	want := swv1.AlertStatus{
 		ID:            fakecloud.CurrentShapeAlertID,
+		SelectedBy:    swv1.SelectedByID,
 		Name:          ptr.To("Ingest latency out of range"),
 		Message:       ptr.To("p95 ingest latency left 100..500.5 ms on analytics-prod"),
 		Note:          ptr.To("Silenced during the broker migration; the webhook receiver moves too."),

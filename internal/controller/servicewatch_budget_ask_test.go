@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/sharedread"
@@ -144,5 +145,29 @@ func TestABudgetWaitIsNotAShareWait(t *testing.T) {
 	in := &syncScope{watch: testWatch(), management: newManagementAccess("https://api.example.com", cloudapi.NewBasicCredentials("k", "s"))}
 	if a := r.admitAt(in, pacing.User); a.wait <= 0 || a.overShare {
 		t.Errorf("admission with the budget refusing: wait %s, for the decode share %t; want a wait for the budget", a.wait, a.overShare)
+	}
+}
+
+// Alerts from the management API are asked for with the management calls,
+// at once, on the key's real budget: asked apart, the second ask of one
+// budget by one watch found the room the first had just taken, and the
+// watch waited for ever while each retry spent two calls of the key
+// (issue 29).
+func TestManagementAlertsAreAskedWithTheManagementCalls(t *testing.T) {
+	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := testWatch("a1", "a2")
+	w.Spec.AlertsFrom, w.Spec.AlertAPI = swv1.AlertsFromManagementAPI, nil
+	key := apiAccess{url: "https://api.example.com", digest: cloudapi.DigestOf(cloudapi.NewBasicCredentials("key", "secret"))}
+	for _, byList := range []bool{true, false} {
+		budgets := cloudapi.NewBudgets(cloudapi.DefaultManagementRate(), cloudapi.DefaultAlertRate()) // a fresh key
+		r := &ServiceWatchReconciler{Budgets: budgets, Metrics: metrics, clock: pacing.SystemClock()}
+		r.pacer = testPacer(r.clock.Now)
+		in := &syncScope{watch: w, management: managementAccess{apiAccess: key}, alerts: alertAccess{apiAccess: key}, alertsByList: byList}
+		if a := r.admitAt(in, pacing.User); a.wait > 0 || a.alertsDeferred {
+			t.Errorf("by list %v: a new watch whose alerts come from the management API waits %s on a fresh key (%+v)", byList, a.wait, a)
+		}
 	}
 }

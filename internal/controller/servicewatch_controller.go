@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +27,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
+	"github.com/servicewatch/servicewatch/internal/alertlist"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/fairqueue"
@@ -75,6 +77,9 @@ type Options struct {
 	StatusSizeLimit int
 	// SyncTimeout bounds one whole sync.
 	SyncTimeout time.Duration
+	// AlertListRetry is how long a host without an alert list route is read
+	// one alert at a time before its list is tried again. Default 10m.
+	AlertListRetry time.Duration
 }
 
 // ServiceWatchReconciler syncs ServiceWatches with the cloud.
@@ -111,6 +116,8 @@ type ServiceWatchReconciler struct {
 	digests *secretwatch.Digests[cloudapi.CredentialDigest]
 	// shared lets watches that read the same thing share the calls.
 	shared *sharedread.Reads[readKey]
+	// routes know which hosts serve the alert list.
+	routes *alertlist.Routes
 	// secrets knows the versions of the referenced Secrets (a
 	// secretwatch.Watch, which SetupWithManager starts).
 	secrets secretVersioner
@@ -268,6 +275,9 @@ func (r *ServiceWatchReconciler) defaults() {
 	if r.shared == nil {
 		r.shared = newSharedReads(sharedFreshness, r.clock.Now)
 	}
+	if r.routes == nil {
+		r.routes = alertlist.NewRoutes(r.clock.Now, cmp.Or(r.Options.AlertListRetry, 10*time.Minute))
+	}
 	if r.StateMetrics == nil {
 		r.StateMetrics = statemetrics.NewCollector(true)
 	}
@@ -393,6 +403,7 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, s *syncScope) ctrl.R
 // and the level of its work.
 func (r *ServiceWatchReconciler) learnAccess(ctx context.Context, s *syncScope) (ctrl.Result, bool) {
 	s.management, s.alerts = r.accessOf(ctx, s.watch, s.secretVersions)
+	s.routes, s.alertsByList = r.routes, r.routes.UseList(s.alertHost())
 	s.fresh, s.level = r.pacer.Fresh(s.p), r.pacer.Level(s.p)
 	return ctrl.Result{}, true
 }

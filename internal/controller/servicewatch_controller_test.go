@@ -85,8 +85,13 @@ func TestFullSyncShowsEveryField(t *testing.T) {
 	diffJSON(t, "pipes", normalize(t, status["pipes"]), expectedPipes(t, f.fake))
 	diffJSON(t, "reverse private endpoints", normalize(t, status["reversePrivateEndpoints"]),
 		normalize(t, f.fake.Data().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID].ReversePrivateEndpoints))
-	diffJSON(t, "alerts", normalize(t, status["alerts"]),
-		normalize(t, []any{f.fake.Data().Alerts[fakecloud.DefaultAlertID], f.fake.Data().Alerts[fakecloud.SecondAlertID]}))
+	var wantAlerts []any
+	for _, id := range []string{fakecloud.DefaultAlertID, fakecloud.SecondAlertID} {
+		a := maps.Clone(f.fake.Data().Alerts[id])
+		a["selectedBy"] = swv1.SelectedByID // named in spec.alertIds
+		wantAlerts = append(wantAlerts, a)
+	}
+	diffJSON(t, "alerts", normalize(t, status["alerts"]), normalize(t, wantAlerts))
 
 	if got := string(mustJSON(t, status)); strings.Contains(got, fakecloud.FakeConnectionString) {
 		t.Error("the object-storage connection string reached status")
@@ -108,8 +113,8 @@ func TestFullSyncShowsEveryField(t *testing.T) {
 	if w.Status.ObservedGeneration != w.Generation || w.Status.LastSyncTime == nil {
 		t.Errorf("observedGeneration %d (generation %d), lastSyncTime %v", w.Status.ObservedGeneration, w.Generation, w.Status.LastSyncTime)
 	}
-	if got := f.fake.Calls(fakecloud.OpGetAlert); got != 2 {
-		t.Errorf("the fake saw %d alert calls, want 2", got)
+	if lists, gets := f.fake.Calls(fakecloud.OpListAlerts), f.fake.Calls(fakecloud.OpGetAlert); lists != 1 || gets != 0 {
+		t.Errorf("the fake saw %d alert list calls and %d single GETs, want one list", lists, gets)
 	}
 }
 
@@ -237,7 +242,7 @@ func TestRejectedCredentialsStall(t *testing.T) {
 			swv1.ConditionPipesSynced, swv1.ReasonUnauthorized},
 		{"403 on endpoints", fakecloud.OpListReversePrivateEndpoints, fakecloud.Fault{Status: 403, Body: `{"status":403,"requestId":"0b8f2c1e-1111-4c4c-8d8d-123456789abc","error":"key may not read this service"}`},
 			swv1.ConditionReversePrivateEndpointsSynced, swv1.ReasonForbidden},
-		{"401 on an alert", fakecloud.OpGetAlert, fakecloud.Fault{Status: 401, Body: `{"message":"invalid token"}`},
+		{"401 on the alert list", fakecloud.OpListAlerts, fakecloud.Fault{Status: 401, Body: `{"message":"invalid token"}`},
 			swv1.ConditionAlertsSynced, swv1.ReasonUnauthorized},
 	}
 	for _, tt := range tests {
@@ -360,7 +365,7 @@ func TestOneMissingAlertAmongThree(t *testing.T) {
 		f.create(f.newWatch("unknown", "no-such-alert", fakecloud.DefaultAlertID))
 		w := f.waitFor("unknown", 20*time.Second, "AlertsSynced NotFound",
 			conditionIs(swv1.ConditionAlertsSynced, metav1.ConditionFalse, swv1.ReasonNotFound))
-		want := swv1.AlertStatus{ID: "no-such-alert", Error: w.Status.Alerts[0].Error}
+		want := swv1.AlertStatus{ID: "no-such-alert", SelectedBy: swv1.SelectedByID, Error: w.Status.Alerts[0].Error}
 		if !reflect.DeepEqual(w.Status.Alerts[0], want) || want.Error == "" {
 			t.Errorf("a never-fetched alert shows %+v, want just id and error", w.Status.Alerts[0])
 		}

@@ -95,8 +95,12 @@ func (c *refusingCloud) ListReversePrivateEndpoints(context.Context, string, clo
 	return cloudapi.List[swv1.ReversePrivateEndpoint]{}, nil
 }
 
-func (c *refusingCloud) GetAlert(context.Context, string, cloudapi.BearerToken, string) (cloudapi.AlertResult, error) {
+func (c *refusingCloud) GetAlertFrom(context.Context, cloudapi.AlertSource, string) (cloudapi.AlertResult, error) {
 	return cloudapi.AlertResult{}, nil
+}
+
+func (c *refusingCloud) ListAlerts(context.Context, cloudapi.AlertSource, cloudapi.AlertPageRequest) (cloudapi.AlertPage, error) {
+	return cloudapi.AlertPage{}, cloudapi.ErrNoListRoute
 }
 
 func (c *refusingCloud) Admit(string, string, ratebudget.CredentialID, int) time.Duration {

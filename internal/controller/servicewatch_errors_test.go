@@ -49,6 +49,11 @@ func TestServiceErrorsAreNamedForWhatTheyAre(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
+			if tt.op == fakecloud.OpGetAlert {
+				// An ID's 400 comes from its own GET: a host that reads
+				// alerts one by one (no list route).
+				f.fake.SetAlertListRoute(fakecloud.AlertListNone)
+			}
 			before := f.readyWatch("svc", tt.alertIDs...)
 			f.fake.SetFault(tt.op, tt.fault)
 			w := f.requestSyncAndWait("svc")

@@ -42,11 +42,17 @@ func (c stubCloud) ListReversePrivateEndpoints(context.Context, string, cloudapi
 	return cloudapi.List[swv1.ReversePrivateEndpoint]{}, nil
 }
 
-func (c stubCloud) GetAlert(context.Context, string, cloudapi.BearerToken, string) (cloudapi.AlertResult, error) {
+func (c stubCloud) GetAlertFrom(context.Context, cloudapi.AlertSource, string) (cloudapi.AlertResult, error) {
 	if c.panics {
 		panic("boom in alerts")
 	}
 	return cloudapi.AlertResult{}, nil
+}
+
+// ListAlerts: the stub's host has no list route, so its alerts are read
+// one by one.
+func (c stubCloud) ListAlerts(context.Context, cloudapi.AlertSource, cloudapi.AlertPageRequest) (cloudapi.AlertPage, error) {
+	return cloudapi.AlertPage{}, cloudapi.ErrNoListRoute
 }
 
 func (c stubCloud) Admit(string, string, ratebudget.CredentialID, int) time.Duration { return 0 }

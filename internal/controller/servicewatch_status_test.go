@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/alertselect"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 )
 
@@ -65,14 +66,14 @@ func failed(reason, message string) partResult {
 }
 
 func alertsFetched(ids []string, fs ...*failure) partResult {
-	fetches := make([]alertFetch, len(ids))
+	entries := make([]alertselect.Entry, len(ids))
 	for i, id := range ids {
-		fetches[i] = alertFetch{alert: swv1.AlertStatus{ID: id, Name: ptr.To("name of " + id)}}
+		entries[i] = alertselect.Entry{ID: id, SelectedBy: swv1.SelectedByID, Alert: &swv1.AlertStatus{ID: id, Name: ptr.To("name of " + id)}}
 		if i < len(fs) && fs[i] != nil {
-			fetches[i] = alertFetch{alert: swv1.AlertStatus{ID: id}, failure: fs[i]}
+			entries[i] = alertselect.Entry{ID: id, SelectedBy: swv1.SelectedByID, Failed: entryFailure(fs[i], nil)}
 		}
 	}
-	return alertsResult(ids, fetches, nil)
+	return alertsResult(entries, 0, "", swv1.AlertsReadOneByOne)
 }
 
 func condition(w *swv1.ServiceWatch, t string) string {
@@ -101,7 +102,7 @@ func TestApplyResults(t *testing.T) {
 			alertIDs:      []string{"x"},
 			wantPipes:     2,
 			wantEndpoints: 1,
-			wantAlerts:    []swv1.AlertStatus{{ID: "x", Name: ptr.To("name of x")}},
+			wantAlerts:    []swv1.AlertStatus{{ID: "x", SelectedBy: swv1.SelectedByID, Name: ptr.To("name of x")}},
 			wantConditions: map[string]string{
 				swv1.ConditionPipesSynced: "True/Synced", swv1.ConditionReversePrivateEndpointsSynced: "True/Synced",
 				swv1.ConditionAlertsSynced: "True/Synced", swv1.ConditionReady: "True/Synced",
@@ -134,7 +135,7 @@ func TestApplyResults(t *testing.T) {
 			prior:      []partResult{pipesOK(), endpointsOK(0), alertsFetched([]string{"x", "y", "z"})},
 			results:    []partResult{pipesOK(), endpointsOK(0), alertsFetched([]string{"x", "y", "z"}, nil, &failure{reason: swv1.ReasonNotFound, message: "gone"}, &failure{reason: swv1.ReasonServerError, message: "503"})},
 			alertIDs:   []string{"x", "y", "z"},
-			wantAlerts: []swv1.AlertStatus{{ID: "x", Name: ptr.To("name of x")}, {ID: "y", Name: ptr.To("name of y"), Error: "NotFound: gone"}, {ID: "z", Name: ptr.To("name of z"), Error: "ServerError: 503"}},
+			wantAlerts: []swv1.AlertStatus{{ID: "x", SelectedBy: swv1.SelectedByID, Name: ptr.To("name of x")}, {ID: "y", SelectedBy: swv1.SelectedByID, Name: ptr.To("name of y"), Error: "NotFound: gone"}, {ID: "z", SelectedBy: swv1.SelectedByID, Name: ptr.To("name of z"), Error: "ServerError: 503"}},
 			wantConditions: map[string]string{
 				swv1.ConditionAlertsSynced: "False/NotFound", swv1.ConditionReady: "False/NotFound",
 			},
@@ -152,9 +153,9 @@ func TestApplyResults(t *testing.T) {
 		},
 		{
 			name:       "an alert never fetched has just its id and error",
-			results:    []partResult{pipesOK(), endpointsOK(0), alertsResult([]string{"x"}, nil, &failure{reason: swv1.ReasonSecretKeyMissing, message: "no token"})},
+			results:    []partResult{pipesOK(), endpointsOK(0), wholeFailed(&swv1.ServiceWatch{Spec: swv1.ServiceWatchSpec{AlertIDs: []string{"x"}}}, &failure{reason: swv1.ReasonSecretKeyMissing, message: "no token"})},
 			alertIDs:   []string{"x"},
-			wantAlerts: []swv1.AlertStatus{{ID: "x", Error: "SecretKeyMissing: no token"}},
+			wantAlerts: []swv1.AlertStatus{{ID: "x", SelectedBy: swv1.SelectedByID, Error: "SecretKeyMissing: no token"}},
 			wantConditions: map[string]string{
 				swv1.ConditionAlertsSynced: "False/SecretKeyMissing", swv1.ConditionStalled: "True/SecretKeyMissing",
 			},

@@ -1,9 +1,11 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -39,5 +41,26 @@ func TestWaitingAlertsAreNotTruncated(t *testing.T) {
 	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != swv1.ReasonTooLarge ||
 		!strings.Contains(c.Message, fmt.Sprintf("%d of 10 alerts", len(cut.Status.Alerts))) || len(cut.Status.Alerts) == 10 {
 		t.Errorf("alerts cut by a 1-byte limit: %d kept, StatusTruncated %+v; want fewer than 10 and the cut named", len(cut.Status.Alerts), c)
+	}
+}
+
+// The wait says until when: the budget's next room, for the budget that
+// reads the watch's alerts (the alert API token's, or the management API
+// key's when the alerts come from there).
+func TestWaitingAlertsSayUntilWhen(t *testing.T) {
+	roomAt := time.Date(2026, 11, 23, 12, 0, 7, 0, time.UTC)
+	for _, tt := range []struct {
+		from, want string
+	}{
+		{swv1.AlertsFromAlertAPI, "waiting for room in the alert API token's rate budget until 12:00:07 UTC"},
+		{swv1.AlertsFromManagementAPI, "waiting for room in the management API key's rate budget until 12:00:07 UTC"},
+	} {
+		w := testWatch("a1", "a2")
+		w.Spec.AlertsFrom = tt.from
+		in := &syncScope{watch: w, admission: admission{alertsDeferred: true, alertsRoomAt: roomAt}}
+		res := readAlerts(context.Background(), stubCloud{}, in)
+		if res.deferred == nil || !strings.HasPrefix(res.deferred.message, tt.want) {
+			t.Errorf("alerts from %s waiting: %+v, want a deferral saying %q", tt.from, res.deferred, tt.want)
+		}
 	}
 }

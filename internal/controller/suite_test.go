@@ -81,8 +81,10 @@ func runSuite(m *testing.M, e *testenv.Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// A host without an alert list route is tried again after
+	// suiteAlertListRetry, so that a test sees it gain one.
 	r := testenv.Reconciler(mgr, metrics, "", controller.Options{MaxConcurrentReconciles: 8, AllowedAPIURLs: allowed,
-		ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL})
+		ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL, AlertListRetry: suiteAlertListRetry})
 	r.StateMetrics = stateMetrics
 	// Every Secret the reconciler reads is counted, by namespace and name.
 	r.APIReader = suiteSecretReads.wrap(r.APIReader)

@@ -79,6 +79,11 @@ type Demand[R comparable] struct {
 	Allowed float64
 	// Reads are the calls of this budget one sync makes.
 	Reads []R
+	// AcrossGroups: a read made by one watch is reused by every watch of
+	// the same interval whatever its phase group (a list reused for most of
+	// an interval), so it is asked for once per interval, not once per
+	// group.
+	AcrossGroups bool
 }
 
 // Ratio is the demand ratio shown under one metric label. Budgets whose
@@ -123,6 +128,9 @@ func (b *demands[K, R]) Note(key K, every time.Duration, group uint64, demands [
 		b.changed[use.labelKey()] = true
 		for _, read := range d.Reads {
 			ask := sharedAsk[R]{read: read, every: every, group: group}
+			if d.AcrossGroups {
+				ask.group = 0
+			}
 			if use.asks[ask] == nil {
 				use.asks[ask] = map[K]bool{}
 				use.perSecond += 1 / every.Seconds()

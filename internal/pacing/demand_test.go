@@ -79,6 +79,8 @@ func TestDemandsCountsSharedReadsOnce(t *testing.T) {
 		every time.Duration
 		group uint64
 		reads []read
+		// acrossGroups: the reads are a list every group reuses.
+		acrossGroups bool
 	}
 	same := func(n int, w watch) []watch {
 		out := make([]watch, n)
@@ -93,23 +95,28 @@ func TestDemandsCountsSharedReadsOnce(t *testing.T) {
 		wantCalls  float64 // per second
 		wantFactor float64
 	}{
-		{"10 watches of one service at 30s ask 2 calls per 30s", same(10, watch{30 * time.Second, 1, serviceReads("a")}), 2.0 / 30, 1},
+		{"10 watches of one service at 30s ask 2 calls per 30s", same(10, watch{every: 30 * time.Second, group: 1, reads: serviceReads("a")}), 2.0 / 30, 1},
 		{"30 watches of one service at 30s fit where 30 services need 2.2x",
-			same(30, watch{30 * time.Second, 1, serviceReads("a")}), 2.0 / 30, 1},
+			same(30, watch{every: 30 * time.Second, group: 1, reads: serviceReads("a")}), 2.0 / 30, 1},
 		{"one service at two intervals: each interval reads for itself",
-			append(same(5, watch{30 * time.Second, 1, serviceReads("a")}), same(5, watch{time.Minute, 1, serviceReads("a")})...), 2.0/30 + 2.0/60, 1},
+			append(same(5, watch{every: 30 * time.Second, group: 1, reads: serviceReads("a")}), same(5, watch{every: time.Minute, group: 1, reads: serviceReads("a")})...), 2.0/30 + 2.0/60, 1},
 		{"one alert, two services: the groups read it at their own phases",
-			[]watch{{30 * time.Second, 1, []read{alert("x")}}, {30 * time.Second, 2, []read{alert("x")}}, {30 * time.Second, 2, []read{alert("x")}}}, 2.0 / 30, 1},
+			[]watch{{30 * time.Second, 1, []read{alert("x")}, false}, {30 * time.Second, 2, []read{alert("x")}, false}, {30 * time.Second, 2, []read{alert("x")}, false}}, 2.0 / 30, 1},
+		{"one alert list, 100 groups: a list reused across groups is read once per interval",
+			same(100, watch{30 * time.Second, 7, []read{{kind: "alert-list", service: "host"}}, true}), 1.0 / 30, 1},
 		{"two alerts, one group: an alert named twice is read once",
-			[]watch{{30 * time.Second, 1, []read{alert("x"), alert("y")}}, {30 * time.Second, 1, []read{alert("y"), alert("x")}}}, 2.0 / 30, 1},
+			[]watch{{30 * time.Second, 1, []read{alert("x"), alert("y")}, false}, {30 * time.Second, 1, []read{alert("y"), alert("x")}, false}}, 2.0 / 30, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newDemands[types.NamespacedName, read]()
 			var factor float64
 			for i, w := range tt.watches {
+				if w.acrossGroups {
+					w.group = uint64(i) // each its own service
+				}
 				factor = b.Note(types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)}, w.every, w.group,
-					[]Demand[read]{{Budget: "key-1", Label: "key-1", Allowed: allowed, Reads: w.reads}})
+					[]Demand[read]{{Budget: "key-1", Label: "key-1", Allowed: allowed, Reads: w.reads, AcrossGroups: w.acrossGroups}})
 			}
 			if got := ratiosOf(b)["key-1"].Ratio * allowed; math.Abs(got-tt.wantCalls) > 1e-9 {
 				t.Errorf("demand = %.4f calls/s, want %.4f", got, tt.wantCalls)

@@ -44,6 +44,9 @@ type call struct {
 	reusable bool
 	// joined counts the reads that joined the call under way.
 	joined int
+	// keepFor is the longest maxAge a read of the call asked for (see
+	// DoWithin): the sweep keeps it that long.
+	keepFor time.Duration
 }
 
 // New returns reads that reuse a finished call for freshness, by the clock
@@ -78,11 +81,26 @@ func (p *PanicError) Error() string {
 // Every read of one key must ask for the same T: a call made for one type
 // reads as the zero T to a caller of another.
 func Do[K comparable, T any](ctx context.Context, s *Reads[K], key K, fresh bool, fetch func(context.Context) (T, error)) (T, error) {
+	maxAge := time.Duration(0)
+	if fresh {
+		maxAge = -1
+	}
+	return DoWithin(ctx, s, key, maxAge, fetch)
+}
+
+// DoWithin is Do for a read whose finished call may be reused while it is
+// younger than maxAge, when that is longer than the freshness window: a
+// list that watches on one host and credential read at their intervals, so
+// that a hundred of them spread over their interval cost one call per
+// interval, not one per freshness window. A negative maxAge is Do's fresh:
+// only a call under way is joined. The call stays reusable as long as the
+// longest maxAge any read of it asked for.
+func DoWithin[K comparable, T any](ctx context.Context, s *Reads[K], key K, maxAge time.Duration, fetch func(context.Context) (T, error)) (T, error) {
 	var zero T
 	if s == nil {
 		return fetch(ctx)
 	}
-	c, lead := s.join(key, fresh)
+	c, lead := s.join(key, maxAge)
 	if lead {
 		value, err := recovered(ctx, fetch)
 		s.finish(key, c, value, err, s.isReusable(ctx, err))
@@ -121,18 +139,19 @@ func (s *Reads[K]) isReusable(ctx context.Context, err error) bool {
 
 // join returns the call a read of key waits for, and whether the caller must
 // make it (lead).
-func (s *Reads[K]) join(key K, fresh bool) (*call, bool) {
+func (s *Reads[K]) join(key K, maxAge time.Duration) (*call, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	s.sweepLocked(now)
-	if c := s.calls[key]; c != nil && (!c.ended || (!fresh && s.freshLocked(c, now))) {
+	if c := s.calls[key]; c != nil && (!c.ended || (maxAge >= 0 && s.youngerLocked(c, now, maxAge))) {
 		if !c.ended {
 			c.joined++
 		}
+		c.keepFor = max(c.keepFor, maxAge)
 		return c, false
 	}
-	c := &call{done: make(chan struct{})}
+	c := &call{done: make(chan struct{}), keepFor: maxAge}
 	s.calls[key] = c
 	delete(s.expected, key)
 	return c, true
@@ -181,6 +200,17 @@ func (s *Reads[K]) Covers(key K) bool {
 	return c != nil && (!c.ended || s.freshLocked(c, s.now()))
 }
 
+// CoversWithin is Covers for a read that DoWithin makes with maxAge.
+func (s *Reads[K]) CoversWithin(key K, maxAge time.Duration) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.calls[key]
+	return c != nil && (!c.ended || s.youngerLocked(c, s.now(), maxAge))
+}
+
 // finish records the end of c, which the caller led, and wakes the reads
 // that wait for it.
 func (s *Reads[K]) finish(key K, c *call, value any, err error, reusable bool) {
@@ -195,7 +225,17 @@ func (s *Reads[K]) finish(key K, c *call, value any, err error, reusable bool) {
 }
 
 func (s *Reads[K]) freshLocked(c *call, now time.Time) bool {
-	return c.ended && c.reusable && now.Sub(c.endedAt) < s.freshness
+	return s.youngerLocked(c, now, 0)
+}
+
+// youngerLocked tells whether c ended reusable less than the freshness
+// window, or maxAge when longer, ago. A failure is reused for the freshness
+// window only: the retry of a watch that got it must call again.
+func (s *Reads[K]) youngerLocked(c *call, now time.Time, maxAge time.Duration) bool {
+	if c.err != nil {
+		maxAge = 0
+	}
+	return c.ended && c.reusable && now.Sub(c.endedAt) < max(s.freshness, maxAge)
 }
 
 // sweepLocked evicts the finished calls that can no longer be reused, at
@@ -206,7 +246,7 @@ func (s *Reads[K]) sweepLocked(now time.Time) {
 		return
 	}
 	for key, c := range s.calls {
-		if c.ended && !s.freshLocked(c, now) {
+		if c.ended && !s.youngerLocked(c, now, c.keepFor) {
 			delete(s.calls, key)
 		}
 	}

@@ -282,3 +282,58 @@ func (s *Reads[K]) joinedUnderWay(key K) int {
 	}
 	return -1
 }
+
+// A read with a longer reuse window (a watch's interval) reuses a finished
+// call while it is younger than that window, also past the freshness
+// window; a read that asks for the freshness window alone, or fresh, calls
+// again; the sweep keeps the call as long as its longest window.
+func TestSharedReadWithinAWatchsInterval(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		age    time.Duration
+		maxAge time.Duration
+		calls  int32
+	}{
+		{"younger than its interval", 20 * time.Second, 30 * time.Second, 1},
+		{"as old as its interval", 30 * time.Second, 30 * time.Second, 2},
+		{"past the freshness window, no interval", 5 * time.Second, 0, 2},
+		{"within the freshness window, no interval", time.Second, 0, 1},
+		{"fresh", time.Second, -1, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+			s := newReads(clock.Now)
+			var calls atomic.Int32
+			if _, err := DoWithin(context.Background(), s, key, 30*time.Second, countingFetch(&calls, "v", nil)); err != nil {
+				t.Fatal(err)
+			}
+			clock.Step(tt.age)
+			if covers := s.CoversWithin(key, tt.maxAge); covers != (tt.calls == 1) && tt.maxAge >= 0 {
+				t.Errorf("CoversWithin(%s) after %s = %v", tt.maxAge, tt.age, covers)
+			}
+			if _, err := DoWithin(context.Background(), s, key, tt.maxAge, countingFetch(&calls, "v", nil)); err != nil {
+				t.Fatal(err)
+			}
+			if got := calls.Load(); got != tt.calls {
+				t.Errorf("%d calls, want %d", got, tt.calls)
+			}
+		})
+	}
+}
+
+// A failure the source answered is reused for the freshness window only,
+// however long the reader's window: its retry calls again.
+func TestSharedReadReusesAFailureForTheFreshnessWindowOnly(t *testing.T) {
+	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	s := newReads(clock.Now)
+	var calls atomic.Int32
+	failing := countingFetch(&calls, "", errors.New("503"))
+	_, _ = DoWithin(context.Background(), s, key, time.Minute, failing)
+	clock.Step(time.Second)
+	_, _ = DoWithin(context.Background(), s, key, time.Minute, failing)
+	clock.Step(freshness)
+	_, _ = DoWithin(context.Background(), s, key, time.Minute, failing)
+	if got := calls.Load(); got != 2 {
+		t.Errorf("%d calls, want 2: the failure reused within %s, not after", got, freshness)
+	}
+}

@@ -173,7 +173,7 @@ func (c *Collector) bound(w Watch) Watch {
 	if w.MaxItemBytes > 0 {
 		budget = min(budget, w.MaxItemBytes)
 	}
-	alerts, endpoints, pipes := len(w.Alerts), max(w.EndpointsTotal, len(w.Endpoints)), max(w.PipesTotal, len(w.Pipes))
+	alerts, endpoints, pipes := max(w.AlertsTotal, len(w.Alerts)), max(w.EndpointsTotal, len(w.Endpoints)), max(w.PipesTotal, len(w.Pipes))
 	var used int
 	w.Alerts, used = keepFirst(w.Alerts, budget)
 	budget -= used

@@ -26,12 +26,13 @@ type Watch struct {
 	Pipes        []Pipe
 	Endpoints    []Endpoint
 	Alerts       []Alert
-	// PipesTotal and EndpointsTotal are how many pipes and endpoints the
-	// watch has, when the lists above hold fewer (the caller bounded them
-	// while they streamed, or they come from a truncated status); less than
+	// PipesTotal, EndpointsTotal and AlertsTotal are how many pipes,
+	// endpoints and alerts the watch has, when the lists above hold fewer
+	// (the caller bounded them while they streamed, a selector matched more
+	// than a status takes, or they come from a truncated status); less than
 	// a list's length means the list is whole. The difference shows in
 	// servicewatch_item_metrics_omitted.
-	PipesTotal, EndpointsTotal int
+	PipesTotal, EndpointsTotal, AlertsTotal int
 	// MaxItemBytes, when positive, bounds this watch's item series below the
 	// collector's bound: the room a status budget left the watch's status
 	// (--namespace-status-budget, --total-status-budget), so that a

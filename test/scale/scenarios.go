@@ -77,6 +77,12 @@ func scenarios() []scenario {
 			"< 2 s", fairBurstScenario(1500)},
 		{"fair-shared-host", "issue 17 (d): on the one management host all share, one namespace's 20 watches read services whose calls hang until the client's timeout (30 s), no client limits: a new watch's time to Ready in another namespace",
 			"< 2 s", fairSharedHostScenario},
+		{"alerts-token-100", "issue 29: 100 watches × 10 alert IDs (1,000 alerts) on one alert token, interval 30 s, the token's real budget enforced (100 calls/min), no management budget, 3 min from creation: alert calls per interval, 429s, Ready and IntervalMet=False, achieved interval (gap between a watch's syncs)",
+			"≈ 1 call per interval (⌈1,000 / 1,000⌉), 0 × 429, 0 IntervalMet=False, every watch at 30 s", alertTokenScenario},
+		{"alerts-managed-60", "issue 29: 60 watches on one management key, each of its own service with 10 alerts from the management API (alertsFrom: ManagementAPI), interval 5 m, the key's real budget enforced (10 calls/10 s), 7.5 min from creation: calls in the first 5 min, 429s, Ready and IntervalMet=False, achieved interval",
+			"180 calls per 5 min (3 per watch), 0 × 429, 60/60 Ready, achieved interval within 10% of 5 m", alertsManagedScenario(fakecloud.AlertListPaged)},
+		{"alerts-managed-60-onebyone", "as alerts-managed-60 on a management host without the alert list route: one GET per alert (the shape of issue 29's \"today\", 720 calls per 5 min), measured with the same manager",
+			"(the comparison: ≈ 2.4× the budget)", alertsManagedScenario(fakecloud.AlertListNone)},
 		{"status-reject", "an admission policy rejects every status update of one watch (interval 30 s): its cloud syncs (list-pipes calls) in 60 s",
 			"≈ 2 (its schedule)", statusRejectScenario},
 	}

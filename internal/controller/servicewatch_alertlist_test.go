@@ -1,0 +1,195 @@
+package controller_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/fakecloud"
+)
+
+// suiteAlertListRetry is how long the suite's manager reads a host without
+// an alert list route one alert at a time before it tries the list again.
+const suiteAlertListRetry = 2 * time.Second
+
+// absentAlertID is an alert no host of the fake serves.
+const absentAlertID = "65f1a2b3c4d5e6f7081929ff"
+
+// followed is what a user reads of status.alerts: each entry's id, why it
+// is followed, and its name or error.
+func followed(w *swv1.ServiceWatch) []string {
+	var out []string
+	for _, a := range w.Status.Alerts {
+		what := ptr.Deref(a.Name, "")
+		if a.Error != "" {
+			what = a.Error
+		}
+		out = append(out, a.ID+" "+a.SelectedBy+" "+what)
+	}
+	return out
+}
+
+func expectFollowed(t *testing.T, w *swv1.ServiceWatch, want ...string) {
+	t.Helper()
+	if got := followed(w); !slices.Equal(got, want) {
+		t.Errorf("status.alerts of %s:\n got %q\nwant %q", w.Name, got, want)
+	}
+}
+
+// Alerts of a managed service come from the management API with the
+// management key: no alertApi, no alert Secret, no call to an alert host;
+// the key reads each service's list once, and the watches pick their IDs
+// and their selectors' matches from it.
+func TestAlertsFromTheManagementAPI(t *testing.T) {
+	f := newFixture(t)
+	f.create(f.managementSecret()) // and no alert Secret
+	named := f.newWatch("named", fakecloud.DefaultAlertID, fakecloud.ServiceOnlyAlertID)
+	named.Spec.AlertsFrom = swv1.AlertsFromManagementAPI
+	named.Spec.AlertSelector = &swv1.AlertSelector{Tags: []string{"errors"}}
+	named.Spec.AlertAPI = nil
+	f.create(named)
+	every := f.newWatch("every")
+	every.Spec.AlertsFrom = swv1.AlertsFromManagementAPI
+	every.Spec.AlertSelector = &swv1.AlertSelector{All: true}
+	f.create(every)
+
+	w := f.waitFor("named", 20*time.Second, "Ready", isReady)
+	expectFollowed(t, w,
+		fakecloud.DefaultAlertID+" ID Ingest lag above 12.25 s",
+		fakecloud.ServiceOnlyAlertID+" ID Pipe paused",
+		fakecloud.SecondAlertID+" Selector Error rate")
+	if w.Status.AlertsReadBy != swv1.AlertsReadByList || w.Status.Summary.Alerts != 3 {
+		t.Errorf("alertsReadBy %q, summary.alerts %d: want List and 3", w.Status.AlertsReadBy, w.Status.Summary.Alerts)
+	}
+	w = f.waitFor("every", 20*time.Second, "Ready", isReady)
+	expectFollowed(t, w,
+		fakecloud.DefaultAlertID+" Selector Ingest lag above 12.25 s",
+		fakecloud.SecondAlertID+" Selector Error rate",
+		fakecloud.CurrentShapeAlertID+" Selector Ingest latency out of range",
+		fakecloud.ServiceOnlyAlertID+" Selector Pipe paused")
+
+	key := fakecloud.ManagementKey{KeyID: f.keyID, KeySecret: f.keySecret}.Fingerprint()
+	lists := 0
+	for _, c := range f.fake.CallLog() {
+		switch c.Operation {
+		case fakecloud.OpListServiceAlerts:
+			lists++
+			if c.KeyFingerprint != key || c.ServiceID != fakecloud.DefaultServiceID {
+				t.Errorf("the service's alerts were listed with key %q for service %q, want the management key %q", c.KeyFingerprint, c.ServiceID, key)
+			}
+		case fakecloud.OpGetAlert, fakecloud.OpListAlerts, fakecloud.OpGetServiceAlert:
+			t.Errorf("a call %s %s: the alerts come from the service's list", c.Operation, c.Path)
+		}
+	}
+	if lists != 1 {
+		t.Errorf("%d list calls of the service's alerts for two watches of it, want 1", lists)
+	}
+}
+
+// Watches on one alert host and token share one read of its list: six
+// watches of two or three alert IDs each cost one call, not one per ID; an
+// ID the list lacks is that entry's NotFound, exactly as a 404 of its own
+// GET is, and the other entries stay.
+func TestAlertListIsSharedByTheWatchesOfAToken(t *testing.T) {
+	f := newFixture(t)
+	f.createSecrets()
+	names := []string{"w0", "w1", "w2", "w3", "w4", "w5"}
+	for _, name := range names {
+		f.create(f.newWatch(name, fakecloud.DefaultAlertID, fakecloud.SecondAlertID, fakecloud.CurrentShapeAlertID))
+	}
+	f.create(f.newWatch("gone", fakecloud.DefaultAlertID, absentAlertID))
+	for _, name := range names {
+		w := f.waitFor(name, 20*time.Second, "Ready", isReady)
+		if w.Status.AlertsReadBy != swv1.AlertsReadByList || len(w.Status.Alerts) != 3 {
+			t.Errorf("%s: alertsReadBy %q and %d alerts, want List and 3", name, w.Status.AlertsReadBy, len(w.Status.Alerts))
+		}
+	}
+	w := f.waitFor("gone", 20*time.Second, "AlertsSynced False", conditionIs(swv1.ConditionAlertsSynced, metav1.ConditionFalse, swv1.ReasonNotFound))
+	expectFollowed(t, w, fakecloud.DefaultAlertID+" ID Ingest lag above 12.25 s",
+		absentAlertID+` ID NotFound: the host's list of 3 alerts has no alert "`+absentAlertID+`"; check the ID in spec.alertIds`)
+	if c := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionAlertsSynced); !strings.Contains(c.Message, "1 of 2 alerts failed: "+absentAlertID) {
+		t.Errorf("AlertsSynced says %q, want it to name the absent ID", c.Message)
+	}
+	if n, gets := f.fake.Calls(fakecloud.OpListAlerts), f.fake.Calls(fakecloud.OpGetAlert); n != 1 || gets != 0 {
+		t.Errorf("%d list calls and %d single GETs for 7 watches of 20 alert IDs on one token, want 1 list call", n, gets)
+	}
+}
+
+// A host without a list route (404, Express's Cannot GET) is read one ID
+// at a time, and status says so; a selector there fails with a reason
+// that says what to do. Once the host gains its list route the manager
+// notices and reads the list again.
+func TestAlertHostWithoutAListRouteAndItsUpgrade(t *testing.T) {
+	f := newFixture(t)
+	f.fake.SetAlertListRoute(fakecloud.AlertListNone)
+	f.createSecrets()
+	f.create(f.newWatch("old", fakecloud.DefaultAlertID, fakecloud.SecondAlertID))
+	sel := f.newWatch("selector")
+	sel.Spec.AlertAPI = &swv1.AlertAPISpec{URL: f.fake.URL, SecretRef: swv1.SecretReference{Name: "alerts-token"}}
+	sel.Spec.AlertSelector = &swv1.AlertSelector{Name: "Ingest*"}
+	f.create(sel)
+
+	w := f.waitFor("old", 20*time.Second, "Ready", isReady)
+	if w.Status.AlertsReadBy != swv1.AlertsReadOneByOne || len(w.Status.Alerts) != 2 {
+		t.Errorf("alertsReadBy %q, %d alerts: want OneByOne and 2", w.Status.AlertsReadBy, len(w.Status.Alerts))
+	}
+	if gets := f.fake.Calls(fakecloud.OpGetAlert); gets < 2 {
+		t.Errorf("%d single GETs on a host without a list route, want one per ID", gets)
+	}
+	w = f.waitFor("selector", 20*time.Second, "ListNotServed", conditionIs(swv1.ConditionAlertsSynced, metav1.ConditionFalse, swv1.ReasonListNotServed))
+	if c := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionAlertsSynced); !strings.Contains(c.Message, "spec.alertSelector needs a host that lists alerts") {
+		t.Errorf("AlertsSynced says %q, want it to say the selector needs a listing host", c.Message)
+	}
+	if !conditionIs(swv1.ConditionStalled, metav1.ConditionTrue, swv1.ReasonListNotServed)(w) {
+		t.Errorf("a selector on a host without a list is not Stalled: %v", w.Status.Conditions)
+	}
+
+	f.fake.SetAlertListRoute(fakecloud.AlertListPaged)
+	time.Sleep(suiteAlertListRetry) // the manager's memory of the host's answer ages
+	lists := f.fake.Calls(fakecloud.OpListAlerts)
+	w = f.requestSyncAndWait("old")
+	if w.Status.AlertsReadBy != swv1.AlertsReadByList || f.fake.Calls(fakecloud.OpListAlerts) == lists {
+		t.Errorf("after the host gained its list route: alertsReadBy %q, %d list calls before and after", w.Status.AlertsReadBy, lists)
+	}
+	f.requestSyncAndWait("selector")
+	w = f.waitFor("selector", 20*time.Second, "Ready", isReady)
+	expectFollowed(t, w, fakecloud.DefaultAlertID+" Selector Ingest lag above 12.25 s",
+		fakecloud.CurrentShapeAlertID+" Selector Ingest latency out of range")
+}
+
+// A list page that fails fails the alert part as a single GET does: the
+// last data stays, and the condition names the call and the cloud's words.
+// A host that ignores offset repeats its first page: paging stops there and
+// the condition says so, with the alerts read shown.
+func TestAlertListPagesThatFailOrRepeat(t *testing.T) {
+	f := newFixture(t)
+	f.readyWatch("paged", fakecloud.DefaultAlertID)
+
+	f.fake.SetFault(fakecloud.OpListAlerts, fakecloud.Fault{Status: 503, Body: `{"message":"alert store unavailable"}`})
+	w := f.requestSyncAndWait("paged")
+	c := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionAlertsSynced)
+	if c.Reason != swv1.ReasonServerError || !strings.Contains(c.Message, "list alerts") || !strings.Contains(c.Message, "alert store unavailable") {
+		t.Errorf("AlertsSynced %s %q: want ServerError naming the list call and the cloud's words", c.Reason, c.Message)
+	}
+	expectFollowed(t, w, fakecloud.DefaultAlertID+" ID Ingest lag above 12.25 s") // the last data stays
+	f.fake.ClearFaults()
+
+	many := f.fake.Data()
+	for i := range 1200 {
+		many.Alerts[fmt.Sprintf("66%022d", i)] = map[string]any{"name": fmt.Sprintf("filler %d", i), "state": "OK"}
+	}
+	f.fake.SetData(many)
+	f.fake.SetAlertListRoute(fakecloud.AlertListIgnoresOffset)
+	w = f.requestSyncAndWait("paged")
+	c = meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionAlertsSynced)
+	if c.Reason != swv1.ReasonInvalidResponse || !strings.Contains(c.Message, "paging the host's alert list stopped before its end") || !strings.Contains(c.Message, "repeat") {
+		t.Errorf("AlertsSynced %s %q: want InvalidResponse saying paging stopped at a repeated page", c.Reason, c.Message)
+	}
+}
