@@ -363,3 +363,39 @@ func TestAccountKeyRotated(t *testing.T) {
 	f.requestSync("rotated", "after-rotation")
 	f.waitFor("rotated", 20*time.Second, "Unauthorized with the rotated key", stalledWith(swv1.ReasonUnauthorized))
 }
+
+// A watch on an account whose alerts come from the management API reads
+// them with the account's key, from the service's list: no Secret of its
+// own, no alert token, and no call to an alert host.
+func TestAccountServesManagementAPIAlerts(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.createAccountSecrets()
+	f.createAccount(swv1.AccountCondition{Namespaces: []string{f.ns}})
+	w := f.accountWatch("managed", fakecloud.DefaultAlertID, fakecloud.ServiceOnlyAlertID)
+	w.Spec.AlertsFrom = swv1.AlertsFromManagementAPI
+	f.create(w)
+	w = f.waitFor("managed", 20*time.Second, "Ready", isReady)
+	if w.Status.AlertsReadBy != swv1.AlertsReadByList || w.Status.Summary.Alerts != 2 {
+		t.Errorf("alertsReadBy %q, summary.alerts %d: want List and 2", w.Status.AlertsReadBy, w.Status.Summary.Alerts)
+	}
+	key := fakecloud.ManagementKey{KeyID: f.keyID, KeySecret: f.keySecret}.Fingerprint()
+	lists := 0
+	for _, c := range f.fake.CallLog() {
+		switch c.Operation {
+		case fakecloud.OpListServiceAlerts:
+			lists++
+			if c.KeyFingerprint != key {
+				t.Errorf("the service's alerts were listed with key %q, want the account's %q", c.KeyFingerprint, key)
+			}
+		case fakecloud.OpGetAlert, fakecloud.OpListAlerts:
+			t.Errorf("a call %s %s to the alert host: the alerts come from the management API", c.Operation, c.Path)
+		}
+	}
+	if lists == 0 {
+		t.Error("the service's alerts were never listed")
+	}
+	if n := suiteSecretReads.of(types.NamespacedName{Namespace: operatorNamespace, Name: f.accountName() + "-token"}); n != 0 {
+		t.Errorf("the account's alert token was read %d times; the management key serves these alerts", n)
+	}
+}
