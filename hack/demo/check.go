@@ -6,6 +6,8 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -84,44 +86,28 @@ func loadExpectations(dataPath, watchPath string) (fakecloud.Data, expectations,
 
 // checkDemo verifies what a user would look at: the counts, each condition,
 // a sync requested through the annotation, and the metrics.
-func checkDemo(ctx context.Context, p *progress, cp *controlPlane, w *serviceWatch, e expectations, metricsURL string) error {
+func checkDemo(ctx context.Context, p *progress, cp *controlPlane, kubeconfig string, w *serviceWatch, e expectations, metricsURL string) error {
 	if err := checkStatus(w, e); err != nil {
 		return err
 	}
 	p.sayf("status matches the fake cloud: %d pipes %v, %d reverse private endpoints, %d alerts",
 		e.pipes, formatCounts(e.pipesByState), e.endpoints, e.alerts)
 
-	// A requested sync, as the Argo CD action or `kubectl annotate` does it.
+	// A requested sync, waited for as README tells users to: kubectl
+	// annotate, then kubectl wait for the echo of that request (never for
+	// Ready, which is still the previous sync's).
 	requested := time.Now().UTC().Format(time.RFC3339Nano)
-	patch := client.MergeFrom(w.DeepCopy())
-	if w.Annotations == nil {
-		w.Annotations = map[string]string{}
+	if err := requestSync(ctx, p, cp, kubeconfig, w, requested); err != nil {
+		return err
 	}
-	w.Annotations[requestedAtAnnotation] = requested
-	if err := cp.client.Patch(ctx, w, patch); err != nil {
-		return fmt.Errorf("annotating %s: %w", requestedAtAnnotation, err)
+	var cur serviceWatch
+	if err := cp.client.Get(ctx, client.ObjectKeyFromObject(w), &cur); err != nil {
+		return err
 	}
-	p.sayf("requested a sync: %s=%s", requestedAtAnnotation, requested)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		var cur serviceWatch
-		if err := cp.client.Get(ctx, client.ObjectKeyFromObject(w), &cur); err != nil {
-			return err
-		}
-		if cur.Status.LastHandledRequestedAt == requested && conditions.IsReady(&cur) {
-			p.sayf("the sync was handled: status.lastHandledRequestedAt=%s, still Ready", requested)
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("requested sync not handled within a minute: lastHandledRequestedAt=%q, %s",
-				cur.Status.LastHandledRequestedAt, waitingOn(&cur))
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
+	if cur.Status.LastHandledRequestedAt != requested || !conditions.IsReady(&cur) {
+		return fmt.Errorf("after the requested sync: lastHandledRequestedAt=%q, %s", cur.Status.LastHandledRequestedAt, waitingOn(&cur))
 	}
+	p.sayf("the sync was handled: status.lastHandledRequestedAt=%s, still Ready", requested)
 
 	metrics, err := fetch(ctx, metricsURL)
 	if err != nil {
@@ -305,4 +291,61 @@ func describeManagedAlerts(w *serviceWatch) string {
 	}
 	return fmt.Sprintf("%d alerts from the management API (alertsFrom: %s, alertsReadBy: %s): %s",
 		len(w.Status.Alerts), w.Spec.AlertsFrom, w.Status.AlertsReadBy, strings.Join(names, ", "))
+}
+
+// requestSync asks for a sync with the token requested and returns once the
+// manager has handled it. With kubectl on PATH it runs the very commands
+// README shows; without, it does the same through the API.
+func requestSync(ctx context.Context, p *progress, cp *controlPlane, kubeconfig string, w *serviceWatch, requested string) error {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		return requestSyncThroughTheAPI(ctx, p, cp, w, requested)
+	}
+	run := func(args ...string) error {
+		p.sayf("$ kubectl %s", strings.Join(args, " "))
+		cmd := exec.CommandContext(ctx, kubectl, args...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("kubectl %s: %w: %s", args[0], err, strings.TrimSpace(string(out)))
+		}
+		return nil
+	}
+	if err := run("annotate", "sw", "-n", w.Namespace, w.Name, "--overwrite", requestedAtAnnotation+"="+requested); err != nil {
+		return err
+	}
+	return run("wait", "sw/"+w.Name, "-n", w.Namespace, "--for=jsonpath={.status.lastHandledRequestedAt}="+requested, "--timeout=60s")
+}
+
+// requestSyncThroughTheAPI is requestSync without kubectl: the annotation
+// patched, then status polled for its echo.
+func requestSyncThroughTheAPI(ctx context.Context, p *progress, cp *controlPlane, w *serviceWatch, requested string) error {
+	patch := client.MergeFrom(w.DeepCopy())
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[requestedAtAnnotation] = requested
+	if err := cp.client.Patch(ctx, w, patch); err != nil {
+		return fmt.Errorf("annotating %s: %w", requestedAtAnnotation, err)
+	}
+	p.sayf("requested a sync: %s=%s", requestedAtAnnotation, requested)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var cur serviceWatch
+		if err := cp.client.Get(ctx, client.ObjectKeyFromObject(w), &cur); err != nil {
+			return err
+		}
+		if cur.Status.LastHandledRequestedAt == requested {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("requested sync not handled within a minute: lastHandledRequestedAt=%q, %s",
+				cur.Status.LastHandledRequestedAt, waitingOn(&cur))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }

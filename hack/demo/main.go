@@ -203,7 +203,7 @@ func run(ctx context.Context, p *progress, o options) (err error) {
 			return err
 		}
 		p.sayf("%s's alerts are every alert the fake's management API serves for the service, read with the management key", managed.Name)
-		if err := checkDemo(ctx, p, cp, ready, expect, metricsURL); err != nil {
+		if err := checkDemo(ctx, p, cp, paths.kubeconfig, ready, expect, metricsURL); err != nil {
 			return err
 		}
 		p.sayf("demo-check passed")
@@ -215,12 +215,14 @@ func run(ctx context.Context, p *progress, o options) (err error) {
   export KUBECONFIG=%s
   kubectl get sw -A -o wide
   kubectl get sw -n %s %s -o yaml
-  kubectl annotate sw -n %s %s --overwrite %s="$(date -u +%%FT%%TZ)"   # sync now
+  TOKEN=$(date -u +%%FT%%TZ); kubectl annotate sw -n %s %s --overwrite %s=$TOKEN   # sync now
+  kubectl wait sw/%s -n %s --for=jsonpath='{.status.lastHandledRequestedAt}'=$TOKEN  # and wait for that sync
+  make plugin && PATH=$PWD/bin:$PATH kubectl servicewatch why -n %s %s
   curl -s %s | grep ^servicewatch_
   tail -f %s
 
 Press Ctrl-C to stop everything.
-`, paths.kubeconfig, o.namespace, watch.Name, o.namespace, watch.Name, requestedAtAnnotation, metricsURL, managerLog)
+`, paths.kubeconfig, o.namespace, watch.Name, o.namespace, watch.Name, requestedAtAnnotation, watch.Name, o.namespace, o.namespace, watch.Name, metricsURL, managerLog)
 	select {
 	case <-ctx.Done():
 		fmt.Println()
