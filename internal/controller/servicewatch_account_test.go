@@ -208,6 +208,9 @@ func TestAccountRefusesAnotherNamespaceForFree(t *testing.T) {
 	if n := suiteSecretReads.of(f.accountSecret()); n != 0 {
 		t.Errorf("a refused watch read the account's Secret %d times", n)
 	}
+	if n := auditedReads(t, f.accountSecret()); n != 0 {
+		t.Errorf("the API server's audit log holds %d reads of the account's Secret by a refused watch", n)
+	}
 	if calls := f.fake.CallLog(); len(calls) != 0 {
 		t.Errorf("a refused watch called the cloud %d times: %+v", len(calls), calls)
 	}
@@ -219,6 +222,20 @@ func TestAccountRefusesAnotherNamespaceForFree(t *testing.T) {
 		a.Spec.Conditions[0].Namespaces = append(a.Spec.Conditions[0].Namespaces, f.ns)
 	})
 	f.waitFor("refused", 20*time.Second, "Ready once allowed", isReady)
+	if n := auditedReads(t, f.accountSecret()); n == 0 {
+		t.Error("the audit log holds no read of the account's Secret, yet the allowed watch is Ready: the audit sees nothing")
+	}
+}
+
+// auditedReads is how many times the API server's audit log says the
+// Secret was read.
+func auditedReads(t *testing.T, secret types.NamespacedName) int {
+	t.Helper()
+	n, err := env.SecretReads(secret.Namespace, secret.Name)
+	if err != nil {
+		t.Fatalf("reading the audit log: %v", err)
+	}
+	return n
 }
 
 // A service the account's condition does not name is refused as well.
@@ -230,7 +247,7 @@ func TestAccountRefusesAServiceItDoesNotName(t *testing.T) {
 	f.create(f.accountWatch("other-service"))
 	f.waitFor("other-service", 20*time.Second, "Stalled AccountNotAllowed",
 		stalledWith(swv1.ReasonAccountNotAllowed, "service "+fakecloud.DefaultServiceID, "serviceIds"))
-	if n, calls := suiteSecretReads.of(f.accountSecret()), f.fake.CallLog(); n != 0 || len(calls) != 0 {
+	if n, calls := suiteSecretReads.of(f.accountSecret())+auditedReads(t, f.accountSecret()), f.fake.CallLog(); n != 0 || len(calls) != 0 {
 		t.Errorf("a refused watch read the Secret %d times and called the cloud %d times", n, len(calls))
 	}
 }
@@ -243,7 +260,7 @@ func TestAccountNotFoundThenCreated(t *testing.T) {
 	f.createAccountSecrets()
 	f.create(f.accountWatch("early"))
 	f.waitFor("early", 20*time.Second, "Stalled AccountNotFound", stalledWith(swv1.ReasonAccountNotFound, f.accountName()))
-	if n, calls := suiteSecretReads.of(f.accountSecret()), f.fake.CallLog(); n != 0 || len(calls) != 0 {
+	if n, calls := suiteSecretReads.of(f.accountSecret())+auditedReads(t, f.accountSecret()), f.fake.CallLog(); n != 0 || len(calls) != 0 {
 		t.Errorf("a watch of a missing account read the Secret %d times and called the cloud %d times", n, len(calls))
 	}
 	f.createAccount(swv1.AccountCondition{Namespaces: []string{f.ns}})
@@ -274,7 +291,7 @@ func TestAccountTenantRelabelsItsNamespace(t *testing.T) {
 	if w := f.get("relabelled"); conditions.IsReady(w) {
 		t.Fatal("a namespace that tried to fake the trusted label was allowed")
 	}
-	if n, calls := suiteSecretReads.of(f.accountSecret()), f.fake.CallLog(); n != 0 || len(calls) != 0 {
+	if n, calls := suiteSecretReads.of(f.accountSecret())+auditedReads(t, f.accountSecret()), f.fake.CallLog(); n != 0 || len(calls) != 0 {
 		t.Errorf("a refused watch read the Secret %d times and called the cloud %d times", n, len(calls))
 	}
 

@@ -55,7 +55,9 @@ const secretMarker = "s3cr3t-"
 // TestMain runs the suite against one control plane and one manager; under
 // -short only the rules' unit tests run (the envtest tests skip).
 func TestMain(m *testing.M) {
-	os.Exit(testenv.Main(m, func(e *testenv.Env) (int, error) { return runSuite(m, e) }))
+	// The API server audits Secret reads, so that tests can count what it
+	// saw rather than what the manager's own reader says it asked.
+	os.Exit(testenv.MainWith(m, testenv.Options{AuditSecretReads: true}, func(e *testenv.Env) (int, error) { return runSuite(m, e) }))
 }
 
 func runSuite(m *testing.M, e *testenv.Env) (int, error) {

@@ -6,7 +6,9 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -41,6 +43,8 @@ type Env struct {
 	Scheme *apiruntime.Scheme
 
 	env *envtest.Environment
+	// auditLog is the API server's audit log (Options.AuditSecretReads).
+	auditLog string
 }
 
 // RepoRoot is the root of this repository, found from this file's location so
@@ -65,7 +69,23 @@ type Options struct {
 	// Unlimited turns the client's own rate limit off, so that creating a
 	// thousand objects measures the API server and not the client.
 	Unlimited bool
+	// AuditSecretReads has the API server write an audit event for every
+	// read of a Secret (get, list, watch) into a file, so that a test can
+	// count the reads the API server itself saw (Env.SecretReads).
+	AuditSecretReads bool
 }
+
+// auditPolicy records reads of Secrets (their metadata: who read which,
+// never the data) and nothing else.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  resources: [{group: "", resources: [secrets]}]
+  verbs: [get, list, watch]
+- level: None
+`
 
 // Start starts kube-apiserver and etcd and installs the CRDs of config/crd/bases.
 func Start() (*Env, error) { return StartWith(Options{}) }
@@ -96,6 +116,12 @@ func StartWith(o Options) (*Env, error) {
 		Scheme:                   scheme,
 		ControlPlaneStartTimeout: o.StartTimeout,
 	}
+	var auditLog string
+	if o.AuditSecretReads {
+		if auditLog, err = configureAudit(env); err != nil {
+			return nil, err
+		}
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		// Start can fail after etcd or the API server came up (installing
@@ -110,7 +136,59 @@ func StartWith(o Options) (*Env, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("creating client: %w", err), env.Stop())
 	}
-	return &Env{Config: cfg, Client: c, WatchClient: c, Scheme: scheme, env: env}, nil
+	return &Env{Config: cfg, Client: c, WatchClient: c, Scheme: scheme, env: env, auditLog: auditLog}, nil
+}
+
+// configureAudit writes the audit policy into a directory of its own and
+// has env's API server log to a file beside it, which it returns.
+func configureAudit(env *envtest.Environment) (string, error) {
+	dir, err := os.MkdirTemp("", "servicewatch-audit-")
+	if err != nil {
+		return "", err
+	}
+	policy := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return "", err
+	}
+	log := filepath.Join(dir, "audit.log")
+	env.ControlPlane.GetAPIServer().Configure().
+		Set("audit-policy-file", policy).
+		Set("audit-log-path", log).
+		Set("audit-log-mode", "blocking") // each event written before the answer: a test reads it at once
+	return log, nil
+}
+
+// SecretReads counts the gets of the Secret namespace/name that the API
+// server's audit log holds so far (Options.AuditSecretReads). The manager
+// reads a Secret's data only with a get; its list and watch of Secrets
+// carry their metadata alone (see internal/secretwatch), so they are not
+// reads of a key.
+func (e *Env) SecretReads(namespace, name string) (int, error) {
+	if e.auditLog == "" {
+		return 0, errors.New("the control plane was started without AuditSecretReads")
+	}
+	raw, err := os.ReadFile(e.auditLog)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for line := range bytes.Lines(raw) {
+		var ev struct {
+			Verb      string `json:"verb"`
+			ObjectRef struct {
+				Resource  string `json:"resource"`
+				Namespace string `json:"namespace"`
+				Name      string `json:"name"`
+			} `json:"objectRef"`
+		}
+		if json.Unmarshal(line, &ev) != nil || ev.ObjectRef.Resource != "secrets" {
+			continue
+		}
+		if ev.Verb == "get" && ev.ObjectRef.Namespace == namespace && ev.ObjectRef.Name == name {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // StartForTest starts a control plane for one test (and its subtests),
@@ -183,7 +261,12 @@ func (e *Env) WriteKubeconfig(u envtest.User, path string) error {
 // and returns m's code, and stops it. An error of suite, or a failure to
 // start, fails the run.
 func Main(m *testing.M, suite func(*Env) (int, error)) int {
-	code, err := runMain(m, suite)
+	return MainWith(m, Options{}, suite)
+}
+
+// MainWith is Main with a control plane started as o says.
+func MainWith(m *testing.M, o Options, suite func(*Env) (int, error)) int {
+	code, err := runMain(m, o, suite)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -191,12 +274,12 @@ func Main(m *testing.M, suite func(*Env) (int, error)) int {
 	return code
 }
 
-func runMain(m *testing.M, suite func(*Env) (int, error)) (int, error) {
+func runMain(m *testing.M, o Options, suite func(*Env) (int, error)) (int, error) {
 	flag.Parse() //nolint:revive // TestMain must parse the test flags before it can read -short
 	if testing.Short() {
 		return m.Run(), nil
 	}
-	env, err := Start()
+	env, err := StartWith(o)
 	if err != nil {
 		return 0, err
 	}
@@ -229,7 +312,11 @@ func SkipShort(t testing.TB) {
 
 // Stop stops the control plane.
 func (e *Env) Stop() error {
-	return e.env.Stop()
+	err := e.env.Stop()
+	if e.auditLog != "" {
+		err = errors.Join(err, os.RemoveAll(filepath.Dir(e.auditLog)))
+	}
+	return err
 }
 
 // binaryAssets finds kube-apiserver and etcd, and says how to get them when
