@@ -162,7 +162,7 @@ type AccountBudget struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,shortName=cca,categories=servicewatch
+// +kubebuilder:resource:scope=Cluster,shortName=cca
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Namespaces",type=integer,JSONPath=`.status.namespaceCount`
 // +kubebuilder:printcolumn:name="Watches",type=integer,JSONPath=`.status.watches`

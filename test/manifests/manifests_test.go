@@ -526,6 +526,17 @@ func (s suite) kubectlExplainAndGet(t *testing.T) {
 	sample := filepath.Join(testenv.RepoRoot(), "config", "samples", "cloud_v1alpha1_servicewatch.yaml")
 	run("create", "namespace", "explain-get")
 	run("apply", "-n", "explain-get", "-f", sample)
+	// Every name of the resource means it alone: a category of another
+	// kind spelled like one of them (the account's "servicewatch" once)
+	// makes kubectl get NAME fail with "you must specify only one resource".
+	for _, name := range []string{"servicewatch", "servicewatches", "sw", "servicewatches.cloud.servicewatch.io"} {
+		if got := strings.TrimSpace(run("get", name, "analytics-prod", "-n", "explain-get", "-o", "name")); got != "servicewatch.cloud.servicewatch.io/analytics-prod" {
+			t.Errorf("kubectl get %s analytics-prod -o name = %q", name, got)
+		}
+	}
+	for _, name := range []string{"clustercloudaccount", "clustercloudaccounts", "cca"} {
+		run("get", name) // no account exists: an empty list, not an error
+	}
 	header := strings.Fields(strings.SplitN(run("get", "sw", "-n", "explain-get", "-o", "wide"), "\n", 2)[0])
 	want := []string{"NAME", "READY", "REASON", "PIPES", "FAILED", "ENDPOINTS", "ALERTS", "LAST", "SYNC", "AGE", "SERVICE", "INTERVAL", "STATUS"}
 	if !slices.Equal(header, want) {
