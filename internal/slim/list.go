@@ -23,7 +23,10 @@ func List[T any](items []T, budget int, shape Shape) []T {
 }
 
 // List is the package's List with this Slimmer's work charge: a list whose
-// slimming runs out of work is left as far as it got.
+// slimming runs out of work is left as far as it got. A list that does not
+// fit with its items at MinCap has items cut to their identities, when
+// that makes it fit (see Identities): whole items go only when identities
+// no longer fit.
 func (s *Slimmer[T]) List(items []T, budget int) []T {
 	charges := bound.Charges(items)
 	if sum(charges) <= budget {
@@ -43,6 +46,9 @@ func (s *Slimmer[T]) List(items []T, budget int) []T {
 			}
 			out[i], charges[i] = small, charge+1 // and its comma
 		}
+	}
+	if sum(charges) > budget {
+		_, _ = s.Identities(out, charges, budget) // run out of work: as far as it got
 	}
 	return out
 }
