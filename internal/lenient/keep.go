@@ -216,7 +216,7 @@ func (k *Keeper[T]) keep(item *T, id string) error {
 	if bare == 0 {
 		bare = charge // no identity to cut it to
 	}
-	return k.push(keptEntry{key: key, off: off, size: size, charge: charge, whole: whole, bareCharge: bare})
+	return k.push(keptEntry{key: key, off: off, size: size, charge: charge, whole: whole, bareCharge: clampInt32(bare)})
 }
 
 // identityCharge is what item is charged cut to its identity (at most its
@@ -243,7 +243,7 @@ func (k *Keeper[T]) keepSlimmed(item *T, key itemKey, whole, bare int) error {
 			return err
 		}
 	}
-	e := keptEntry{key: key, whole: whole, bareCharge: bare}
+	e := keptEntry{key: key, whole: whole, bareCharge: clampInt32(bare)}
 	var err error
 	if k.capBytes > 0 && whole > k.capBytes {
 		e.off, e.size, e.charge, err = k.slimmed(item, k.capBytes)
@@ -262,7 +262,7 @@ func (k *Keeper[T]) keepSlimmed(item *T, key itemKey, whole, bare int) error {
 func (k *Keeper[T]) push(e keptEntry) error {
 	k.kept.push(e)
 	k.used += e.charge
-	k.bareSum += e.bareCharge
+	k.bareSum += int(e.bareCharge)
 	return k.fit()
 }
 
@@ -309,9 +309,9 @@ func (k *Keeper[T]) duplicate(item *T, id string) error {
 	e.whole = max(e.whole, capped)
 	if bare, err := k.identityCharge(item, callers); err != nil {
 		return err
-	} else if bare > e.bareCharge {
-		k.bareSum += bare - e.bareCharge
-		e.bareCharge = bare
+	} else if bare > int(e.bareCharge) {
+		k.bareSum += bare - int(e.bareCharge)
+		e.bareCharge = int32(bare)
 	}
 	charge := max(slimmedCharge, e.charge)
 	if bytes.Compare(k.arena[off:off+size], k.arena[e.off:e.off+e.size]) < 0 {
@@ -500,8 +500,9 @@ type keptEntry struct {
 	whole int
 	// bare: slimming could take no more of it.
 	bare bool
-	// bareCharge is its charge cut to its identity (see WithIdentities).
-	bareCharge int
+	// bareCharge is its charge cut to its identity (see WithIdentities): an
+	// int32 beside bare, in what was padding, so that the entry is no bigger.
+	bareCharge int32
 }
 
 // keptHeap is a max-heap of entries by key. Once a duplicate has asked
@@ -807,6 +808,10 @@ func waterLevel(charges []int, budget int) int {
 	return math.MaxInt
 }
 
+// clampInt32 is n, at most math.MaxInt32: an identity charged more never
+// fits a budget anyway.
+func clampInt32(n int) int32 { return int32(min(n, math.MaxInt32)) }
+
 // identitiesFit reports whether the kept items, over the budget with the
 // cap at its floor, would fit cut to their identities: then no whole item
 // goes yet. Counted from the charges alone, so that a list whose
@@ -828,7 +833,7 @@ func (k *Keeper[T]) cutToIdentities() error {
 	for i := range order {
 		order[i] = i
 	}
-	saves := func(e *keptEntry) int { return e.charge - e.bareCharge }
+	saves := func(e *keptEntry) int { return e.charge - int(e.bareCharge) }
 	slices.SortFunc(order, func(a, b int) int {
 		if d := saves(&es[b]) - saves(&es[a]); d != 0 {
 			return d

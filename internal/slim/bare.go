@@ -16,22 +16,25 @@ import (
 // (the worst answer for memory: thousands of pipes of nothing but an id)
 // pays a walk of each item's top members and no allocation.
 func (s *Slimmer[T]) BareCharge(item *T) (int, error) {
-	s.plan()
-	if s.omitted == nil {
+	top, omitted := s.topPlan()
+	if omitted == nil {
 		return 0, ErrNoOmittedRecord
 	}
 	v := ptrValue(item)
-	prev, _ := reflect.TypeAssert[map[string]int32](v.FieldByIndex(s.omitted.index))
-	m := &meter{k: math.MaxInt, limit: math.MaxInt, heap: int(s.root.typ.Size())}
+	prev, _ := reflect.TypeAssert[map[string]int32](v.FieldByIndex(omitted.index))
+	m := &meter{k: math.MaxInt, limit: math.MaxInt, heap: int(top.typ.Size())}
 	m.json = len("{}")
 	written, whole := 0, make([]string, 0, 8)
-	for i := range s.root.fields {
-		f := &s.root.fields[i]
+	for i := range top.fields {
+		f := &top.fields[i]
+		if f == omitted {
+			continue
+		}
 		fv := v.FieldByIndex(f.index)
 		if !f.emitted(fv) {
 			continue
 		}
-		if !slices.ContainsFunc(s.identity, func(g field) bool { return g.name == f.name }) {
+		if !slices.Contains(s.shape.Identity, f.name) {
 			whole = append(whole, f.name)
 			continue
 		}
@@ -42,12 +45,12 @@ func (s *Slimmer[T]) BareCharge(item *T) (int, error) {
 		m.json += f.nameBytes
 		m.value(f.node, fv)
 	}
-	j, h := s.bareRecordSize(whole, prev)
+	j, h := bareRecordSize(omitted, whole, prev)
 	if j > 0 && written > 0 {
 		j++ // its comma
 	}
 	bare := max(m.json+j, m.heap+h)
-	if err := s.charge(ValueWork * (len(s.root.fields) + m.values)); err != nil {
+	if err := s.charge(ValueWork * (len(top.fields) + m.values)); err != nil {
 		return 0, err
 	}
 	return bare, nil
@@ -56,7 +59,7 @@ func (s *Slimmer[T]) BareCharge(item *T) (int, error) {
 // bareRecordSize is the JSON (member name included) and heap size of the
 // omitted record bare writes: each member left out whole counted once, and
 // of prev what is outside those members.
-func (s *Slimmer[T]) bareRecordSize(whole []string, prev map[string]int32) (jsonBytes, heap int) {
+func bareRecordSize(omitted *field, whole []string, prev map[string]int32) (jsonBytes, heap int) {
 	entries := 0
 	for _, name := range whole {
 		entries++
@@ -73,8 +76,8 @@ func (s *Slimmer[T]) bareRecordSize(whole []string, prev map[string]int32) (json
 	if entries == 0 {
 		return 0, 0
 	}
-	mapType := s.omitted.node.typ
-	jsonBytes += s.omitted.nameBytes + len("{}") + entries - 1
+	mapType := omitted.node.typ
+	jsonBytes += omitted.nameBytes + len("{}") + entries - 1
 	heap += bound.MapBytes(entries, int(mapType.Key().Size()), int(mapType.Elem().Size()))
 	return jsonBytes, heap
 }
@@ -119,4 +122,26 @@ func (s *Slimmer[T]) Identities(items []T, charges []int, budget int) (bool, err
 		items[i], charges[i] = bare, charge+1
 	}
 	return true, nil
+}
+
+// topPlan is T's plan with its identity members and omitted record planned
+// and its other members not (see planner.unplanned), and the omitted
+// record's member (nil: T has none of the right type): the whole plan when
+// slimming built it already, else one of its own, so that a list none of
+// whose items is slimmed does not pay for the whole plan to count
+// identities.
+func (s *Slimmer[T]) topPlan() (top *node, omitted *field) {
+	if s.planned {
+		return s.root, s.omitted
+	}
+	if s.top == nil {
+		p := &planner{unplanned: func(name string) bool { return name != OmittedField && !slices.Contains(s.shape.Identity, name) }}
+		s.top = p.plan(reflect.TypeFor[T](), "")
+		for i := range s.top.fields {
+			if f := &s.top.fields[i]; f.name == OmittedField && f.node.typ == reflect.TypeFor[map[string]int32]() {
+				s.topOmitted = f
+			}
+		}
+	}
+	return s.top, s.topOmitted
 }

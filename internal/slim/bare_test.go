@@ -43,6 +43,9 @@ func TestBareChargeIsTheChargeOfTheIdentity(t *testing.T) {
 			if min(got, bound.Charge(&p)) != charge || charge != bound.Charge(&bare) {
 				t.Errorf("BareCharge %d; the identity Slim built is charged %d (Slim says %d), source %v", got, bound.Charge(&bare), charge, bare.Source)
 			}
+			if again, _ := s.BareCharge(&p); again != got { // now through the whole plan
+				t.Errorf("BareCharge %d before the Slimmer slimmed, %d after", got, again)
+			}
 		})
 	}
 	ep := swv1.ReversePrivateEndpoint{ID: ptr.To("e-1"), Status: ptr.To("Ready")}
@@ -89,7 +92,7 @@ func TestListCutsToIdentitiesBeforeWholeItemsGo(t *testing.T) {
 		// identities: every item is kept, some cut to their identity.
 		identities bool
 	}{
-		"identities fit: all 3000 kept":         {budget: 2 << 20, identities: true},
+		"identities fit: all 3000 kept":          {budget: 2 << 20, identities: true},
 		"identities do not fit: a prefix, 1 KiB": {budget: 1 << 20},
 	}
 	for name, tt := range tests {
