@@ -823,8 +823,9 @@ func (k *Keeper[T]) identitiesFit() bool {
 }
 
 // cutToIdentities cuts kept items to their identities, those that save most
-// first (by key among equals, so that the same items in any order give the
-// same list), until the list fits; what still does not fit (an identity
+// first (among equals, from the end of the id order, where whole items
+// would go: the same items in any order give the same list), until the
+// list fits; what still does not fit (an identity
 // charged more than counted) then goes by whole items, as always.
 func (k *Keeper[T]) cutToIdentities() error {
 	k.identitiesCut = true
@@ -838,8 +839,8 @@ func (k *Keeper[T]) cutToIdentities() error {
 		if d := saves(&es[b]) - saves(&es[a]); d != 0 {
 			return d
 		}
-		if es[a].key.less(es[b].key) {
-			return -1
+		if es[b].key.less(es[a].key) {
+			return -1 // from the end of the id order, where whole items would go
 		}
 		return 1
 	})

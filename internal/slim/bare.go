@@ -85,8 +85,8 @@ func bareRecordSize(omitted *field, whole []string, prev map[string]int32) (json
 // Identities is the last step of slimming a list to budget, once its items
 // are at their floor (MinCap) and the list still does not fit: if the items
 // cut to their identities would fit, as many as it takes are, those that
-// save most first (the list's order breaks ties, so the same items always
-// give the same list), and true; else nothing is cut, and false: the list
+// save most first (among equals, from the end of the list, where whole
+// items would go: the same items always give the same list), and true; else nothing is cut, and false: the list
 // is then cut by whole items, from its end, as before. Whether identities
 // fit is counted from their charges first, so that a list too long for its
 // identities (the worst answer for memory) builds none. charges are the
@@ -108,7 +108,12 @@ func (s *Slimmer[T]) Identities(items []T, charges []int, budget int) (bool, err
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return (charges[b] - bares[b]) - (charges[a] - bares[a]) })
+	slices.SortFunc(order, func(a, b int) int {
+		if d := (charges[b] - bares[b]) - (charges[a] - bares[a]); d != 0 {
+			return d
+		}
+		return b - a // from the end, where whole items would go
+	})
 	used := sum(charges)
 	for _, i := range order {
 		if used <= budget || charges[i] <= bares[i] {
