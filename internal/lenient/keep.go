@@ -81,7 +81,8 @@ type Keeper[T any] struct {
 
 // minSlimCap is the least cap slimming goes down to: under it an item is
 // about its identity already (a bare pipe is charged 300 to 500 bytes
-// decoded), and the list is cut whole items instead. At 512, the worst
+// decoded), and the list is cut to identities (WithIdentities) when they
+// fit, else by whole items. At 512, the worst
 // answer for memory (memory-worst-60's: 10,100 pipes of empty nested
 // objects, each about 600 bytes decoded) had every one of its pipes cut to
 // its identity and a new omitted record, for 20 % more garbage per call and
@@ -92,7 +93,8 @@ const minSlimCap = 1024
 // WithSlim makes the keeper slim big items (cut lists inside them, to the
 // same length in each item above a common cap) before it drops any whole
 // item, so that one big item never hides the others. Items are dropped, from
-// the end of the id order, only once the cap is at minSlimCap. slim should
+// the end of the id order, only once the cap is at minSlimCap (and, with
+// WithIdentities, their identities do not fit either). slim should
 // charge its own work to work, as the keeper charges its decoding and
 // encoding of the items it slims again.
 func (k *Keeper[T]) WithSlim(slim func(item *T, target int) (T, error), work *Work) *Keeper[T] {

@@ -94,7 +94,7 @@ func TestKeeperCutsToIdentitiesBeforeWholeItemsGo(t *testing.T) {
 		// identities: every pipe is kept, some cut to their identity.
 		identities bool
 	}{
-		"identities fit: all 3000 kept":         {budget: 2 << 20, identities: true},
+		"identities fit: all 3000 kept":          {budget: 2 << 20, identities: true},
 		"identities do not fit: a prefix, 1 KiB": {budget: 1 << 20},
 	}
 	for name, tt := range tests {

@@ -7,9 +7,10 @@ import (
 	"github.com/servicewatch/servicewatch/internal/bound"
 )
 
-// MinCap is the least a list slims an item to: under it an item is about
-// its identity already, and a list that still does not fit is cut by whole
-// items instead (as the list keeper's, internal/lenient).
+// MinCap is the least a list slims an item to by cutting inside it: under
+// it an item is about its identity already, and a list that still does not
+// fit is cut to identities when they fit (Identities), else by whole items
+// (as the list keeper's, internal/lenient).
 const MinCap = 1024
 
 // List returns items with the big ones slimmed (see Item) so that their
