@@ -67,7 +67,7 @@ func TestSlimmedKeepIsTheSameInAnyOrder(t *testing.T) {
 }
 
 // mediumPipes are n Postgres pipes of about 1.5 kB of JSON each (22 table
-// mappings, 4.2 kB decoded), in reverse id order: far over the 1 KiB
+// mappings, about 4 kB decoded), in reverse id order: far over the 1 KiB
 // floor, about 500 bytes each cut to its identity.
 func mediumPipes(n int) []swv1.Pipe {
 	pipes := make([]swv1.Pipe, n)
