@@ -48,6 +48,10 @@ func TestBareChargeIsTheChargeOfTheIdentity(t *testing.T) {
 			}
 		})
 	}
+	units := 0
+	if _, err := slim.New[swv1.Pipe](slim.Pipes).WithWork(func(n int) error { units += n; return nil }).BareCharge(new(cdcPipe("p-6", 40, 3))); err != nil || units == 0 {
+		t.Errorf("BareCharge charged %d units of work (%v); want its walk charged", units, err)
+	}
 	ep := swv1.ReversePrivateEndpoint{ID: ptr.To("e-1"), Status: ptr.To("Ready")}
 	for i := range 100 {
 		ep.DNSNames = append(ep.DNSNames, fmt.Sprintf("vpce-%04d.eu-west-1.vpce.amazonaws.com", i))
