@@ -68,9 +68,10 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, rea
 	// Numbers in skipped members stay text: 1e999 is valid JSON.
 	dec.UseNumber()
 	opts := in.opts
+	slimmer := slim.New[T](shape).WithWork(in.work.Charge)
 	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, read: read, work: in.work,
 		strict: lenient.NewStrictFor(in.scrub, in.work), keep: lenient.NewKeeper(idOf, opts.KeepBytes, opts.Charge, opts.Each).
-			WithReplace(opts.Replace).WithSlim(slim.New[T](shape).WithWork(in.work.Charge).Item, in.work)}
+			WithReplace(opts.Replace).WithSlim(slimmer.Item, in.work).WithIdentities(slimmer.BareCharge)}
 	err := lenient.ReadObject(dec, env.member)
 	if err == nil {
 		err = expectEnd(dec)

@@ -65,6 +65,12 @@ type Keeper[T any] struct {
 	// step of capLadder.
 	slim     func(item *T, target int) (T, error)
 	capBytes int
+	// bareCharge, when set, is what an item is charged cut to its identity
+	// (see WithIdentities); bareSum sums it over the kept items while none
+	// was dropped, and identitiesCut says the last step was taken.
+	bareCharge    func(item *T) (int, error)
+	bareSum       int
+	identitiesCut bool
 	// work is the answer's decode work, to which the keeper charges what
 	// slimming kept items costs it (their decoding and encoding).
 	work *Work
@@ -75,7 +81,8 @@ type Keeper[T any] struct {
 
 // minSlimCap is the least cap slimming goes down to: under it an item is
 // about its identity already (a bare pipe is charged 300 to 500 bytes
-// decoded), and the list is cut whole items instead. At 512, the worst
+// decoded), and the list is cut to identities (WithIdentities) when they
+// fit, else by whole items. At 512, the worst
 // answer for memory (memory-worst-60's: 10,100 pipes of empty nested
 // objects, each about 600 bytes decoded) had every one of its pipes cut to
 // its identity and a new omitted record, for 20 % more garbage per call and
@@ -86,11 +93,26 @@ const minSlimCap = 1024
 // WithSlim makes the keeper slim big items (cut lists inside them, to the
 // same length in each item above a common cap) before it drops any whole
 // item, so that one big item never hides the others. Items are dropped, from
-// the end of the id order, only once the cap is at minSlimCap. slim should
+// the end of the id order, only once the cap is at minSlimCap (and, with
+// WithIdentities, their identities do not fit either). slim should
 // charge its own work to work, as the keeper charges its decoding and
 // encoding of the items it slims again.
 func (k *Keeper[T]) WithSlim(slim func(item *T, target int) (T, error), work *Work) *Keeper[T] {
 	k.slim, k.work = slim, work
+	return k
+}
+
+// WithIdentities adds a last step to slimming: when the list does not fit
+// with its items at minSlimCap, but would with its items cut to their
+// identities (bareCharge says what one is charged so, without building
+// it), no whole item is dropped: at the end, the items that save most are
+// cut to their identities until the list fits (see cutToIdentities). When
+// the identities do not fit either, whole items go from the end of the id
+// order, as without it. Until that is known, the items at minSlimCap are
+// all kept: at most budget ÷ (an identity's charge) of them, about 1,600
+// pipes of up to 1 KiB each for the default 800 KiB.
+func (k *Keeper[T]) WithIdentities(bareCharge func(item *T) (int, error)) *Keeper[T] {
+	k.bareCharge = bareCharge
 	return k
 }
 
@@ -148,11 +170,15 @@ func (k *Keeper[T]) keep(item *T, id string) error {
 	if id != "" && k.hasCutoff && !key.less(k.cutoff) {
 		return nil
 	}
-	callers := -1 // the caller's charge, once computed
+	callers, bare := -1, 0 // the caller's charge, once computed; the identity's
 	if id != "" && k.slim != nil && k.budget > 0 && k.charge != nil {
 		callers = k.charge(item)
+		var err error
+		if bare, err = k.identityCharge(item, callers); err != nil {
+			return err
+		}
 		if whole := k.wholeOf(callers, 0); k.used+whole > k.budget || (k.capBytes > 0 && whole > k.capBytes) {
-			return k.keepSlimmed(item, key, whole)
+			return k.keepSlimmed(item, key, whole, bare)
 		}
 	}
 	off, size, err := k.encode(item)
@@ -189,20 +215,37 @@ func (k *Keeper[T]) keep(item *T, id string) error {
 		k.cutoff, k.hasCutoff = key, true
 		return nil
 	}
-	return k.push(keptEntry{key: key, off: off, size: size, charge: charge, whole: whole})
+	if bare == 0 {
+		bare = charge // no identity to cut it to
+	}
+	return k.push(keptEntry{key: key, off: off, size: size, charge: charge, whole: whole, bareCharge: clampInt32(bare)})
+}
+
+// identityCharge is what item is charged cut to its identity (at most its
+// charge, callers), 0 when the keeper has no identity step or it cannot
+// matter any more: a whole item was dropped already.
+func (k *Keeper[T]) identityCharge(item *T, callers int) (int, error) {
+	if k.bareCharge == nil || k.hasCutoff {
+		return 0, nil
+	}
+	c, err := k.bareCharge(item)
+	if err != nil {
+		return 0, fmt.Errorf("size identity: %w", err)
+	}
+	return min(max(c+1, MinItemCharge), max(callers, MinItemCharge)), nil // +1: its newline
 }
 
 // keepSlimmed keeps an item that needs room: the cap is lowered with it
 // counted, and the item is slimmed from its decoded form as it comes,
 // without encoding it whole first (a 1 MB item slimmed to 256 KiB is
 // encoded once, at 256 KiB).
-func (k *Keeper[T]) keepSlimmed(item *T, key itemKey, whole int) error {
+func (k *Keeper[T]) keepSlimmed(item *T, key itemKey, whole, bare int) error {
 	if k.used+whole > k.budget {
 		if err := k.lowerCap(whole); err != nil {
 			return err
 		}
 	}
-	e := keptEntry{key: key, whole: whole}
+	e := keptEntry{key: key, whole: whole, bareCharge: clampInt32(bare)}
 	var err error
 	if k.capBytes > 0 && whole > k.capBytes {
 		e.off, e.size, e.charge, err = k.slimmed(item, k.capBytes)
@@ -221,6 +264,7 @@ func (k *Keeper[T]) keepSlimmed(item *T, key itemKey, whole int) error {
 func (k *Keeper[T]) push(e keptEntry) error {
 	k.kept.push(e)
 	k.used += e.charge
+	k.bareSum += int(e.bareCharge)
 	return k.fit()
 }
 
@@ -265,6 +309,12 @@ func (k *Keeper[T]) duplicate(item *T, id string) error {
 	}
 	e := &k.kept.entries[i]
 	e.whole = max(e.whole, capped)
+	if bare, err := k.identityCharge(item, callers); err != nil {
+		return err
+	} else if bare > int(e.bareCharge) {
+		k.bareSum += bare - int(e.bareCharge)
+		e.bareCharge = int32(bare)
+	}
 	charge := max(slimmedCharge, e.charge)
 	if bytes.Compare(k.arena[off:off+size], k.arena[e.off:e.off+e.size]) < 0 {
 		if err := k.replaced(*e, item); err != nil {
@@ -315,6 +365,9 @@ func (k *Keeper[T]) fit() error {
 		} else if lowered {
 			continue
 		}
+		if k.identitiesFit() {
+			break // cut to identities at the end, once all items are in
+		}
 		dropped := k.kept.pop()
 		k.used -= dropped.charge
 		k.cutoff, k.hasCutoff = dropped.key, true
@@ -358,6 +411,11 @@ func (k *Keeper[T]) Items() ([]T, error) {
 		// The cap the items set, whatever their order: while they came, it
 		// was lowered only as far as room was needed.
 		if err := k.lowerCap(0); err != nil {
+			return nil, err
+		}
+	}
+	if k.budget > 0 && k.used > k.budget {
+		if err := k.cutToIdentities(); err != nil {
 			return nil, err
 		}
 	}
@@ -444,6 +502,9 @@ type keptEntry struct {
 	whole int
 	// bare: slimming could take no more of it.
 	bare bool
+	// bareCharge is its charge cut to its identity (see WithIdentities): an
+	// int32 beside bare, in what was padding, so that the entry is no bigger.
+	bareCharge int32
 }
 
 // keptHeap is a max-heap of entries by key. Once a duplicate has asked
@@ -747,4 +808,74 @@ func waterLevel(charges []int, budget int) int {
 		rest -= c
 	}
 	return math.MaxInt
+}
+
+// clampInt32 is n, at most math.MaxInt32: an identity charged more never
+// fits a budget anyway.
+func clampInt32(n int) int32 { return int32(min(n, math.MaxInt32)) }
+
+// identitiesFit reports whether the kept items, over the budget with the
+// cap at its floor, would fit cut to their identities: then no whole item
+// goes yet. Counted from the charges alone, so that a list whose
+// identities do not fit either (the worst answer for memory: thousands of
+// small pipes) cuts none of its items to one. Once a whole item went, the
+// identities of the items seen no longer fit, and more items only add.
+func (k *Keeper[T]) identitiesFit() bool {
+	return k.bareCharge != nil && !k.identitiesCut && !k.hasCutoff && k.capBytes <= minSlimCap && k.bareSum <= k.budget
+}
+
+// cutToIdentities cuts kept items to their identities, those that save most
+// first (among equals, from the end of the id order, where whole items
+// would go: the same items in any order give the same list), until the
+// list fits; what still does not fit (an identity
+// charged more than counted) then goes by whole items, as always.
+func (k *Keeper[T]) cutToIdentities() error {
+	k.identitiesCut = true
+	es := k.kept.entries
+	order := make([]int, len(es))
+	for i := range order {
+		order[i] = i
+	}
+	saves := func(e *keptEntry) int { return e.charge - int(e.bareCharge) }
+	slices.SortFunc(order, func(a, b int) int {
+		if d := saves(&es[b]) - saves(&es[a]); d != 0 {
+			return d
+		}
+		if es[b].key.less(es[a].key) {
+			return -1 // from the end of the id order, where whole items would go
+		}
+		return 1
+	})
+	for _, i := range order {
+		e := &es[i]
+		if k.used <= k.budget || saves(e) <= 0 {
+			break
+		}
+		if err := k.cutToIdentity(e); err != nil {
+			return err
+		}
+	}
+	return k.fit()
+}
+
+// cutToIdentity cuts a kept entry to its identity, from its encoding.
+func (k *Keeper[T]) cutToIdentity(e *keptEntry) error {
+	if err := k.work.Charge(ItemByteWork * e.size); err != nil {
+		return err
+	}
+	var item T
+	if err := json.Unmarshal(k.arena[e.off:e.off+e.size], &item); err != nil {
+		return fmt.Errorf("decode kept item: %w", err)
+	}
+	off, size, charge, err := k.slimmed(&item, 0) // nothing fits: the identity
+	if err != nil {
+		return err
+	}
+	if charge >= e.charge {
+		k.forget(off, size)
+		return nil
+	}
+	k.used += charge - e.charge
+	e.off, e.size, e.charge, e.bare = off, size, charge, true
+	return nil
 }

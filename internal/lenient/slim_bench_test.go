@@ -31,9 +31,10 @@ func benchPipes(n int) []swv1.Pipe {
 	return pipes
 }
 
-// The keeper before issue 28 (a prefix of whole items: no WithSlim) and
-// after (big items slimmed before whole ones go), side by side on the same
-// pipes and the default status budget.
+// The keeper before issue 28 (a prefix of whole items: no WithSlim), after
+// (big items slimmed before whole ones go) and with the identity step
+// (WithIdentities), side by side on the same pipes and the default status
+// budget.
 func BenchmarkKeeperPipes(b *testing.B) {
 	pipeID := func(p *swv1.Pipe) string { return *p.ID }
 	oneBig := benchPipes(51)
@@ -44,17 +45,22 @@ func BenchmarkKeeperPipes(b *testing.B) {
 	for _, list := range []struct {
 		name  string
 		pipes []swv1.Pipe
-	}{{"50", benchPipes(50)}, {"50+1MB", oneBig}, {"5000", benchPipes(5000)}} {
+	}{{"50", benchPipes(50)}, {"50+1MB", oneBig}, {"5000", benchPipes(5000)}, {"1500x1.5kB", mediumPipes(1500)}} {
 		pipes := list.pipes
-		for _, mode := range []string{"prefix", "slim"} {
+		// identities is the keeper as the client builds it since the
+		// identity step; slim, the keeper without it, as before.
+		for _, mode := range []string{"prefix", "slim", "identities"} {
 			b.Run(mode+"/"+list.name, func(b *testing.B) {
 				var last []swv1.Pipe
 				fastest := time.Duration(math.MaxInt64)
 				for b.Loop() {
 					start := time.Now()
 					k := NewKeeper(pipeID, 800<<10, bound.GoSize[swv1.Pipe], nil)
-					if mode == "slim" {
-						k.WithSlim(slim.New[swv1.Pipe](slim.Pipes).Item, nil)
+					switch s := slim.New[swv1.Pipe](slim.Pipes); mode {
+					case "slim":
+						k.WithSlim(s.Item, nil)
+					case "identities":
+						k.WithSlim(s.Item, nil).WithIdentities(s.BareCharge)
 					}
 					for i := range pipes {
 						if err := k.Add(&pipes[i], Report{}); err != nil {

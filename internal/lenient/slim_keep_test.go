@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"k8s.io/utils/ptr"
@@ -13,12 +14,22 @@ import (
 	"github.com/servicewatch/servicewatch/internal/slim"
 )
 
-// keepSlimmed runs pipes through a slimming keeper of budget and returns
-// what it keeps, as JSON.
+// keepSlimmed runs pipes through a slimming keeper of budget, as the
+// client builds it, and returns what it keeps, as JSON.
 func keepSlimmed(t *testing.T, pipes []swv1.Pipe, budget int) string {
 	t.Helper()
+	raw, err := json.Marshal(keepSlimmedItems(t, pipes, budget))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+func keepSlimmedItems(t *testing.T, pipes []swv1.Pipe, budget int) []swv1.Pipe {
+	t.Helper()
+	s := slim.New[swv1.Pipe](slim.Pipes)
 	k := NewKeeper(func(p *swv1.Pipe) string { return *p.ID }, budget, bound.GoSize[swv1.Pipe], nil).
-		WithSlim(slim.New[swv1.Pipe](slim.Pipes).Item, nil)
+		WithSlim(s.Item, nil).WithIdentities(s.BareCharge)
 	for i := range pipes {
 		if err := k.Add(&pipes[i], Report{}); err != nil {
 			t.Fatal(err)
@@ -28,11 +39,7 @@ func keepSlimmed(t *testing.T, pipes []swv1.Pipe, budget int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := json.Marshal(items)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(raw)
+	return items
 }
 
 // The same pipes in any order keep the same, slimmed the same: the cap is
@@ -56,5 +63,71 @@ func TestSlimmedKeepIsTheSameInAnyOrder(t *testing.T) {
 				t.Fatalf("budget %d: another order kept %d bytes, the first %d", budget, len(got), len(want))
 			}
 		}
+	}
+}
+
+// mediumPipes are n Postgres pipes of about 1.5 kB of JSON each (22 table
+// mappings, about 4 kB decoded), in reverse id order: far over the 1 KiB
+// floor, about 500 bytes each cut to its identity.
+func mediumPipes(n int) []swv1.Pipe {
+	pipes := make([]swv1.Pipe, n)
+	for i := range pipes {
+		p := swv1.Pipe{ID: ptr.To(fmt.Sprintf("p-%05d", n-i)), Name: ptr.To(fmt.Sprintf("orders %d", i)), State: ptr.To("Running"),
+			SourceKind: ptr.To("postgres"), Source: &swv1.PipeSource{Postgres: &swv1.PostgresSource{}}}
+		for m := range 22 {
+			p.Source.Postgres.TableMappings = append(p.Source.Postgres.TableMappings, swv1.PostgresTableMapping{
+				SourceTable: ptr.To(fmt.Sprintf("table_%05d", m)), TargetTable: ptr.To(fmt.Sprintf("public_table_%05d", m))})
+		}
+		pipes[i] = p
+	}
+	return pipes
+}
+
+// A list of many medium pipes that does not fit at the 1 KiB floor keeps
+// every pipe, by identity, when the identities fit: no whole pipe goes,
+// whatever the order. When they do not fit either, none is cut to its
+// identity, and whole pipes go from the end of the id order, as before.
+func TestKeeperCutsToIdentitiesBeforeWholeItemsGo(t *testing.T) {
+	pipes := mediumPipes(3000)
+	tests := map[string]struct {
+		budget int
+		// identities: every pipe is kept, some cut to their identity.
+		identities bool
+	}{
+		"identities fit: all 3000 kept":          {budget: 2 << 20, identities: true},
+		"identities do not fit: a prefix, 1 KiB": {budget: 1 << 20},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			kept := keepSlimmedItems(t, pipes, tt.budget)
+			bare, used := 0, 0
+			for i, p := range kept {
+				used += max(bound.GoSize(&p), MinItemCharge)
+				if p.Source == nil {
+					bare++
+				}
+				if want := fmt.Sprintf("p-%05d", i+1); *p.ID != want || p.Name == nil || *p.State != "Running" || *p.SourceKind != "postgres" {
+					t.Fatalf("item %d: %+v; want %s with its identity", i, p, want)
+				}
+			}
+			if used > tt.budget {
+				t.Errorf("kept %d pipes charged %d, over the budget %d", len(kept), used, tt.budget)
+			}
+			switch {
+			case tt.identities && (len(kept) != len(pipes) || bare == 0):
+				t.Errorf("kept %d of %d pipes, %d cut to their identity; want all, by identity", len(kept), len(pipes), bare)
+			case !tt.identities && (bare != 0 || len(kept) == len(pipes) || len(kept) < tt.budget/(2<<10)):
+				t.Errorf("kept %d of %d pipes, %d cut to their identity; want a prefix of pipes at 1 KiB, none bare", len(kept), len(pipes), bare)
+			}
+			rng := rand.New(rand.NewPCG(2, uint64(tt.budget)))
+			want := keepSlimmed(t, pipes, tt.budget)
+			for range 2 {
+				shuffled := slices.Clone(pipes)
+				rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+				if got := keepSlimmed(t, shuffled, tt.budget); got != want {
+					t.Fatalf("another order kept %d bytes, the first %d", len(got), len(want))
+				}
+			}
+		})
 	}
 }

@@ -7,9 +7,10 @@ import (
 	"github.com/servicewatch/servicewatch/internal/bound"
 )
 
-// MinCap is the least a list slims an item to: under it an item is about
-// its identity already, and a list that still does not fit is cut by whole
-// items instead (as the list keeper's, internal/lenient).
+// MinCap is the least a list slims an item to by cutting inside it: under
+// it an item is about its identity already, and a list that still does not
+// fit is cut to identities when they fit (Identities), else by whole items
+// (as the list keeper's, internal/lenient).
 const MinCap = 1024
 
 // List returns items with the big ones slimmed (see Item) so that their
@@ -23,7 +24,10 @@ func List[T any](items []T, budget int, shape Shape) []T {
 }
 
 // List is the package's List with this Slimmer's work charge: a list whose
-// slimming runs out of work is left as far as it got.
+// slimming runs out of work is left as far as it got. A list that does not
+// fit with its items at MinCap has items cut to their identities, when
+// that makes it fit (see Identities): whole items go only when identities
+// no longer fit.
 func (s *Slimmer[T]) List(items []T, budget int) []T {
 	charges := bound.Charges(items)
 	if sum(charges) <= budget {
@@ -43,6 +47,9 @@ func (s *Slimmer[T]) List(items []T, budget int) []T {
 			}
 			out[i], charges[i] = small, charge+1 // and its comma
 		}
+	}
+	if sum(charges) > budget {
+		_, _ = s.Identities(out, charges, budget) // run out of work: as far as it got
 	}
 	return out
 }

@@ -70,6 +70,10 @@ var (
 type planner struct {
 	paths []string       // JSON path of each list, by node.list
 	stack []reflect.Type // types being planned: a recursive type is not cut
+	// unplanned, when set, names the top-level members whose type is not
+	// planned (a plan only of what BareCharge reads: the whole plan of a
+	// pipe is a thousand allocations).
+	unplanned func(name string) bool
 }
 
 // plan is the plan of t, whose JSON path is path.
@@ -169,7 +173,12 @@ func (p *planner) fields(t reflect.Type, path string) []field {
 		}
 		if !shadowed {
 			ft := t.FieldByIndex(c.index).Type
-			c.node, c.isZeroer = p.plan(ft, join(path, c.name)), ft.Implements(isZeroerType)
+			c.isZeroer = ft.Implements(isZeroerType)
+			if path == "" && p.unplanned != nil && p.unplanned(c.name) {
+				c.node = &node{typ: ft, kind: kindOther, list: -1}
+			} else {
+				c.node = p.plan(ft, join(path, c.name))
+			}
 			out = append(out, c.field)
 		}
 	}

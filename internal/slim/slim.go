@@ -61,6 +61,10 @@ type Slimmer[T any] struct {
 	omitted  *field // nil: T cannot be slimmed
 	identity []field
 	work     func(units int) error
+	// top and topOmitted are what BareCharge reads, before the plan is
+	// built (see topPlan).
+	top        *node
+	topOmitted *field
 }
 
 // New returns a Slimmer of items of type T (a struct) with shape. Its plan
