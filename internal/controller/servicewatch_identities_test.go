@@ -64,6 +64,10 @@ func TestTruncateKeepsEveryIdentityThatFits(t *testing.T) {
 			case !tt.all && (bare != 0 || kept == tt.pipes || kept < limit/(2<<10)):
 				t.Errorf("kept %d of %d pipes, %d by identity; want a prefix at 1 KiB, none by identity alone", kept, tt.pipes, bare)
 			}
+			// It promises every item listed only when none was left out.
+			if promised := strings.Contains(c.Message, "every item still listed"); promised != (kept == tt.pipes) {
+				t.Errorf("kept %d of %d pipes, yet StatusTruncated says %q", kept, tt.pipes, c.Message)
+			}
 			if size := jsonBytes(t, &w.Status); size > limit {
 				t.Errorf("status is %d bytes, over the limit of %d", size, limit)
 			}

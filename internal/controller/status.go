@@ -314,16 +314,21 @@ func setTruncatedCondition(watch *swv1.ServiceWatch, parts []part, read []int, l
 	}
 	setCondition(watch, metav1.Condition{Type: swv1.ConditionStatusTruncated, Status: metav1.ConditionTrue, Reason: swv1.ReasonTooLarge,
 		Message: fmt.Sprintf("status lists %s (%d items left out) to stay under %d KiB; summary counts are complete%s",
-			joinAnd(counts), left, limit>>10, cutMessage(cuts))})
+			joinAnd(counts), left, limit>>10, cutMessage(cuts, left))})
 }
 
 // cutMessage names the items cut inside (as their omitted records do), as
-// many as fit a bounded message.
-func cutMessage(cuts []string) string {
-	if len(cuts) == 0 {
+// many as fit a bounded message; it promises every item listed only when no
+// whole item was left out.
+func cutMessage(cuts []string, left int) string {
+	switch {
+	case len(cuts) == 0:
 		return ""
+	case left == 0:
+		return "; cut inside, every item still listed: " + bound.Join(cuts, maxListMessageBytes)
+	default:
+		return "; also cut inside: " + bound.Join(cuts, maxListMessageBytes)
 	}
-	return "; cut inside, every item still listed: " + bound.Join(cuts, maxListMessageBytes)
 }
 
 // listsOf are the parts' lists in status, for truncation.
