@@ -168,8 +168,9 @@ func (r *ServiceWatchReconciler) noteDemand(_ context.Context, in *syncScope) (c
 	}
 	for i := range demands {
 		demands[i].Label = ratebudget.FingerprintOf(demands[i].Budget)
+		demands[i].Namespace, demands[i].Weight = in.p.Key.Namespace, r.ShareWeights.Of(demands[i].Budget, in.p.Key.Namespace)
 	}
-	in.every = r.pacer.Demand(in.p, demands)
+	in.allowed = r.pacer.Allow(in.p, demands)
 	r.Metrics.PublishBudgetDemands(r.pacer.TakeDemandChanges)
 	return ctrl.Result{}, true
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/fairqueue"
+	"github.com/servicewatch/servicewatch/internal/keyshare"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/readrunner"
 	"github.com/servicewatch/servicewatch/internal/secretwatch"
@@ -96,7 +97,9 @@ type ServiceWatchReconciler struct {
 	StatusBudget *statusbudget.Ledger
 	// WorkShares defer the syncs of a namespace whose answers cost more than its share to decode; nil: none.
 	WorkShares *workshare.Shares
-	Options    Options
+	// ShareWeights weigh the namespaces that share a key; nil: equal.
+	ShareWeights keyshare.Weights
+	Options      Options
 
 	// parts are the parts of every sync (syncParts), built once.
 	parts []part

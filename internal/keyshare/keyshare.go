@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 )
 
 // Claim is what one namespace asks of a key: Need calls per second, with
@@ -113,10 +112,24 @@ func Validate(reserved float64) error {
 }
 
 // Message says, for a namespace whose watches are stretched, what share of
-// the key it gets and what its watches would need, per window (the key's
-// limit period, e.g. 10 s), in the words of the IntervalMet condition.
-func Message(s Share, window time.Duration) string {
-	per := window.Seconds()
-	return fmt.Sprintf("this namespace's share of the key is %.1f calls/%s; its watches need %.1f",
-		s.Share*per, window, s.Need*per)
+// the key it gets and what its watches would need, in the words of the
+// IntervalMet condition. Calls are counted per minute, whatever the key's
+// window: one unit for every API (the management key's 10 per 10 s, the
+// alert token's 100 per minute) and whole numbers for the usual shares.
+func Message(s Share) string {
+	return fmt.Sprintf("this namespace's share of the key is %.1f calls/min; its watches need %.1f",
+		s.Share*60, s.Need*60)
+}
+
+// Weights gives the weight of a namespace on a budget (a key at one host,
+// named by its digest); nil weighs every namespace 1. Today nothing sets
+// it; a cloud account's namespace weights will.
+type Weights func(budget, namespace string) float64
+
+// Of is the namespace's weight on budget: 1 when w is nil.
+func (w Weights) Of(budget, namespace string) float64 {
+	if w == nil {
+		return 1
+	}
+	return w(budget, namespace)
 }

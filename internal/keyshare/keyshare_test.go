@@ -4,7 +4,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/servicewatch/servicewatch/internal/keyshare"
 )
@@ -111,8 +110,8 @@ func TestValidate(t *testing.T) {
 }
 
 func TestMessage(t *testing.T) {
-	got := keyshare.Message(keyshare.Share{Share: 0.33, Need: 0.6}, 10*time.Second)
-	if want := "this namespace's share of the key is 3.3 calls/10s; its watches need 6.0"; got != want {
+	got := keyshare.Message(keyshare.Share{Share: 0.33, Need: 0.6})
+	if want := "this namespace's share of the key is 19.8 calls/min; its watches need 36.0"; got != want {
 		t.Errorf("Message = %q, want %q", got, want)
 	}
 	if strings.Contains(got, "NaN") {

@@ -167,9 +167,17 @@ func (p *Pacer[K, R]) triggered(w Watch[K]) bool {
 
 // Demand records what the watch asks of its budgets at its interval,
 // replacing what it asked before, and returns the interval the budgets allow
-// it: its own when they fit, else stretched (see demands, Stretched).
+// it: its own when its namespace's shares of them fit, else stretched (see
+// demands, Stretched).
 func (p *Pacer[K, R]) Demand(w Watch[K], demands []Demand[R]) time.Duration {
-	return Stretched(w.Every, p.demands.Note(w.Key, w.Every, w.Group, demands))
+	return p.Allow(w, demands).Every
+}
+
+// Allow is Demand with the share of the budget that stretches the watch
+// most, for its IntervalMet condition.
+func (p *Pacer[K, R]) Allow(w Watch[K], demands []Demand[R]) Allowance {
+	factor, share := p.demands.NoteShare(w.Key, w.Every, w.Group, demands)
+	return Allowance{Every: Stretched(w.Every, factor), Share: share}
 }
 
 // TakeDemandChanges returns the demand ratios that changed since the last
