@@ -105,10 +105,12 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 // ask asks one budget for n calls of work at level (see pacing.Pacer.Ask),
 // and counts a deferral when it has no room yet.
 func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Level, api, url string, cred ratebudget.CredentialID, n int) time.Duration {
+	id := ratebudget.BudgetID(api, url, cred)
 	wait := r.pacer.Ask(key, level, pacing.Budget{
-		ID:    ratebudget.BudgetID(api, url, cred),
-		Rate:  r.Budgets.Allowance(api),
-		Admit: func(n int) time.Duration { return r.Budgets.Admit(api, url, cred, n) },
+		ID:     id,
+		Rate:   r.Budgets.Allowance(api),
+		Admit:  func(n int) time.Duration { return r.Budgets.Admit(api, url, cred, n) },
+		Waiter: pacing.Waiter{Namespace: key.Namespace, Weight: r.ShareWeights.Of(id, key.Namespace)},
 	}, n)
 	if wait > 0 {
 		r.Metrics.RecordDeferral(api)

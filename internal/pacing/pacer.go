@@ -193,6 +193,9 @@ type Budget struct {
 	// Admit reserves n calls of it now and returns 0, or says how long to
 	// wait before it has room for them.
 	Admit func(n int) time.Duration
+	// Waiter is the asking watch's namespace, which takes turns with the
+	// others in the budget's line (see queue).
+	Waiter Waiter
 }
 
 // Ask asks the budget for the n calls of the watch's work at level, and
@@ -207,9 +210,9 @@ func (p *Pacer[K, R]) Ask(key K, level Level, b Budget, n int) time.Duration {
 	wait, held := p.claims.HeldFor(b.ID, key, level, now)
 	if !held {
 		if wait = b.Admit(n); wait > 0 {
-			wait = p.queue.Wait(b.ID, key, level, n, b.Rate, wait)
+			wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, wait)
 		} else {
-			p.queue.Served(b.ID, key, level, n)
+			p.queue.Served(b.ID, key, b.Waiter, level, n)
 		}
 	}
 	if wait > 0 {
