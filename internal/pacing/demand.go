@@ -288,7 +288,8 @@ func (b *demands[K, R]) removeLocked(key K) {
 		}
 		b.changed[use.labelKey()] = true
 		if ns := use.namespaces[held.namespace]; ns != nil {
-			if ns.add(held.ask, -1); len(ns.asks) == 0 {
+			ns.add(held.ask, -1)
+			if len(ns.asks) == 0 {
 				delete(use.namespaces, held.namespace)
 			}
 		}

@@ -162,7 +162,8 @@ func (l *line[K]) remove(key K) {
 	}
 	delete(l.namespace, key)
 	if ns := l.namespaces[name]; ns != nil {
-		if delete(ns.place, key); len(ns.place) == 0 {
+		delete(ns.place, key)
+		if len(ns.place) == 0 {
 			delete(l.namespaces, name) // its part of the line starts over
 		}
 	}
