@@ -16,6 +16,7 @@ import (
 type Metrics struct {
 	cloudRequests *prometheus.CounterVec
 	cloudLatency  *prometheus.HistogramVec
+	rateLimited   *prometheus.CounterVec
 	syncs         *prometheus.CounterVec
 	items         *prometheus.GaugeVec
 	deferrals     *prometheus.CounterVec
@@ -44,6 +45,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "servicewatch_cloud_requests_total",
 			Help: "Calls to the cloud APIs, by API, operation and HTTP status code (or a word such as timeout when there was no response).",
 		}, []string{"api", "operation", "code"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "servicewatch_cloud_rate_limited_total",
+			Help: "429 answers of the cloud APIs, by API and cause: others when the manager had kept under its part of the key's budget (the key's other users, or the reserve's, filled it), manager when it had not (its limit is disabled, or it had sent more).",
+		}, []string{"api", "cause"}),
 		cloudLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "servicewatch_cloud_request_duration_seconds",
 			Help:    "Latency of the calls to the cloud APIs that went over the wire.",
@@ -83,7 +88,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Status writes the API server refused because the ServiceWatch had changed since the status was built (another writer, or a cache behind the API server); each is built again on the watch as the API server has it. A rate near the sync rate means another client keeps writing the watches' status.",
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.cloudRequests, m.cloudLatency, m.syncs, m.items, m.deferrals, m.budgetDemand, m.namespaceShare, m.namespaceNeed, m.slotWait, m.statusConflicts} {
+	for _, c := range []prometheus.Collector{m.cloudRequests, m.rateLimited, m.cloudLatency, m.syncs, m.items, m.deferrals, m.budgetDemand, m.namespaceShare, m.namespaceNeed, m.slotWait, m.statusConflicts} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -102,6 +107,12 @@ func (m *Metrics) ObserveRequest(api, operation, code string, duration time.Dura
 	if duration > 0 {
 		m.cloudLatency.WithLabelValues(api, operation).Observe(duration.Seconds())
 	}
+}
+
+// ObserveRateLimited counts a 429 of api by its cause; it makes Metrics a
+// cloudapi.RateLimitObserver.
+func (m *Metrics) ObserveRateLimited(api, cause string) {
+	m.rateLimited.WithLabelValues(api, cause).Inc()
 }
 
 // RecordDeferral counts a sync put off before calling api: the client-side
