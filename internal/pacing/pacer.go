@@ -209,16 +209,33 @@ func (p *Pacer[K, R]) Ask(key K, level Level, b Budget, n int) time.Duration {
 	now := p.clock.Now()
 	wait, held := p.claims.HeldFor(b.ID, key, level, now)
 	if !held {
-		if wait = b.Admit(n); wait > 0 {
-			wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, wait)
-		} else {
-			p.queue.Served(b.ID, key, b.Waiter, level, n)
+		spacing := spacingOf(b.Rate)
+		switch {
+		case !p.queue.Turn(b.ID, key, b.Waiter, level, n, now, spacing):
+			// Another waiter, whose turn comes first, comes back for this room.
+			wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, spacing)
+		default:
+			if wait = b.Admit(n); wait > 0 {
+				wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, wait)
+			} else {
+				p.queue.Served(b.ID, key, b.Waiter, level, n)
+			}
 		}
 	}
 	if wait > 0 {
+		p.queue.Due(b.ID, key, level, now.Add(wait))
 		p.claims.Claim(b.ID, key, level, now.Add(wait))
 	}
 	return wait
+}
+
+// spacingOf is the time between two calls at rate calls per second; 0 for
+// no limit.
+func spacingOf(rate float64) time.Duration {
+	if rate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) / rate)
 }
 
 // Admitted drops the watch's claims: every budget it asked let it go.

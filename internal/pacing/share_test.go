@@ -3,6 +3,8 @@ package pacing
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +90,57 @@ func TestDemandsShareOneKeyBetweenNamespaces(t *testing.T) {
 			t.Errorf("shares after b left: %+v, want a's alone, the whole key", changes[0].Namespaces)
 		}
 	})
+}
+
+// A namespace whose 50 new watches wait for a spent key does not hold back
+// another namespace's watch that comes a second later: it is admitted
+// within a few of the big namespace's turns, though the big namespace's
+// waiters come back on the budget's grid and ask first. Before, it waited
+// behind all 50 (100 s at 1 call a second), or, told its turn, found each
+// room taken by a big waiter that came back for it at the same instant.
+func TestPacerLetsAnotherNamespaceTakeItsTurn(t *testing.T) {
+	c := &testClock{wall: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+	p := newTestPacer(c)
+	start := c.wall
+	b := &gcraBudget{c: c, interval: time.Second, burst: 2, tat: start.Add(2 * time.Second)} // spent
+	budgetOf := func(key string) Budget {
+		budget := b.of("k")
+		budget.Waiter = Waiter{Namespace: key[:strings.IndexByte(key, '/')]}
+		return budget
+	}
+	type ask struct {
+		at  time.Time
+		key string
+	}
+	var due []ask
+	for i := range 50 {
+		due = append(due, ask{start, fmt.Sprintf("big/w%02d", i)})
+	}
+	due = append(due, ask{start.Add(time.Second), "small/w0"}, ask{start.Add(time.Second), "mid/w0"}, ask{start.Add(time.Second), "mid/w1"})
+	admitted := map[string]time.Time{}
+	for len(due) > 0 {
+		slices.SortStableFunc(due, func(a, b ask) int { return a.at.Compare(b.at) })
+		next := due[0]
+		due = due[1:]
+		c.wall = next.at
+		if wait := p.Ask(next.key, User, budgetOf(next.key), 2); wait > 0 {
+			due = append(due, ask{c.wall.Add(wait), next.key})
+			continue
+		}
+		p.Admitted(next.key)
+		admitted[next.key] = c.wall
+	}
+	for key, within := range map[string]time.Duration{"small/w0": 8 * time.Second, "mid/w0": 8 * time.Second, "mid/w1": 14 * time.Second} {
+		if took := admitted[key].Sub(start.Add(time.Second)); took > within {
+			t.Errorf("%s admitted %v after it asked, want within %v (a few turns of the big namespace's, not its 50)", key, took, within)
+		}
+	}
+	if last := admitted["big/w49"].Sub(start); last > 110*time.Second {
+		t.Errorf("the big namespace's last watch was admitted after %v: the budget was left idle", last)
+	}
+	if perWatch := float64(b.asks) / 53; perWatch > 2.5 {
+		t.Errorf("%.2f asks per watch, want about 2", perWatch)
+	}
+	t.Logf("small admitted after %v, mid after %v and %v; big's last after %v; %.2f asks per watch",
+		admitted["small/w0"].Sub(start), admitted["mid/w0"].Sub(start), admitted["mid/w1"].Sub(start), admitted["big/w49"].Sub(start), float64(b.asks)/53)
 }
