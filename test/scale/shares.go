@@ -86,7 +86,7 @@ func sharesScenario(ctx context.Context, e *runEnv) (string, error) {
 
 // intervalMet counts the namespace's watches whose IntervalMet is False,
 // and quotes one's message.
-func intervalMet(ctx context.Context, c client.Client, namespace string) (int, string, error) {
+func intervalMet(ctx context.Context, c client.Client, namespace string) (stretched int, quote string, err error) {
 	var list swv1.ServiceWatchList
 	if err := c.List(ctx, &list, client.InNamespace(namespace)); err != nil {
 		return 0, "", err
