@@ -15,12 +15,11 @@ import (
 
 // Store holds the budgets of one process: the controller asks it before a
 // sync (Admit), and the cloud client asks it before each call (HeldUntil) and
-// tells it of a 429 (Hold). It is safe for concurrent use.
+// tells it of a 429 (RateLimited). It is safe for concurrent use.
 type Store struct {
 	// limits are what the manager keeps to: the key's limits less the
 	// reserve; full are the key's limits.
 	limits, full map[string]RateLimit
-	reserved     float64
 	now          func() time.Time
 
 	// One mutex guards the rest: each operation is a few comparisons, and a
@@ -54,7 +53,7 @@ func NewReservingStore(limits map[string]RateLimit, reserved float64) *Store {
 		}
 		usable[api] = l
 	}
-	return &Store{limits: usable, full: maps.Clone(limits), reserved: reserved, now: time.Now}
+	return &Store{limits: usable, full: maps.Clone(limits), now: time.Now}
 }
 
 // Admit reserves n calls of api with cred at baseURL when the budget and any
