@@ -132,7 +132,7 @@ func TestNamespacesShareOneKeyFairly(t *testing.T) {
 }
 
 // startOwnManager runs a manager of its own for the test, syncing only the
-// watches labelled ownManagerLabel=name, with budgets, until the test ends;
+// watches with the label ownManagerLabel=name, with budgets, until the test ends;
 // it returns the registry of its metrics.
 func startOwnManager(t *testing.T, name string, budgets *ratebudget.Store) *prometheus.Registry {
 	t.Helper()
