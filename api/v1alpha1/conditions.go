@@ -22,10 +22,11 @@ const (
 	// ConditionStatusTruncated is present, True, when status lists were cut
 	// to keep the object under the API server's size limit.
 	ConditionStatusTruncated = "StatusTruncated"
-	// ConditionIntervalMet is present, False, while the watches sharing an
-	// API key or token ask for more calls than its rate budget allows, so
-	// that this watch syncs less often than spec.interval; the message gives
-	// the effective interval. The watch stays Ready.
+	// ConditionIntervalMet is present, False, while the watches of this
+	// namespace ask for more calls than the namespace's share of an API
+	// key's or token's rate budget allows, so that this watch syncs less
+	// often than spec.interval; the message gives the effective interval,
+	// the share and the need. The watch stays Ready.
 	ConditionIntervalMet = "IntervalMet"
 )
 
@@ -137,7 +138,7 @@ const (
 	ReasonProgressing = "Progressing"
 	// ReasonTooLarge: status lists were truncated (StatusTruncated).
 	ReasonTooLarge = "TooLarge"
-	// ReasonBudgetExceeded: the rate budget of a key or token is shared by
-	// watches that ask for more than it allows (IntervalMet).
+	// ReasonBudgetExceeded: the watches of a namespace ask for more than
+	// its share of a key's or token's rate budget (IntervalMet).
 	ReasonBudgetExceeded = "BudgetExceeded"
 )

@@ -24,6 +24,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/egress"
+	"github.com/servicewatch/servicewatch/internal/keyshare"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 	"github.com/servicewatch/servicewatch/internal/statusbudget"
@@ -43,7 +44,10 @@ type config struct {
 	cloud          cloudapi.Options
 	managementRate rateFlag
 	alertRate      rateFlag
-	zap            zap.Options
+	// reservedShare is the share of each key's budget left to callers
+	// outside the manager.
+	reservedShare float64
+	zap           zap.Options
 	// accountNamespace is where the ClusterCloudAccounts' Secrets are.
 	accountNamespace string
 }
@@ -106,6 +110,7 @@ func parseFlags(args []string) (config, error) {
 	cfg.alertRate = rateFlag(cloudapi.DefaultAlertRate())
 	fs.Var(&cfg.managementRate, "management-rate-limit", rateLimitHelp("management key", "10.89 s for 10/10s"))
 	fs.Var(&cfg.alertRate, "alert-rate-limit", rateLimitHelp("alert token", "65.93 s for 100/1m"))
+	fs.Float64Var(&cfg.reservedShare, "reserved-budget-share", 0, "Share of each key's and token's budget, in [0, 1), left to callers outside the manager (a Terraform run, a scraper): the manager keeps under the rest (at least 1 call per period), and a 429 it gets while under counts as cause=\"others\" in servicewatch_cloud_rate_limited_total.")
 	cfg.zap.Development = false
 	cfg.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -200,6 +205,9 @@ func validate(cfg config) error {
 			return fmt.Errorf("%s must be positive", name)
 		}
 	}
+	if err := keyshare.Validate(cfg.reservedShare); err != nil {
+		return fmt.Errorf("--reserved-budget-share: %w", err)
+	}
 	if cfg.statusBudget.namespace < 0 || cfg.statusBudget.total < 0 {
 		return errors.New("--namespace-status-budget and --total-status-budget must not be negative (0: no bound)")
 	}
@@ -242,7 +250,7 @@ func run(ctx context.Context, cfg config) error {
 	cfg.cloud.Observer = metrics
 	// One store of budgets: the controller admits syncs with it, and the
 	// client holds calls back in it after a 429.
-	budgets := cloudapi.NewBudgets(ratebudget.RateLimit(cfg.managementRate), ratebudget.RateLimit(cfg.alertRate))
+	budgets := cloudapi.NewReservingBudgets(ratebudget.RateLimit(cfg.managementRate), ratebudget.RateLimit(cfg.alertRate), cfg.reservedShare)
 	cfg.cloud.Budgets = budgets
 	stateMetrics := statemetrics.NewCollector(cfg.metrics.itemMetrics, statemetrics.WithMaxItemBytes(cfg.metrics.itemMetricsMaxBytes))
 	if err := ctrlmetrics.Registry.Register(stateMetrics); err != nil {

@@ -3,7 +3,7 @@ package main
 import "testing"
 
 func TestParseFlags(t *testing.T) {
-	cfg, err := parseFlags([]string{"--management-api-url=https://api.example.com/prefix/", "--alert-api-url=http://127.0.0.1:8090", "--management-rate-limit=5/10s", "--max-concurrent-syncs=8"})
+	cfg, err := parseFlags([]string{"--management-api-url=https://api.example.com/prefix/", "--alert-api-url=http://127.0.0.1:8090", "--management-rate-limit=5/10s", "--max-concurrent-syncs=8", "--reserved-budget-share=0.3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -12,6 +12,9 @@ func TestParseFlags(t *testing.T) {
 	}
 	if cfg.managementRate.Requests != 5 || cfg.reconciler.MaxConcurrentSyncs != 8 {
 		t.Errorf("management rate %+v, max concurrent syncs %d", cfg.managementRate, cfg.reconciler.MaxConcurrentSyncs)
+	}
+	if cfg.reservedShare != 0.3 {
+		t.Errorf("reserved budget share %v, want 0.3", cfg.reservedShare)
 	}
 
 	for _, bad := range [][]string{
@@ -27,6 +30,8 @@ func TestParseFlags(t *testing.T) {
 		{"--namespace-status-budget=-1"},
 		{"--total-status-budget=-5"},
 		{"--alert-rate-limit=many"},
+		{"--reserved-budget-share=1"},
+		{"--reserved-budget-share=-0.1"},
 		{"--watch-namespaces=team-a,Team_B"},
 		{"--watch-label-selector=shard in (a"},
 	} {

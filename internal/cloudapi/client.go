@@ -134,8 +134,18 @@ type Budgets interface {
 	// HeldUntil returns the end of the hold of api with cred at baseURL, or
 	// the zero time when there is none.
 	HeldUntil(api, baseURL string, cred ratebudget.CredentialID) time.Time
-	// Hold holds back every call of api with cred at baseURL until until.
-	Hold(api, baseURL string, cred ratebudget.CredentialID, until time.Time)
+	// RateLimited holds back every call of api with cred at baseURL until
+	// until, after a 429, and says whose calls filled the budget
+	// (ratebudget.CauseOthers, ratebudget.CauseManager).
+	RateLimited(api, baseURL string, cred ratebudget.CredentialID, until time.Time) string
+}
+
+// RateLimitObserver is told of each 429 with its cause (see
+// Budgets.RateLimited) when the Observer implements it too, so that a 429
+// caused by the key's other users is told from one the manager caused.
+type RateLimitObserver interface {
+	// ObserveRateLimited reports one 429 of api and its cause.
+	ObserveRateLimited(api, cause string)
 }
 
 // NewBudgets returns the rate budgets of the two APIs, to share between a
@@ -144,13 +154,19 @@ type Budgets interface {
 // limit means the API's default (DefaultManagementRate, DefaultAlertRate);
 // Requests < 0 disables the limit (a 429's hold still applies).
 func NewBudgets(management, alert ratebudget.RateLimit) *ratebudget.Store {
+	return NewReservingBudgets(management, alert, 0)
+}
+
+// NewReservingBudgets is NewBudgets leaving reserved of each key's budget
+// to callers outside the manager (see ratebudget.NewReservingStore).
+func NewReservingBudgets(management, alert ratebudget.RateLimit, reserved float64) *ratebudget.Store {
 	if management == (ratebudget.RateLimit{}) {
 		management = DefaultManagementRate()
 	}
 	if alert == (ratebudget.RateLimit{}) {
 		alert = DefaultAlertRate()
 	}
-	return ratebudget.NewStore(map[string]ratebudget.RateLimit{APIManagement: management, APIAlert: alert})
+	return ratebudget.NewReservingStore(map[string]ratebudget.RateLimit{APIManagement: management, APIAlert: alert}, reserved)
 }
 
 // Client calls the cloud APIs. It is safe for concurrent use; one per
@@ -516,15 +532,16 @@ func (c *Client) honourRetryAfter(cl prepared, resp *http.Response, e *Error) {
 	switch {
 	case e.Reason == ReasonRateLimited:
 		e.RetryAfter = ratebudget.RetryAfter(resp.Header, now)
+		// Every 429 is told with its cause; one without a wait holds nothing.
+		cause := c.budgets.RateLimited(cl.api, cl.baseURL, cl.cred, now.Add(max(0, e.RetryAfter)))
+		if o, ok := c.opts.Observer.(RateLimitObserver); ok {
+			o.ObserveRateLimited(cl.api, cause)
+		}
 	case resp.StatusCode == http.StatusServiceUnavailable:
 		e.RetryAfter = ratebudget.RetryAfter(http.Header{"Retry-After": resp.Header.Values("Retry-After")}, now)
 	}
-	if e.RetryAfter <= 0 {
-		return
-	}
-	e.RetryAt = now.Add(e.RetryAfter)
-	if e.Reason == ReasonRateLimited {
-		c.budgets.Hold(cl.api, cl.baseURL, cl.cred, e.RetryAt)
+	if e.RetryAfter > 0 {
+		e.RetryAt = now.Add(e.RetryAfter)
 	}
 }
 

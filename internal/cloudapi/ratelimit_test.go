@@ -3,6 +3,7 @@ package cloudapi_test
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -225,5 +226,37 @@ func TestMaxBatch(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// causeObserver records the causes of the 429s the client was told of.
+type causeObserver struct {
+	observer
+	causes []string
+}
+
+func (o *causeObserver) ObserveRateLimited(api, cause string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.causes = append(o.causes, api+"/"+cause)
+}
+
+// A 429 the client gets while its budget's admissions kept under the
+// manager's part is told as caused by others; one on a budget the manager
+// does not pace (its limit disabled) as the manager's.
+func TestRateLimitedTellsItsCause(t *testing.T) {
+	fake := startFake(t)
+	obs := &causeObserver{}
+	budgets := cloudapi.NewReservingBudgets(ratebudget.RateLimit{}, ratebudget.RateLimit{Requests: -1}, 0.3)
+	c := newClient(cloudapi.Options{Observer: obs, Budgets: budgets})
+	fake.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Status: 429, RetryAfter: "2", Times: 1})
+	fake.SetFault(fakecloud.OpGetAlert, fakecloud.Fault{Status: 429, Times: 1})
+	if budgets.Admit(cloudapi.APIManagement, fake.URL, testCreds, 1) != 0 {
+		t.Fatal("a fresh budget did not admit one call")
+	}
+	_ = listPipes(context.Background(), c, fake.URL)
+	_ = getAlert(context.Background(), c, fake.URL)
+	if got, want := fmt.Sprint(obs.causes), "[management/others alert/manager]"; got != want {
+		t.Errorf("429 causes = %s, want %s", got, want)
 	}
 }

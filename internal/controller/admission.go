@@ -117,10 +117,12 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 // ask asks one budget for n calls of work at level (see pacing.Pacer.Ask),
 // and counts a deferral when it has no room yet.
 func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Level, api, url string, cred ratebudget.CredentialID, n int) time.Duration {
+	id := ratebudget.BudgetID(api, url, cred)
 	wait := r.pacer.Ask(key, level, pacing.Budget{
-		ID:    ratebudget.BudgetID(api, url, cred),
-		Rate:  r.Budgets.Allowance(api),
-		Admit: func(n int) time.Duration { return r.Budgets.Admit(api, url, cred, n) },
+		ID:     id,
+		Rate:   r.Budgets.Allowance(api),
+		Admit:  func(n int) time.Duration { return r.Budgets.Admit(api, url, cred, n) },
+		Waiter: pacing.Waiter{Namespace: key.Namespace, Weight: r.ShareWeights.Of(id, key.Namespace)},
 	}, n)
 	if wait > 0 {
 		r.Metrics.RecordDeferral(api)
@@ -180,8 +182,9 @@ func (r *ServiceWatchReconciler) noteDemand(_ context.Context, in *syncScope) (c
 	}
 	for i := range demands {
 		demands[i].Label = ratebudget.FingerprintOf(demands[i].Budget)
+		demands[i].Namespace, demands[i].Weight = in.p.Key.Namespace, r.ShareWeights.Of(demands[i].Budget, in.p.Key.Namespace)
 	}
-	in.every = r.pacer.Demand(in.p, demands)
+	in.allowed = r.pacer.Allow(in.p, demands)
 	r.Metrics.PublishBudgetDemands(r.pacer.TakeDemandChanges)
 	return ctrl.Result{}, true
 }

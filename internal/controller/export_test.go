@@ -39,7 +39,7 @@ func (r *ServiceWatchReconciler) StartSync(ctx context.Context, watch *swv1.Serv
 // writes when its read ends, and returns what the reconcile returns.
 func (r *ServiceWatchReconciler) WriteInterruptedSync(ctx context.Context, watch *swv1.ServiceWatch) ctrl.Result {
 	s := r.newScope(ctx, watch)
-	s.every = interval(watch)
+	s.allowed.Every = interval(watch)
 	s.ended(nil, time.Time{}, time.Time{})
 	return r.write(ctx, watch, s.p, s)
 }
@@ -110,12 +110,12 @@ func (r *ServiceWatchReconciler) admitAt(in *syncScope, level pacing.Level) admi
 func (r *ServiceWatchReconciler) demandEvery(p paced, in *syncScope) time.Duration {
 	in.p = p
 	_, _ = r.noteDemand(context.Background(), in)
-	return in.every
+	return in.allowed.Every
 }
 
 // endedScope is a sync of the parts that ended at endedAt with results.
 func endedScope(results []partResult, reachedCloud bool, endedAt time.Time, every time.Duration) *syncScope {
-	return &syncScope{parts: syncParts(), results: results, outcome: assess(results), reachedCloud: reachedCloud, endedAt: endedAt, every: every}
+	return &syncScope{parts: syncParts(), results: results, outcome: assess(results), reachedCloud: reachedCloud, endedAt: endedAt, allowed: pacing.Allowance{Every: every}}
 }
 
 // readerVersions reads Secrets' versions from the API server, for a

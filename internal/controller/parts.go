@@ -91,8 +91,9 @@ type syncScope struct {
 	parts []part
 	// level is the level of the work the sync is for.
 	level pacing.Level
-	// every is the interval the watch's budgets allow it.
-	every time.Duration
+	// allowed is the interval the watch's namespace's shares of its budgets
+	// allow it.
+	allowed pacing.Allowance
 
 	management       managementAccess
 	alerts           alertAccess
@@ -160,7 +161,7 @@ func (in *syncScope) reachesCloud() bool {
 
 // record is the sync as the schedule learns of it (pacing.Pacer.Synced).
 func (in *syncScope) record() pacing.SyncRecord {
-	return pacing.SyncRecord{Began: in.startedAt, Every: in.every, Level: in.level, ReachedCloud: in.reachedCloud, Outcome: in.outcome}
+	return pacing.SyncRecord{Began: in.startedAt, Every: in.allowed.Every, Level: in.level, ReachedCloud: in.reachedCloud, Outcome: in.outcome}
 }
 
 // admission is the client-side budget's answer for one sync.

@@ -11,24 +11,28 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/keyshare"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 func TestSetIntervalMetCondition(t *testing.T) {
 	w := testWatch() // interval 1m
-	setIntervalMetCondition(w, time.Minute)
+	setIntervalMetCondition(w, pacing.Allowance{Every: time.Minute})
 	if condition(w, swv1.ConditionIntervalMet) != "absent" {
 		t.Error("IntervalMet present while the interval is met")
 	}
-	setIntervalMetCondition(w, 132*time.Second)
+	setIntervalMetCondition(w, pacing.Allowance{Every: 132 * time.Second, Share: keyshare.Share{Share: 1.0 / 6, Need: 1.0 / 3}})
 	if got := condition(w, swv1.ConditionIntervalMet); got != "False/BudgetExceeded" {
 		t.Errorf("IntervalMet = %s", got)
 	}
 	if msg := w.Status.Conditions[0].Message; !strings.Contains(msg, "every 2m12s instead of every 1m0s") {
 		t.Errorf("message %q does not give the effective interval", msg)
 	}
-	setIntervalMetCondition(w, time.Minute)
+	if msg := w.Status.Conditions[0].Message; !strings.Contains(msg, "this namespace's share of the key is 10.0 calls/min; its watches need 20.0") {
+		t.Errorf("message %q does not give the namespace's share and need", msg)
+	}
+	setIntervalMetCondition(w, pacing.Allowance{Every: time.Minute})
 	if condition(w, swv1.ConditionIntervalMet) != "absent" {
 		t.Error("IntervalMet outlived the overload")
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/fairqueue"
+	"github.com/servicewatch/servicewatch/internal/keyshare"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/readrunner"
 	"github.com/servicewatch/servicewatch/internal/secretwatch"
@@ -104,7 +105,9 @@ type ServiceWatchReconciler struct {
 	WorkShares *workshare.Shares
 	// Accounts resolves the ClusterCloudAccounts watches refer to; nil: none.
 	Accounts *accountcontroller.Accounts
-	Options  Options
+	// ShareWeights weigh the namespaces that share a key; nil: equal.
+	ShareWeights keyshare.Weights
+	Options      Options
 
 	// parts are the parts of every sync (syncParts), built once.
 	parts []part

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 func TestEventsFor(t *testing.T) {
@@ -43,7 +44,7 @@ func TestEventsFor(t *testing.T) {
 			case tt.suspend:
 				markSuspended(w)
 			case tt.after == nil:
-				setIntervalMetCondition(w, 2*interval(w))
+				setIntervalMetCondition(w, pacing.Allowance{Every: 2 * interval(w)})
 			default:
 				applyResults(w, parts, tt.after, DefaultStatusSizeLimit)
 			}

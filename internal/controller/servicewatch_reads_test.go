@@ -34,7 +34,7 @@ func calling(baseURL string, call func(context.Context)) func(context.Context, *
 
 // scopeOf is a sync of the watch key for work at level.
 func scopeOf(key types.NamespacedName, level pacing.Level) *syncScope {
-	return &syncScope{p: paced{Key: key, Trigger: "trigger"}, watch: testWatch(), parts: syncParts(), every: time.Minute, level: level}
+	return &syncScope{p: paced{Key: key, Trigger: "trigger"}, watch: testWatch(), parts: syncParts(), allowed: pacing.Allowance{Every: time.Minute}, level: level}
 }
 
 // servicewatch_sync_slot_wait_seconds tells how long each sync waited for its
@@ -95,7 +95,7 @@ func TestAnEndedReadIsTheSyncsRead(t *testing.T) {
 		r.fetches.Run(t.Context(), readRequest(scopeOf(key, pacing.Secret), tt.read))
 		<-r.fetches.Wake()
 		got, ok := r.takeRead(key)
-		if !ok || got.p.Trigger != "trigger" || got.every != time.Minute || got.level != pacing.Secret ||
+		if !ok || got.p.Trigger != "trigger" || got.allowed.Every != time.Minute || got.level != pacing.Secret ||
 			len(got.results) != len(syncParts()) || got.reachedCloud != tt.reached || got.outcome.Failed == tt.reached ||
 			!got.startedAt.Equal(clock.Now()) || !got.endedAt.Equal(clock.Now()) {
 			t.Errorf("%s: took %+v, %v", tt.name, got, ok)

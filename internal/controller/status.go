@@ -16,6 +16,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/conditions"
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 // Bounds on the strings the operator writes, so that whatever the cloud or a
@@ -132,7 +133,7 @@ func applySync(watch *swv1.ServiceWatch, end *syncScope, sizeLimit int) {
 	if end.reachedCloud {
 		watch.Status.LastSyncTime = &metav1.Time{Time: end.endedAt.Truncate(time.Second)}
 	}
-	setIntervalMetCondition(watch, end.every)
+	setIntervalMetCondition(watch, end.allowed)
 	watch.Status.RetryNotBefore = nil
 	if wait := end.outcome.RetryAfter; wait > 0 {
 		// A second more, and whole seconds: the wait the cloud asked for
@@ -340,17 +341,18 @@ func listsOf(parts []part) []statusList {
 	return lists
 }
 
-// setIntervalMetCondition says, while the budget stretches the watch's
-// interval, by how much; absent when the interval is met.
-func setIntervalMetCondition(watch *swv1.ServiceWatch, effective time.Duration) {
+// setIntervalMetCondition says, while the namespace's share of a budget
+// stretches the watch's interval, by how much and why; absent when the
+// interval is met.
+func setIntervalMetCondition(watch *swv1.ServiceWatch, allowed pacing.Allowance) {
 	every := interval(watch)
-	if effective <= every {
+	share, stretched := allowed.Stretched(every)
+	if !stretched {
 		conditions.Delete(watch, swv1.ConditionIntervalMet)
 		return
 	}
 	setCondition(watch, metav1.Condition{Type: swv1.ConditionIntervalMet, Status: metav1.ConditionFalse, Reason: swv1.ReasonBudgetExceeded,
-		Message: fmt.Sprintf("syncing every %s instead of every %s: the watches sharing this API key or token ask for more calls than its rate budget allows; data is as fresh as the budget allows",
-			effective, every)})
+		Message: fmt.Sprintf("syncing every %s instead of every %s: %s; data is as fresh as the budget allows", allowed.Every, every, share)})
 }
 
 // joinAnd joins words as "a, b and c".

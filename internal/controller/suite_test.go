@@ -15,6 +15,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -68,7 +69,12 @@ func runSuite(m *testing.M, e *testenv.Env) (int, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	opts := env.ManagerOptions()
-	opts.Cache = controller.CacheOptions(controller.Scope{})
+	// The watches a test's own manager syncs (ownManagerLabel) are left to it.
+	leaveOwn, err := labels.Parse("!" + ownManagerLabel)
+	if err != nil {
+		return 0, err
+	}
+	opts.Cache = controller.CacheOptions(controller.Scope{WatchSelector: leaveOwn})
 	mgr, err := ctrl.NewManager(env.Config, opts)
 	if err != nil {
 		return 0, err

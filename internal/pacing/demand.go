@@ -4,15 +4,22 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/servicewatch/servicewatch/internal/keyshare"
 )
 
 // demands knows, for each rate budget (an API key or token at one API host,
 // named by the full digest of the credential and host, never by the short
 // fingerprint the metrics show: two credentials whose fingerprints collide
-// must not share a book entry), what the watches that use it ask of it. When they
-// ask for more calls than the budget allows, each one's interval is
-// stretched by the same factor, so that they share the budget in proportion
-// to what they asked, stay Ready, and the client never has to refuse a call.
+// must not share a book entry), what the watches that use it ask of it, by
+// namespace. Each namespace gets a fair share of the budget (keyshare.Divide:
+// by weight, what an idle namespace leaves going to the others); when a
+// namespace's watches ask for more calls than its share, each one's interval
+// is stretched by the same factor, so that they share the namespace's part
+// in proportion to what they asked, stay Ready, and the client never has to
+// refuse a call. Before, every watch on the budget was stretched by the
+// budget's one factor, and a namespace with many watches stretched
+// another's single watch as much as its own.
 //
 // A read that several watches make together is made once, so it is asked
 // for once: ten watches of one service at 30 s ask two calls per 30 s of
@@ -48,6 +55,18 @@ type budgetUse[K, R comparable] struct {
 	// perSecond is the calls per second the asks add up to, kept as they
 	// come and go so that noting a watch costs no walk over the others.
 	perSecond float64
+	// namespaces are the asks of each namespace. A read two namespaces make
+	// together counts in full for each: neither's share depends on the
+	// other's watches.
+	namespaces map[string]*namespaceUse[R]
+}
+
+// namespaceUse is what the watches of one namespace ask of one budget.
+type namespaceUse[R comparable] struct {
+	weight float64
+	// asks counts the namespace's watches that make each ask.
+	asks      map[sharedAsk[R]]int
+	perSecond float64
 }
 
 // sharedAsk is one read made once per interval by every watch that makes it
@@ -62,8 +81,9 @@ type sharedAsk[R comparable] struct {
 
 // heldAsk is an ask of one watch, to forget it.
 type heldAsk[R comparable] struct {
-	budget string
-	ask    sharedAsk[R]
+	budget    string
+	namespace string
+	ask       sharedAsk[R]
 }
 
 // Demand is a watch's share of one budget.
@@ -84,6 +104,27 @@ type Demand[R comparable] struct {
 	// an interval), so it is asked for once per interval, not once per
 	// group.
 	AcrossGroups bool
+	// Namespace is the watch's namespace, which shares the budget with the
+	// others by Weight (<= 0: 1); see keyshare.Divide.
+	Namespace string
+	Weight    float64
+}
+
+// Allowance is what a watch's budgets allow it: its interval (stretched
+// when its namespace asks more than its share of a budget) and, when it is
+// stretched, the share of the budget that stretches it most.
+type Allowance struct {
+	Every time.Duration
+	Share keyshare.Share
+}
+
+// Stretched tells whether the budgets stretch the watch's interval, and
+// says by how much in the words of the IntervalMet condition.
+func (a Allowance) Stretched(every time.Duration) (string, bool) {
+	if a.Every <= every {
+		return "", false
+	}
+	return keyshare.Message(a.Share), true
 }
 
 // Ratio is the demand ratio shown under one metric label. Budgets whose
@@ -94,6 +135,10 @@ type Ratio struct {
 	Ratio float64
 	// Gone: no watch uses a budget of this label any more.
 	Gone bool
+	// Namespaces are the shares of the namespaces that use a budget of this
+	// label, in calls per second (with colliding labels, the last budget's
+	// wins).
+	Namespaces map[string]keyshare.Share
 }
 
 // newDemands returns an empty book.
@@ -108,24 +153,33 @@ func newDemands[K, R comparable]() *demands[K, R] {
 
 // Note records what the watch, of phase group group, asks of its budgets at
 // interval every, replacing what it asked before, and returns the factor its
-// interval must be stretched by to fit all of them (1 when they all fit).
+// interval must be stretched by to fit its namespace's share of all of them
+// (1 when they all fit).
 func (b *demands[K, R]) Note(key K, every time.Duration, group uint64, demands []Demand[R]) float64 {
+	factor, _ := b.NoteShare(key, every, group, demands)
+	return factor
+}
+
+// NoteShare is Note, with the share of the budget that stretches the watch
+// most.
+func (b *demands[K, R]) NoteShare(key K, every time.Duration, group uint64, demands []Demand[R]) (float64, keyshare.Share) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.removeLocked(key)
-	factor := 1.0
+	factor, worst := 1.0, keyshare.Share{}
 	for _, d := range demands {
 		if len(d.Reads) == 0 || d.Allowed <= 0 {
 			continue
 		}
 		use := b.budgets[d.Budget]
 		if use == nil {
-			use = &budgetUse[K, R]{asks: map[sharedAsk[R]]map[K]bool{}, api: d.API, label: d.Label}
+			use = &budgetUse[K, R]{asks: map[sharedAsk[R]]map[K]bool{}, api: d.API, label: d.Label, namespaces: map[string]*namespaceUse[R]{}}
 			b.budgets[d.Budget] = use
 			b.showLocked(d.Budget, use)
 		}
 		use.allowed = d.Allowed
 		b.changed[use.labelKey()] = true
+		ns := use.namespace(d.Namespace, d.Weight)
 		for _, read := range d.Reads {
 			ask := sharedAsk[R]{read: read, every: every, group: group}
 			if d.AcrossGroups {
@@ -136,11 +190,49 @@ func (b *demands[K, R]) Note(key K, every time.Duration, group uint64, demands [
 				use.perSecond += 1 / every.Seconds()
 			}
 			use.asks[ask][key] = true
-			b.of[key] = append(b.of[key], heldAsk[R]{budget: d.Budget, ask: ask})
+			ns.add(ask, 1)
+			b.of[key] = append(b.of[key], heldAsk[R]{budget: d.Budget, namespace: d.Namespace, ask: ask})
 		}
-		factor = max(factor, use.ratio())
+		share := use.shares()[d.Namespace]
+		if f := share.Factor(); f > factor {
+			factor, worst = f, share
+		}
 	}
-	return factor
+	return factor, worst
+}
+
+// namespace returns the namespace's asks of the budget, creating them.
+func (u *budgetUse[K, R]) namespace(name string, weight float64) *namespaceUse[R] {
+	ns := u.namespaces[name]
+	if ns == nil {
+		ns = &namespaceUse[R]{asks: map[sharedAsk[R]]int{}}
+		u.namespaces[name] = ns
+	}
+	ns.weight = weight
+	return ns
+}
+
+// add counts n more (or, negative, fewer) of the namespace's watches that
+// make ask.
+func (ns *namespaceUse[R]) add(ask sharedAsk[R], n int) {
+	before := ns.asks[ask]
+	ns.asks[ask] = before + n
+	switch {
+	case before == 0 && n > 0:
+		ns.perSecond += 1 / ask.every.Seconds()
+	case before+n <= 0:
+		delete(ns.asks, ask)
+		ns.perSecond -= 1 / ask.every.Seconds()
+	}
+}
+
+// shares divides the budget between its namespaces (keyshare.Divide).
+func (u *budgetUse[K, R]) shares() map[string]keyshare.Share {
+	claims := make([]keyshare.Claim, 0, len(u.namespaces))
+	for name, ns := range u.namespaces {
+		claims = append(claims, keyshare.Claim{Namespace: name, Weight: ns.weight, Need: max(0, ns.perSecond)})
+	}
+	return keyshare.Divide(u.allowed, claims)
 }
 
 // ratio is the calls per second asked divided by those allowed.
@@ -181,6 +273,7 @@ func (b *demands[K, R]) TakeChanges() []Ratio {
 		for budget := range b.labels[k] {
 			r.Gone = false
 			r.Ratio = max(r.Ratio, b.budgets[budget].ratio())
+			r.Namespaces = b.budgets[budget].shares()
 		}
 		out = append(out, r)
 	}
@@ -202,6 +295,12 @@ func (b *demands[K, R]) removeLocked(key K) {
 			continue
 		}
 		b.changed[use.labelKey()] = true
+		if ns := use.namespaces[held.namespace]; ns != nil {
+			ns.add(held.ask, -1)
+			if len(ns.asks) == 0 {
+				delete(use.namespaces, held.namespace)
+			}
+		}
 		if watches := use.asks[held.ask]; watches != nil {
 			delete(watches, key)
 			if len(watches) == 0 {

@@ -167,9 +167,17 @@ func (p *Pacer[K, R]) triggered(w Watch[K]) bool {
 
 // Demand records what the watch asks of its budgets at its interval,
 // replacing what it asked before, and returns the interval the budgets allow
-// it: its own when they fit, else stretched (see demands, Stretched).
+// it: its own when its namespace's shares of them fit, else stretched (see
+// demands, Stretched).
 func (p *Pacer[K, R]) Demand(w Watch[K], demands []Demand[R]) time.Duration {
-	return Stretched(w.Every, p.demands.Note(w.Key, w.Every, w.Group, demands))
+	return p.Allow(w, demands).Every
+}
+
+// Allow is Demand with the share of the budget that stretches the watch
+// most, for its IntervalMet condition.
+func (p *Pacer[K, R]) Allow(w Watch[K], demands []Demand[R]) Allowance {
+	factor, share := p.demands.NoteShare(w.Key, w.Every, w.Group, demands)
+	return Allowance{Every: Stretched(w.Every, factor), Share: share}
 }
 
 // TakeDemandChanges returns the demand ratios that changed since the last
@@ -185,6 +193,9 @@ type Budget struct {
 	// Admit reserves n calls of it now and returns 0, or says how long to
 	// wait before it has room for them.
 	Admit func(n int) time.Duration
+	// Waiter is the asking watch's namespace, which takes turns with the
+	// others in the budget's line (see queue).
+	Waiter Waiter
 }
 
 // Ask asks the budget for the n calls of the watch's work at level, and
@@ -198,16 +209,33 @@ func (p *Pacer[K, R]) Ask(key K, level Level, b Budget, n int) time.Duration {
 	now := p.clock.Now()
 	wait, held := p.claims.HeldFor(b.ID, key, level, now)
 	if !held {
-		if wait = b.Admit(n); wait > 0 {
-			wait = p.queue.Wait(b.ID, key, level, n, b.Rate, wait)
-		} else {
-			p.queue.Served(b.ID, key, level, n)
+		spacing := spacingOf(b.Rate)
+		switch {
+		case !p.queue.Turn(b.ID, key, b.Waiter, level, n, now, spacing):
+			// Another waiter, whose turn comes first, comes back for this room.
+			wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, spacing)
+		default:
+			if wait = b.Admit(n); wait > 0 {
+				wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, wait)
+			} else {
+				p.queue.Served(b.ID, key, b.Waiter, level, n)
+			}
 		}
 	}
 	if wait > 0 {
+		p.queue.Due(b.ID, key, level, now.Add(wait))
 		p.claims.Claim(b.ID, key, level, now.Add(wait))
 	}
 	return wait
+}
+
+// spacingOf is the time between two calls at rate calls per second; 0 for
+// no limit.
+func spacingOf(rate float64) time.Duration {
+	if rate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) / rate)
 }
 
 // Admitted drops the watch's claims: every budget it asked let it go.

@@ -13,6 +13,11 @@
 // asked for is over, no call of that budget goes out and Admit says the wait
 // too.
 //
+// A store may keep a reserved share of every budget for the key's users
+// outside the manager (NewReservingStore: a Terraform run, a scraper): it
+// then admits only the rest, and tells of a 429 whether the manager had
+// kept under its part (RateLimited: CauseOthers) or not (CauseManager).
+//
 // Budgets are keyed by a SHA-256 digest of the API, the host (see
 // internal/hostkey) and the credential's digest, never by the credential
 // itself ([BudgetID]); [Fingerprint] gives a short form for metrics labels.

@@ -135,6 +135,18 @@ func (rl *rateLimiter) forget(now time.Time) {
 	rl.log = rl.log[i:]
 }
 
+// admittedSince counts the calls admitted after since that the log still
+// holds (a window's worth).
+func (rl *rateLimiter) admittedSince(since time.Time) int {
+	n := 0
+	for _, g := range rl.log {
+		if g.at.After(since) {
+			n += g.n
+		}
+	}
+	return n
+}
+
 // exhausted reports whether one more call would have to wait: the budget is
 // pacing its calls.
 func (rl *rateLimiter) exhausted(now time.Time) bool {

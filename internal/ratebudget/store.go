@@ -9,14 +9,18 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/servicewatch/servicewatch/internal/keyshare"
 )
 
 // Store holds the budgets of one process: the controller asks it before a
 // sync (Admit), and the cloud client asks it before each call (HeldUntil) and
-// tells it of a 429 (Hold). It is safe for concurrent use.
+// tells it of a 429 (RateLimited). It is safe for concurrent use.
 type Store struct {
-	limits map[string]RateLimit
-	now    func() time.Time
+	// limits are what the manager keeps to: the key's limits less the
+	// reserve; full are the key's limits.
+	limits, full map[string]RateLimit
+	now          func() time.Time
 
 	// One mutex guards the rest: each operation is a few comparisons, and a
 	// single lock means a sweep can never drop a budget in use.
@@ -32,7 +36,24 @@ type Store struct {
 // limits, by API name; an API without a limit, or whose limit has
 // Requests <= 0, is only held back by holds.
 func NewStore(limits map[string]RateLimit) *Store {
-	return &Store{limits: maps.Clone(limits), now: time.Now}
+	return NewReservingStore(limits, 0)
+}
+
+// NewReservingStore is NewStore keeping reserved of each budget (a share in
+// [0, 1), see keyshare.Validate) for callers outside the manager: a
+// Terraform run, a scraper using the same key. The manager keeps to the
+// rest (keyshare.Usable: at least one call per window), and its admissions
+// and Allowance say so.
+func NewReservingStore(limits map[string]RateLimit, reserved float64) *Store {
+	usable := make(map[string]RateLimit, len(limits))
+	for api, l := range limits {
+		if l.enabled() {
+			l.Requests = keyshare.Usable(l.Requests, reserved)
+			l.Burst = min(l.Burst, l.Requests)
+		}
+		usable[api] = l
+	}
+	return &Store{limits: usable, full: maps.Clone(limits), now: time.Now}
 }
 
 // Admit reserves n calls of api with cred at baseURL when the budget and any
@@ -61,6 +82,33 @@ func (s *Store) Hold(api, baseURL string, cred CredentialID, until time.Time) {
 		until = latest
 	}
 	s.hold(budgetKeyOf(api, baseURL, cred), s.limits[api], now, until)
+}
+
+// The causes of a 429 (RateLimited), as the metrics label them.
+const (
+	// CauseOthers: the manager kept under its part of the key's budget
+	// when the service answered 429, so other users of the key (or of
+	// the reserve) made the calls that filled it.
+	CauseOthers = "others"
+	// CauseManager: the manager does not pace that budget (its limit is
+	// disabled) or had admitted more than its part in the last window.
+	CauseManager = "manager"
+)
+
+// RateLimited records a 429 of api with cred at baseURL: a hold until
+// until, as Hold, and whose calls filled the key's budget: CauseOthers
+// when the manager admitted no more than its part over the service's last
+// window, else CauseManager.
+func (s *Store) RateLimited(api, baseURL string, cred CredentialID, until time.Time) string {
+	s.Hold(api, baseURL, cred, until)
+	key, limit := budgetKeyOf(api, baseURL, cred), s.limits[api]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.budgets[key]
+	if b == nil || b.limiter == nil || b.limiter.admittedSince(s.now().Add(-s.full[api].Per)) > limit.Requests {
+		return CauseManager
+	}
+	return CauseOthers
 }
 
 // HeldUntil returns the end of the hold of api with cred at baseURL, or the

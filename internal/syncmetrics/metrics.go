@@ -16,11 +16,16 @@ import (
 type Metrics struct {
 	cloudRequests *prometheus.CounterVec
 	cloudLatency  *prometheus.HistogramVec
+	rateLimited   *prometheus.CounterVec
 	syncs         *prometheus.CounterVec
 	items         *prometheus.GaugeVec
 	deferrals     *prometheus.CounterVec
 	budgetDemand  *prometheus.GaugeVec
-	slotWait      *prometheus.HistogramVec
+	// namespaceShare and namespaceNeed are each namespace's share of a
+	// budget and what its watches ask of it, in calls per second.
+	namespaceShare *prometheus.GaugeVec
+	namespaceNeed  *prometheus.GaugeVec
+	slotWait       *prometheus.HistogramVec
 	// statusConflicts counts status patches the API server refused for an
 	// older resourceVersion (writeStatus builds them again).
 	statusConflicts prometheus.Counter
@@ -28,6 +33,9 @@ type Metrics struct {
 	// budgetMu orders the publication of budget demands, so that a ratio
 	// taken earlier never overwrites one taken later.
 	budgetMu sync.Mutex
+	// shownNamespaces are the namespaces whose share series exist, by API
+	// and budget label, to delete those that left.
+	shownNamespaces map[[2]string]map[string]bool
 }
 
 // New creates the metrics and registers them with reg.
@@ -37,6 +45,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "servicewatch_cloud_requests_total",
 			Help: "Calls to the cloud APIs, by API, operation and HTTP status code (or a word such as timeout when there was no response).",
 		}, []string{"api", "operation", "code"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "servicewatch_cloud_rate_limited_total",
+			Help: "429 answers of the cloud APIs, by API and cause: others when the manager had kept under its part of the key's budget (the key's other users, or the reserve's, filled it), manager when it had not (its limit is disabled, or it had sent more).",
+		}, []string{"api", "cause"}),
 		cloudLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "servicewatch_cloud_request_duration_seconds",
 			Help:    "Latency of the calls to the cloud APIs that went over the wire.",
@@ -58,6 +70,14 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "servicewatch_budget_demand_ratio",
 			Help: "Calls per second that the watches sharing one client-side rate budget ask for, divided by what the budget allows; above 1 they cannot all sync on time. budget is a fingerprint of the credential, never the credential.",
 		}, []string{"api", "budget"}),
+		namespaceShare: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "servicewatch_budget_namespace_share",
+			Help: "Calls per second of one client-side rate budget that a namespace's watches may make: its fair share by weight, what idle namespaces leave going to the others. Below servicewatch_budget_namespace_need, the namespace's watches sync less often (IntervalMet False); other namespaces are not slowed by it.",
+		}, []string{"api", "budget", "namespace"}),
+		namespaceNeed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "servicewatch_budget_namespace_need",
+			Help: "Calls per second of one client-side rate budget that a namespace's watches ask for at their intervals.",
+		}, []string{"api", "budget", "namespace"}),
 		slotWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "servicewatch_sync_slot_wait_seconds",
 			Help:    "How long a sync waited for a read slot (--max-concurrent-syncs, --max-syncs-per-host, --max-syncs-per-namespace) before calling a host, by the work it was for (user, secret, periodic). Periodic waits near the watches' intervals mean the slots, not the cloud's budget, are the limit.",
@@ -68,7 +88,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Status writes the API server refused because the ServiceWatch had changed since the status was built (another writer, or a cache behind the API server); each is built again on the watch as the API server has it. A rate near the sync rate means another client keeps writing the watches' status.",
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.cloudRequests, m.cloudLatency, m.syncs, m.items, m.deferrals, m.budgetDemand, m.slotWait, m.statusConflicts} {
+	for _, c := range []prometheus.Collector{m.cloudRequests, m.rateLimited, m.cloudLatency, m.syncs, m.items, m.deferrals, m.budgetDemand, m.namespaceShare, m.namespaceNeed, m.slotWait, m.statusConflicts} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -89,6 +109,12 @@ func (m *Metrics) ObserveRequest(api, operation, code string, duration time.Dura
 	}
 }
 
+// ObserveRateLimited counts a 429 of api by its cause; it makes Metrics a
+// cloudapi.RateLimitObserver.
+func (m *Metrics) ObserveRateLimited(api, cause string) {
+	m.rateLimited.WithLabelValues(api, cause).Inc()
+}
+
 // RecordDeferral counts a sync put off before calling api: the client-side
 // rate budget (or a Retry-After hold on it) had no room for its calls.
 func (m *Metrics) RecordDeferral(api string) {
@@ -105,11 +131,41 @@ func (m *Metrics) PublishBudgetDemands(take func() []pacing.Ratio) {
 	m.budgetMu.Lock()
 	defer m.budgetMu.Unlock()
 	for _, r := range take() {
+		m.publishShares(r)
 		if r.Gone {
 			m.budgetDemand.DeleteLabelValues(r.API, r.Label)
 			continue
 		}
 		m.budgetDemand.WithLabelValues(r.API, r.Label).Set(r.Ratio)
+	}
+}
+
+// publishShares sets the share and need of each namespace on the budget
+// and removes those of namespaces that no longer use it. Callers hold
+// budgetMu.
+func (m *Metrics) publishShares(r pacing.Ratio) {
+	if m.shownNamespaces == nil {
+		m.shownNamespaces = map[[2]string]map[string]bool{}
+	}
+	k := [2]string{r.API, r.Label}
+	for ns := range m.shownNamespaces[k] {
+		if _, ok := r.Namespaces[ns]; !ok || r.Gone {
+			m.namespaceShare.DeleteLabelValues(r.API, r.Label, ns)
+			m.namespaceNeed.DeleteLabelValues(r.API, r.Label, ns)
+			delete(m.shownNamespaces[k], ns)
+		}
+	}
+	if r.Gone {
+		delete(m.shownNamespaces, k)
+		return
+	}
+	for ns, s := range r.Namespaces {
+		m.namespaceShare.WithLabelValues(r.API, r.Label, ns).Set(s.Share)
+		m.namespaceNeed.WithLabelValues(r.API, r.Label, ns).Set(s.Need)
+		if m.shownNamespaces[k] == nil {
+			m.shownNamespaces[k] = map[string]bool{}
+		}
+		m.shownNamespaces[k][ns] = true
 	}
 }
 
