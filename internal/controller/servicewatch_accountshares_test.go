@@ -20,15 +20,11 @@ import (
 )
 
 // withAccounts serves ClusterCloudAccounts in the test's own manager, with
-// its budgets, and, when status, writes their status too.
-func withAccounts(t *testing.T, budgets *ratebudget.Store, status bool) func(ctrl.Manager, *controller.ServiceWatchReconciler) {
+// its budgets. Their status is left to the suite's manager: the test's
+// would count none of the other tests' watches.
+func withAccounts(budgets *ratebudget.Store) func(ctrl.Manager, *controller.ServiceWatchReconciler) {
 	return func(mgr ctrl.Manager, r *controller.ServiceWatchReconciler) {
 		r.Accounts = &accountcontroller.Accounts{Client: mgr.GetClient(), Namespace: operatorNamespace, Budgets: budgets}
-		if status {
-			if err := r.Accounts.SetupWithManager(mgr); err != nil {
-				t.Fatal(err)
-			}
-		}
 	}
 }
 
@@ -62,7 +58,7 @@ func TestAccountReserveKeepsTheManagerUnderHalf(t *testing.T) {
 		f.fake.SetService(fakecloud.DefaultOrganizationID, distinctService(i), service)
 	}
 	budgets := cloudapi.NewBudgets(limit, limit)
-	startOwnManager(t, "reserve", budgets, withAccounts(t, budgets, false))
+	startOwnManager(t, "reserve", budgets, withAccounts(budgets))
 	f.createAccountSecrets()
 	account := f.newAccount(swv1.AccountCondition{Namespaces: []string{f.ns}})
 	account.Spec.ReservedPercent = ptr.To[int32](50)
@@ -103,8 +99,7 @@ func TestAccountReserveKeepsTheManagerUnderHalf(t *testing.T) {
 
 // Two namespaces draw on one account's key, weighted 3 to 1, both needing
 // more than the key gives: the heavier gets three times the other's share,
-// in the budget metrics and in IntervalMet, and the account's status says
-// each namespace's weight and share. Before, the account had no weights and
+// in the budget metrics and in IntervalMet. Before, the account had no weights and
 // the two shares were equal.
 func TestAccountWeightsShareTheKey(t *testing.T) {
 	t.Parallel()
@@ -118,7 +113,7 @@ func TestAccountWeightsShareTheKey(t *testing.T) {
 		heavy.fake.SetService(fakecloud.DefaultOrganizationID, distinctService(i), service)
 	}
 	budgets := cloudapi.NewBudgets(limit, limit)
-	reg := startOwnManager(t, "weights", budgets, withAccounts(t, budgets, true))
+	reg := startOwnManager(t, "weights", budgets, withAccounts(budgets))
 	heavy.createAccountSecrets()
 	account := heavy.newAccount(swv1.AccountCondition{Namespaces: []string{heavy.ns, light.ns}})
 	account.Spec.NamespaceWeights = []swv1.NamespaceWeight{{Namespace: heavy.ns, Weight: 3}}
@@ -159,9 +154,40 @@ func TestAccountWeightsShareTheKey(t *testing.T) {
 		}
 		t.Logf("%s: %s", tc.f.ns, msg)
 	}
-	heavy.waitForAccount("showing each namespace's weight and share", func(a *swv1.ClusterCloudAccount) bool {
-		return len(a.Status.Namespaces) == 2 && a.Status.Namespaces[0].Name == heavy.ns &&
-			a.Status.Namespaces[0].Weight == 3 && a.Status.Namespaces[0].SharePercent == 75 &&
-			a.Status.Namespaces[1].Weight == 1 && a.Status.Namespaces[1].SharePercent == 25
+}
+
+// The account's status says the reserve in force on its key and each
+// namespace's weight and share while all are busy; a namespace whose
+// watches the account refuses has no share.
+func TestAccountStatusShowsReserveAndShares(t *testing.T) {
+	t.Parallel()
+	heavy := newNamedFixture(t, t.Name()+"-heavy")
+	light := newNamedFixture(t, t.Name()+"-light")
+	refused := newNamedFixture(t, t.Name()+"-refused")
+	heavy.createAccountSecrets()
+	account := heavy.newAccount(swv1.AccountCondition{Namespaces: []string{heavy.ns, light.ns}})
+	account.Spec.NamespaceWeights = []swv1.NamespaceWeight{{Namespace: heavy.ns, Weight: 3}, {Namespace: refused.ns, Weight: 5}}
+	account.Spec.ReservedPercent = ptr.To[int32](50)
+	heavy.create(account)
+	t.Cleanup(func() { _ = env.Client.Delete(t.Context(), heavy.newAccount()) })
+	for _, f := range []*fixture{heavy, light, refused} {
+		w := f.newWatch("w0")
+		w.Spec.ManagementAPI = swv1.ManagementAPISpec{AccountRef: &swv1.AccountRef{Name: heavy.accountName()}}
+		w.Spec.AlertAPI = nil
+		f.create(w)
+	}
+	heavy.waitFor("w0", 20*time.Second, "Ready", isReady)
+	a := heavy.waitForAccount("showing each namespace's weight and share and the reserve", func(a *swv1.ClusterCloudAccount) bool {
+		return len(a.Status.Namespaces) == 3 && a.Status.Budget != nil && a.Status.Budget.ReservedPercent == 50
 	})
+	want := map[string]swv1.AccountNamespaceUse{
+		heavy.ns:   {Name: heavy.ns, Watches: 1, Allowed: 1, Weight: 3, SharePercent: 75},
+		light.ns:   {Name: light.ns, Watches: 1, Allowed: 1, Weight: 1, SharePercent: 25},
+		refused.ns: {Name: refused.ns, Watches: 1, Allowed: 0, Weight: 5},
+	}
+	for _, use := range a.Status.Namespaces {
+		if use != want[use.Name] {
+			t.Errorf("namespace %s: %+v, want %+v", use.Name, use, want[use.Name])
+		}
+	}
 }
