@@ -112,3 +112,23 @@ func TestReservePerBudget(t *testing.T) {
 		})
 	}
 }
+
+// A reserve set on a budget in use counts what the budget admitted in the
+// window under way: the manager does not send the new part on top of it.
+func TestAReserveSetInUseCountsTheWindowUnderWay(t *testing.T) {
+	clock := clocktesting.NewFakeClock(epoch)
+	s := NewStore(map[string]RateLimit{apiManagement: defaultManagementRate()})
+	s.now = clock.Now
+	host, key := "https://api.example.com", basicCreds("k", "s")
+	admitted := 0
+	for range 1000 { // 10 s of a backlog: the whole budget
+		if s.Admit(apiManagement, host, key, 1) == 0 {
+			admitted++
+		}
+		clock.Step(10 * time.Millisecond)
+	}
+	s.SetReserve(apiManagement, host, key, 0.5)
+	if wait := s.Admit(apiManagement, host, key, 1); wait == 0 {
+		t.Errorf("after %d calls in 10 s, a reserve of half was set and another call was admitted at once", admitted)
+	}
+}

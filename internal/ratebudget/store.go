@@ -67,7 +67,8 @@ func reserving(l RateLimit, reserved float64) RateLimit {
 // SetReserve makes reserved (a share in [0, 1), see keyshare.Validate) the
 // reserve of one budget, api with cred at baseURL, in place of the store's:
 // a cloud account's reserve for the key's callers outside the cluster. The
-// budget keeps its hold; its pacing starts again under the new limit.
+// budget keeps its hold, and what it admitted in the window under way
+// counts against the new limit.
 func (s *Store) SetReserve(api, baseURL string, cred CredentialID, reserved float64) {
 	key, limit := budgetKeyOf(api, baseURL, cred), reserving(s.full[api], reserved)
 	s.mu.Lock()
@@ -79,12 +80,7 @@ func (s *Store) SetReserve(api, baseURL string, cred CredentialID, reserved floa
 		return
 	}
 	s.reserves[key] = limit
-	if b, ok := s.budgets[key]; ok {
-		b.limiter = nil
-		if limit.enabled() {
-			b.limiter = newRateLimiter(limit, s.now(), 0)
-		}
-	}
+	s.retune(key, limit)
 }
 
 // ClearReserve gives the budget back the store's reserve (its account is
@@ -97,11 +93,21 @@ func (s *Store) ClearReserve(api, baseURL string, cred CredentialID) {
 		return
 	}
 	delete(s.reserves, key)
-	if b, ok := s.budgets[key]; ok {
+	s.retune(key, s.limits[api])
+}
+
+// retune makes key's budget, if it has one, keep to limit, counting what it
+// admitted before. Callers hold s.mu.
+func (s *Store) retune(key budgetKey, limit RateLimit) {
+	b, ok := s.budgets[key]
+	switch {
+	case !ok:
+	case !limit.enabled():
 		b.limiter = nil
-		if l := s.limits[api]; l.enabled() {
-			b.limiter = newRateLimiter(l, s.now(), 0)
-		}
+	case b.limiter == nil:
+		b.limiter = newRateLimiter(limit, s.now(), 0)
+	default:
+		b.limiter = b.limiter.retuned(limit, s.now())
 	}
 }
 
