@@ -132,3 +132,23 @@ func TestAReserveSetInUseCountsTheWindowUnderWay(t *testing.T) {
 		t.Errorf("after %d calls in 10 s, a reserve of half was set and another call was admitted at once", admitted)
 	}
 }
+
+// A batch is never larger than what the budget with the largest reserve of
+// its own admits, and a reserve of another API changes nothing.
+func TestMaxBatchFitsEveryReserve(t *testing.T) {
+	host := "https://api.example.com"
+	s := NewStore(map[string]RateLimit{apiManagement: defaultManagementRate(), apiAlert: {Requests: 100, Per: time.Minute, Burst: 10}})
+	if got := s.MaxBatch(apiManagement); got != 10 {
+		t.Fatalf("no reserve: batch %d, want 10", got)
+	}
+	s.SetReserve(apiManagement, host, basicCreds("a", "s"), 0.5)
+	s.SetReserve(apiManagement, host, basicCreds("b", "s"), 0.2)
+	s.SetReserve(apiAlert, host, basicCreds("c", "s"), 0.9)
+	if got := s.MaxBatch(apiManagement); got != 5 {
+		t.Errorf("reserves of half and a fifth: batch %d, want 5", got)
+	}
+	s.ClearReserve(apiManagement, host, basicCreds("a", "s"))
+	if got := s.MaxBatch(apiManagement); got != 8 {
+		t.Errorf("the half cleared: batch %d, want 8", got)
+	}
+}

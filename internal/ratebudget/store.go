@@ -33,6 +33,8 @@ type Store struct {
 	// reserves are the budgets whose reserve is their own (a cloud
 	// account's), not the store's: the limit each keeps to.
 	reserves map[budgetKey]RateLimit
+	// apiOf is the API of each budget in reserves.
+	apiOf map[budgetKey]string
 }
 
 // NewStore returns a Store whose budgets of each API keep to its limit in
@@ -74,8 +76,9 @@ func (s *Store) SetReserve(api, baseURL string, cred CredentialID, reserved floa
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.reserves == nil {
-		s.reserves = map[budgetKey]RateLimit{}
+		s.reserves, s.apiOf = map[budgetKey]RateLimit{}, map[budgetKey]string{}
 	}
+	s.apiOf[key] = api
 	if before, ok := s.reserves[key]; ok && before == limit {
 		return
 	}
@@ -93,6 +96,7 @@ func (s *Store) ClearReserve(api, baseURL string, cred CredentialID) {
 		return
 	}
 	delete(s.reserves, key)
+	delete(s.apiOf, key)
 	s.retune(key, s.limits[api])
 }
 
@@ -318,12 +322,24 @@ func (s *Store) heldUntil(key budgetKey, now time.Time) time.Time {
 // them (a batch larger than Burst also waits for the pacing to catch up);
 // 0 means unlimited. A caller with more calls to make splits them into
 // batches of at most this many, or they would never be admitted.
+//
+// A budget with a reserve of its own (SetReserve) may admit fewer: the
+// batch is then the least any budget of api admits, so that no batch is
+// too large for the budget it goes to.
 func (s *Store) MaxBatch(api string) int {
 	l := s.limits[api]
 	if !l.enabled() {
 		return 0
 	}
-	return l.Requests
+	most := l.Requests
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, r := range s.reserves {
+		if r.enabled() && s.apiOf[key] == api {
+			most = min(most, r.Requests)
+		}
+	}
+	return most
 }
 
 // Allowance is how many calls per second the store admits on budget (a
