@@ -166,16 +166,16 @@ func (r *ServiceWatchReconciler) noteDemand(_ context.Context, in *syncScope) (c
 	var demands []pacing.Demand[readKey]
 	if in.management.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
-			API:     cloudapi.APIManagement,
-			Budget:  ratebudget.BudgetID(cloudapi.APIManagement, in.management.url, in.management.digest),
-			Reads:   in.managementReads(),
+			API:    cloudapi.APIManagement,
+			Budget: ratebudget.BudgetID(cloudapi.APIManagement, in.management.url, in.management.digest),
+			Reads:  in.managementReads(),
 		})
 	}
 	if api := alertselect.API(&in.watch.Spec); alertselect.InUse(&in.watch.Spec) && in.alerts.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
-			API:     api,
-			Budget:  ratebudget.BudgetID(api, in.alerts.url, in.alerts.digest),
-			Reads:   in.alertReads(), AcrossGroups: in.alertsByList,
+			API:    api,
+			Budget: ratebudget.BudgetID(api, in.alerts.url, in.alerts.digest),
+			Reads:  in.alertReads(), AcrossGroups: in.alertsByList,
 		})
 	}
 	for i := range demands {
