@@ -3,26 +3,26 @@ package accountpolicy_test
 import (
 	"testing"
 
-	"k8s.io/utils/ptr"
-
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/accountpolicy"
 )
 
+func percent(p int32) *int32 { return &p }
+
 func TestReserveIsTheAccountsOrTheFlags(t *testing.T) {
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		percent *int32
 		want    float64
 		set     bool
 	}{
 		{nil, 0, false},
-		{ptr.To[int32](0), 0, true},
-		{ptr.To[int32](50), 0.5, true},
-		{ptr.To[int32](95), 0.9, true}, // the CRD refuses it; an old object is capped
+		{percent(0), 0, true},
+		{percent(50), 0.5, true},
+		{percent(95), 0.9, true}, // the CRD refuses it; an old object is capped
 	} {
 		a := &swv1.ClusterCloudAccount{Spec: swv1.ClusterCloudAccountSpec{ReservedPercent: tc.percent}}
 		if got, set := accountpolicy.Reserve(a); got != tc.want || set != tc.set {
-			t.Errorf("reservedPercent %v: reserve %v (set %v), want %v (%v)", ptr.Deref(tc.percent, -1), got, set, tc.want, tc.set)
+			t.Errorf("case %d: reserve %v (set %v), want %v (%v)", i, got, set, tc.want, tc.set)
 		}
 	}
 }
