@@ -38,6 +38,42 @@ type ClusterCloudAccountSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
 	Conditions []AccountCondition `json:"conditions,omitempty"`
+
+	// reservedPercent is the percentage of the management key's rate budget
+	// left to the key's callers outside the cluster (a Terraform run, a
+	// scraper): the manager keeps the calls of every watch that uses the
+	// account under the rest (at least one call per window of the cloud),
+	// and a 429 it gets while under counts as cause="others". Unset: the
+	// manager's --reserved-budget-share applies.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=90
+	ReservedPercent *int32 `json:"reservedPercent,omitempty"`
+
+	// namespaceWeights weigh the namespaces that use the account when their
+	// watches together need more than the key's budget: each gets a share
+	// in proportion to its weight, and what an idle namespace leaves goes
+	// to the others. A namespace not listed weighs 1.
+	// +optional
+	// +listType=map
+	// +listMapKey=namespace
+	// +kubebuilder:validation:MaxItems=256
+	NamespaceWeights []NamespaceWeight `json:"namespaceWeights,omitempty"`
+}
+
+// NamespaceWeight is the weight of one namespace's watches on an account's
+// key.
+type NamespaceWeight struct {
+	// namespace is the namespace's name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace"`
+	// weight is the namespace's weight, from 1 to 100; others weigh 1.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Weight int32 `json:"weight"`
 }
 
 // AccountAPISpec locates one API of an account and its credential.
@@ -143,6 +179,16 @@ type AccountNamespaceUse struct {
 	Watches int32 `json:"watches"`
 	// allowed is how many of them the account's conditions allow.
 	Allowed int32 `json:"allowed"`
+	// weight is the namespace's weight on the key (spec.namespaceWeights,
+	// else 1).
+	// +optional
+	Weight int32 `json:"weight,omitempty"`
+	// sharePercent is the namespace's share, in percent, of what the
+	// manager may use of the key while every namespace with allowed watches
+	// needs more than its share; an idle namespace's share goes to the
+	// others.
+	// +optional
+	SharePercent int32 `json:"sharePercent,omitempty"`
 }
 
 // AccountBudget is a key's rate budget as the manager sees it.
@@ -150,6 +196,11 @@ type AccountBudget struct {
 	// allowance is the calls per second the manager allows itself with the
 	// key, as a decimal string ("1" for 10 calls per 10 s); "0": unlimited.
 	Allowance string `json:"allowance"`
+	// reservedPercent is the percentage of the key's budget the manager
+	// leaves to callers outside the cluster (spec.reservedPercent, else
+	// the manager's --reserved-budget-share).
+	// +optional
+	ReservedPercent int32 `json:"reservedPercent,omitempty"`
 	// heldUntil is set while the cloud has asked to wait (a 429): no call
 	// with the key goes out before it.
 	// +optional

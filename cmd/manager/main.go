@@ -256,7 +256,8 @@ func run(ctx context.Context, cfg config) error {
 	if err := ctrlmetrics.Registry.Register(stateMetrics); err != nil {
 		return fmt.Errorf("registering state metrics: %w", err)
 	}
-	accounts := &accountcontroller.Accounts{Client: mgr.GetClient(), Namespace: cfg.accountNamespace, Budgets: budgets}
+	accounts := &accountcontroller.Accounts{Client: mgr.GetClient(), Namespace: cfg.accountNamespace, Budgets: budgets,
+		DefaultReserve: cfg.reservedShare}
 	reconciler := &controller.ServiceWatchReconciler{
 		Accounts:     accounts,
 		Client:       mgr.GetClient(),

@@ -29,12 +29,22 @@ type Accounts struct {
 	// Secrets are: never a tenant's. Empty: the manager serves no accounts,
 	// and every watch that refers to one is refused (AccountNotFound).
 	Namespace string
-	// Budgets are the manager's rate budgets, read for the status.
+	// Budgets are the manager's rate budgets, read for the status and
+	// given each account's reserve.
 	Budgets Budgets
+	// DefaultReserve is the manager's --reserved-budget-share, which
+	// applies to the keys of accounts that set no reserve of their own.
+	DefaultReserve float64
 
 	mu sync.Mutex
 	// keys are the management keys last used through each account, by name.
 	keys map[string]usedKey
+	// shares are the reserve and namespace weights of each account, as the
+	// last watch resolved through it saw them, by name.
+	shares map[string]shares
+	// owners are the accounts whose management key each budget (a
+	// ratebudget.BudgetID) is, for the weights of its namespaces.
+	owners map[string]string
 	// learned wakes the status reconciler of an account whose key was first
 	// used, or changed (SetupWithManager makes it).
 	learned chan event.GenericEvent
@@ -43,10 +53,15 @@ type Accounts struct {
 // Budgets is what the account's status reads of the manager's rate budgets
 // (ratebudget.Store).
 type Budgets interface {
-	// Allowance is the calls per second one budget of api admits; 0: unlimited.
-	Allowance(api string) float64
+	// Allowance is the calls per second budget (a BudgetID of api) admits;
+	// 0: unlimited.
+	Allowance(api, budget string) float64
 	// HeldUntil is the end of the hold of a budget, zero when none.
 	HeldUntil(api, baseURL string, cred ratebudget.CredentialID) time.Time
+	// SetReserve gives a budget a reserve of its own, an account's.
+	SetReserve(api, baseURL string, cred ratebudget.CredentialID, reserved float64)
+	// ClearReserve gives a budget the manager's reserve back.
+	ClearReserve(api, baseURL string, cred ratebudget.CredentialID)
 }
 
 // usedKey is a key as the manager last used it: its URL and digest, never
@@ -170,6 +185,7 @@ func (a *Accounts) Resolve(ctx context.Context, watch *swv1.ServiceWatch) Grant 
 		g.Trigger = trigger + "|" + g.Refusal.Message
 		return g
 	}
+	a.noteShares(&account)
 	return Grant{Management: a.credential(account.Spec.ManagementAPI, "managementApi", name), Alert: a.alertCredential(&account), Trigger: trigger}
 }
 
@@ -210,6 +226,10 @@ func (a *Accounts) Used(account, url string, digest ratebudget.CredentialID) {
 	}
 	before, known := a.keys[account]
 	a.keys[account] = usedKey{url: url, digest: digest}
+	if known && before != a.keys[account] {
+		a.release(before)
+	}
+	a.bind(account)
 	learned := a.learned
 	a.mu.Unlock()
 	if learned == nil || (known && before == a.keys[account]) {
@@ -231,5 +251,9 @@ func (a *Accounts) usedKey(account string) (usedKey, bool) {
 func (a *Accounts) forget(account string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if k, ok := a.keys[account]; ok {
+		a.release(k)
+	}
 	delete(a.keys, account)
+	delete(a.shares, account)
 }

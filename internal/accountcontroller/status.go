@@ -23,6 +23,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	"github.com/servicewatch/servicewatch/internal/accountpolicy"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // +kubebuilder:rbac:groups=cloud.servicewatch.io,resources=clustercloudaccounts,verbs=get;list;watch
@@ -84,8 +85,9 @@ func (a *Accounts) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	before := account.DeepCopy()
 	account.Status.ObservedGeneration = account.Generation
 	setReady(&account)
+	a.noteShares(&account)
 	a.setUse(ctx, &account, watches.Items)
-	account.Status.Budget = a.budgetOf(account.Name)
+	account.Status.Budget = a.budgetOf(&account)
 	if !equality.Semantic.DeepEqual(before.Status, account.Status) {
 		if err := a.Client.Status().Patch(ctx, &account, client.MergeFrom(before)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("patching the account's status: %w", err)
@@ -129,19 +131,23 @@ func (a *Accounts) setUse(ctx context.Context, account *swv1.ClusterCloudAccount
 	slices.Sort(names)
 	account.Status.Watches, account.Status.NamespaceCount = int32(len(watches)), int32(len(names))
 	account.Status.Namespaces = nil
+	shares := accountpolicy.SharePercents(account, slices.DeleteFunc(slices.Clone(names), func(ns string) bool { return byNamespace[ns].Allowed == 0 }))
 	for _, name := range names[:min(len(names), maxNamespacesShown)] {
-		account.Status.Namespaces = append(account.Status.Namespaces, *byNamespace[name])
+		use := byNamespace[name]
+		use.Weight, use.SharePercent = accountpolicy.Weight(account, name), shares[name]
+		account.Status.Namespaces = append(account.Status.Namespaces, *use)
 	}
 }
 
 // budgetOf is the budget of the management key last used through the
 // account, as the manager's store has it; nil before any watch used it.
-func (a *Accounts) budgetOf(account string) *swv1.AccountBudget {
-	key, ok := a.usedKey(account)
+func (a *Accounts) budgetOf(account *swv1.ClusterCloudAccount) *swv1.AccountBudget {
+	key, ok := a.usedKey(account.Name)
 	if !ok || a.Budgets == nil {
 		return nil
 	}
-	b := &swv1.AccountBudget{Allowance: strconv.FormatFloat(a.Budgets.Allowance(cloudapi.APIManagement), 'g', 4, 64)}
+	allowance := a.Budgets.Allowance(cloudapi.APIManagement, ratebudget.BudgetID(cloudapi.APIManagement, key.url, key.digest))
+	b := &swv1.AccountBudget{Allowance: strconv.FormatFloat(allowance, 'g', 4, 64), ReservedPercent: a.reservePercent(account)}
 	if until := a.Budgets.HeldUntil(cloudapi.APIManagement, key.url, key.digest); !until.IsZero() {
 		b.HeldUntil = &metav1.Time{Time: until.Truncate(time.Second)}
 	}

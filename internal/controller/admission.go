@@ -120,7 +120,7 @@ func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Leve
 	id := ratebudget.BudgetID(api, url, cred)
 	wait := r.pacer.Ask(key, level, pacing.Budget{
 		ID:     id,
-		Rate:   r.Budgets.Allowance(api),
+		Rate:   r.Budgets.Allowance(api, id),
 		Admit:  func(n int) time.Duration { return r.Budgets.Admit(api, url, cred, n) },
 		Waiter: pacing.Waiter{Namespace: key.Namespace, Weight: r.ShareWeights.Of(id, key.Namespace)},
 	}, n)
@@ -166,22 +166,20 @@ func (r *ServiceWatchReconciler) noteDemand(_ context.Context, in *syncScope) (c
 	var demands []pacing.Demand[readKey]
 	if in.management.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
-			API:     cloudapi.APIManagement,
-			Budget:  ratebudget.BudgetID(cloudapi.APIManagement, in.management.url, in.management.digest),
-			Allowed: r.Budgets.Allowance(cloudapi.APIManagement),
-			Reads:   in.managementReads(),
+			API:    cloudapi.APIManagement,
+			Budget: ratebudget.BudgetID(cloudapi.APIManagement, in.management.url, in.management.digest),
+			Reads:  in.managementReads(),
 		})
 	}
 	if api := alertselect.API(&in.watch.Spec); alertselect.InUse(&in.watch.Spec) && in.alerts.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
-			API:     api,
-			Budget:  ratebudget.BudgetID(api, in.alerts.url, in.alerts.digest),
-			Allowed: r.Budgets.Allowance(api),
-			Reads:   in.alertReads(), AcrossGroups: in.alertsByList,
+			API:    api,
+			Budget: ratebudget.BudgetID(api, in.alerts.url, in.alerts.digest),
+			Reads:  in.alertReads(), AcrossGroups: in.alertsByList,
 		})
 	}
 	for i := range demands {
-		demands[i].Label = ratebudget.FingerprintOf(demands[i].Budget)
+		demands[i].Label, demands[i].Allowed = ratebudget.FingerprintOf(demands[i].Budget), r.Budgets.Allowance(demands[i].API, demands[i].Budget)
 		demands[i].Namespace, demands[i].Weight = in.p.Key.Namespace, r.ShareWeights.Of(demands[i].Budget, in.p.Key.Namespace)
 	}
 	in.allowed = r.pacer.Allow(in.p, demands)

@@ -42,9 +42,9 @@ type Budgets interface {
 	// Hold keeps every call of a budget back until until, as a 429's
 	// Retry-After does; see ratebudget.Store.Hold.
 	Hold(api, baseURL string, cred ratebudget.CredentialID, until time.Time)
-	// Allowance is the calls per second one budget of api admits; 0 means
-	// unlimited.
-	Allowance(api string) float64
+	// Allowance is the calls per second budget (a BudgetID of api) admits;
+	// 0 means unlimited.
+	Allowance(api, budget string) float64
 	// MaxBatch is the most calls of api one Admit can ever reserve; 0
 	// means unlimited.
 	MaxBatch(api string) int

@@ -181,7 +181,7 @@ func TestAccountServesAnAllowedNamespace(t *testing.T) {
 	}
 	a := f.waitForAccount("counting the watch", func(a *swv1.ClusterCloudAccount) bool {
 		return a.Status.Watches == 1 && a.Status.NamespaceCount == 1 && len(a.Status.Namespaces) == 1 &&
-			a.Status.Namespaces[0] == swv1.AccountNamespaceUse{Name: f.ns, Watches: 1, Allowed: 1}
+			a.Status.Namespaces[0] == swv1.AccountNamespaceUse{Name: f.ns, Watches: 1, Allowed: 1, Weight: 1, SharePercent: 100}
 	})
 	if !meta.IsStatusConditionTrue(a.Status.Conditions, swv1.ConditionReady) {
 		t.Errorf("the account is not Ready: %+v", a.Status.Conditions)
@@ -215,7 +215,7 @@ func TestAccountRefusesAnotherNamespaceForFree(t *testing.T) {
 		t.Errorf("a refused watch called the cloud %d times: %+v", len(calls), calls)
 	}
 	f.waitForAccount("counting the refused watch", func(a *swv1.ClusterCloudAccount) bool {
-		return len(a.Status.Namespaces) == 1 && a.Status.Namespaces[0] == swv1.AccountNamespaceUse{Name: f.ns, Watches: 1, Allowed: 0}
+		return len(a.Status.Namespaces) == 1 && a.Status.Namespaces[0] == swv1.AccountNamespaceUse{Name: f.ns, Watches: 1, Allowed: 0, Weight: 1}
 	})
 
 	f.updateAccount(func(a *swv1.ClusterCloudAccount) {

@@ -198,6 +198,9 @@ func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(secrets); err != nil {
 		return fmt.Errorf("adding the Secret watch: %w", err)
 	}
+	if r.ShareWeights == nil && r.Accounts.Enabled() { // an account's namespace weights
+		r.ShareWeights = r.Accounts.WeightOf
+	}
 	b, err := r.Accounts.Wire(context.Background(), mgr, ctrl.NewControllerManagedBy(mgr))
 	if err != nil {
 		return err

@@ -112,6 +112,6 @@ func (c *refusingCloud) Admit(string, string, ratebudget.CredentialID, int) time
 
 func (c *refusingCloud) MaxBatch(string) int { return 0 }
 
-func (c *refusingCloud) Allowance(string) float64 { return 1 }
+func (c *refusingCloud) Allowance(string, string) float64 { return 1 }
 
 func (c *refusingCloud) Hold(string, string, ratebudget.CredentialID, time.Time) {}

@@ -133,8 +133,9 @@ func TestNamespacesShareOneKeyFairly(t *testing.T) {
 
 // startOwnManager runs a manager of its own for the test, syncing only the
 // watches with the label ownManagerLabel=name, with budgets, until the test ends;
-// it returns the registry of its metrics.
-func startOwnManager(t *testing.T, name string, budgets *ratebudget.Store) *prometheus.Registry {
+// it returns the registry of its metrics. setup, if any, completes the
+// reconciler before it starts.
+func startOwnManager(t *testing.T, name string, budgets *ratebudget.Store, setup ...func(ctrl.Manager, *controller.ServiceWatchReconciler)) *prometheus.Registry {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	metrics, err := syncmetrics.New(reg)
@@ -155,6 +156,9 @@ func startOwnManager(t *testing.T, name string, budgets *ratebudget.Store) *prom
 	r := testenv.Reconciler(mgr, metrics, "", controller.Options{AllowedAPIURLs: allowed, ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL})
 	r.Budgets = budgets
 	r.Cloud = cloudapi.New(cloudapi.Options{Timeout: 5 * time.Second, Observer: metrics, Budgets: budgets})
+	for _, s := range setup {
+		s(mgr, r)
+	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func (c stubCloud) Hold(string, string, ratebudget.CredentialID, time.Time)     
 
 func (c stubCloud) MaxBatch(string) int { return 0 }
 
-func (c stubCloud) Allowance(string) float64 { return 0 }
+func (c stubCloud) Allowance(string, string) float64 { return 0 }
 
 // The client keeps what fits the status; the summary counts and the state
 // metrics still see every pipe it listed.

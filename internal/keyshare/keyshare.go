@@ -122,8 +122,9 @@ func Message(s Share) string {
 }
 
 // Weights gives the weight of a namespace on a budget (a key at one host,
-// named by its digest); nil weighs every namespace 1. Today nothing sets
-// it; a cloud account's namespace weights will.
+// named by its digest); nil weighs every namespace 1. The ServiceWatch
+// controller uses a ClusterCloudAccount's spec.namespaceWeights for the
+// budget of its key (accountcontroller.Accounts.WeightOf).
 type Weights func(budget, namespace string) float64
 
 // Of is the namespace's weight on budget: 1 when w is nil.

@@ -68,6 +68,16 @@ func newRateLimiter(l RateLimit, now time.Time, phase float64) *rateLimiter {
 		tat: now.Add(time.Duration(phase * float64(time.Duration(burst)*interval)))}
 }
 
+// retuned is rl keeping to l from now on, with what it admitted still
+// counted: a budget whose reserve changes does not start afresh, and
+// sends no more in the window under way than the new limit allows
+// (l.Per must be rl's).
+func (rl *rateLimiter) retuned(l RateLimit, now time.Time) *rateLimiter {
+	n := newRateLimiter(l, now, 0)
+	n.tat, n.log = maxTime(rl.tat, now), rl.log
+	return n
+}
+
 // admit reserves n calls at now and returns 0 if both rules allow them all;
 // otherwise it reserves nothing and returns how long to wait (> 0). A batch
 // larger than Burst goes only when the budget is fully rested; a batch

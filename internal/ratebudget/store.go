@@ -30,6 +30,11 @@ type Store struct {
 	// cohorts are the budgets of each limit created together (see
 	// phaseFor).
 	cohorts map[RateLimit]cohort
+	// reserves are the budgets whose reserve is their own (a cloud
+	// account's), not the store's: the limit each keeps to.
+	reserves map[budgetKey]RateLimit
+	// apiOf is the API of each budget in reserves.
+	apiOf map[budgetKey]string
 }
 
 // NewStore returns a Store whose budgets of each API keep to its limit in
@@ -47,13 +52,76 @@ func NewStore(limits map[string]RateLimit) *Store {
 func NewReservingStore(limits map[string]RateLimit, reserved float64) *Store {
 	usable := make(map[string]RateLimit, len(limits))
 	for api, l := range limits {
-		if l.enabled() {
-			l.Requests = keyshare.Usable(l.Requests, reserved)
-			l.Burst = min(l.Burst, l.Requests)
-		}
-		usable[api] = l
+		usable[api] = reserving(l, reserved)
 	}
 	return &Store{limits: usable, full: maps.Clone(limits), now: time.Now}
+}
+
+// reserving is l less reserved of its calls (see keyshare.Usable).
+func reserving(l RateLimit, reserved float64) RateLimit {
+	if l.enabled() {
+		l.Requests = keyshare.Usable(l.Requests, reserved)
+		l.Burst = min(l.Burst, l.Requests)
+	}
+	return l
+}
+
+// SetReserve makes reserved (a share in [0, 1), see keyshare.Validate) the
+// reserve of one budget, api with cred at baseURL, in place of the store's:
+// a cloud account's reserve for the key's callers outside the cluster. The
+// budget keeps its hold, and what it admitted in the window under way
+// counts against the new limit.
+func (s *Store) SetReserve(api, baseURL string, cred CredentialID, reserved float64) {
+	key, limit := budgetKeyOf(api, baseURL, cred), reserving(s.full[api], reserved)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reserves == nil {
+		s.reserves, s.apiOf = map[budgetKey]RateLimit{}, map[budgetKey]string{}
+	}
+	s.apiOf[key] = api
+	if before, ok := s.reserves[key]; ok && before == limit {
+		return
+	}
+	s.reserves[key] = limit
+	s.retune(key, limit)
+}
+
+// ClearReserve gives the budget back the store's reserve (its account is
+// gone).
+func (s *Store) ClearReserve(api, baseURL string, cred CredentialID) {
+	key := budgetKeyOf(api, baseURL, cred)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.reserves[key]; !ok {
+		return
+	}
+	delete(s.reserves, key)
+	delete(s.apiOf, key)
+	s.retune(key, s.limits[api])
+}
+
+// retune makes key's budget, if it has one, keep to limit, counting what it
+// admitted before. Callers hold s.mu.
+func (s *Store) retune(key budgetKey, limit RateLimit) {
+	b, ok := s.budgets[key]
+	switch {
+	case !ok:
+	case !limit.enabled():
+		b.limiter = nil
+	case b.limiter == nil:
+		b.limiter = newRateLimiter(limit, s.now(), 0)
+	default:
+		b.limiter = b.limiter.retuned(limit, s.now())
+	}
+}
+
+// limitOf is what the budget keeps to: its own reserve's limit, else the
+// store's for api. Callers hold s.mu.
+func (s *Store) limitOf(key budgetKey, api string) RateLimit {
+	if l, ok := s.reserves[key]; ok {
+		return l
+	}
+	return s.limits[api]
 }
 
 // Admit reserves n calls of api with cred at baseURL when the budget and any
@@ -66,7 +134,7 @@ func NewReservingStore(limits map[string]RateLimit, reserved float64) *Store {
 // than the limit's Requests is never admitted (the wait is one window): split
 // such a batch (see MaxBatch).
 func (s *Store) Admit(api, baseURL string, cred CredentialID, n int) time.Duration {
-	return s.admit(budgetKeyOf(api, baseURL, cred), s.limits[api], s.now(), n)
+	return s.admit(budgetKeyOf(api, baseURL, cred), api, s.now(), n)
 }
 
 // Hold records that no call of api with cred at baseURL may go out before
@@ -81,7 +149,7 @@ func (s *Store) Hold(api, baseURL string, cred CredentialID, until time.Time) {
 	if latest := now.Add(MaxHold); until.After(latest) {
 		until = latest
 	}
-	s.hold(budgetKeyOf(api, baseURL, cred), s.limits[api], now, until)
+	s.hold(budgetKeyOf(api, baseURL, cred), api, now, until)
 }
 
 // The causes of a 429 (RateLimited), as the metrics label them.
@@ -101,11 +169,11 @@ const (
 // window, else CauseManager.
 func (s *Store) RateLimited(api, baseURL string, cred CredentialID, until time.Time) string {
 	s.Hold(api, baseURL, cred, until)
-	key, limit := budgetKeyOf(api, baseURL, cred), s.limits[api]
+	key := budgetKeyOf(api, baseURL, cred)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.budgets[key]
-	if b == nil || b.limiter == nil || b.limiter.admittedSince(s.now().Add(-s.full[api].Per)) > limit.Requests {
+	if b == nil || b.limiter == nil || b.limiter.admittedSince(s.now().Add(-s.full[api].Per)) > s.limitOf(key, api).Requests {
 		return CauseManager
 	}
 	return CauseOthers
@@ -137,8 +205,9 @@ type cohort struct {
 // changes nothing, so this only bounds the work and the memory.
 const sweepEvery = time.Minute
 
-// get returns the budget for key, creating it with limit. Callers hold s.mu.
-func (s *Store) get(key budgetKey, limit RateLimit, now time.Time) *budget {
+// get returns the budget for key of api, creating it with its limit.
+// Callers hold s.mu.
+func (s *Store) get(key budgetKey, api string, now time.Time) *budget {
 	if s.budgets == nil {
 		s.budgets = map[budgetKey]*budget{}
 	}
@@ -148,7 +217,7 @@ func (s *Store) get(key budgetKey, limit RateLimit, now time.Time) *budget {
 	b, ok := s.budgets[key]
 	if !ok {
 		b = &budget{}
-		if limit.enabled() {
+		if limit := s.limitOf(key, api); limit.enabled() {
 			b.limiter = newRateLimiter(limit, now, s.phaseFor(limit, b, now))
 		}
 		s.budgets[key] = b
@@ -216,10 +285,10 @@ func (s *Store) sweep(now time.Time) {
 }
 
 // admit reserves n calls of key's budget; see Admit.
-func (s *Store) admit(key budgetKey, limit RateLimit, now time.Time, n int) time.Duration {
+func (s *Store) admit(key budgetKey, api string, now time.Time, n int) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.get(key, limit, now)
+	b := s.get(key, api, now)
 	if wait := b.holdUntil.Sub(now); wait > 0 {
 		return wait
 	}
@@ -230,10 +299,10 @@ func (s *Store) admit(key budgetKey, limit RateLimit, now time.Time, n int) time
 }
 
 // hold records that key's budget may not be used before until.
-func (s *Store) hold(key budgetKey, limit RateLimit, now, until time.Time) {
+func (s *Store) hold(key budgetKey, api string, now, until time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.get(key, limit, now)
+	b := s.get(key, api, now)
 	b.holdUntil = maxTime(b.holdUntil, until)
 }
 
@@ -253,19 +322,36 @@ func (s *Store) heldUntil(key budgetKey, now time.Time) time.Time {
 // them (a batch larger than Burst also waits for the pacing to catch up);
 // 0 means unlimited. A caller with more calls to make splits them into
 // batches of at most this many, or they would never be admitted.
+//
+// A budget with a reserve of its own (SetReserve) may admit fewer: the
+// batch is then the least any budget of api admits, so that no batch is
+// too large for the budget it goes to.
 func (s *Store) MaxBatch(api string) int {
 	l := s.limits[api]
 	if !l.enabled() {
 		return 0
 	}
-	return l.Requests
+	most := l.Requests
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, r := range s.reserves {
+		if r.enabled() && s.apiOf[key] == api {
+			most = min(most, r.Requests)
+		}
+	}
+	return most
 }
 
-// Allowance is how many calls per second the store admits on one budget of
-// api (a credential at one host), margin included; 0 means unlimited. The
-// controller compares it with what the watches on a budget ask.
-func (s *Store) Allowance(api string) float64 {
-	l := s.limits[api]
+// Allowance is how many calls per second the store admits on budget (a
+// BudgetID of api: a credential at one host), margin included, under its
+// own reserve if it has one; 0 means unlimited. The controller compares it
+// with what the watches on a budget ask.
+func (s *Store) Allowance(api, budget string) float64 {
+	var key budgetKey
+	copy(key[:], budget)
+	s.mu.Lock()
+	l := s.limitOf(key, api)
+	s.mu.Unlock()
 	if !l.enabled() {
 		return 0
 	}

@@ -1,0 +1,86 @@
+package accountcontroller
+
+import (
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/accountpolicy"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
+)
+
+// shares are what an account says of its key's budget: the reserve left to
+// callers outside the cluster (own: the account sets one) and the weights
+// of its namespaces.
+type shares struct {
+	reserve float64
+	own     bool
+	weights map[string]float64
+}
+
+// noteShares records the account's reserve and weights as a watch resolves
+// through it, and gives its key's budget a changed reserve at once.
+func (a *Accounts) noteShares(account *swv1.ClusterCloudAccount) {
+	reserve, own := accountpolicy.Reserve(account)
+	s := shares{reserve: reserve, own: own, weights: accountpolicy.Weights(account)}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.shares == nil {
+		a.shares = map[string]shares{}
+	}
+	before, known := a.shares[account.Name]
+	a.shares[account.Name] = s
+	if !known || before.reserve != s.reserve || before.own != s.own {
+		a.bind(account.Name)
+	}
+}
+
+// bind makes the account's key's budget keep to the account's reserve, and
+// its namespaces weigh as the account says. Callers hold a.mu.
+func (a *Accounts) bind(account string) {
+	k, ok := a.keys[account]
+	s, noted := a.shares[account]
+	if !ok || !noted {
+		return
+	}
+	if a.owners == nil {
+		a.owners = map[string]string{}
+	}
+	a.owners[ratebudget.BudgetID(cloudapi.APIManagement, k.url, k.digest)] = account
+	if a.Budgets == nil {
+		return
+	}
+	if s.own {
+		a.Budgets.SetReserve(cloudapi.APIManagement, k.url, k.digest, s.reserve)
+	} else {
+		a.Budgets.ClearReserve(cloudapi.APIManagement, k.url, k.digest)
+	}
+}
+
+// release gives a key no account uses any more (rotated, or its account
+// deleted) the manager's reserve and equal weights back. Callers hold a.mu.
+func (a *Accounts) release(k usedKey) {
+	delete(a.owners, ratebudget.BudgetID(cloudapi.APIManagement, k.url, k.digest))
+	if a.Budgets != nil {
+		a.Budgets.ClearReserve(cloudapi.APIManagement, k.url, k.digest)
+	}
+}
+
+// WeightOf is the weight of namespace on budget (a ratebudget.BudgetID):
+// its account's spec.namespaceWeights when the budget is an account's key,
+// else 1. It is the ServiceWatch controller's keyshare.Weights.
+func (a *Accounts) WeightOf(budget, namespace string) float64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if w, ok := a.shares[a.owners[budget]].weights[namespace]; ok {
+		return w
+	}
+	return 1
+}
+
+// reservePercent is the reserve in force on the account's key, in percent.
+func (a *Accounts) reservePercent(account *swv1.ClusterCloudAccount) int32 {
+	reserve, own := accountpolicy.Reserve(account)
+	if !own {
+		reserve = a.DefaultReserve
+	}
+	return int32(reserve*100 + 0.5)
+}

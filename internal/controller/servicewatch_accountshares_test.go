@@ -1,0 +1,193 @@
+package controller_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	"github.com/servicewatch/servicewatch/internal/accountcontroller"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/conditions"
+	"github.com/servicewatch/servicewatch/internal/controller"
+	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
+)
+
+// withAccounts serves ClusterCloudAccounts in the test's own manager, with
+// its budgets. Their status is left to the suite's manager: the test's
+// would count none of the other tests' watches.
+func withAccounts(budgets *ratebudget.Store) func(ctrl.Manager, *controller.ServiceWatchReconciler) {
+	return func(mgr ctrl.Manager, r *controller.ServiceWatchReconciler) {
+		r.Accounts = &accountcontroller.Accounts{Client: mgr.GetClient(), Namespace: operatorNamespace, Budgets: budgets}
+	}
+}
+
+// busyAccountWatches creates n watches in f's namespace through account, at
+// 30 s (2 calls each), each of a service of its own (from first on): together they need
+// more than the key's budget.
+func busyAccountWatches(f *fixture, manager, account string, first, n int) {
+	for i := range n {
+		w := f.newWatch(fmt.Sprintf("w%02d", i))
+		w.Labels = map[string]string{ownManagerLabel: manager}
+		w.Spec.ManagementAPI = swv1.ManagementAPISpec{AccountRef: &swv1.AccountRef{Name: account}}
+		w.Spec.AlertAPI = nil
+		w.Spec.ServiceID = distinctService(first + i)
+		w.Spec.Interval = metav1.Duration{Duration: 30 * time.Second}
+		f.create(w)
+	}
+}
+
+// An account that reserves half its key's budget for callers outside the
+// cluster: however much its watches need, the manager sends at most half
+// the key's calls in any window of the cloud's, and the account's status
+// says the reserve in force. Before, the account could not reserve
+// anything, and the watches took the whole budget.
+func TestAccountReserveKeepsTheManagerUnderHalf(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	limit := ratebudget.RateLimit{Requests: 4, Per: 10 * time.Second, Burst: 2}
+	f.fake.SetManagementBudget(fakecloud.Budget{Requests: limit.Requests, Window: limit.Per})
+	service := fakecloud.DefaultData().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID]
+	for i := range 8 {
+		f.fake.SetService(fakecloud.DefaultOrganizationID, distinctService(i), service)
+	}
+	budgets := cloudapi.NewBudgets(limit, limit)
+	startOwnManager(t, "reserve", budgets, withAccounts(budgets))
+	f.createAccountSecrets()
+	account := f.newAccount(swv1.AccountCondition{Namespaces: []string{f.ns}})
+	account.Spec.ReservedPercent = ptr.To[int32](50)
+	f.create(account)
+	t.Cleanup(func() { _ = env.Client.Delete(t.Context(), f.newAccount()) })
+	// 8 watches of 2 calls each per 30 s: 32 calls/min, more than the
+	// key's whole budget (the key's scaled-down 4 per 10 s).
+	busyAccountWatches(f, "reserve", f.accountName(), 0, 8)
+	start := time.Now()
+	time.Sleep(25 * time.Second)
+
+	var times []time.Time
+	for _, c := range f.fake.CallLog() {
+		if c.Time.After(start) && c.Operation != fakecloud.OpListAlerts && c.KeyFingerprint != "" && c.Status != 429 {
+			times = append(times, c.Time)
+		}
+	}
+	most := 0
+	for i := range times { // the most calls in any 10 s, the cloud's window
+		n := 0
+		for _, u := range times[i:] {
+			if u.Sub(times[i]) < limit.Per {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	if most > limit.Requests/2 || most == 0 {
+		t.Errorf("the manager sent up to %d calls in 10 s of a key whose account reserves half of its %d: want 1 to %d", most, limit.Requests, limit.Requests/2)
+	}
+	t.Logf("%d calls in 25 s, at most %d in any 10 s", len(times), most)
+	for _, c := range f.fake.CallLog() {
+		if c.Status == 429 {
+			t.Errorf("the cloud answered 429 at %v", c.Time)
+		}
+	}
+}
+
+// Two namespaces draw on one account's key, weighted 3 to 1, both needing
+// more than the key gives: the heavier gets three times the other's share,
+// in the budget metrics and in IntervalMet. Before, the account had no weights and
+// the two shares were equal.
+func TestAccountWeightsShareTheKey(t *testing.T) {
+	t.Parallel()
+	heavy := newNamedFixture(t, t.Name()+"-heavy")
+	light := newNamedFixture(t, t.Name()+"-light")
+	light.fake = heavy.fake
+	limit := ratebudget.RateLimit{Requests: 4, Per: 10 * time.Second, Burst: 2}
+	heavy.fake.SetManagementBudget(fakecloud.Budget{Requests: limit.Requests, Window: limit.Per})
+	service := fakecloud.DefaultData().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID]
+	for i := range 12 {
+		heavy.fake.SetService(fakecloud.DefaultOrganizationID, distinctService(i), service)
+	}
+	budgets := cloudapi.NewBudgets(limit, limit)
+	reg := startOwnManager(t, "weights", budgets, withAccounts(budgets))
+	heavy.createAccountSecrets()
+	account := heavy.newAccount(swv1.AccountCondition{Namespaces: []string{heavy.ns, light.ns}})
+	account.Spec.NamespaceWeights = []swv1.NamespaceWeight{{Namespace: heavy.ns, Weight: 3}}
+	heavy.create(account)
+	t.Cleanup(func() { _ = env.Client.Delete(t.Context(), heavy.newAccount()) })
+	// Each namespace: 6 watches of 2 calls per 30 s, 24 calls/min, more
+	// than its share of the key's 4 per 11 s (21.8 calls/min): 16.4 and
+	// 5.5.
+	busyAccountWatches(heavy, "weights", heavy.accountName(), 0, 6)
+	busyAccountWatches(light, "weights", heavy.accountName(), 6, 6)
+	budget := ratebudget.Fingerprint(cloudapi.APIManagement, heavy.fake.URL, cloudapi.NewBasicCredentials(heavy.keyID, heavy.keySecret))
+
+	share := func(f *fixture) float64 {
+		return gauge(t, reg, "servicewatch_budget_namespace_share", map[string]string{"budget": budget, "namespace": f.ns})
+	}
+	waitForGauge(t, reg, "servicewatch_budget_namespace_share", map[string]string{"budget": budget, "namespace": light.ns}, func(float64) bool { return true })
+	waitForGauge(t, reg, "servicewatch_budget_namespace_share", map[string]string{"budget": budget, "namespace": heavy.ns}, func(v float64) bool {
+		l := share(light)
+		return l > 0 && v > 2.5*l
+	})
+	if h, l := share(heavy), share(light); h < 2.9*l || h > 3.1*l {
+		t.Errorf("shares heavy %.3f, light %.3f calls/s: want 3 to 1", h, l)
+	}
+	for _, tc := range []struct {
+		f    *fixture
+		want string
+	}{{heavy, "share of the key is 16.4 calls/min"}, {light, "share of the key is 5.5 calls/min"}} {
+		var msg string
+		for deadline := time.Now().Add(60 * time.Second); msg == "" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			for i := range 6 {
+				if c := conditions.Get(tc.f.get(fmt.Sprintf("w%02d", i)), swv1.ConditionIntervalMet); c != nil && strings.Contains(c.Message, tc.want) {
+					msg = c.Message
+				}
+			}
+		}
+		if msg == "" {
+			t.Errorf("no watch of %s says IntervalMet with %q within 60 s", tc.f.ns, tc.want)
+		}
+		t.Logf("%s: %s", tc.f.ns, msg)
+	}
+}
+
+// The account's status says the reserve in force on its key and each
+// namespace's weight and share while all are busy; a namespace whose
+// watches the account refuses has no share.
+func TestAccountStatusShowsReserveAndShares(t *testing.T) {
+	t.Parallel()
+	heavy := newNamedFixture(t, t.Name()+"-heavy")
+	light := newNamedFixture(t, t.Name()+"-light")
+	refused := newNamedFixture(t, t.Name()+"-refused")
+	heavy.createAccountSecrets()
+	account := heavy.newAccount(swv1.AccountCondition{Namespaces: []string{heavy.ns, light.ns}})
+	account.Spec.NamespaceWeights = []swv1.NamespaceWeight{{Namespace: heavy.ns, Weight: 3}, {Namespace: refused.ns, Weight: 5}}
+	account.Spec.ReservedPercent = ptr.To[int32](50)
+	heavy.create(account)
+	t.Cleanup(func() { _ = env.Client.Delete(t.Context(), heavy.newAccount()) })
+	for _, f := range []*fixture{heavy, light, refused} {
+		w := f.newWatch("w0")
+		w.Spec.ManagementAPI = swv1.ManagementAPISpec{AccountRef: &swv1.AccountRef{Name: heavy.accountName()}}
+		w.Spec.AlertAPI = nil
+		f.create(w)
+	}
+	heavy.waitFor("w0", 20*time.Second, "Ready", isReady)
+	a := heavy.waitForAccount("showing each namespace's weight and share and the reserve", func(a *swv1.ClusterCloudAccount) bool {
+		return len(a.Status.Namespaces) == 3 && a.Status.Budget != nil && a.Status.Budget.ReservedPercent == 50
+	})
+	want := map[string]swv1.AccountNamespaceUse{
+		heavy.ns:   {Name: heavy.ns, Watches: 1, Allowed: 1, Weight: 3, SharePercent: 75},
+		light.ns:   {Name: light.ns, Watches: 1, Allowed: 1, Weight: 1, SharePercent: 25},
+		refused.ns: {Name: refused.ns, Watches: 1, Allowed: 0, Weight: 5},
+	}
+	for _, use := range a.Status.Namespaces {
+		if use != want[use.Name] {
+			t.Errorf("namespace %s: %+v, want %+v", use.Name, use, want[use.Name])
+		}
+	}
+}
