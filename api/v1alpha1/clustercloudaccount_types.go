@@ -44,10 +44,13 @@ type ClusterCloudAccountSpec struct {
 	// scraper): the manager keeps the calls of every watch that uses the
 	// account under the rest (at least one call per window of the cloud),
 	// and a 429 it gets while under counts as cause="others". Unset: the
-	// manager's --reserved-budget-share applies.
+	// manager's --reserved-budget-share applies. At most 50: one sync asks
+	// the key for up to three calls at once (pipes, endpoints, the alerts'
+	// list), which what is left of the cloud's 10 calls per 10 s must still
+	// admit.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=90
+	// +kubebuilder:validation:Maximum=50
 	ReservedPercent *int32 `json:"reservedPercent,omitempty"`
 
 	// namespaceWeights weigh the namespaces that use the account when their
