@@ -166,7 +166,7 @@ type warningLog struct {
 	text []string
 }
 
-func (l *warningLog) HandleWarningHeader(_ int, _ string, text string) {
+func (l *warningLog) HandleWarningHeader(_ int, _, text string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.text = append(l.text, text)
