@@ -43,7 +43,7 @@ func TestFailover(t *testing.T) {
 	// 100 watches of 100 services (copies of the sample service), so that
 	// each costs the cloud calls of its own, each syncing every 10 minutes:
 	// none is due again during the test.
-	manyWatches(t, ns, cloud, watches, 10*time.Minute)
+	manyWatches(t, ns, cloud, watches, 10*time.Minute, "v1beta1")
 	kubectl(t, "wait", "-n", ns, "sw", "--all", "--for=condition=Ready", "--timeout=5m")
 	if n := readyWatches(t, ns); n != watches {
 		t.Fatalf("%d of %d watches Ready", n, watches)

@@ -76,7 +76,7 @@ func TestUpgrade(t *testing.T) {
 	if got, want := crdVersions(t, watchCRD), []string{"v1alpha1 served storage"}; !slices.Equal(got, want) {
 		t.Fatalf("the previous chart's CRD has versions %v, want %v: is %s the release before v1beta1?", got, want, previousChart)
 	}
-	manyWatches(t, ns, cloud, watches, interval)
+	manyWatches(t, ns, cloud, watches, interval, "v1alpha1")
 	kubectl(t, "wait", "-n", ns, "sw", "--all", "--for=condition=Ready", "--timeout=5m")
 	before := listWatches(t, ns, "v1alpha1")
 	if len(before) != watches {
@@ -336,9 +336,9 @@ func oldestSync(t *testing.T, watches []versionedWatch) time.Time {
 }
 
 // manyWatches has the fake cloud serve n copies of the sample service and
-// applies n ServiceWatches (v1alpha1, the version every release serves), one
-// of each, named w000 on, so that each costs the cloud calls of its own.
-func manyWatches(t *testing.T, ns string, cloud fakeCloud, n int, interval time.Duration) {
+// applies n ServiceWatches of API version version, one of each, named w000
+// on, so that each costs the cloud calls of its own.
+func manyWatches(t *testing.T, ns string, cloud fakeCloud, n int, interval time.Duration, version string) {
 	t.Helper()
 	s := readSample(t)
 	d := fakecloud.DefaultData()
@@ -361,7 +361,7 @@ stringData: {token: %[4]s}
 `, ns, d.ManagementKey.KeyID, d.ManagementKey.KeySecret, d.AlertToken)
 	for i := range n {
 		fmt.Fprintf(&b, `---
-apiVersion: cloud.servicewatch.io/v1alpha1
+apiVersion: cloud.servicewatch.io/%[8]s
 kind: ServiceWatch
 metadata: {name: w%03[1]d, namespace: %[2]s}
 spec:
@@ -371,7 +371,7 @@ spec:
   interval: %[7]s
   managementApi: {url: %[6]q, secretRef: {name: warehouse-api-key}}
   alertApi: {url: %[6]q, secretRef: {name: alerts-token}}
-`, i, ns, s.Spec.OrganizationID, services[i], strings.Join(s.Spec.AlertIDs, ", "), cloud.url, interval)
+`, i, ns, s.Spec.OrganizationID, services[i], strings.Join(s.Spec.AlertIDs, ", "), cloud.url, interval, version)
 	}
 	apply(t, b.String())
 }
