@@ -65,7 +65,9 @@ func simulateList(ws []listWatch, horizon time.Duration) [][]time.Duration {
 }
 
 // always is a watch's list from its creation on.
-func always(list uint64) func(time.Duration) uint64 { return func(time.Duration) uint64 { return list } }
+func always(list uint64) func(time.Duration) uint64 {
+	return func(time.Duration) uint64 { return list }
+}
 
 // from is a list read from at on (none before).
 func from(at time.Duration, list uint64) func(time.Duration) uint64 {
