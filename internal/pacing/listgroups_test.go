@@ -183,3 +183,100 @@ func TestWatchesOfOneAlertListConvergeToOnePhase(t *testing.T) {
 		})
 	}
 }
+
+// The watches of one list, due at one instant, share the management key of
+// their services' own reads: the key admits what its burst allows at once
+// and the rest at its pace, so the last of them syncs (2 calls each beyond
+// the burst) ÷ rate after the first, every round, and each keeps its
+// interval; the budgets do not stretch it, since the calls per interval are
+// what they were. Spread by service (as before), each found the key's burst
+// whole. No call is ever sent beyond the key's budget: each waits to be
+// admitted (a client-side budget), so none meets a 429.
+func TestWatchesOfOneListDueAtOnceShareTheKeysBurst(t *testing.T) {
+	const (
+		n     = 10
+		every = 30 * time.Second
+		took  = 200 * time.Millisecond
+	)
+	list := GroupOf("alert_list", "https://alerts", "token digest")
+	for _, tt := range []struct {
+		name string
+		list uint64
+		// lag bounds how late after a round's first sync its last begins.
+		lag time.Duration
+	}{
+		{"one list: due at once, admitted at the key's pace", list, (2*n - 10) * time.Second},
+		{"no list in common (before): spread, each admitted at once", 0, every},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Unix(1_800_000_000, 0).Add(123 * time.Millisecond)
+			c := &testClock{wall: start}
+			p := newTestPacer(c)
+			key := &gcraBudget{c: c, interval: time.Second, burst: 10, tat: start} // 10 calls per 10 s
+			watch := func(i int) Watch[string] {
+				return Watch[string]{Key: fmt.Sprintf("w%d", i), Trigger: "t", Every: every, Group: GroupOf("service", fmt.Sprint(i))}
+			}
+			demands := func(i int) []Demand[string] {
+				return []Demand[string]{
+					{Budget: "key", Allowed: 1, Reads: []string{fmt.Sprintf("pipes %d", i), fmt.Sprintf("endpoints %d", i)}},
+					{Budget: "token", Allowed: 100.0 / 60, Reads: []string{"list"}, AcrossGroups: true},
+				}
+			}
+			syncs := make([][]time.Duration, n)
+			next := make([]time.Duration, n)
+			syncing := make([]bool, n)
+			for i := range n {
+				next[i] = time.Duration(i) * 3 * time.Second // created 3 s apart
+			}
+			for {
+				i := slices.Index(next, slices.Min(next))
+				if next[i] > 6*every-5*time.Second { // the last round whole, the next not begun
+					break
+				}
+				c.advance(start.Add(next[i]).Sub(c.wall))
+				w, now := watch(i), next[i]
+				if syncing[i] {
+					syncing[i] = false
+					level := Periodic
+					if len(syncs[i]) == 1 {
+						level = User
+					}
+					next[i] += p.Synced(w, SyncRecord{Began: start.Add(syncs[i][len(syncs[i])-1]), Every: every, Level: level, ReachedCloud: true})
+					continue
+				}
+				if len(syncs[i]) > 0 {
+					if wait := p.Due(w); wait > 0 {
+						next[i] += wait
+						continue
+					}
+				}
+				p.ReadsList(w.Key, tt.list)
+				if allowed := p.Demand(w, demands(i)); allowed != every {
+					t.Fatalf("watch %d: the budgets allow it %v, want its interval %v", i, allowed, every)
+				}
+				if wait := p.Ask(w.Key, Periodic, key.of("key"), 2); wait > 0 {
+					next[i] += wait
+					continue
+				}
+				p.Admitted(w.Key)
+				syncs[i] = append(syncs[i], now)
+				syncing[i], next[i] = true, now+took
+			}
+			all := make([]int, n)
+			for i := range all {
+				all[i] = i
+			}
+			last := lastSyncs(syncs, all...)
+			if spread := spreadOf(last); spread > tt.lag {
+				t.Errorf("the last round's syncs spread over %v, want at most %v: %v", spread, tt.lag, last)
+			}
+			for i := range n {
+				m := len(syncs[i])
+				if gap := syncs[i][m-1] - syncs[i][m-2]; (gap - every).Abs() > MaxMove(every) {
+					t.Errorf("watch %d: its last period is %v, want %v give or take MaxMove (syncs %v)", i, gap, every, syncs[i])
+				}
+			}
+			t.Logf("the last round's syncs: %v", last)
+		})
+	}
+}
