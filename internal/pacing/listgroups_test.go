@@ -280,3 +280,26 @@ func TestWatchesOfOneListDueAtOnceShareTheKeysBurst(t *testing.T) {
 		})
 	}
 }
+
+// A watch's list is remembered from the sync that learned it until another
+// sync tells otherwise (0: none) or the watch goes away.
+func TestReadsListIsRememberedUntilToldOrForgotten(t *testing.T) {
+	p := newTestPacer(&testClock{wall: time.Unix(1_800_000_000, 0)})
+	w := Watch[string]{Key: "w", Every: time.Minute, Group: GroupOf("service")}
+	list := GroupOf("alert_list", "https://alerts", "digest")
+	for _, step := range []struct {
+		name string
+		do   func()
+		want uint64
+	}{
+		{"never told: its service's group", func() {}, w.Group},
+		{"reads a list: the list's group", func() { p.ReadsList("w", list) }, list},
+		{"reads none any more: its service's again", func() { p.ReadsList("w", 0) }, w.Group},
+		{"forgotten: its service's", func() { p.ReadsList("w", list); p.Forget("w") }, w.Group},
+	} {
+		step.do()
+		if got := p.lists.groupOf(w); got != step.want {
+			t.Errorf("%s: group %d, want %d", step.name, got, step.want)
+		}
+	}
+}
