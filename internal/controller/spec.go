@@ -109,8 +109,8 @@ func requestedAt(watch *swv1.ServiceWatch) string {
 }
 
 // readHash identifies what a watch reads: the service at the management API
-// (defaultURL when the spec names none). Watches with equal hashes share a
-// phase (their group in the pacer's phases).
+// (defaultURL when the spec names none), its phase group in the pacer unless
+// it reads an alert list shared beyond its service (sharedListGroup).
 func readHash(watch *swv1.ServiceWatch, defaultURL string) uint64 {
 	return pacing.GroupOf(cmp.Or(watch.Spec.ManagementAPI.URL, defaultURL), watch.Spec.OrganizationID, watch.Spec.ServiceID)
 }
