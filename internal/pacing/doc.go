@@ -7,8 +7,8 @@
 //
 // The controller speaks to the books through one front, Pacer: it builds a
 // Watch from the watch once per reconcile, asks the Pacer one question per
-// event of a sync (Due, Level, Fresh, Demand, Ask, AlertBatch and Took,
-// Admitted, Synced), and calls Forget once when the watch goes away; the
+// event of a sync (Due, Level, Fresh, ReadsList, Demand, Ask, AlertBatch and
+// Took, Admitted, Synced), and calls Forget once when the watch goes away; the
 // books themselves are unexported. The read slots (Slots) and the
 // workqueue's order among namespaces (FairQueue) stand apart: the
 // background reads and the workqueue hold them, not a sync's steps.

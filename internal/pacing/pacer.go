@@ -8,8 +8,8 @@ import (
 // Pacer is the one front of the pacing books of a reconciler: when each
 // watch syncs next, its phase, what it asks of its budgets, its claims on
 // them, its place in their lines and its turn of reads. The controller asks
-// it one question per event of a sync (Due, Level, Fresh, Demand, Ask,
-// AlertBatch/Took, Admitted, Synced), each with the watch as one Watch built
+// it one question per event of a sync (Due, Level, Fresh, ReadsList, Demand,
+// Ask, AlertBatch/Took, Admitted, Synced), each with the watch as one Watch built
 // in one place, and tells it of a watch that goes away once (Forget). K names
 // a watch, R a read.
 type Pacer[K, R comparable] struct {
@@ -22,6 +22,7 @@ type Pacer[K, R comparable] struct {
 	claims    *claims[K]
 	queue     *queue[K]
 	turns     *turns[K]
+	lists     *listGroups[K]
 }
 
 // New returns a Pacer with empty books, reading time (and the wall clock's
@@ -33,7 +34,7 @@ func New[K, R comparable](clock *Clock, jitter func(limit time.Duration) time.Du
 	}
 	return &Pacer[K, R]{clock: clock, jitter: jitter,
 		schedules: newSchedules[K](), phases: newPhases[K](), demands: newDemands[K, R](),
-		claims: newClaims[K](), queue: newQueue[K](), turns: newTurns[K]()}
+		claims: newClaims[K](), queue: newQueue[K](), turns: newTurns[K](), lists: newListGroups[K]()}
 }
 
 // Watch is a watch as the Pacer sees it, built from the watch in one place
@@ -47,8 +48,9 @@ type Watch[K comparable] struct {
 	Trigger string
 	// Every is the watch's own interval, before any budget stretches it.
 	Every time.Duration
-	// Group identifies what the watch reads: watches of one group share a
-	// phase (see phases).
+	// Group identifies what the watch reads of its service: watches of one
+	// group share a phase (see phases), unless the watch reads an alert
+	// list shared beyond its service, whose group it joins (ReadsList).
 	Group uint64
 	// NewSpec: the spec changed since the last sync (a new generation).
 	NewSpec bool
@@ -84,7 +86,7 @@ func (p *Pacer[K, R]) Due(w Watch[K]) time.Duration {
 		known = &s
 	}
 	now := p.clock.Now()
-	wait := untilDue(now, w, known, p.phases.PhaseOf(w.Key, w.Group, w.Every))
+	wait := untilDue(now, w, known, p.phases.PhaseOf(w.Key, p.lists.groupOf(w), w.Every))
 	if known == nil && wait > 0 {
 		known = &Entry{Trigger: w.Trigger, NextSync: now.Add(wait)}
 		if !w.RetryNotBefore.After(now) {
@@ -176,7 +178,7 @@ func (p *Pacer[K, R]) Demand(w Watch[K], demands []Demand[R]) time.Duration {
 // Allow is Demand with the share of the budget that stretches the watch
 // most, for its IntervalMet condition.
 func (p *Pacer[K, R]) Allow(w Watch[K], demands []Demand[R]) Allowance {
-	factor, share := p.demands.NoteShare(w.Key, w.Every, w.Group, demands)
+	factor, share := p.demands.NoteShare(w.Key, w.Every, p.lists.groupOf(w), demands)
 	return Allowance{Every: Stretched(w.Every, factor), Share: share}
 }
 
@@ -274,20 +276,31 @@ func (p *Pacer[K, R]) Synced(w Watch[K], s SyncRecord) time.Duration {
 		prev, _ := p.schedules.Get(w.Key)
 		failures = prev.Failures + 1
 	}
-	now := p.clock.Now()
+	now, group := p.clock.Now(), p.lists.groupOf(w)
 	if s.ReachedCloud {
-		p.phases.Synced(w.Key, w.Group, w.Every, s.Began, s.Every, s.Level == Periodic)
+		p.phases.Synced(w.Key, group, w.Every, s.Began, s.Every, s.Level == Periodic)
 	}
 	next, plan := NextSync(Sync{
 		Began: s.Began, Ended: now, Every: s.Every, Failures: failures, Outcome: s.Outcome,
 		Jitter: p.jitter(JitterOf(s.Every)),
-	}, p.phases.PhaseOf(w.Key, w.Group, w.Every))
+	}, p.phases.PhaseOf(w.Key, group, w.Every))
 	p.schedules.Set(w.Key, Entry{Trigger: w.Trigger, NextSync: next, Failures: failures, Plan: plan})
 	if plan != nil {
 		return RecheckWithin(next.Sub(now), plan.Jitter, s.Every)
 	}
 	return next.Sub(now)
 }
+
+// ReadsList tells that the watch reads its alerts from a list shared beyond
+// its service, named by list (GroupOf its API, host and credential); 0:
+// none (no alerts, a list per service, or one alert at a time). From then
+// on the watch syncs with the list's phase group instead of its service's
+// (see listGroups), so that every watch of the list syncs just after the
+// one read of it that they share, and a change made before that read is in
+// each of their statuses at their next sync. The controller learns the list
+// when a sync learns its credentials, after Due was asked with the watch's
+// service group: the Pacer remembers it for the next Due.
+func (p *Pacer[K, R]) ReadsList(key K, list uint64) { p.lists.set(key, list) }
 
 // Forget drops everything the books hold of a watch that went away (or is
 // suspended: it makes no call, so it no longer stretches the others).
@@ -298,4 +311,5 @@ func (p *Pacer[K, R]) Forget(key K) {
 	p.claims.Release(key)
 	p.queue.Forget(key)
 	p.turns.Forget(key)
+	p.lists.set(key, 0)
 }
