@@ -22,6 +22,7 @@ type Pacer[K, R comparable] struct {
 	claims    *claims[K]
 	queue     *queue[K]
 	turns     *turns[K]
+	reserved  *reservations[K]
 }
 
 // New returns a Pacer with empty books, reading time (and the wall clock's
@@ -33,7 +34,7 @@ func New[K, R comparable](clock *Clock, jitter func(limit time.Duration) time.Du
 	}
 	return &Pacer[K, R]{clock: clock, jitter: jitter,
 		schedules: newSchedules[K](), phases: newPhases[K](), demands: newDemands[K, R](),
-		claims: newClaims[K](), queue: newQueue[K](), turns: newTurns[K]()}
+		claims: newClaims[K](), queue: newQueue[K](), turns: newTurns[K](), reserved: newReservations[K]()}
 }
 
 // Watch is a watch as the Pacer sees it, built from the watch in one place
@@ -85,6 +86,7 @@ func (p *Pacer[K, R]) Due(w Watch[K]) time.Duration {
 	}
 	now := p.clock.Now()
 	wait := untilDue(now, w, known, p.phases.PhaseOf(w.Key, w.Group, w.Every))
+	p.reserved.Move(w.Key, now.Add(wait)) // the slot as placed now
 	if known == nil && wait > 0 {
 		known = &Entry{Trigger: w.Trigger, NextSync: now.Add(wait)}
 		if !w.RetryNotBefore.After(now) {
@@ -200,31 +202,56 @@ type Budget struct {
 
 // Ask asks the budget for the n calls of the watch's work at level, and
 // returns 0 when they were reserved, else how long to wait. Work of a higher
-// level that was told to wait for this budget goes first (see claims); work
+// level of the watch's namespace that was told to wait for this budget goes
+// first (see claims; another namespace's work takes turns, below); work
 // told to wait claims the budget for its level until it comes back, and
 // comes back when its place in the budget's line comes (queue), so that
 // waiting costs about one ask per watch however many wait. The watch's
 // claims stand until Admitted.
+//
+// A namespace over its share of the budget leaves the room reserved for
+// the syncs of the namespaces within theirs (see reservations), and its
+// waiters do not come before theirs in the line: a namespace that asks no
+// more than its share gets its calls when they come due.
 func (p *Pacer[K, R]) Ask(key K, level Level, b Budget, n int) time.Duration {
 	now := p.clock.Now()
-	wait, held := p.claims.HeldFor(b.ID, key, level, now)
+	ns := b.Waiter.Namespace
+	// Claims are per namespace: 50 new watches of one namespace do not push
+	// another namespace's periodic refreshes back.
+	scope := b.ID + "\x00" + ns
+	over := p.demands.Over(b.ID)
+	skip := over
+	if over[ns] {
+		skip = nil
+	}
+	wait, held := p.claims.HeldFor(scope, key, level, now)
 	if !held {
 		spacing := spacingOf(b.Rate)
+		var hold time.Duration
+		if over[ns] {
+			hold = p.reserved.HoldFor(b.ID, ns, over, now, b.Rate)
+		}
 		switch {
-		case !p.queue.Turn(b.ID, key, b.Waiter, level, n, now, spacing):
+		case hold > 0:
+			wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, hold, skip)
+		case !p.queue.Turn(b.ID, key, b.Waiter, level, n, now, spacing, skip):
 			// Another waiter, whose turn comes first, comes back for this room.
-			wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, spacing)
+			wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, spacing, skip)
 		default:
 			if wait = b.Admit(n); wait > 0 {
-				wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, wait)
+				wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, wait, skip)
 			} else {
 				p.queue.Served(b.ID, key, b.Waiter, level, n)
+				p.reserved.Drop(b.ID, key)
 			}
 		}
 	}
 	if wait > 0 {
 		p.queue.Due(b.ID, key, level, now.Add(wait))
-		p.claims.Claim(b.ID, key, level, now.Add(wait))
+		p.claims.Claim(scope, key, level, now.Add(wait))
+		if !over[ns] {
+			p.reserved.Reserve(b.ID, key, ns, n, now.Add(wait)) // it comes back for its room
+		}
 	}
 	return wait
 }
@@ -238,8 +265,12 @@ func spacingOf(rate float64) time.Duration {
 	return time.Duration(float64(time.Second) / rate)
 }
 
-// Admitted drops the watch's claims: every budget it asked let it go.
-func (p *Pacer[K, R]) Admitted(key K) { p.claims.Release(key) }
+// Admitted drops the watch's claims and reservations: every budget it asked
+// let it go.
+func (p *Pacer[K, R]) Admitted(key K) {
+	p.claims.Release(key)
+	p.reserved.Release(key)
+}
 
 // AlertBatch returns the indexes, among n reads of one budget, of those
 // the watch's sync makes: all n when the budget admits size calls at once
@@ -283,10 +314,22 @@ func (p *Pacer[K, R]) Synced(w Watch[K], s SyncRecord) time.Duration {
 		Jitter: p.jitter(JitterOf(s.Every)),
 	}, p.phases.PhaseOf(w.Key, w.Group, w.Every))
 	p.schedules.Set(w.Key, Entry{Trigger: w.Trigger, NextSync: next, Failures: failures, Plan: plan})
+	p.reserve(w.Key, next)
 	if plan != nil {
 		return RecheckWithin(next.Sub(now), plan.Jitter, s.Every)
 	}
 	return next.Sub(now)
+}
+
+// reserve holds the calls of the watch's next sync, at next, on each of its
+// budgets of which its namespace asks no more than its share (see
+// reservations).
+func (p *Pacer[K, R]) reserve(key K, next time.Time) {
+	for _, c := range p.demands.CallsOf(key) {
+		if !p.demands.Over(c.budget)[c.namespace] {
+			p.reserved.Reserve(c.budget, key, c.namespace, c.calls, next)
+		}
+	}
 }
 
 // Forget drops everything the books hold of a watch that went away (or is
@@ -298,4 +341,5 @@ func (p *Pacer[K, R]) Forget(key K) {
 	p.claims.Release(key)
 	p.queue.Forget(key)
 	p.turns.Forget(key)
+	p.reserved.Release(key)
 }
