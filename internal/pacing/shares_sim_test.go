@@ -1,7 +1,6 @@
 package pacing
 
 import (
-	"container/heap"
 	"fmt"
 	"slices"
 	"testing"
@@ -125,22 +124,12 @@ type simEvent struct {
 	record *SyncRecord
 }
 
-type simEvents []simEvent
-
-func (e simEvents) Len() int { return len(e) }
-func (e simEvents) Less(i, j int) bool {
-	if !e[i].at.Equal(e[j].at) {
-		return e[i].at.Before(e[j].at)
+// before orders the events by time, then by when they were made.
+func (e simEvent) before(o simEvent) int {
+	if c := e.at.Compare(o.at); c != 0 {
+		return c
 	}
-	return e[i].seq < e[j].seq
-}
-func (e simEvents) Swap(i, j int) { e[i], e[j] = e[j], e[i] }
-func (e *simEvents) Push(x any)   { *e = append(*e, x.(simEvent)) }
-func (e *simEvents) Pop() any {
-	old := *e
-	x := old[len(old)-1]
-	*e = old[:len(old)-1]
-	return x
+	return e.seq - o.seq
 }
 
 // simLatency is how long a sync's reads take, from admission to the write.
@@ -165,11 +154,13 @@ func simulateShares(sim shareSim) sharesRun {
 			watches = append(watches, &simWatch{ns: ns, w: Watch[string]{Key: key, Trigger: "t", Every: sim.every, Group: uint64(len(watches) + 1), NewSpec: true}})
 		}
 	}
-	events := &simEvents{}
+	var events []simEvent // by time
 	seq := 0
 	push := func(at time.Time, i int, rec *SyncRecord) {
 		seq++
-		heap.Push(events, simEvent{at: at, seq: seq, watch: i, record: rec})
+		e := simEvent{at: at, seq: seq, watch: i, record: rec}
+		k, _ := slices.BinarySearchFunc(events, e, simEvent.before)
+		events = slices.Insert(events, k, e)
 	}
 	for i := range watches {
 		push(start.Add(time.Duration(i)*10*time.Millisecond), i, nil) // the creates, one after another
@@ -177,8 +168,9 @@ func simulateShares(sim shareSim) sharesRun {
 	allowed := make([]time.Duration, len(sim.sizes))
 	var calls []time.Time
 	end := start.Add(sim.run)
-	for events.Len() > 0 {
-		e := heap.Pop(events).(simEvent)
+	for len(events) > 0 {
+		e := events[0]
+		events = events[1:]
 		if e.at.After(end) {
 			break
 		}
