@@ -249,7 +249,7 @@ func (p *Pacer[K, R]) Ask(key K, level Level, b Budget, n int) time.Duration {
 	if wait > 0 {
 		p.queue.Due(b.ID, key, level, now.Add(wait))
 		p.claims.Claim(scope, key, level, now.Add(wait))
-		if !over[ns] {
+		if len(over) > 0 && !over[ns] {
 			p.reserved.Reserve(b.ID, key, ns, n, now.Add(wait)) // it comes back for its room
 		}
 	}
@@ -322,11 +322,12 @@ func (p *Pacer[K, R]) Synced(w Watch[K], s SyncRecord) time.Duration {
 }
 
 // reserve holds the calls of the watch's next sync, at next, on each of its
-// budgets of which its namespace asks no more than its share (see
-// reservations).
+// budgets of which its namespace asks no more than its share while another
+// asks more (see reservations): on a budget no namespace overruns, nothing
+// is held back and nothing need be reserved.
 func (p *Pacer[K, R]) reserve(key K, next time.Time) {
 	for _, c := range p.demands.CallsOf(key) {
-		if !p.demands.Over(c.budget)[c.namespace] {
+		if over := p.demands.Over(c.budget); len(over) > 0 && !over[c.namespace] {
 			p.reserved.Reserve(c.budget, key, c.namespace, c.calls, next)
 		}
 	}
