@@ -67,6 +67,8 @@ type sharesRun struct {
 	allSynced  time.Duration
 	// busiest is the most calls admitted in any 10 s; calls all of them.
 	busiest, calls int
+	// asks counts the budget's asks: the reconciles that waiting cost.
+	asks int
 }
 
 // nsPeriods are one namespace's sync periods: all of them, and the steady
@@ -167,6 +169,7 @@ func simulateShares(sim shareSim) sharesRun {
 	}
 	allowed := make([]time.Duration, len(sim.sizes))
 	var calls []time.Time
+	asks := 0
 	end := start.Add(sim.run)
 	for len(events) > 0 {
 		e := events[0]
@@ -189,6 +192,7 @@ func simulateShares(sim shareSim) sharesRun {
 		allow := p.Allow(sw.w, []Demand[string]{{API: api, Budget: id, Label: "k", Allowed: store.Allowance(api, id),
 			Reads: []string{sw.w.Key + "/pipes", sw.w.Key + "/endpoints"}, Namespace: fmt.Sprint(sw.ns)}})
 		allowed[sw.ns] = allow.Every
+		asks++
 		ask := p.Ask
 		if sim.before {
 			ask = p.askBeforeReserve
@@ -232,7 +236,7 @@ func simulateShares(sim shareSim) sharesRun {
 			}
 		}
 	}
-	r.calls = len(calls)
+	r.calls, r.asks = len(calls), asks
 	slices.SortFunc(calls, func(a, b time.Time) int { return a.Compare(b) })
 	for i := range calls {
 		j, _ := slices.BinarySearchFunc(calls, calls[i].Add(10*time.Second), func(a, b time.Time) int { return a.Compare(b) })
@@ -271,6 +275,7 @@ func BenchmarkSharedKeyPeriods(b *testing.B) {
 			b.ReportMetric(r.namespaces[0].late.longest.Seconds(), "ns50-max-s")
 			b.ReportMetric(r.allSynced.Seconds(), "all-synced-s")
 			b.ReportMetric(float64(r.calls), "calls")
+			b.ReportMetric(float64(r.asks), "asks")
 		})
 	}
 }
