@@ -220,31 +220,9 @@ func (p *Pacer[K, R]) Ask(key K, level Level, b Budget, n int) time.Duration {
 	// another namespace's periodic refreshes back.
 	scope := b.ID + "\x00" + ns
 	over := p.demands.Over(b.ID)
-	skip := over
-	if over[ns] {
-		skip = nil
-	}
 	wait, held := p.claims.HeldFor(scope, key, level, now)
 	if !held {
-		spacing := spacingOf(b.Rate)
-		var hold time.Duration
-		if over[ns] {
-			hold = p.reserved.HoldFor(b.ID, ns, over, now, b.Rate)
-		}
-		switch {
-		case hold > 0:
-			wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, hold, skip)
-		case !p.queue.Turn(b.ID, key, b.Waiter, level, n, now, spacing, skip):
-			// Another waiter, whose turn comes first, comes back for this room.
-			wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, spacing, skip)
-		default:
-			if wait = b.Admit(n); wait > 0 {
-				wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, wait, skip)
-			} else {
-				p.queue.Served(b.ID, key, b.Waiter, level, n)
-				p.reserved.Drop(b.ID, key)
-			}
-		}
+		wait = p.take(key, level, b, n, now, over)
 	}
 	if wait > 0 {
 		p.queue.Due(b.ID, key, level, now.Add(wait))
@@ -254,6 +232,33 @@ func (p *Pacer[K, R]) Ask(key K, level Level, b Budget, n int) time.Duration {
 		}
 	}
 	return wait
+}
+
+// take takes the budget's room for the watch's n calls when its turn in
+// the budget's line has come, and returns 0, else how long to wait for its
+// turn. over are the namespaces over their share of the budget: one of
+// them waits while its taking the room would leave a reserved sync of
+// another namespace without it; a namespace within its share does not wait
+// for their waiters.
+func (p *Pacer[K, R]) take(key K, level Level, b Budget, n int, now time.Time, over map[string]bool) time.Duration {
+	spacing := spacingOf(b.Rate)
+	skip := over
+	if over[b.Waiter.Namespace] {
+		skip = nil
+		if hold := p.reserved.HoldFor(b.ID, b.Waiter.Namespace, over, now, b.Rate); hold > 0 {
+			return p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, hold, skip)
+		}
+	}
+	if !p.queue.Turn(b.ID, key, b.Waiter, level, n, now, spacing, skip) {
+		// Another waiter, whose turn comes first, comes back for this room.
+		return p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, spacing, skip)
+	}
+	if wait := b.Admit(n); wait > 0 {
+		return p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, wait, skip)
+	}
+	p.queue.Served(b.ID, key, b.Waiter, level, n)
+	p.reserved.Drop(b.ID, key)
+	return 0
 }
 
 // spacingOf is the time between two calls at rate calls per second; 0 for
