@@ -125,6 +125,13 @@ func TestQueueNamespacesTakeTurns(t *testing.T) {
 			}
 			return []time.Duration{q.Wait("k", "heavy", Waiter{Namespace: "heavy", Weight: 3}, User, 3, rate, short, nil)}
 		}, []time.Duration{short + 2*time.Second}},
+		{"a namespace within its share does not wait for the turns of one over its own", func(q *queue[string]) []time.Duration {
+			for i := range 50 {
+				q.Wait("k", fmt.Sprint("big-", i), big, Periodic, 2, rate, short, nil)
+			}
+			over := map[string]bool{"big": true}
+			return []time.Duration{q.Wait("k", "small-0", small, Periodic, 2, rate, short, over), q.Wait("k", "small-1", small, Periodic, 2, rate, short, over)}
+		}, []time.Duration{short, short + 4*time.Second}},
 		{"a namespace that leaves the line leaves no turn behind", func(q *queue[string]) []time.Duration {
 			for i := range 5 {
 				q.Wait("k", fmt.Sprint("big-", i), big, User, 2, rate, short, nil)
