@@ -23,9 +23,6 @@ const (
 const (
 	// ResultRewritten: written again in the storage version.
 	ResultRewritten = "rewritten"
-	// ResultCleaned: written again with the managed fields of unserved
-	// versions dropped.
-	ResultCleaned = "cleaned"
 	// ResultGone: deleted between the list and the write; nothing to do.
 	ResultGone = "gone"
 	// ResultFailed: the write was refused; the CRD's storedVersions stays.
@@ -46,11 +43,11 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		pending: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "servicewatch_storage_migration_pending",
-			Help: "1 while some objects of the CRD may still be stored in a version other than its storage version (status.storedVersions lists another) or carry managed fields of a version it no longer serves; 0 once the manager rewrote them all.",
+			Help: "1 while some objects of the CRD may still be stored in a version other than its storage version (its status.storedVersions lists another); 0 once the manager rewrote them all and trimmed storedVersions.",
 		}, []string{"crd"}),
 		objects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "servicewatch_storage_migration_objects_total",
-			Help: "Objects the storage migration handled, by CRD and result: rewritten, cleaned (rewritten with managed fields of unserved versions dropped), gone (deleted meanwhile) or failed.",
+			Help: "Objects the storage migration handled, by CRD and result: rewritten (in the storage version), gone (deleted meanwhile) or failed.",
 		}, []string{"crd", "result"}),
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "servicewatch_storage_migration_runs_total",

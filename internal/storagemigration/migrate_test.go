@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -250,4 +252,66 @@ func TestMigrationWithoutRightsIsSkipped(t *testing.T) {
 	if !strings.Contains(log.String(), "Storage migration skipped") {
 		t.Errorf("no log line says the migration was skipped:\n%s", log)
 	}
+}
+
+// The migration leaves managed fields alone: the manager may write status
+// only, and the API server keeps an object's managed fields on any write to
+// a subresource. That costs nothing while v1alpha1 is listed in the CRD,
+// served or not (conversion None converts between listed versions): a
+// GitOps tool that applied v1alpha1 applies v1beta1 on top, and the
+// manager's status writes go on. (kubernetes/kubernetes#111937 breaks
+// apply only once a version is removed from the CRD altogether.)
+func TestV1alpha1ManagedFieldsDoNotBreakApplyOnceUnserved(t *testing.T) {
+	testenv.SkipShort(t)
+	installPrevious(t)
+	ns := newNamespace(t)
+	names := createPreviousWatches(t, ns, 1)
+	applied := previousWatch(ns, 0, "http://127.0.0.1:2")
+	if err := env.Client.Patch(t.Context(), applied, client.Apply, client.FieldOwner("gitops"), client.ForceOwnership); err != nil { //nolint:staticcheck // client.Apply of an unstructured object is what a GitOps tool sends
+		t.Fatal(err)
+	}
+	installToday(t)
+	m, _, _ := newMigrator(t)
+	if outcome, err := m.Migrate(t.Context(), watchesCRD); outcome != storagemigration.OutcomeMigrated || err != nil {
+		t.Fatalf("migrating: %s, %v", outcome, err)
+	}
+	stopServing(t, watchesCRD, "v1alpha1")
+
+	applied = previousWatch(ns, 0, "http://127.0.0.1:3")
+	applied.SetAPIVersion(group + "/v1beta1")
+	if err := env.Client.Patch(t.Context(), applied, client.Apply, client.FieldOwner("gitops"), client.ForceOwnership); err != nil { //nolint:staticcheck // as above
+		t.Fatalf("applying v1beta1 over v1alpha1's managed fields: %v", err)
+	}
+	u := object(t, "v1beta1", "ServiceWatch", ns, names[0])
+	if got, _, _ := unstructured.NestedString(u.Object, "spec", "managementApi", "url"); got != "http://127.0.0.1:3" {
+		t.Errorf("the apply did not take: spec.managementApi.url = %q", got)
+	}
+	if err := env.Client.Status().Update(t.Context(), u, client.FieldOwner(previousManager)); err != nil {
+		t.Errorf("the manager's status write: %v", err)
+	}
+}
+
+// stopServing marks version of the CRD as no longer served, as the
+// release after the next will.
+func stopServing(t *testing.T, name, version string) {
+	t.Helper()
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := crds.Get(t.Context(), client.ObjectKey{Name: name}, crd); err != nil {
+		t.Fatal(err)
+	}
+	for i := range crd.Spec.Versions {
+		if crd.Spec.Versions[i].Name == version {
+			crd.Spec.Versions[i].Served = false
+		}
+	}
+	if err := crds.Update(t.Context(), crd); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, version+" no longer served", func() bool {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(group + "/" + version)
+		u.SetKind("ServiceWatchList")
+		err := env.Client.List(t.Context(), u)
+		return err != nil
+	})
 }

@@ -2,7 +2,6 @@ package storagemigration
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -112,7 +111,7 @@ func (m *Migrator) Migrate(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return m.stopped(log, name, err)
 	}
-	if !p.pending() {
+	if !p.rewrite {
 		m.Metrics.setPending(name, false)
 		m.Metrics.run(name, OutcomeUpToDate)
 		log.Info("Storage migration not needed: every object is stored in the storage version; nothing written", "storageVersion", p.storage)
@@ -155,18 +154,16 @@ func (m *Migrator) stopped(log logr.Logger, name string, err error) (string, err
 }
 
 // counts are what one run did to a CRD's objects.
-type counts struct{ seen, rewritten, cleaned, gone, failed int }
+type counts struct{ seen, rewritten, gone, failed int }
 
 func (c counts) keysAndValues(d time.Duration) []any {
-	return []any{"objects", c.seen, "rewritten", c.rewritten, "cleaned", c.cleaned, "gone", c.gone, "failed", c.failed, "duration", d.Round(time.Millisecond).String()}
+	return []any{"objects", c.seen, "rewritten", c.rewritten, "gone", c.gone, "failed", c.failed, "duration", d.Round(time.Millisecond).String()}
 }
 
 func (c *counts) add(result string) {
 	switch result {
 	case ResultRewritten:
 		c.rewritten++
-	case ResultCleaned:
-		c.cleaned++
 	case ResultGone:
 		c.gone++
 	case ResultFailed:
@@ -196,15 +193,13 @@ func (m *Migrator) rewriteAll(ctx context.Context, log logr.Logger, crd *apiexte
 			}
 			c.seen++
 			c.add(result)
-			if result != "" {
-				m.Metrics.object(crd.Name, result)
-			}
+			m.Metrics.object(crd.Name, result)
 			if err != nil {
 				log.Error(err, "Storage migration could not rewrite an object", "object", client.ObjectKeyFromObject(obj).String())
 				failures = append(failures, fmt.Errorf("%s: %w", client.ObjectKeyFromObject(obj), err))
 			}
 			if c.seen%m.progressEvery() == 0 {
-				log.Info("Storage migration progress", "objects", c.seen, "rewritten", c.rewritten, "cleaned", c.cleaned)
+				log.Info("Storage migration progress", "objects", c.seen, "rewritten", c.rewritten)
 			}
 			if m.afterObject != nil {
 				m.afterObject(crd.Name, c.seen)
@@ -221,69 +216,33 @@ func (m *Migrator) rewriteAll(ctx context.Context, log logr.Logger, crd *apiexte
 }
 
 // rewrite writes obj once so that the API server encodes it anew in the
-// storage version, dropping managed fields of unserved versions in the same
-// write. Its result is "" when the object needed no write.
+// storage version.
 //
 // The write is a merge patch of {}: the API server decodes the object,
 // encodes it in the storage version and skips the etcd write only when the
 // bytes are the same, which they are not while the stored apiVersion is an
-// older one (the test reads etcd to prove it). It goes to /status when the
-// CRD has that subresource: the manager may write status only, and users'
-// admission webhooks guard the main resource, not status. It carries no
-// resourceVersion, so a concurrent write never makes it fail; an object
-// deleted meanwhile is gone, which is fine.
+// older one (TestEmptyPatchRewritesOnlyAnOlderEncoding reads etcd to prove
+// it). It goes to /status when the CRD has that subresource: the manager
+// may write status only, and users' admission webhooks guard the main
+// resource, not status. It carries no resourceVersion, so a concurrent
+// write never makes it fail; an object deleted meanwhile is gone, which is
+// fine.
 func (m *Migrator) rewrite(ctx context.Context, p plan, obj *metav1.PartialObjectMetadata) (string, error) {
-	result := ""
+	emptyPatch := client.RawPatch(types.MergePatchType, []byte("{}"))
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var patch client.Patch
-		patch, result = m.patchFor(p, obj)
-		if patch == nil {
-			return nil
+		if p.subresourceStatus {
+			return m.Client.Status().Patch(ctx, obj, emptyPatch, client.FieldOwner(FieldOwner))
 		}
-		err := m.write(ctx, p, obj, patch)
-		if apierrors.IsConflict(err) {
-			// The managed fields changed since the list: read them again.
-			if getErr := m.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); getErr != nil {
-				return getErr
-			}
-		}
-		return err
+		return m.Client.Patch(ctx, obj, emptyPatch, client.FieldOwner(FieldOwner))
 	})
 	switch {
 	case err == nil:
-		return result, nil
+		return ResultRewritten, nil
 	case apierrors.IsNotFound(err):
 		return ResultGone, nil
 	default:
 		return ResultFailed, err
 	}
-}
-
-// patchFor is the one write obj needs, if any, and the result it counts as.
-// Dropping managed fields is conditional on the resourceVersion they were
-// read at, so that entries written since are never lost.
-func (m *Migrator) patchFor(p plan, obj *metav1.PartialObjectMetadata) (client.Patch, string) {
-	if kept, removed := p.servedFields(obj.ManagedFields, metav1.NewTime(m.clock().Now())); removed {
-		ops := []map[string]any{
-			{"op": "replace", "path": "/metadata/managedFields", "value": kept},
-			{"op": "replace", "path": "/metadata/resourceVersion", "value": obj.ResourceVersion},
-		}
-		raw, err := json.Marshal(ops)
-		if err == nil {
-			return client.RawPatch(types.JSONPatchType, raw), ResultCleaned
-		}
-	}
-	if p.rewrite {
-		return client.RawPatch(types.MergePatchType, []byte("{}")), ResultRewritten
-	}
-	return nil, ""
-}
-
-func (m *Migrator) write(ctx context.Context, p plan, obj *metav1.PartialObjectMetadata, patch client.Patch) error {
-	if p.subresourceStatus {
-		return m.Client.Status().Patch(ctx, obj, patch, client.FieldOwner(FieldOwner))
-	}
-	return m.Client.Patch(ctx, obj, patch, client.FieldOwner(FieldOwner))
 }
 
 // trimStoredVersions sets storedVersions to the storage version alone, on

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/servicewatch/servicewatch/internal/storagemigration"
 	"github.com/servicewatch/servicewatch/internal/testenv"
@@ -50,6 +51,7 @@ const (
 var ourCRDs = []string{watchesCRD, accountsCRD}
 
 func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard()) // envtest's own chatter; the migrator logs to each test
 	os.Exit(testenv.MainWith(m, testenv.Options{CRDs: previousCRDs, Unlimited: true}, func(e *testenv.Env) (int, error) {
 		env = e
 		scheme := runtime.NewScheme()
@@ -107,7 +109,7 @@ func installPrevious(t *testing.T) {
 func installToday(t *testing.T) {
 	t.Helper()
 	today := filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")
-	o := envtest.CRDInstallOptions{Paths: []string{today}, ErrorIfPathMissing: true}
+	o := envtest.CRDInstallOptions{Paths: []string{today}, ErrorIfPathMissing: true, MaxTime: time.Minute, PollInterval: 100 * time.Millisecond}
 	if err := envtest.ReadCRDFiles(&o); err != nil {
 		t.Fatal(err)
 	}
@@ -257,4 +259,3 @@ func testLogger(t *testing.T, log *testenv.LockedBuffer) logr.Logger {
 		_, _ = fmt.Fprintln(log, prefix, args)
 	}, funcr.Options{})
 }
-
