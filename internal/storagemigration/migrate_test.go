@@ -3,17 +3,23 @@ package storagemigration_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/servicewatch/servicewatch/internal/storagemigration"
 	"github.com/servicewatch/servicewatch/internal/testenv"
@@ -229,24 +235,99 @@ func TestSecondRunWritesNothing(t *testing.T) {
 	}
 }
 
-// A namespaced install has no right to read CRDs: the migration is skipped
-// and says so, and the manager goes on.
-func TestMigrationWithoutRightsIsSkipped(t *testing.T) {
-	testenv.SkipShort(t)
+// managerRole is the manager's ClusterRole as config/rbac generates it
+// from the code's markers.
+func managerRole(t *testing.T) *rbacv1.ClusterRole {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.Unmarshal(raw, role); err != nil {
+		t.Fatal(err)
+	}
+	role.Name = "manager-role-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
+	if err := env.Client.Create(t.Context(), role); err != nil {
+		t.Fatal(err)
+	}
+	return role
+}
+
+// migratorAs is a migrator whose requests the API server authorizes as the
+// user, with the RBAC the test gave it.
+func migratorAs(t *testing.T, user string) (*storagemigration.Migrator, *prometheus.Registry, *testenv.LockedBuffer) {
+	t.Helper()
 	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:team-a:servicewatch"}
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	m, reg, log := newMigrator(t)
 	c, err := client.New(cfg, client.Options{Scheme: crds.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, reg, log := newMigrator(t)
 	m.Client = c
+	return m, reg, log
+}
+
+// The manager's ClusterRole, bound cluster-wide as config/default binds
+// it, is all the migration needs: read the CRDs, patch their status, list
+// the objects and patch theirs.
+func TestManagerRoleSufficesToMigrate(t *testing.T) {
+	testenv.SkipShort(t)
+	installPrevious(t)
+	ns := newNamespace(t)
+	names := createPreviousWatches(t, ns, 3)
+	createPreviousAccounts(t, 1)
+	installToday(t)
+	role := managerRole(t)
+	user := "system:serviceaccount:servicewatch-system:manager-" + role.Name
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}
+	if err := env.Client.Create(t.Context(), binding); err != nil {
+		t.Fatal(err)
+	}
+	m, _, _ := migratorAs(t, user)
+	for _, crd := range ourCRDs {
+		if outcome, err := m.Migrate(t.Context(), crd); outcome != storagemigration.OutcomeMigrated || err != nil {
+			t.Errorf("migrating %s under the manager's role: %s, %v", crd, outcome, err)
+		}
+	}
+	checkStored(t, "servicewatches", ns, names, "v1beta1")
+}
+
+// A namespaced install (config/namespaced, or the chart's watchNamespaces)
+// binds the manager's rules in its namespaces only, where they grant
+// nothing on CRDs: the migration is skipped and says so, and the manager
+// goes on.
+func TestNamespacedInstallSkipsTheMigration(t *testing.T) {
+	testenv.SkipShort(t)
+	installPrevious(t)
+	ns := newNamespace(t)
+	createPreviousWatches(t, ns, 1)
+	installToday(t)
+	role := managerRole(t)
+	user := "system:serviceaccount:servicewatch-system:manager-" + role.Name
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}
+	if err := env.Client.Create(t.Context(), binding); err != nil {
+		t.Fatal(err)
+	}
+	m, reg, log := migratorAs(t, user)
 	if err := m.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	for _, crd := range ourCRDs {
 		if got := gauge(t, reg, "servicewatch_storage_migration_runs_total", "crd", crd, "outcome", storagemigration.OutcomeForbidden); got != 1 {
 			t.Errorf("%s: runs_total{outcome=forbidden} = %v, want 1", crd, got)
+		}
+		if got := storedVersions(t, crd); !slices.Equal(got, []string{"v1alpha1", "v1beta1"}) {
+			t.Errorf("%s: storedVersions = %v, want them untouched", crd, got)
 		}
 	}
 	if !strings.Contains(log.String(), "Storage migration skipped") {

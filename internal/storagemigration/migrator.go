@@ -86,7 +86,7 @@ func (m *Migrator) Start(ctx context.Context) error {
 			outcome, _ := m.Migrate(ctx, name)
 			return outcome != OutcomeFailed
 		})
-		if len(todo) == 0 || ctx.Err() != nil {
+		if len(todo) == 0 {
 			return nil
 		}
 		select {

@@ -160,10 +160,7 @@ func etcdAPIVersion(t *testing.T, resource, namespace, name string) string {
 		key += namespace + "/"
 	}
 	key += name
-	body, err := json.Marshal(map[string]string{"key": base64.StdEncoding.EncodeToString([]byte(key))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	body, _ := json.Marshal(map[string]string{"key": base64.StdEncoding.EncodeToString([]byte(key))})
 	u := *env.EtcdURL()
 	u.Path = "/v3/kv/range"
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, u.String(), bytes.NewReader(body))
