@@ -51,7 +51,8 @@ manifests: ## Generate the CRD and RBAC manifests from the Go types and markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./internal/controller/...;./internal/accountcontroller/...;./internal/storagemigration/..." output:crd:artifacts:config=config/crd/bases
 
 .PHONY: generate
-generate: ## Generate the DeepCopy methods of the API types.
+generate: ## Write api/v1alpha1 from api/v1beta1 (one schema, two served versions) and the DeepCopy methods of the API types.
+	hack/apicopy/copy.sh
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
 .PHONY: fmt

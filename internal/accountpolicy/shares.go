@@ -3,7 +3,7 @@ package accountpolicy
 import (
 	"math"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 )
 
 // Reserve is the share of the account's key budget left to callers outside

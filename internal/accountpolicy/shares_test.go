@@ -3,7 +3,7 @@ package accountpolicy_test
 import (
 	"testing"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/accountpolicy"
 )
 

@@ -1,6 +1,6 @@
 // Package cloudapi is the only code in servicewatch that speaks HTTP to the
 // cloud. It knows nothing of Kubernetes: it takes base URLs, credentials and
-// identifiers, and returns the cloud's items as api/v1alpha1 values, or an
+// identifiers, and returns the cloud's items as api/v1beta1 values, or an
 // *Error whose Reason the controller maps to a condition.
 //
 // It holds the HTTP client, its errors and their classification, the three
@@ -12,7 +12,7 @@
 //   - internal/redact: keeping credentials out of messages and items;
 //   - internal/ratebudget: the client-side rate budgets, whose holds after a
 //     429 the client honors and records (Options.Budgets);
-//   - internal/lenient: reading the cloud's items into the api/v1alpha1
+//   - internal/lenient: reading the cloud's items into the api/v1beta1
 //     types, keeping what it can of an odd one;
 //   - internal/hostkey: when two URLs name one host;
 //   - internal/bound: cutting strings to a size.
@@ -107,7 +107,7 @@
 //
 // # Decoding
 //
-// Items are decoded straight into the api/v1alpha1 types, the one schema of
+// Items are decoded straight into the api/v1beta1 types, the one schema of
 // the cloud's data, whose field documentation kubectl explain shows. Each
 // item of a list is read on its own, member by member (internal/lenient),
 // so that no list is lost to one odd item: absent fields and nulls stay nil,

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )

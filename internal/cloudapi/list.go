@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/lenient"
 	"github.com/servicewatch/servicewatch/internal/redact"
 	"github.com/servicewatch/servicewatch/internal/slim"

@@ -14,7 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 )
 

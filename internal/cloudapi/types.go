@@ -1,8 +1,8 @@
 package cloudapi
 
-import swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+import swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 
-// The items are decoded straight into the api/v1alpha1 types, which carry the
+// The items are decoded straight into the api/v1beta1 types, which carry the
 // field documentation users read with kubectl explain: one schema, no copy
 // that could drift from it.
 

@@ -3,7 +3,7 @@ package cloudapi_test
 import (
 	"testing"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 )
 
 // Issue 28, part 2: the fields the vendor's own clients type for the real

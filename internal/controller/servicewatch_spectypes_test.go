@@ -11,12 +11,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
 // specPipe is a pipe as a consumer written against shared/spec/cloud-apis.md
-// declares it: the spec's JSON types, nothing of api/v1alpha1. (The pubsub
+// declares it: the spec's JSON types, nothing of api/v1beta1. (The pubsub
 // ackDeadline, which the spec does not list, is the publish-subscribe
 // service's integer of seconds.)
 type specPipe struct {

@@ -3,7 +3,7 @@ package kubectlplugin
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 )
 
 // The API version the plugin speaks is chosen here, and only here: the

@@ -3,7 +3,7 @@ package lenient
 import (
 	"reflect"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 )
 
 // Bounds of what the reader keeps of one alert, so that a hundred alerts

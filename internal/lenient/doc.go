@@ -1,5 +1,5 @@
 // Package lenient reads the cloud's items (pipes, reverse private endpoints,
-// alerts) into the api/v1alpha1 types, keeping what it can of an item that
+// alerts) into the api/v1beta1 types, keeping what it can of an item that
 // does not quite match them.
 //
 // Real services send more than the spec lists, and not always in the type it
@@ -15,6 +15,6 @@
 //
 // It is separate from the cloud client because it is about the shape of the
 // data, not about HTTP: its rules are table and fuzz tests of JSON in and
-// values out, with no server. It imports the api/v1alpha1 types, the schema
+// values out, with no server. It imports the api/v1beta1 types, the schema
 // it reads into, and nothing of Kubernetes' clients.
 package lenient

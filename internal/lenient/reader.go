@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/redact"
 )
@@ -20,7 +20,7 @@ import (
 // timestamp as a string, an alert's team under a new name. So an item of a
 // list, and an alert (alert.go, with its own itemRules), is not decoded with
 // encoding/json, which fails the whole item (and with it the list) on one
-// odd value, but read member by member against the api/v1alpha1 types:
+// odd value, but read member by member against the api/v1beta1 types:
 //
 //   - a member of a known field is read into it when its value can be used
 //     as the field's type (numbers also from numeric strings; a list
@@ -127,7 +127,7 @@ func ReadPipe(strict *Strict, raw []byte, p *swv1.Pipe) (Report, error) {
 
 // lostBySelfDecodingSource reports whether the strict decode of the pipe
 // raw, which read into p, may have lost a value of a source whose type
-// decodes itself (api/v1alpha1's earlier_forms.go): that decoder reads a
+// decodes itself (api/v1beta1's earlier_forms.go): that decoder reads a
 // string integer as absent and ignores members it lacks, as a client reading
 // a stored status must, so the strict decode cannot tell. A scan of that
 // source's members can: a member the type lacks, or its integer sent as a

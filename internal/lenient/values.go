@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 )
 
 // readString reads a string field: a JSON string, or a number or boolean as

@@ -3,7 +3,7 @@ package lenient
 import (
 	"testing"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 )
 
 func TestReadInt(t *testing.T) {

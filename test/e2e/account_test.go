@@ -51,7 +51,7 @@ stringData:
   keyId: %[2]s
   keySecret: %[3]s
 ---
-apiVersion: cloud.servicewatch.io/v1alpha1
+apiVersion: cloud.servicewatch.io/v1beta1
 kind: ClusterCloudAccount
 metadata:
   name: e2e-org
@@ -63,7 +63,7 @@ spec:
   - namespaces: [e2e-account-a]
 `, systemNamespace, d.ManagementKey.KeyID, d.ManagementKey.KeySecret, cloud.url))
 	for _, ns := range []string{"e2e-account-a", "e2e-account-b"} {
-		apply(t, fmt.Sprintf(`apiVersion: cloud.servicewatch.io/v1alpha1
+		apply(t, fmt.Sprintf(`apiVersion: cloud.servicewatch.io/v1beta1
 kind: ServiceWatch
 metadata:
   name: via-account

@@ -64,7 +64,7 @@ stringData: {token: %[4]s}
 `, ns, d.ManagementKey.KeyID, d.ManagementKey.KeySecret, d.AlertToken)
 	for i := range watches {
 		fmt.Fprintf(&b, `---
-apiVersion: cloud.servicewatch.io/v1alpha1
+apiVersion: cloud.servicewatch.io/v1beta1
 kind: ServiceWatch
 metadata: {name: w%03[1]d, namespace: %[2]s}
 spec:

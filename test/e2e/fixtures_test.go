@@ -32,7 +32,7 @@ type sample struct {
 func readSample(t *testing.T) sample {
 	t.Helper()
 	var s sample
-	readRepoYAML(t, "config/samples/cloud_v1alpha1_servicewatch.yaml", &s, yaml.Unmarshal)
+	readRepoYAML(t, "config/samples/cloud_v1beta1_servicewatch.yaml", &s, yaml.Unmarshal)
 	return s
 }
 
@@ -211,7 +211,7 @@ metadata:
 stringData:
   token: %[5]s
 ---
-apiVersion: cloud.servicewatch.io/v1alpha1
+apiVersion: cloud.servicewatch.io/v1beta1
 kind: ServiceWatch
 metadata:
   name: %[2]s

@@ -24,7 +24,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 )
 
 // repoFile reads a file of the repository, found from this file's location
@@ -106,7 +106,7 @@ func states() []state {
 	return []state{{
 		// The CRD defaults status.observedGeneration to -1 until the operator
 		// writes status, so a brand-new watch is not Current before its first
-		// sync (api/v1alpha1 tests that the API server serves it so).
+		// sync (api/v1beta1 tests that the API server serves it so).
 		name: "new, not yet seen by the operator",
 		obj: func() *unstructured.Unstructured {
 			return watch(1, false, map[string]any{"observedGeneration": int64(-1)})

@@ -514,16 +514,23 @@ func (s suite) kubectlExplainAndGet(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	// Both served versions document every field (one schema); kubectl
+	// explains the stored one, v1beta1, by default.
 	for field, wants := range explained {
-		out := run("explain", field)
-		for _, want := range wants {
-			if !strings.Contains(out, want) {
-				t.Errorf("kubectl explain %s does not say %q:\n%s", field, want, out)
+		for _, version := range []string{"v1beta1", "v1alpha1"} {
+			out := run("explain", field, "--api-version=cloud.servicewatch.io/"+version)
+			for _, want := range wants {
+				if !strings.Contains(out, want) {
+					t.Errorf("kubectl explain %s --api-version=%s does not say %q:\n%s", field, version, want, out)
+				}
 			}
 		}
 	}
+	if out := run("explain", "servicewatch"); !strings.Contains(out, "VERSION:    v1beta1") && !strings.Contains(out, "VERSION:  v1beta1") {
+		t.Errorf("kubectl explain servicewatch does not explain v1beta1 by default:\n%s", out)
+	}
 
-	sample := filepath.Join(testenv.RepoRoot(), "config", "samples", "cloud_v1alpha1_servicewatch.yaml")
+	sample := filepath.Join(testenv.RepoRoot(), "config", "samples", "cloud_v1beta1_servicewatch.yaml")
 	run("create", "namespace", "explain-get")
 	run("apply", "-n", "explain-get", "-f", sample)
 	// Every name of the resource means it alone: a category of another
@@ -547,7 +554,7 @@ func (s suite) kubectlExplainAndGet(t *testing.T) {
 	// pipes failed, and Ready's message in full on -o wide.
 	const refused = "the management API answered 401 Unauthorized"
 	watch := &unstructured.Unstructured{}
-	watch.SetAPIVersion("cloud.servicewatch.io/v1alpha1")
+	watch.SetAPIVersion("cloud.servicewatch.io/v1beta1")
 	watch.SetKind("ServiceWatch")
 	if err := s.env.Client.Get(t.Context(), client.ObjectKey{Namespace: "explain-get", Name: "analytics-prod"}, watch); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package v1alpha1_test
+package v1beta1_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 
@@ -137,7 +137,7 @@ func TestCreateRejectsIntervalsPastTheDurationRange(t *testing.T) {
 	testenv.SkipShort(t)
 	for i, interval := range []string{"2562048h", "99999999999999999999h", strings.Repeat("1h", 20)} {
 		obj := map[string]any{
-			"apiVersion": "cloud.servicewatch.io/v1alpha1",
+			"apiVersion": "cloud.servicewatch.io/v1beta1",
 			"kind":       "ServiceWatch",
 			"metadata":   map[string]any{"name": fmt.Sprintf("huge-interval-%d", i), "namespace": "default"},
 			"spec": map[string]any{"organizationId": orgID, "serviceId": serviceID, "interval": interval,
@@ -160,7 +160,7 @@ func TestCreateRejectsMissingManagementAPI(t *testing.T) {
 	testenv.SkipShort(t)
 	// Built as raw JSON because the Go type always serializes managementApi.
 	obj := map[string]any{
-		"apiVersion": "cloud.servicewatch.io/v1alpha1",
+		"apiVersion": "cloud.servicewatch.io/v1beta1",
 		"kind":       "ServiceWatch",
 		"metadata":   map[string]any{"name": "no-management-api", "namespace": "default"},
 		"spec":       map[string]any{"organizationId": orgID, "serviceId": serviceID},
@@ -247,7 +247,7 @@ func TestUpdateRejectsIdentityChanges(t *testing.T) {
 func TestSecretRefHasNoNamespace(t *testing.T) {
 	testenv.SkipShort(t)
 	obj := map[string]any{
-		"apiVersion": "cloud.servicewatch.io/v1alpha1",
+		"apiVersion": "cloud.servicewatch.io/v1beta1",
 		"kind":       "ServiceWatch",
 		"metadata":   map[string]any{"name": "cross-namespace", "namespace": "default"},
 		"spec": map[string]any{

@@ -1,4 +1,4 @@
-package v1alpha1_test
+package v1beta1_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 

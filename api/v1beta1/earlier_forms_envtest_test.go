@@ -1,4 +1,4 @@
-package v1alpha1_test
+package v1beta1_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1alpha1"
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 
@@ -39,7 +39,7 @@ func TestStatusOfEarlierManagersSurvivesTheSchemaChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, crd) })
-	gvk := schema.GroupVersionKind{Group: earlierGroup, Version: "v1alpha1", Kind: "ServiceWatch"}
+	gvk := schema.GroupVersionKind{Group: earlierGroup, Version: "v1beta1", Kind: "ServiceWatch"}
 	w := &unstructured.Unstructured{}
 	w.SetGroupVersionKind(gvk)
 	w.SetNamespace("default")
@@ -149,24 +149,27 @@ func earlierCRD(t *testing.T) *unstructured.Unstructured {
 func setKinesisAndPubSubTypes(t *testing.T, crd *unstructured.Unstructured, typ string) {
 	t.Helper()
 	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
-	v, ok := versions[0].(map[string]any)
-	if !ok {
-		t.Fatalf("the CRD's first version is a %T", versions[0])
-	}
-	source := []string{"schema", "openAPIV3Schema", "properties", "status", "properties", "pipes", "items", "properties", "source", "properties"}
-	for _, leaf := range [][]string{{"kinesis", "properties", "timestamp"}, {"pubsub", "properties", "ackDeadline"}} {
-		path := append(append([]string{}, source...), leaf...)
-		field, ok, err := unstructured.NestedMap(v, path...)
-		if !ok || err != nil {
-			t.Fatalf("%v not in the CRD: %v", path, err)
+	// Every served version has the one schema (conversion: None).
+	for i := range versions {
+		v, ok := versions[i].(map[string]any)
+		if !ok {
+			t.Fatalf("the CRD's version %d is a %T", i, versions[i])
 		}
-		field["type"] = typ
-		delete(field, "format")
-		if err := unstructured.SetNestedMap(v, field, path...); err != nil {
-			t.Fatal(err)
+		source := []string{"schema", "openAPIV3Schema", "properties", "status", "properties", "pipes", "items", "properties", "source", "properties"}
+		for _, leaf := range [][]string{{"kinesis", "properties", "timestamp"}, {"pubsub", "properties", "ackDeadline"}} {
+			path := append(append([]string{}, source...), leaf...)
+			field, ok, err := unstructured.NestedMap(v, path...)
+			if !ok || err != nil {
+				t.Fatalf("%v not in the CRD: %v", path, err)
+			}
+			field["type"] = typ
+			delete(field, "format")
+			if err := unstructured.SetNestedMap(v, field, path...); err != nil {
+				t.Fatal(err)
+			}
 		}
+		versions[i] = v
 	}
-	versions[0] = v
 	if err := unstructured.SetNestedSlice(crd.Object, versions, "spec", "versions"); err != nil {
 		t.Fatal(err)
 	}
