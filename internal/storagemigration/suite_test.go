@@ -115,12 +115,7 @@ func installToday(t *testing.T) {
 	}
 	for _, crd := range o.CRDs {
 		if storageVersion(crd) != "v1beta1" {
-			// TODO(merge): before v1beta1 lands, today's CRD is the
-			// previous one with an identical v1beta1 that stores.
-			beta := *crd.Spec.Versions[0].DeepCopy()
-			beta.Name = "v1beta1"
-			crd.Spec.Versions[0].Storage = false
-			crd.Spec.Versions = append(crd.Spec.Versions, beta)
+			t.Fatalf("%s: today's CRD stores %s, not v1beta1", crd.Name, storageVersion(crd))
 		}
 	}
 	if err := envtest.CreateCRDs(env.Config, o.CRDs); err != nil {
