@@ -20,7 +20,7 @@ const (
 	previousManager = "servicewatch-manager"
 )
 
-func newNamespace(t *testing.T) string {
+func newNamespace(t testing.TB) string {
 	t.Helper()
 	ns := &corev1.Namespace{}
 	ns.GenerateName = "migration-"
@@ -70,7 +70,7 @@ func previousStatus(lastSync time.Time) map[string]any {
 
 // createPrevious creates u and then writes status as the previous manager
 // did, both in v1alpha1.
-func createPrevious(t *testing.T, u *unstructured.Unstructured, status map[string]any) {
+func createPrevious(t testing.TB, u *unstructured.Unstructured, status map[string]any) {
 	t.Helper()
 	ctx := t.Context()
 	if err := env.Client.Create(ctx, u, client.FieldOwner(userManager)); err != nil {
@@ -86,7 +86,7 @@ func createPrevious(t *testing.T, u *unstructured.Unstructured, status map[strin
 }
 
 // createPreviousWatches creates n watches in ns with a status each.
-func createPreviousWatches(t *testing.T, ns string, n int) []string {
+func createPreviousWatches(t testing.TB, ns string, n int) []string {
 	t.Helper()
 	names := make([]string, n)
 	for i := range n {
@@ -98,7 +98,7 @@ func createPreviousWatches(t *testing.T, ns string, n int) []string {
 }
 
 // createPreviousAccounts creates n ClusterCloudAccounts (cluster-scoped).
-func createPreviousAccounts(t *testing.T, n int) []string {
+func createPreviousAccounts(t testing.TB, n int) []string {
 	t.Helper()
 	names := make([]string, n)
 	for i := range n {

@@ -70,7 +70,7 @@ func TestMain(m *testing.M) {
 // newMigrator is the manager's migrator of our two CRDs, with its own
 // metrics registry, a small page (to page through a few objects) and
 // progress lines every few objects.
-func newMigrator(t *testing.T) (*storagemigration.Migrator, *prometheus.Registry, *testenv.LockedBuffer) {
+func newMigrator(t testing.TB) (*storagemigration.Migrator, *prometheus.Registry, *testenv.LockedBuffer) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	metrics, err := storagemigration.NewMetrics(reg)
@@ -86,7 +86,7 @@ func newMigrator(t *testing.T) (*storagemigration.Migrator, *prometheus.Registry
 
 // installPrevious deletes our CRDs, and with them every object, and
 // installs the previous release's.
-func installPrevious(t *testing.T) {
+func installPrevious(t testing.TB) {
 	t.Helper()
 	ctx := t.Context()
 	for _, name := range ourCRDs {
@@ -106,7 +106,7 @@ func installPrevious(t *testing.T) {
 
 // installToday installs today's CRDs over the previous ones, as `helm
 // upgrade` or `kubectl apply` of the new release does.
-func installToday(t *testing.T) {
+func installToday(t testing.TB) {
 	t.Helper()
 	today := filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")
 	o := envtest.CRDInstallOptions{Paths: []string{today}, ErrorIfPathMissing: true, MaxTime: time.Minute, PollInterval: 100 * time.Millisecond}
@@ -136,7 +136,7 @@ func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
 }
 
 // storedVersions reads a CRD's status.storedVersions.
-func storedVersions(t *testing.T, name string) []string {
+func storedVersions(t testing.TB, name string) []string {
 	t.Helper()
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := crds.Get(t.Context(), client.ObjectKey{Name: name}, crd); err != nil {
@@ -148,7 +148,7 @@ func storedVersions(t *testing.T, name string) []string {
 // etcdAPIVersion reads the apiVersion an object is encoded in, from etcd
 // itself (through its JSON gateway, /v3/kv/range): what the API server
 // stored, not what it serves. Custom resources are stored as JSON.
-func etcdAPIVersion(t *testing.T, resource, namespace, name string) string {
+func etcdAPIVersion(t testing.TB, resource, namespace, name string) string {
 	t.Helper()
 	key := "/registry/" + group + "/" + resource + "/"
 	if namespace != "" {
@@ -189,7 +189,7 @@ func etcdAPIVersion(t *testing.T, resource, namespace, name string) string {
 
 // object reads namespace/name in one version as unstructured, the way a
 // client of that version sees it.
-func object(t *testing.T, version, kind, namespace, name string) *unstructured.Unstructured {
+func object(t testing.TB, version, kind, namespace, name string) *unstructured.Unstructured {
 	t.Helper()
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: version, Kind: kind})
@@ -204,7 +204,7 @@ func userView(u *unstructured.Unstructured) map[string]any {
 	return map[string]any{"spec": u.Object["spec"], "status": u.Object["status"]}
 }
 
-func poll(t *testing.T, timeout time.Duration, what string, done func() bool) {
+func poll(t testing.TB, timeout time.Duration, what string, done func() bool) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) { return done(), nil })
 	if err != nil {
@@ -213,7 +213,7 @@ func poll(t *testing.T, timeout time.Duration, what string, done func() bool) {
 }
 
 // gauge and counter read one series of the migrator's metrics.
-func gauge(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
+func gauge(t testing.TB, reg *prometheus.Registry, name string, labels ...string) float64 {
 	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
@@ -245,7 +245,7 @@ func matchLabels(have []*dto.LabelPair, want []string) bool {
 }
 
 // testLogger logs to the test and into log, for a test to read.
-func testLogger(t *testing.T, log *testenv.LockedBuffer) logr.Logger {
+func testLogger(t testing.TB, log *testenv.LockedBuffer) logr.Logger {
 	return funcr.New(func(prefix, args string) {
 		t.Log(prefix, args)
 		_, _ = fmt.Fprintln(log, prefix, args)
