@@ -36,6 +36,20 @@ const (
 // maxFailuresShown bounds the objects a failed run names in its error.
 const maxFailuresShown = 5
 
+// errNoRights is a CRD the manager may not read, or whose objects it may
+// not list: a namespaced install. Trying again would not help. A write
+// refused for one object (by a policy, say) is no such thing, even though
+// the API server says Forbidden for both; it is tried again.
+var errNoRights = errors.New("no right to read the CRD or to list its objects")
+
+// classifyRights marks a read refused as forbidden with errNoRights.
+func classifyRights(err error) error {
+	if apierrors.IsForbidden(err) {
+		return fmt.Errorf("%w: %w", errNoRights, err)
+	}
+	return err
+}
+
 // Migrator rewrites the objects of CRDs in their storage version and trims
 // their status.storedVersions, once per leadership. It is a manager
 // Runnable that only the leader runs: the controllers keep running while it
@@ -57,7 +71,7 @@ type Migrator struct {
 	// ProgressEvery is how many objects go between two progress lines;
 	// default DefaultProgressEvery.
 	ProgressEvery int
-	// Clock times the runs and stamps managed fields; default the real one.
+	// Clock times the runs and the waits between them; default the real one.
 	Clock clock.Clock
 	// Backoff spaces the attempts after a failed run; default from 1 s,
 	// doubling up to 5 min, for as long as the manager runs.
@@ -79,7 +93,7 @@ func (m *Migrator) NeedLeaderElection() bool { return true }
 // error: a migration that cannot finish must not stop the controllers, and
 // servicewatch_storage_migration_pending says it is still pending.
 func (m *Migrator) Start(ctx context.Context) error {
-	backoff := m.backoff()
+	backoff := *m.backoff() // a copy: Step advances it
 	todo := slices.Clone(m.CRDs)
 	for {
 		todo = slices.DeleteFunc(todo, func(name string) bool {
@@ -105,7 +119,7 @@ func (m *Migrator) Migrate(ctx context.Context, name string) (string, error) {
 	log := m.Log.WithValues("crd", name)
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := m.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
-		return m.stopped(log, name, fmt.Errorf("reading CRD %s: %w", name, err))
+		return m.stopped(log, name, fmt.Errorf("reading CRD %s: %w", name, classifyRights(err)))
 	}
 	p, err := planFor(crd)
 	if err != nil {
@@ -121,7 +135,7 @@ func (m *Migrator) Migrate(ctx context.Context, name string) (string, error) {
 	start := m.clock().Now()
 	log.Info("Storage migration started", "storageVersion", p.storage, "storedVersions", crd.Status.StoredVersions, "servedVersions", p.served)
 	c, err := m.rewriteAll(ctx, log, crd, p)
-	if err == nil && p.rewrite {
+	if err == nil {
 		err = m.trimStoredVersions(ctx, crd, p.storage)
 	}
 	if err != nil {
@@ -134,12 +148,12 @@ func (m *Migrator) Migrate(ctx context.Context, name string) (string, error) {
 	return OutcomeMigrated, nil
 }
 
-// stopped logs and counts a migration that could not finish. Forbidden is
-// final (a namespaced install has no rights on CRDs, nor on other
-// namespaces' objects): whoever installs the CRDs migrates them. Anything
-// else is tried again; storedVersions was left as it was either way.
+// stopped logs and counts a migration that could not finish. No rights
+// (errNoRights) is final: whoever installs the CRDs migrates them.
+// Anything else is tried again; storedVersions was left as it was either
+// way.
 func (m *Migrator) stopped(log logr.Logger, name string, err error) (string, error) {
-	if apierrors.IsForbidden(err) {
+	if errors.Is(err, errNoRights) {
 		m.Metrics.run(name, OutcomeForbidden)
 		log.Info("Storage migration skipped: the manager may not read this CRD or all its objects (a namespaced install?); whoever installs the CRDs must migrate them", "error", err.Error())
 		return OutcomeForbidden, err
@@ -182,7 +196,7 @@ func (m *Migrator) rewriteAll(ctx context.Context, log logr.Logger, crd *apiexte
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(crd.Spec.Names.ListKind))
 	for {
 		if err := m.Client.List(ctx, list, client.Limit(m.pageSize()), client.Continue(list.GetContinue())); err != nil {
-			return c, fmt.Errorf("listing %s: %w", crd.Spec.Names.Plural, err)
+			return c, fmt.Errorf("listing %s: %w", crd.Spec.Names.Plural, classifyRights(err))
 		}
 		for i := range list.Items {
 			obj := &list.Items[i]
