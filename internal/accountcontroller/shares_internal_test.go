@@ -57,6 +57,13 @@ func TestAnAccountsKeyTakesItsReserveAndWeights(t *testing.T) {
 		if h, l, other := a.WeightOf(budget, "heavy"), a.WeightOf(budget, "light"), a.WeightOf(newer, "heavy"); h != 3 || l != 1 || other != 1 {
 			t.Errorf("key known first %v: weights heavy %v, light %v, another key's heavy %v; want 3, 1, 1", keyFirst, h, l, other)
 		}
+		// The reserve and the weights are the management key's: the alert
+		// budget of the same credential and host (an alert token's API)
+		// keeps the manager's reserve and equal weights.
+		alerts := ratebudget.BudgetID(cloudapi.APIAlert, url, cloudapi.DigestOf(key))
+		if r, set := budgets[alerts]; set || a.WeightOf(alerts, "heavy") != 1 {
+			t.Errorf("key known first %v: the alert budget got reserve %v (set %v) and heavy weight %v; want none and 1", keyFirst, r, set, a.WeightOf(alerts, "heavy"))
+		}
 		a.Used("org", url, cloudapi.DigestOf(rotated))
 		if budgets[budget] != -1 || budgets[newer] != 0.5 || a.WeightOf(budget, "heavy") != 1 {
 			t.Errorf("rotated: old key's reserve %v, new key's %v, old key's heavy weight %v; want cleared, 0.5, 1",

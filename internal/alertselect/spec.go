@@ -19,6 +19,12 @@ func FromManagement(spec *swv1.ServiceWatchSpec) bool {
 	return spec.AlertsFrom == swv1.AlertsFromManagementAPI
 }
 
+// SharedList tells whether the list a watch reads its alerts from may be
+// shared with watches of other services: an alert host's list is one for
+// every watch on the host and token, while the management API lists the
+// alerts of one service.
+func SharedList(spec *swv1.ServiceWatchSpec) bool { return InUse(spec) && !FromManagement(spec) }
+
 // API is the API whose host, credential and budget read a watch's alerts.
 func API(spec *swv1.ServiceWatchSpec) string {
 	if FromManagement(spec) {
@@ -73,9 +79,12 @@ func NoListRoute(url string) *ReadError {
 
 // ListAge is how old a host's list that another watch read may be for a
 // sync of a watch of interval every to reuse it: 90 % of its interval, so
-// that a hundred watches on one host, spread over their interval, cost
-// about one list per interval, and each still sees a change by its next
-// sync. A sync the user asked for (fresh) reads afresh: -1.
+// that a hundred watches on one host cost about one list per interval. The
+// watches of one list sync together just after its read (their phase group
+// is the list's, see pacing.Pacer.ReadsList), so the first of them to sync
+// in a round finds the last round's read, an interval old, too old, and
+// reads afresh: each sees a change made before that read at that sync. A
+// sync the user asked for (fresh) reads afresh: -1.
 func ListAge(every time.Duration, fresh bool) time.Duration {
 	if fresh {
 		return -1

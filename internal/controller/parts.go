@@ -208,6 +208,17 @@ func (in *syncScope) alertListRead() readKey {
 	return key
 }
 
+// sharedListGroup is the phase group of the alert list the sync reads when
+// watches of other services may share it (see pacing.Pacer.ReadsList); 0
+// when none does: a management API list is its service's, whose group the
+// watch is in already.
+func (in *syncScope) sharedListGroup() uint64 {
+	if !in.alertsByList || in.alerts.failure != nil || !alertselect.SharedList(&in.watch.Spec) {
+		return 0
+	}
+	return pacing.GroupOf(alertListReadKind, in.alerts.url, string(in.alerts.digest[:]))
+}
+
 // alertSource is where the sync reads its alerts, with which credential.
 func (in *syncScope) alertSource() cloudapi.AlertSource {
 	return alertselect.Source(&in.watch.Spec, in.alerts.url, in.alerts.token, in.management.creds)

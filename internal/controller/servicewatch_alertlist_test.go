@@ -193,3 +193,98 @@ func TestAlertListPagesThatFailOrRepeat(t *testing.T) {
 		t.Errorf("AlertsSynced %s %q: want InvalidResponse saying paging stopped at a repeated page", c.Reason, c.Message)
 	}
 }
+
+// Watches of different services on one alert token share one read of the
+// host's list per interval and sync together just after it: a change made
+// to an alert between two of their rounds is in every watch's status at
+// its first sync after the change, that is at its next interval, not one
+// interval later for the watches whose phase fell after the read. (Before,
+// each service's watches kept a phase of their own, spread over the
+// interval, and those that synced after the change reused the read made
+// before it.)
+func TestEveryWatchOfAnAlertListSeesAChangeAtItsNextSync(t *testing.T) {
+	t.Parallel()
+	const (
+		n        = 6
+		interval = 30 * time.Second
+		changed  = "paused"
+	)
+	f := newFixture(t)
+	data := f.fake.Data()
+	for i := range n {
+		data.Organizations[fakecloud.DefaultOrganizationID][serviceOf(i)] = fakecloud.Service{}
+	}
+	f.fake.SetData(data)
+	f.createSecrets()
+	for i := range n {
+		// Created 2 s apart, so that the services' first syncs spread.
+		w := f.newWatch(fmt.Sprintf("w%d", i), fakecloud.DefaultAlertID)
+		w.Spec.ServiceID, w.Spec.Interval = serviceOf(i), metav1.Duration{Duration: interval}
+		f.create(w)
+		time.Sleep(2 * time.Second)
+	}
+	created := time.Now()
+	for i := range n {
+		f.waitFor(fmt.Sprintf("w%d", i), 20*time.Second, "Ready", isReady)
+	}
+
+	// The first list read of a periodic round, then a change well after it.
+	var read time.Time
+	for deadline := created.Add(interval + 10*time.Second); read.IsZero(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no periodic list read within an interval and 10 s of the last watch's creation")
+		}
+		if lists := f.callTimes(fakecloud.OpListAlerts); len(lists) > 0 && slices.MaxFunc(lists, time.Time.Compare).After(created.Add(10*time.Second)) {
+			read = slices.MaxFunc(lists, time.Time.Compare)
+		}
+	}
+	time.Sleep(time.Until(read.Add(5 * time.Second)))
+	data = f.fake.Data()
+	data.Alerts[fakecloud.DefaultAlertID]["state"] = changed
+	f.fake.SetData(data)
+	change := time.Now()
+
+	var last time.Time
+	for i := range n {
+		name := fmt.Sprintf("w%d", i)
+		began := f.firstSyncAfter(serviceOf(i), change, interval+10*time.Second)
+		if began.After(last) {
+			last = began
+		}
+		w := f.waitFor(name, 10*time.Second, "the sync that began "+began.Format(time.StampMilli), func(w *swv1.ServiceWatch) bool {
+			return w.Status.LastSyncTime != nil && !w.Status.LastSyncTime.Time.Before(began.Truncate(time.Second))
+		})
+		if state := ptr.Deref(w.Status.Alerts[0].State, ""); state != changed {
+			t.Errorf("%s: its first sync after the change (%.1f s after it, the list read %.1f s before it) shows the alert %q, want %q",
+				name, began.Sub(change).Seconds(), change.Sub(read).Seconds(), state, changed)
+		}
+		t.Logf("%s: its first sync after the change began %.1f s after it (%.2f intervals)", name, began.Sub(change).Seconds(), began.Sub(change).Seconds()/interval.Seconds())
+	}
+	lists := 0
+	for _, at := range f.callTimes(fakecloud.OpListAlerts) {
+		if !at.Before(read) && !at.After(last) {
+			lists++
+		}
+	}
+	if lists != 2 {
+		t.Errorf("%d list reads from the round before the change to the last sync after it, want 2 (one per interval)", lists)
+	}
+}
+
+// serviceOf is the ID of the i-th of a test's services.
+func serviceOf(i int) string { return fmt.Sprintf("5e7a1c00-0000-4000-8000-%012d", i) }
+
+// firstSyncAfter is when the first sync of the service's watch after at
+// began: its first pipes call, waited for up to within.
+func (f *fixture) firstSyncAfter(service string, at time.Time, within time.Duration) time.Time {
+	f.t.Helper()
+	for deadline := at.Add(within); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for _, c := range f.fake.CallLog() {
+			if c.Operation == fakecloud.OpListPipes && c.ServiceID == service && c.Time.After(at) {
+				return c.Time
+			}
+		}
+	}
+	f.t.Fatalf("no sync of service %s within %v of %s", service, within, at.Format(time.StampMilli))
+	return time.Time{}
+}

@@ -1,10 +1,10 @@
 package controller
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"time"
 
@@ -109,15 +109,10 @@ func requestedAt(watch *swv1.ServiceWatch) string {
 }
 
 // readHash identifies what a watch reads: the service at the management API
-// (defaultURL when the spec names none). Watches with equal hashes share a
-// phase (their group in the pacer's phases).
+// (defaultURL when the spec names none), its phase group in the pacer unless
+// it reads an alert list shared beyond its service (sharedListGroup).
 func readHash(watch *swv1.ServiceWatch, defaultURL string) uint64 {
-	h := fnv.New64a()
-	for _, part := range []string{firstNonEmpty(watch.Spec.ManagementAPI.URL, defaultURL), watch.Spec.OrganizationID, watch.Spec.ServiceID} {
-		_, _ = h.Write([]byte(part))
-		_, _ = h.Write([]byte{0})
-	}
-	return h.Sum64()
+	return pacing.GroupOf(cmp.Or(watch.Spec.ManagementAPI.URL, defaultURL), watch.Spec.OrganizationID, watch.Spec.ServiceID)
 }
 
 // interval is the watch's sync interval. The CRD defaults it and forbids
@@ -149,15 +144,4 @@ func referencedSecrets(obj client.Object) []string {
 		names = append(names, watch.Spec.AlertAPI.SecretRef.Name)
 	}
 	return names
-}
-
-// firstNonEmpty is the first of values that is set: a spec field, then the
-// manager's default.
-func firstNonEmpty(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

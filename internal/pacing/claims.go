@@ -23,6 +23,11 @@ const ClaimGrace = 2 * time.Second
 // back; work of a lower level on that budget waits while such a claim
 // stands.
 //
+// The Pacer books them per namespace of a budget (see Pacer.Ask): one
+// namespace's 50 new watches held every periodic refresh on a shared key
+// back for 2 minutes, another namespace's too, though that one asked no
+// more than its share.
+//
 // Asking costs the same however many watches wait: each level of a budget
 // keeps the latest end of its claims, and a level whose latest claim has
 // ended is dropped whole.

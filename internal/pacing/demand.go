@@ -334,3 +334,47 @@ func Stretched(every time.Duration, factor float64) time.Duration {
 	}
 	return time.Duration(seconds) * time.Second
 }
+
+// Over is the namespaces over their share of the budget: those whose
+// watches it stretches. nil when none is.
+func (b *demands[K, R]) Over(budget string) map[string]bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	use := b.budgets[budget]
+	if use == nil || len(use.namespaces) < 2 {
+		return nil
+	}
+	var over map[string]bool
+	for name, share := range use.shares() {
+		if share.Factor() > 1 {
+			if over == nil {
+				over = map[string]bool{}
+			}
+			over[name] = true
+		}
+	}
+	return over
+}
+
+// budgetCalls is the calls one sync of a watch makes of one budget.
+type budgetCalls struct {
+	budget, namespace string
+	calls             int
+}
+
+// CallsOf is the calls one sync of the watch makes of each of its budgets,
+// as it last asked (Note).
+func (b *demands[K, R]) CallsOf(key K) []budgetCalls {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []budgetCalls
+	for _, held := range b.of[key] {
+		i := len(out) - 1
+		if i < 0 || out[i].budget != held.budget {
+			out = append(out, budgetCalls{budget: held.budget, namespace: held.namespace})
+			i++
+		}
+		out[i].calls++
+	}
+	return out
+}

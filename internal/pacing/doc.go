@@ -2,13 +2,15 @@
 // now: the work levels that order syncs, the read slots that bound the calls
 // in flight, the schedule and the phases that spread periodic syncs over an
 // interval, the demand each rate budget carries (and the factor that
-// stretches intervals when it is over), and the claims that let work a user
-// asked for use a busy budget first.
+// stretches intervals when it is over), the claims that let work a user
+// asked for use a busy budget first (within its namespace), and the
+// reservations that keep a budget's room for the syncs of a namespace within
+// its share against one over its own.
 //
 // The controller speaks to the books through one front, Pacer: it builds a
 // Watch from the watch once per reconcile, asks the Pacer one question per
-// event of a sync (Due, Level, Fresh, Demand, Ask, AlertBatch and Took,
-// Admitted, Synced), and calls Forget once when the watch goes away; the
+// event of a sync (Due, Level, Fresh, ReadsList, Demand, Ask, AlertBatch and
+// Took, Admitted, Synced), and calls Forget once when the watch goes away; the
 // books themselves are unexported. The read slots (Slots) and the
 // workqueue's order among namespaces (FairQueue) stand apart: the
 // background reads and the workqueue hold them, not a sync's steps.

@@ -8,8 +8,8 @@ import (
 // Pacer is the one front of the pacing books of a reconciler: when each
 // watch syncs next, its phase, what it asks of its budgets, its claims on
 // them, its place in their lines and its turn of reads. The controller asks
-// it one question per event of a sync (Due, Level, Fresh, Demand, Ask,
-// AlertBatch/Took, Admitted, Synced), each with the watch as one Watch built
+// it one question per event of a sync (Due, Level, Fresh, ReadsList, Demand,
+// Ask, AlertBatch/Took, Admitted, Synced), each with the watch as one Watch built
 // in one place, and tells it of a watch that goes away once (Forget). K names
 // a watch, R a read.
 type Pacer[K, R comparable] struct {
@@ -22,6 +22,8 @@ type Pacer[K, R comparable] struct {
 	claims    *claims[K]
 	queue     *queue[K]
 	turns     *turns[K]
+	lists     *listGroups[K]
+	reserved  *reservations[K]
 }
 
 // New returns a Pacer with empty books, reading time (and the wall clock's
@@ -33,7 +35,8 @@ func New[K, R comparable](clock *Clock, jitter func(limit time.Duration) time.Du
 	}
 	return &Pacer[K, R]{clock: clock, jitter: jitter,
 		schedules: newSchedules[K](), phases: newPhases[K](), demands: newDemands[K, R](),
-		claims: newClaims[K](), queue: newQueue[K](), turns: newTurns[K]()}
+		claims: newClaims[K](), queue: newQueue[K](), turns: newTurns[K](), lists: newListGroups[K](),
+		reserved: newReservations[K]()}
 }
 
 // Watch is a watch as the Pacer sees it, built from the watch in one place
@@ -47,8 +50,9 @@ type Watch[K comparable] struct {
 	Trigger string
 	// Every is the watch's own interval, before any budget stretches it.
 	Every time.Duration
-	// Group identifies what the watch reads: watches of one group share a
-	// phase (see phases).
+	// Group identifies what the watch reads of its service: watches of one
+	// group share a phase (see phases), unless the watch reads an alert
+	// list shared beyond its service, whose group it joins (ReadsList).
 	Group uint64
 	// NewSpec: the spec changed since the last sync (a new generation).
 	NewSpec bool
@@ -84,7 +88,8 @@ func (p *Pacer[K, R]) Due(w Watch[K]) time.Duration {
 		known = &s
 	}
 	now := p.clock.Now()
-	wait := untilDue(now, w, known, p.phases.PhaseOf(w.Key, w.Group, w.Every))
+	wait := untilDue(now, w, known, p.phases.PhaseOf(w.Key, p.lists.groupOf(w), w.Every))
+	p.reserved.Move(w.Key, now.Add(wait)) // the slot as placed now
 	if known == nil && wait > 0 {
 		known = &Entry{Trigger: w.Trigger, NextSync: now.Add(wait)}
 		if !w.RetryNotBefore.After(now) {
@@ -176,7 +181,7 @@ func (p *Pacer[K, R]) Demand(w Watch[K], demands []Demand[R]) time.Duration {
 // Allow is Demand with the share of the budget that stretches the watch
 // most, for its IntervalMet condition.
 func (p *Pacer[K, R]) Allow(w Watch[K], demands []Demand[R]) Allowance {
-	factor, share := p.demands.NoteShare(w.Key, w.Every, w.Group, demands)
+	factor, share := p.demands.NoteShare(w.Key, w.Every, p.lists.groupOf(w), demands)
 	return Allowance{Every: Stretched(w.Every, factor), Share: share}
 }
 
@@ -200,33 +205,63 @@ type Budget struct {
 
 // Ask asks the budget for the n calls of the watch's work at level, and
 // returns 0 when they were reserved, else how long to wait. Work of a higher
-// level that was told to wait for this budget goes first (see claims); work
+// level of the watch's namespace that was told to wait for this budget goes
+// first (see claims; another namespace's work takes turns, below); work
 // told to wait claims the budget for its level until it comes back, and
 // comes back when its place in the budget's line comes (queue), so that
 // waiting costs about one ask per watch however many wait. The watch's
 // claims stand until Admitted.
+//
+// A namespace over its share of the budget leaves the room reserved for
+// the syncs of the namespaces within theirs (see reservations), and its
+// waiters do not come before theirs in the line: a namespace that asks no
+// more than its share gets its calls when they come due.
 func (p *Pacer[K, R]) Ask(key K, level Level, b Budget, n int) time.Duration {
 	now := p.clock.Now()
-	wait, held := p.claims.HeldFor(b.ID, key, level, now)
+	ns := b.Waiter.Namespace
+	// Claims are per namespace: 50 new watches of one namespace do not push
+	// another namespace's periodic refreshes back.
+	scope := b.ID + "\x00" + ns
+	over := p.demands.Over(b.ID)
+	wait, held := p.claims.HeldFor(scope, key, level, now)
 	if !held {
-		spacing := spacingOf(b.Rate)
-		switch {
-		case !p.queue.Turn(b.ID, key, b.Waiter, level, n, now, spacing):
-			// Another waiter, whose turn comes first, comes back for this room.
-			wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, spacing)
-		default:
-			if wait = b.Admit(n); wait > 0 {
-				wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, wait)
-			} else {
-				p.queue.Served(b.ID, key, b.Waiter, level, n)
-			}
-		}
+		wait = p.take(key, level, b, n, now, over)
 	}
 	if wait > 0 {
 		p.queue.Due(b.ID, key, level, now.Add(wait))
-		p.claims.Claim(b.ID, key, level, now.Add(wait))
+		p.claims.Claim(scope, key, level, now.Add(wait))
+		if len(over) > 0 && !over[ns] {
+			p.reserved.Reserve(b.ID, key, ns, n, now.Add(wait)) // it comes back for its room
+		}
 	}
 	return wait
+}
+
+// take takes the budget's room for the watch's n calls when its turn in
+// the budget's line has come, and returns 0, else how long to wait for its
+// turn. over are the namespaces over their share of the budget: one of
+// them waits while its taking the room would leave a reserved sync of
+// another namespace without it; a namespace within its share does not wait
+// for their waiters.
+func (p *Pacer[K, R]) take(key K, level Level, b Budget, n int, now time.Time, over map[string]bool) time.Duration {
+	spacing := spacingOf(b.Rate)
+	skip := over
+	if over[b.Waiter.Namespace] {
+		skip = nil
+		if hold := p.reserved.HoldFor(b.ID, b.Waiter.Namespace, over, now, b.Rate); hold > 0 {
+			return p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, hold, skip)
+		}
+	}
+	if !p.queue.Turn(b.ID, key, b.Waiter, level, n, now, spacing, skip) {
+		// Another waiter, whose turn comes first, comes back for this room.
+		return p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, spacing, skip)
+	}
+	if wait := b.Admit(n); wait > 0 {
+		return p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, wait, skip)
+	}
+	p.queue.Served(b.ID, key, b.Waiter, level, n)
+	p.reserved.Drop(b.ID, key)
+	return 0
 }
 
 // spacingOf is the time between two calls at rate calls per second; 0 for
@@ -238,8 +273,12 @@ func spacingOf(rate float64) time.Duration {
 	return time.Duration(float64(time.Second) / rate)
 }
 
-// Admitted drops the watch's claims: every budget it asked let it go.
-func (p *Pacer[K, R]) Admitted(key K) { p.claims.Release(key) }
+// Admitted drops the watch's claims and reservations: every budget it asked
+// let it go.
+func (p *Pacer[K, R]) Admitted(key K) {
+	p.claims.Release(key)
+	p.reserved.Release(key)
+}
 
 // AlertBatch returns the indexes, among n reads of one budget, of those
 // the watch's sync makes: all n when the budget admits size calls at once
@@ -274,19 +313,43 @@ func (p *Pacer[K, R]) Synced(w Watch[K], s SyncRecord) time.Duration {
 		prev, _ := p.schedules.Get(w.Key)
 		failures = prev.Failures + 1
 	}
-	now := p.clock.Now()
+	now, group := p.clock.Now(), p.lists.groupOf(w)
 	if s.ReachedCloud {
-		p.phases.Synced(w.Key, w.Group, w.Every, s.Began, s.Every, s.Level == Periodic)
+		p.phases.Synced(w.Key, group, w.Every, s.Began, s.Every, s.Level == Periodic)
 	}
 	next, plan := NextSync(Sync{
 		Began: s.Began, Ended: now, Every: s.Every, Failures: failures, Outcome: s.Outcome,
 		Jitter: p.jitter(JitterOf(s.Every)),
-	}, p.phases.PhaseOf(w.Key, w.Group, w.Every))
+	}, p.phases.PhaseOf(w.Key, group, w.Every))
 	p.schedules.Set(w.Key, Entry{Trigger: w.Trigger, NextSync: next, Failures: failures, Plan: plan})
+	p.reserve(w.Key, next)
 	if plan != nil {
 		return RecheckWithin(next.Sub(now), plan.Jitter, s.Every)
 	}
 	return next.Sub(now)
+}
+
+// ReadsList tells that the watch reads its alerts from a list shared beyond
+// its service, named by list (GroupOf its API, host and credential); 0:
+// none (no alerts, a list per service, or one alert at a time). From then
+// on the watch syncs with the list's phase group instead of its service's
+// (see listGroups), so that every watch of the list syncs just after the
+// one read of it that they share, and a change made before that read is in
+// each of their statuses at their next sync. The controller learns the list
+// when a sync learns its credentials, after Due was asked with the watch's
+// service group: the Pacer remembers it for the next Due.
+func (p *Pacer[K, R]) ReadsList(key K, list uint64) { p.lists.set(key, list) }
+
+// reserve holds the calls of the watch's next sync, at next, on each of its
+// budgets of which its namespace asks no more than its share while another
+// asks more (see reservations): on a budget no namespace overruns, nothing
+// is held back and nothing need be reserved.
+func (p *Pacer[K, R]) reserve(key K, next time.Time) {
+	for _, c := range p.demands.CallsOf(key) {
+		if over := p.demands.Over(c.budget); len(over) > 0 && !over[c.namespace] {
+			p.reserved.Reserve(c.budget, key, c.namespace, c.calls, next)
+		}
+	}
 }
 
 // Forget drops everything the books hold of a watch that went away (or is
@@ -298,4 +361,6 @@ func (p *Pacer[K, R]) Forget(key K) {
 	p.claims.Release(key)
 	p.queue.Forget(key)
 	p.turns.Forget(key)
+	p.lists.set(key, 0)
+	p.reserved.Release(key)
 }

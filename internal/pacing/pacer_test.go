@@ -370,8 +370,11 @@ func TestPacerForget(t *testing.T) {
 	if p.demands.budgets["key"] != nil {
 		t.Error("the demands still count the watch's reads")
 	}
-	if wait, held := p.claims.HeldFor("k1", "other", Periodic, c.wall); held {
-		t.Errorf("the watch's claim still holds a refresh back for %v", wait)
+	if len(p.claims.byBudget) != 0 || len(p.claims.of) != 0 {
+		t.Errorf("the watch's claims are still there: %v", p.claims.byBudget)
+	}
+	if len(p.reserved.byBudget) != 0 || len(p.reserved.of) != 0 {
+		t.Errorf("the watch still reserves room: %v", p.reserved.byBudget)
 	}
 	if len(p.queue.budgets) != 0 {
 		t.Error("the watch still stands in a budget's line")

@@ -13,9 +13,10 @@ import (
 // MaxMove.
 //
 // Watches are grouped by what they read (the controller names the group by a
-// hash of the service and the API it is read at): watches of one group sync
-// together, so the reads they share are made once; different groups spread
-// out. Each group has a phase, the share of the interval at which it synced
+// hash of the service and the API it is read at, or of the alert list the
+// watch reads, see listGroups): watches of one group sync together, so the
+// reads they share are made once, just before each of their syncs;
+// different groups spread out. Each group has a phase, the share of the interval at which it synced
 // last (see Synced), and a target for each of its next syncs: the groups
 // keep the circular order of their phases, and round after round the
 // targets space them evenly over a wider arc, each end of it moving by

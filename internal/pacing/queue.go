@@ -76,17 +76,18 @@ func newQueue[K comparable]() *queue[K] {
 // (see ratebudget's Store.phaseFor) has room up to a spacing later than
 // its rate alone says, and a waiter told to come back at its rate from now
 // would come back early and ask once more. A rate of 0 (unlimited) leaves
-// wait as it is.
-func (q *queue[K]) Wait(budget string, key K, who Waiter, level Level, n int, rate float64, wait time.Duration) time.Duration {
+// wait as it is. The waiters of the namespaces in skip (over their share,
+// when who is within its own: see reservations) are not before it.
+func (q *queue[K]) Wait(budget string, key K, who Waiter, level Level, n int, rate float64, wait time.Duration, skip map[string]bool) time.Duration {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if prev, ok := q.of.of(key, budget); ok && prev != level {
 		q.leaveLocked(budget, key) // its work changed: it queues anew
 	}
-	return q.waitLocked(budget, key, who, level, n, rate, wait)
+	return q.waitLocked(budget, key, who, level, n, rate, wait, skip)
 }
 
-func (q *queue[K]) waitLocked(budget string, key K, who Waiter, level Level, n int, rate float64, wait time.Duration) time.Duration {
+func (q *queue[K]) waitLocked(budget string, key K, who Waiter, level Level, n int, rate float64, wait time.Duration, skip map[string]bool) time.Duration {
 	l := setOf(q.budgets, budget, level)
 	ns := l.join(who)
 	place, ok := ns.place[key]
@@ -101,7 +102,7 @@ func (q *queue[K]) waitLocked(budget string, key K, who Waiter, level Level, n i
 	if rate <= 0 {
 		return wait
 	}
-	ahead := l.ahead(who.Namespace, place, float64(n))
+	ahead := l.ahead(who.Namespace, place, float64(n), skip)
 	return wait + time.Duration(ahead/rate*float64(time.Second))
 }
 
@@ -131,8 +132,9 @@ func (q *queue[K]) Due(budget string, key K, level Level, at time.Time) {
 // budget's grid, took every room as another namespace's waiter came back
 // for it, and a waiter that lost its room once lost it again to the next
 // on the grid. A waiter that does not come back holds the room at most
-// ClaimGrace. It costs a look at each waiter of the budget's line.
-func (q *queue[K]) Turn(budget string, key K, who Waiter, level Level, n int, now time.Time, lead time.Duration) bool {
+// ClaimGrace. The waiters of the namespaces in skip do not count (see
+// Wait). It costs a look at each waiter of the budget's line.
+func (q *queue[K]) Turn(budget string, key K, who Waiter, level Level, n int, now time.Time, lead time.Duration, skip map[string]bool) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	lines := q.budgets[budget]
@@ -141,7 +143,10 @@ func (q *queue[K]) Turn(budget string, key K, who Waiter, level Level, n int, no
 	}
 	l := &lines[level]
 	mine := l.finishOf(key, who, n)
-	for _, ns := range l.namespaces {
+	for name, ns := range l.namespaces {
+		if skip[name] {
+			continue
+		}
 		for other, at := range ns.due {
 			if other != key && ns.finish[other] < mine && !at.Before(now.Add(-ClaimGrace)) && !at.After(now.Add(lead)) {
 				return false
@@ -195,14 +200,14 @@ func (l *line[K]) join(who Waiter) *namespaceLine[K] {
 // ahead is the calls before a waiter of namespace name at place with n
 // calls of its own: its namespace's calls before it not yet served, and of
 // each other namespace's waiting calls those whose turn (per weight) comes
-// before the waiter's last call's, turn and turn about. It costs one step
-// per namespace waiting.
-func (l *line[K]) ahead(name string, place, n float64) float64 {
+// before the waiter's last call's, turn and turn about; none of those in
+// skip. It costs one step per namespace waiting.
+func (l *line[K]) ahead(name string, place, n float64, skip map[string]bool) float64 {
 	mine := l.namespaces[name]
 	finish := (place + n) / mine.weight
 	ahead := max(0, place-mine.served)
 	for other, ns := range l.namespaces {
-		if other != name {
+		if other != name && !skip[other] {
 			ahead += min(max(0, ns.issued-ns.served), max(0, finish*ns.weight-ns.served))
 		}
 	}

@@ -21,39 +21,39 @@ func TestQueueSpacesWaitersAtTheBudgetsRate(t *testing.T) {
 		{"each waiter behind the calls before it", func(q *queue[string]) []time.Duration {
 			var waits []time.Duration
 			for i := range 4 {
-				waits = append(waits, q.Wait("k", fmt.Sprint(i), Waiter{}, User, 2, rate, short))
+				waits = append(waits, q.Wait("k", fmt.Sprint(i), Waiter{}, User, 2, rate, short, nil))
 			}
 			return waits
 		}, []time.Duration{short, short + 4*time.Second, short + 8*time.Second, short + 12*time.Second}},
 		{"asking again keeps the place", func(q *queue[string]) []time.Duration {
-			q.Wait("k", "a", Waiter{}, User, 2, rate, short)
-			q.Wait("k", "b", Waiter{}, User, 2, rate, short)
-			return []time.Duration{q.Wait("k", "b", Waiter{}, User, 2, rate, short), q.Wait("k", "b", Waiter{}, User, 2, rate, short)}
+			q.Wait("k", "a", Waiter{}, User, 2, rate, short, nil)
+			q.Wait("k", "b", Waiter{}, User, 2, rate, short, nil)
+			return []time.Duration{q.Wait("k", "b", Waiter{}, User, 2, rate, short, nil), q.Wait("k", "b", Waiter{}, User, 2, rate, short, nil)}
 		}, []time.Duration{short + 4*time.Second, short + 4*time.Second}},
 		{"the line moves on as the budget admits", func(q *queue[string]) []time.Duration {
-			q.Wait("k", "a", Waiter{}, User, 2, rate, short)
-			q.Wait("k", "b", Waiter{}, User, 2, rate, short)
-			q.Wait("k", "c", Waiter{}, User, 2, rate, short)
+			q.Wait("k", "a", Waiter{}, User, 2, rate, short, nil)
+			q.Wait("k", "b", Waiter{}, User, 2, rate, short, nil)
+			q.Wait("k", "c", Waiter{}, User, 2, rate, short, nil)
 			q.Served("k", "a", Waiter{}, User, 2)
-			return []time.Duration{q.Wait("k", "b", Waiter{}, User, 2, rate, short), q.Wait("k", "c", Waiter{}, User, 2, rate, short)}
+			return []time.Duration{q.Wait("k", "b", Waiter{}, User, 2, rate, short, nil), q.Wait("k", "c", Waiter{}, User, 2, rate, short, nil)}
 		}, []time.Duration{short, short + 4*time.Second}},
 		{"user work does not queue behind periodic refreshes", func(q *queue[string]) []time.Duration {
 			for i := range 10 {
-				q.Wait("k", fmt.Sprint(i), Waiter{}, Periodic, 2, rate, short)
+				q.Wait("k", fmt.Sprint(i), Waiter{}, Periodic, 2, rate, short, nil)
 			}
-			return []time.Duration{q.Wait("k", "new", Waiter{}, User, 2, rate, short)}
+			return []time.Duration{q.Wait("k", "new", Waiter{}, User, 2, rate, short, nil)}
 		}, []time.Duration{short}},
 		{"another budget has its own line", func(q *queue[string]) []time.Duration {
-			q.Wait("k", "a", Waiter{}, User, 2, rate, short)
-			return []time.Duration{q.Wait("other", "b", Waiter{}, User, 2, rate, short)}
+			q.Wait("k", "a", Waiter{}, User, 2, rate, short, nil)
+			return []time.Duration{q.Wait("other", "b", Waiter{}, User, 2, rate, short, nil)}
 		}, []time.Duration{short}},
 		{"the calls before it come after the budget's own wait", func(q *queue[string]) []time.Duration {
-			q.Wait("k", "a", Waiter{}, User, 2, rate, short)
-			return []time.Duration{q.Wait("k", "b", Waiter{}, User, 2, rate, time.Minute)}
+			q.Wait("k", "a", Waiter{}, User, 2, rate, short, nil)
+			return []time.Duration{q.Wait("k", "b", Waiter{}, User, 2, rate, time.Minute, nil)}
 		}, []time.Duration{time.Minute + 4*time.Second}},
 		{"an unlimited budget keeps its wait", func(q *queue[string]) []time.Duration {
-			q.Wait("k", "a", Waiter{}, User, 2, 0, short)
-			return []time.Duration{q.Wait("k", "b", Waiter{}, User, 2, 0, short)}
+			q.Wait("k", "a", Waiter{}, User, 2, 0, short, nil)
+			return []time.Duration{q.Wait("k", "b", Waiter{}, User, 2, 0, short, nil)}
 		}, []time.Duration{short}},
 	}
 	for _, tt := range tests {
@@ -70,10 +70,10 @@ func TestQueueSpacesWaitersAtTheBudgetsRate(t *testing.T) {
 func TestQueueForgetsEmptyLines(t *testing.T) {
 	q := newQueue[string]()
 	for i := range 100 {
-		q.Wait("k", fmt.Sprint(i), Waiter{}, User, 2, 1, time.Second)
+		q.Wait("k", fmt.Sprint(i), Waiter{}, User, 2, 1, time.Second, nil)
 	}
-	q.Wait("k2", "x", Waiter{}, Secret, 1, 1, time.Second)
-	q.Wait("k2", "x", Waiter{}, User, 1, 1, time.Second) // its work changed: one place only
+	q.Wait("k2", "x", Waiter{}, Secret, 1, 1, time.Second, nil)
+	q.Wait("k2", "x", Waiter{}, User, 1, 1, time.Second, nil) // its work changed: one place only
 	for i := range 100 {
 		if i%2 == 0 {
 			q.Served("k", fmt.Sprint(i), Waiter{}, User, 2)
@@ -101,38 +101,45 @@ func TestQueueNamespacesTakeTurns(t *testing.T) {
 	}{
 		{"one watch of a second namespace waits for one turn of the first, not for its 50", func(q *queue[string]) []time.Duration {
 			for i := range 50 {
-				q.Wait("k", fmt.Sprint("big-", i), big, User, 2, rate, short)
+				q.Wait("k", fmt.Sprint("big-", i), big, User, 2, rate, short, nil)
 			}
-			return []time.Duration{q.Wait("k", "small-0", small, User, 2, rate, short)}
+			return []time.Duration{q.Wait("k", "small-0", small, User, 2, rate, short, nil)}
 		}, []time.Duration{short + 4*time.Second}},
 		{"its second watch waits for two turns of the first", func(q *queue[string]) []time.Duration {
 			for i := range 50 {
-				q.Wait("k", fmt.Sprint("big-", i), big, User, 2, rate, short)
+				q.Wait("k", fmt.Sprint("big-", i), big, User, 2, rate, short, nil)
 			}
-			q.Wait("k", "small-0", small, User, 2, rate, short)
-			return []time.Duration{q.Wait("k", "small-1", small, User, 2, rate, short)}
+			q.Wait("k", "small-0", small, User, 2, rate, short, nil)
+			return []time.Duration{q.Wait("k", "small-1", small, User, 2, rate, short, nil)}
 		}, []time.Duration{short + 12*time.Second}},
 		{"the first namespace's later watches make room for the other's turns", func(q *queue[string]) []time.Duration {
 			for i := range 3 {
-				q.Wait("k", fmt.Sprint("big-", i), big, User, 2, rate, short)
+				q.Wait("k", fmt.Sprint("big-", i), big, User, 2, rate, short, nil)
 			}
-			q.Wait("k", "small-0", small, User, 2, rate, short)
-			return []time.Duration{q.Wait("k", "big-2", big, User, 2, rate, short)}
+			q.Wait("k", "small-0", small, User, 2, rate, short, nil)
+			return []time.Duration{q.Wait("k", "big-2", big, User, 2, rate, short, nil)}
 		}, []time.Duration{short + 12*time.Second}},
 		{"weights: a namespace of weight 3 makes 3 calls to the other's 1", func(q *queue[string]) []time.Duration {
 			for i := range 10 {
-				q.Wait("k", fmt.Sprint("big-", i), big, User, 1, rate, short)
+				q.Wait("k", fmt.Sprint("big-", i), big, User, 1, rate, short, nil)
 			}
-			return []time.Duration{q.Wait("k", "heavy", Waiter{Namespace: "heavy", Weight: 3}, User, 3, rate, short)}
+			return []time.Duration{q.Wait("k", "heavy", Waiter{Namespace: "heavy", Weight: 3}, User, 3, rate, short, nil)}
 		}, []time.Duration{short + 2*time.Second}},
+		{"a namespace within its share does not wait for the turns of one over its own", func(q *queue[string]) []time.Duration {
+			for i := range 50 {
+				q.Wait("k", fmt.Sprint("big-", i), big, Periodic, 2, rate, short, nil)
+			}
+			over := map[string]bool{"big": true}
+			return []time.Duration{q.Wait("k", "small-0", small, Periodic, 2, rate, short, over), q.Wait("k", "small-1", small, Periodic, 2, rate, short, over)}
+		}, []time.Duration{short, short + 4*time.Second}},
 		{"a namespace that leaves the line leaves no turn behind", func(q *queue[string]) []time.Duration {
 			for i := range 5 {
-				q.Wait("k", fmt.Sprint("big-", i), big, User, 2, rate, short)
+				q.Wait("k", fmt.Sprint("big-", i), big, User, 2, rate, short, nil)
 			}
 			for i := range 5 {
 				q.Forget(fmt.Sprint("big-", i))
 			}
-			return []time.Duration{q.Wait("k", "small-0", small, User, 2, rate, short)}
+			return []time.Duration{q.Wait("k", "small-0", small, User, 2, rate, short, nil)}
 		}, []time.Duration{short}},
 	}
 	for _, tt := range tests {

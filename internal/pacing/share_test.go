@@ -144,3 +144,30 @@ func TestPacerLetsAnotherNamespaceTakeItsTurn(t *testing.T) {
 	t.Logf("small admitted after %v, mid after %v and %v; big's last after %v; %.2f asks per watch",
 		admitted["small/w0"].Sub(start), admitted["mid/w0"].Sub(start), admitted["mid/w1"].Sub(start), admitted["big/w49"].Sub(start), float64(b.asks)/53)
 }
+
+// A namespace's new watches told to wait for a key claim it for their
+// namespace only: another namespace's periodic refresh that asks when the
+// key has room gets it. Before, the claim held every periodic refresh on
+// the key back (ClaimRecheck, 15 s, over and over for as long as the big
+// namespace's new watches waited: 2 minutes for 50 of them).
+func TestPacerClaimsHoldTheirOwnNamespaceOnly(t *testing.T) {
+	c := &testClock{wall: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+	p := newTestPacer(c)
+	b := &gcraBudget{c: c, interval: time.Second, burst: 2, tat: c.wall.Add(2 * time.Second)} // spent
+	budget := func(ns string) Budget {
+		budget := b.of("k")
+		budget.Waiter = Waiter{Namespace: ns}
+		return budget
+	}
+	wait := p.Ask("big/new", User, budget("big"), 2)
+	if wait <= 0 {
+		t.Fatal("the big namespace's new watch was admitted by a spent key")
+	}
+	c.advance(wait)
+	if got := p.Ask("big/old", Periodic, budget("big"), 2); got != ClaimRecheck {
+		t.Errorf("a refresh of the claiming namespace waits %v, want %v behind its new watch", got, ClaimRecheck)
+	}
+	if got := p.Ask("small/old", Periodic, budget("small"), 2); got != 0 {
+		t.Errorf("another namespace's refresh waits %v once the key has room, want 0", got)
+	}
+}

@@ -57,6 +57,15 @@ func NewReservingStore(limits map[string]RateLimit, reserved float64) *Store {
 	return &Store{limits: usable, full: maps.Clone(limits), now: time.Now}
 }
 
+// NewStoreAt is NewReservingStore reading the time from now instead of the
+// machine's clock, so that a simulation on a fake clock keeps to the very
+// budgets the manager keeps to.
+func NewStoreAt(limits map[string]RateLimit, reserved float64, now func() time.Time) *Store {
+	s := NewReservingStore(limits, reserved)
+	s.now = now
+	return s
+}
+
 // reserving is l less reserved of its calls (see keyshare.Usable).
 func reserving(l RateLimit, reserved float64) RateLimit {
 	if l.enabled() {

@@ -77,6 +77,16 @@ func alertTokenScenario(ctx context.Context, e *runEnv) (string, error) {
 		return "", err
 	}
 	created := time.Now()
+	// Past the middle of the run, the first alert of every watch changes
+	// state; the delay until each watch's status shows it, in intervals.
+	if err := sleepUntil(ctx, created.Add(run/2+10*time.Second)); err != nil {
+		return "", err
+	}
+	seen, err := changeSeen(ctx, e, ts[0].namespace, d, watches, perWatch, created.Add(run))
+	if err != nil {
+		return "", err
+	}
+	// The calls below are counted over the run's second half, whole.
 	if err := sleepUntil(ctx, created.Add(run)); err != nil {
 		return "", err
 	}
@@ -94,8 +104,72 @@ func alertTokenScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%.1f alert calls per 30 s (%d lists, %d GETs in the 2nd half of 3 min: %s); %d × 429; %d/%d Ready, %d IntervalMet=False; achieved interval %s",
-		perInterval, lists, len(alertCalls)-lists, listTimes(alertCalls, from), rejected, st.ready, n, st.stretched, achievedInterval(calls, from, to, watches)), nil
+	return fmt.Sprintf("%.1f alert calls per 30 s (%d lists, %d GETs in the 2nd half of 3 min: %s); %d × 429; %d/%d Ready, %d IntervalMet=False; achieved interval %s; a changed alert seen %s",
+		perInterval, lists, len(alertCalls)-lists, listTimes(alertCalls, from), rejected, st.ready, n, st.stretched, achievedInterval(calls, from, to, watches),
+		seen.describe(interval)), nil
+}
+
+// changeDelays are how long after a change each watch's status showed it;
+// missed counts the watches that did not show it by the end.
+type changeDelays struct {
+	delays []time.Duration
+	missed int
+}
+
+// changeSeen changes the state of the first alert of every watch (watch i
+// follows the perWatch alerts from i*perWatch) and polls the watches'
+// statuses every second until each shows it, or until.
+func changeSeen(ctx context.Context, e *runEnv, namespace string, d fakecloud.Data, watches []*swv1.ServiceWatch, perWatch int, until time.Time) (changeDelays, error) {
+	const changed = "paused"
+	first := map[string]string{} // watch → the alert that changes
+	for i, w := range watches {
+		first[w.Name] = alertID(i * perWatch)
+		d.Alerts[alertID(i*perWatch)]["state"] = changed
+	}
+	if err := e.cloud.setData(ctx, d); err != nil {
+		return changeDelays{}, err
+	}
+	change, seen := time.Now(), map[string]time.Duration{}
+	for time.Now().Before(until) && len(seen) < len(watches) {
+		var list swv1.ServiceWatchList
+		if err := e.cp.client.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+			return changeDelays{}, err
+		}
+		for _, w := range list.Items {
+			for _, a := range w.Status.Alerts {
+				if _, done := seen[w.Name]; !done && a.ID == first[w.Name] && a.State != nil && *a.State == changed {
+					seen[w.Name] = time.Since(change)
+				}
+			}
+		}
+		if err := sleepUntil(ctx, time.Now().Add(time.Second)); err != nil {
+			return changeDelays{}, err
+		}
+	}
+	out := changeDelays{missed: len(watches) - len(seen)}
+	for _, delay := range seen {
+		out.delays = append(out.delays, delay)
+	}
+	slices.Sort(out.delays)
+	return out, nil
+}
+
+// describe tells the delays in intervals: the median, the largest, and how
+// many watches saw the change later than one interval and 5 s (the status
+// is polled every second).
+func (c changeDelays) describe(every time.Duration) string {
+	if len(c.delays) == 0 {
+		return fmt.Sprintf("by no watch (%d missed it)", c.missed)
+	}
+	late := 0
+	for _, delay := range c.delays {
+		if delay > every+5*time.Second {
+			late++
+		}
+	}
+	in := func(delay time.Duration) float64 { return delay.Seconds() / every.Seconds() }
+	return fmt.Sprintf("after %.2f intervals (median), %.2f at most; %d watches later than one interval and 5 s, %d never",
+		in(c.delays[len(c.delays)/2]), in(c.delays[len(c.delays)-1]), late, c.missed)
 }
 
 // alertsManagedScenario: 60 watches on one management key, each of its own

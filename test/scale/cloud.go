@@ -76,6 +76,15 @@ func (a cloudAdmin) calls(ctx context.Context) ([]call, error) {
 	return out.Log, nil
 }
 
+// setData replaces the data the fake serves.
+func (a cloudAdmin) setData(ctx context.Context, d fakecloud.Data) error {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	return a.do(ctx, http.MethodPut, "data", b, nil)
+}
+
 // setFault sets a fault on one operation.
 func (a cloudAdmin) setFault(ctx context.Context, op fakecloud.Operation, f fakecloud.Fault) error {
 	b, err := json.Marshal(f)

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
@@ -113,4 +115,39 @@ func intervalMet(ctx context.Context, c client.Client, namespace string) (stretc
 	}
 	sort.Strings(messages)
 	return len(messages), fmt.Sprintf(" (%q)", messages[0]), nil
+}
+
+// refusedScenario (issue 30): a ClusterCloudAccount allows the namespace
+// "ops" only; a watch in another namespace refers to it. It must be
+// Stalled (AccountNotAllowed) before any Secret is read or any call made.
+func refusedScenario(ctx context.Context, e *runEnv) (string, error) {
+	ops := tenant{namespace: "ops", key: keyPair{id: "org-key", secret: "org-secret"}, token: "org-token"}
+	other := tenant{namespace: "refused", key: keyPair{id: "own-key", secret: "own-secret"}, token: "own-token"}
+	if err := setUp(ctx, e, []tenant{ops, other}); err != nil {
+		return "", err
+	}
+	account := &swv1.ClusterCloudAccount{ObjectMeta: metav1.ObjectMeta{Name: "org"}, Spec: swv1.ClusterCloudAccountSpec{
+		ManagementAPI: swv1.AccountAPISpec{SecretRef: swv1.SecretReference{Name: mgmtSecretName}},
+		Conditions:    []swv1.AccountCondition{{Namespaces: []string{ops.namespace}}}}}
+	if err := e.cp.client.Create(ctx, account); err != nil {
+		return "", fmt.Errorf("creating the account: %w", err)
+	}
+	if _, err := e.startManager(ctx, "--account-namespace", ops.namespace); err != nil {
+		return "", err
+	}
+	w := newWatch(other, "w", watchSpec{serviceID: distinctService(0), interval: 30 * time.Second})
+	w.Spec.ManagementAPI = swv1.ManagementAPISpec{AccountRef: &swv1.AccountRef{Name: account.Name}}
+	if err := e.cp.createWatches(ctx, []*swv1.ServiceWatch{w}); err != nil {
+		return "", err
+	}
+	var got swv1.ServiceWatch
+	stalled := waitUntil(ctx, time.Minute, func() bool {
+		return e.cp.client.Get(ctx, client.ObjectKeyFromObject(w), &got) == nil && conditions.Get(&got, swv1.ConditionStalled) != nil
+	})
+	if !stalled {
+		return "", errors.New("the watch was not Stalled within a minute")
+	}
+	gets, errGets := e.cp.secretGets(ctx)
+	calls, errCalls := e.cloud.calls(ctx)
+	return fmt.Sprintf("Stalled %s; %d Secret reads, %d cloud calls", conditions.Get(&got, swv1.ConditionStalled).Reason, gets, len(calls)), errors.Join(errGets, errCalls)
 }
