@@ -23,6 +23,9 @@ const (
 const (
 	// ResultRewritten: written again in the storage version.
 	ResultRewritten = "rewritten"
+	// ResultUnchanged: already stored in the storage version (created or
+	// written since the upgrade); the API server wrote nothing.
+	ResultUnchanged = "unchanged"
 	// ResultGone: deleted between the list and the write; nothing to do.
 	ResultGone = "gone"
 	// ResultFailed: the write was refused; the CRD's storedVersions stays.
@@ -47,7 +50,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"crd"}),
 		objects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "servicewatch_storage_migration_objects_total",
-			Help: "Objects the storage migration handled, by CRD and result: rewritten (in the storage version), gone (deleted meanwhile) or failed.",
+			Help: "Objects the storage migration handled, by CRD and result: rewritten (in the storage version), unchanged (already in it: nothing written), gone (deleted meanwhile) or failed.",
 		}, []string{"crd", "result"}),
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "servicewatch_storage_migration_runs_total",

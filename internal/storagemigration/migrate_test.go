@@ -74,6 +74,9 @@ func TestMigrationRewritesEveryObjectInTheStorageVersion(t *testing.T) {
 	// Installing the new CRD rewrites nothing: the objects are still v1alpha1.
 	checkStored(t, "servicewatches", ns, watches, "v1alpha1")
 
+	// A watch created after the upgrade is stored in v1beta1 already.
+	createPrevious(t, previousWatch(ns, 99, "http://127.0.0.1:1"), previousStatus(time.Now()))
+
 	m, reg, _ := newMigrator(t)
 	// A watch deleted while the migration pages through them is fine.
 	m.SetAfterObject(func(crd string, done int) {
@@ -110,6 +113,7 @@ func TestMigrationRewritesEveryObjectInTheStorageVersion(t *testing.T) {
 	}{
 		{watchesCRD, storagemigration.ResultRewritten, 29},
 		{watchesCRD, storagemigration.ResultGone, 1},
+		{watchesCRD, storagemigration.ResultUnchanged, 1},
 		{accountsCRD, storagemigration.ResultRewritten, 3},
 	} {
 		if got := gauge(t, reg, "servicewatch_storage_migration_objects_total", "crd", c.crd, "result", c.result); got != c.want {

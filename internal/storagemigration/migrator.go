@@ -168,16 +168,18 @@ func (m *Migrator) stopped(log logr.Logger, name string, err error) (string, err
 }
 
 // counts are what one run did to a CRD's objects.
-type counts struct{ seen, rewritten, gone, failed int }
+type counts struct{ seen, rewritten, unchanged, gone, failed int }
 
 func (c counts) keysAndValues(d time.Duration) []any {
-	return []any{"objects", c.seen, "rewritten", c.rewritten, "gone", c.gone, "failed", c.failed, "duration", d.Round(time.Millisecond).String()}
+	return []any{"objects", c.seen, "rewritten", c.rewritten, "unchanged", c.unchanged, "gone", c.gone, "failed", c.failed, "duration", d.Round(time.Millisecond).String()}
 }
 
 func (c *counts) add(result string) {
 	switch result {
 	case ResultRewritten:
 		c.rewritten++
+	case ResultUnchanged:
+		c.unchanged++
 	case ResultGone:
 		c.gone++
 	case ResultFailed:
@@ -238,11 +240,12 @@ func (m *Migrator) rewriteAll(ctx context.Context, log logr.Logger, crd *apiexte
 // older one (TestEmptyPatchRewritesOnlyAnOlderEncoding reads etcd to prove
 // it). It goes to /status when the CRD has that subresource: the manager
 // may write status only, and users' admission webhooks guard the main
-// resource, not status. It carries no resourceVersion, so a concurrent
+// resource, not status, as a rule. It carries no resourceVersion, so a concurrent
 // write never makes it fail; an object deleted meanwhile is gone, which is
 // fine.
 func (m *Migrator) rewrite(ctx context.Context, p plan, obj *metav1.PartialObjectMetadata) (string, error) {
 	emptyPatch := client.RawPatch(types.MergePatchType, []byte("{}"))
+	before := obj.ResourceVersion
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if p.subresourceStatus {
 			return m.Client.Status().Patch(ctx, obj, emptyPatch, client.FieldOwner(FieldOwner))
@@ -250,6 +253,8 @@ func (m *Migrator) rewrite(ctx context.Context, p plan, obj *metav1.PartialObjec
 		return m.Client.Patch(ctx, obj, emptyPatch, client.FieldOwner(FieldOwner))
 	})
 	switch {
+	case err == nil && obj.ResourceVersion == before:
+		return ResultUnchanged, nil
 	case err == nil:
 		return ResultRewritten, nil
 	case apierrors.IsNotFound(err):
