@@ -48,7 +48,7 @@ help: ## Show this help.
 
 .PHONY: manifests
 manifests: ## Generate the CRD and RBAC manifests from the Go types and markers.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./internal/controller/...;./internal/accountcontroller/..." output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./internal/controller/...;./internal/accountcontroller/...;./internal/storagemigration/..." output:crd:artifacts:config=config/crd/bases
 
 .PHONY: generate
 generate: ## Write api/v1alpha1 from api/v1beta1 (one schema, two served versions) and the DeepCopy methods of the API types.

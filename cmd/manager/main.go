@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
@@ -28,6 +29,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 	"github.com/servicewatch/servicewatch/internal/statusbudget"
+	"github.com/servicewatch/servicewatch/internal/storagemigration"
 	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/workshare"
 )
@@ -50,6 +52,9 @@ type config struct {
 	zap           zap.Options
 	// accountNamespace is where the ClusterCloudAccounts' Secrets are.
 	accountNamespace string
+	// storageMigration: the leader rewrites objects stored in an older
+	// version of the CRDs and trims their storedVersions.
+	storageMigration bool
 }
 
 func main() {
@@ -94,6 +99,7 @@ func parseFlags(args []string) (config, error) {
 	fs.Func("allowed-api-urls", "Comma-separated API base URLs (https://api.example.com, https://gw.example.com/cloud: that scheme, host and port, paths under it) and hosts (alerts.example.com, *.example.com, api.example.com:8443) that watches may send their credentials to; a watch with another URL is Stalled (URLNotAllowed) before its Secret is read. Empty allows every URL.", allowList(&cfg.reconciler.AllowedAPIURLs))
 	fs.BoolVar(&cfg.cloud.DenyLocalAddresses, "deny-local-addresses", false, "Refuse to connect to loopback, unspecified and link-local addresses and cloud metadata services (169.254.169.254, fd00:ec2::254, ...), checked on the resolved address of each connection; such a watch is Stalled (AddressNotAllowed). Off by default for a manager run beside a local fake cloud; the shipped manifests and chart turn it on.")
 	fs.StringVar(&cfg.accountNamespace, "account-namespace", os.Getenv("POD_NAMESPACE"), "The operator's own namespace, where the Secrets of ClusterCloudAccounts are (never a tenant's); default $POD_NAMESPACE. Empty: no ClusterCloudAccounts are served (the manager then needs no right on namespaces), and a watch that refers to one is Stalled (AccountNotFound).")
+	fs.BoolVar(&cfg.storageMigration, "storage-migration", true, "At start, the leader rewrites every ServiceWatch and ClusterCloudAccount still stored in an older version of its CRD in the storage version, then trims the CRD's status.storedVersions to it (needs get on the two CRDs and patch on their status; skipped, with a log line, without them). false: for installs whose CRDs are migrated elsewhere.")
 	defaults := controller.DefaultOptions()
 	fs.IntVar(&cfg.reconciler.MaxConcurrentSyncs, "max-concurrent-syncs", defaults.MaxConcurrentSyncs, "How many syncs may call the cloud at once, each counted once per API host it is calling (a sync holds a host's slot only while it calls that host).")
 	fs.IntVar(&cfg.reconciler.MaxSyncsPerHost, "max-syncs-per-host", defaults.MaxSyncsPerHost, "How many of those may call one API host, so that a host that hangs holds at most that many; one host serves at most this many divided by its latency syncs per second.")
@@ -283,6 +289,11 @@ func run(ctx context.Context, cfg config) error {
 			return err
 		}
 	}
+	if cfg.storageMigration {
+		if err := addStorageMigration(mgr); err != nil {
+			return err
+		}
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
@@ -291,6 +302,25 @@ func run(ctx context.Context, cfg config) error {
 	}
 	setupLog.Info("starting manager", "managementApiUrl", cfg.reconciler.ManagementAPIURL, "alertApiUrl", cfg.reconciler.AlertAPIURL,
 		"allowedApiUrls", cfg.reconciler.AllowedAPIURLs.String(), "denyLocalAddresses", cfg.cloud.DenyLocalAddresses,
-		"watchNamespaces", cfg.reconciler.Scope.Namespaces, "watchLabelSelector", selectorString(cfg.reconciler.Scope.WatchSelector), "accountNamespace", cfg.accountNamespace, "leaderElectionId", cfg.leaderElectionID)
+		"watchNamespaces", cfg.reconciler.Scope.Namespaces, "watchLabelSelector", selectorString(cfg.reconciler.Scope.WatchSelector), "accountNamespace", cfg.accountNamespace, "leaderElectionId", cfg.leaderElectionID, "storageMigration", cfg.storageMigration)
 	return mgr.Start(ctx)
+}
+
+// ourCRDs are the CRDs whose objects the storage migration rewrites.
+func ourCRDs() []string {
+	return []string{"servicewatches." + swv1.GroupVersion.Group, "clustercloudaccounts." + swv1.GroupVersion.Group}
+}
+
+// addStorageMigration has the leader migrate our CRDs' storage at start,
+// while the controllers run.
+func addStorageMigration(mgr ctrl.Manager) error {
+	metrics, err := storagemigration.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering storage migration metrics: %w", err)
+	}
+	migrator, err := storagemigration.New(mgr.GetConfig(), ourCRDs(), metrics, ctrl.Log.WithName("storage-migration"))
+	if err != nil {
+		return err
+	}
+	return mgr.Add(migrator)
 }

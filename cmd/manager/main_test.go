@@ -115,3 +115,20 @@ func TestEgressFlags(t *testing.T) {
 		}
 	}
 }
+
+// The storage migration runs unless an install that migrates its CRDs
+// elsewhere turns it off.
+func TestStorageMigrationFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{{nil, true}, {[]string{"--storage-migration=false"}, false}} {
+		cfg, err := parseFlags(c.args)
+		if err != nil || cfg.storageMigration != c.want {
+			t.Errorf("%v: storage migration %v (%v), want %v", c.args, cfg.storageMigration, err, c.want)
+		}
+	}
+	if got := ourCRDs(); len(got) != 2 || got[0] != "servicewatches.cloud.servicewatch.io" || got[1] != "clustercloudaccounts.cloud.servicewatch.io" {
+		t.Errorf("the CRDs migrated are %v", got)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -333,3 +334,7 @@ func binaryAssets() (string, error) {
 	}
 	return dir, nil
 }
+
+// EtcdURL is the client URL of the control plane's etcd, for tests that
+// prove what the API server stored (the storage migration's).
+func (e *Env) EtcdURL() *url.URL { return e.env.ControlPlane.Etcd.URL }
