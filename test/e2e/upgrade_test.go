@@ -77,6 +77,7 @@ func TestUpgrade(t *testing.T) {
 		t.Fatalf("the previous chart's CRD has versions %v, want %v: is %s the release before v1beta1?", got, want, previousChart)
 	}
 	manyWatches(t, ns, cloud, watches, interval, "v1alpha1")
+	accountBefore := previousAccount(t, sysNS, ns, cloud)
 	kubectl(t, "wait", "-n", ns, "sw", "--all", "--for=condition=Ready", "--timeout=5m")
 	before := listWatches(t, ns, "v1alpha1")
 	if len(before) != watches {
@@ -107,10 +108,12 @@ func TestUpgrade(t *testing.T) {
 		}
 		return nil
 	})
-	// Not fatal: what the user sees of the watches is checked either way.
+	// Not fatal: what the user sees of the objects is checked either way.
 	if err := pollUntil(t, 2*time.Minute, func() error {
-		if got := storedVersions(t, watchCRD); !slices.Equal(got, []string{"v1beta1"}) {
-			return fmt.Errorf("%s status.storedVersions %v, want [v1beta1]", watchCRD, got)
+		for _, crd := range []string{watchCRD, accountCRD} {
+			if got := storedVersions(t, crd); !slices.Equal(got, []string{"v1beta1"}) {
+				return fmt.Errorf("%s status.storedVersions %v, want [v1beta1]", crd, got)
+			}
 		}
 		return nil
 	}); err != nil {
@@ -126,6 +129,12 @@ func TestUpgrade(t *testing.T) {
 	for _, version := range []string{"v1alpha1", "v1beta1"} {
 		for _, p := range upgradeLosses(before, listWatches(t, ns, version), version) {
 			t.Error(p)
+		}
+		var a keptObject
+		getJSON(t, &a, "clustercloudaccounts."+version+".cloud.servicewatch.io", accountBefore.Metadata.Name)
+		if a.Metadata.UID != accountBefore.Metadata.UID || !reflect.DeepEqual(a.Spec, accountBefore.Spec) {
+			t.Errorf("ClusterCloudAccount %s, read as %s: uid %s, spec %v; was uid %s, spec %v", a.Metadata.Name, version,
+				a.Metadata.UID, a.Spec, accountBefore.Metadata.UID, accountBefore.Spec)
 		}
 	}
 	earliest := interval/2 - interval/12
@@ -220,6 +229,40 @@ func storedVersions(t *testing.T, crd string) []string {
 	}
 	getJSON(t, &v, "crd", crd)
 	return v.Status.StoredVersions
+}
+
+// previousAccount applies, as v1alpha1, a ClusterCloudAccount of the fake
+// cloud allowing namespace ns, its key in the operator's namespace sysNS,
+// and returns it as the API server has it.
+func previousAccount(t *testing.T, sysNS, ns string, cloud fakeCloud) keptObject {
+	t.Helper()
+	d := fakecloud.DefaultData()
+	apply(t, fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata: {name: e2e-upgrade-key, namespace: %[1]s}
+stringData: {keyId: %[2]s, keySecret: %[3]s}
+---
+apiVersion: cloud.servicewatch.io/v1alpha1
+kind: ClusterCloudAccount
+metadata: {name: e2e-upgrade-org}
+spec:
+  managementApi: {url: %[4]q, secretRef: {name: e2e-upgrade-key}}
+  conditions:
+  - namespaces: [%[5]s]
+`, sysNS, d.ManagementKey.KeyID, d.ManagementKey.KeySecret, cloud.url, ns))
+	var a keptObject
+	getJSON(t, &a, "clustercloudaccounts.v1alpha1.cloud.servicewatch.io", "e2e-upgrade-org")
+	return a
+}
+
+// keptObject is what must survive an upgrade of any object: its identity
+// and its spec.
+type keptObject struct {
+	Metadata struct {
+		Name string `json:"name"`
+		UID  string `json:"uid"`
+	} `json:"metadata"`
+	Spec map[string]any `json:"spec"`
 }
 
 // versionedWatch is what the upgrade test compares of a ServiceWatch, read
