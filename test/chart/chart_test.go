@@ -181,6 +181,15 @@ func TestChartNamespacedAndShardValues(t *testing.T) {
 			t.Errorf("shard manager args %v lack %s", args, want)
 		}
 	}
+	if slices.Contains(args, "--storage-migration=false") {
+		t.Errorf("a release that installs the CRDs does not migrate them: args %v", args)
+	}
+	// The release that installs the CRDs migrates their storage; another
+	// shard's leader leaves it to that one.
+	other := objects.ByID(render(t, "--set", "shard.name=b,shard.labelSelector=sharding.servicewatch.io/shard=b,crds.install=false"))
+	if args := containerArgs(other["Deployment/"+namespace+"/servicewatch-controller-manager"]); !slices.Contains(args, "--storage-migration=false") {
+		t.Errorf("a release with crds.install=false migrates the CRDs it does not install: args %v", args)
+	}
 	if _, err := helm(t.Context(), "template", release, filepath.Join(testenv.RepoRoot(), chartDir), "--set", "shard.labelSelector=sharding.servicewatch.io/shard=a"); err == nil || !strings.Contains(err.Error(), "shard.name is required") {
 		t.Errorf("a shard without a name: error %v, want one saying shard.name is required", err)
 	}
