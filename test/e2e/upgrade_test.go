@@ -76,6 +76,7 @@ func TestUpgrade(t *testing.T) {
 	if got, want := crdVersions(t, watchCRD), []string{"v1alpha1 served storage"}; !slices.Equal(got, want) {
 		t.Fatalf("the previous chart's CRD has versions %v, want %v: is %s the release before v1beta1?", got, want, previousChart)
 	}
+	created := time.Now()
 	manyWatches(t, ns, cloud, watches, interval, "v1alpha1")
 	accountBefore := previousAccount(t, sysNS, ns, cloud)
 	kubectl(t, "wait", "-n", ns, "sw", "--all", "--for=condition=Ready", "--timeout=5m")
@@ -84,6 +85,8 @@ func TestUpgrade(t *testing.T) {
 		t.Fatalf("%d watches before the upgrade, want %d", len(before), watches)
 	}
 	oldPods := managerPodsIn(t, sysNS)
+	t.Logf("%d watches Ready under the previous manager %s after they were created; the cloud answered %d calls",
+		watches, time.Since(created).Round(time.Second), len(cloud.callLog(t)))
 	// Every sync so far was the first of its watch: forget them.
 	cloud.resetCalls(t)
 
@@ -94,7 +97,9 @@ func TestUpgrade(t *testing.T) {
 		return ""
 	})
 	t.Log("helm upgrade to today's chart and manager")
+	upgraded := time.Now()
 	helm(t, append([]string{"upgrade", release, "charts/servicewatch", "--set", "image.tag=dev"}, values...)...)
+	t.Logf("helm upgrade --wait took %s", time.Since(upgraded).Round(time.Second))
 	if got, want := crdVersions(t, watchCRD), []string{"v1alpha1 served", "v1beta1 served storage"}; !slices.Equal(got, want) {
 		t.Errorf("after helm upgrade the CRD has versions %v, want %v", got, want)
 	}
@@ -118,6 +123,8 @@ func TestUpgrade(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Errorf("the manager did not migrate storage to v1beta1: %v", err)
+	} else {
+		t.Logf("both CRDs' storedVersions [v1beta1] %s after helm upgrade began", time.Since(upgraded).Round(time.Second))
 	}
 	// Give the new leader time to look at every watch: a burst of syncs
 	// would come now.
@@ -141,7 +148,9 @@ func TestUpgrade(t *testing.T) {
 	if span := time.Since(oldestSync(t, before)); span >= earliest {
 		t.Fatalf("the oldest sync was %s ago, past the earliest a periodic one may follow it (%s): the test cannot tell a burst from the schedule", span, earliest)
 	}
-	if calls := cloud.callLog(t); len(calls) > 0 {
+	calls := cloud.callLog(t)
+	t.Logf("the cloud saw %d calls in the %s since helm upgrade began", len(calls), time.Since(upgraded).Round(time.Second))
+	if len(calls) > 0 {
 		t.Errorf("the cloud saw %d calls after the upgrade, for watches last synced less than %s ago, the earliest their next sync is due: %s", len(calls), earliest, describeCalls(calls, 10))
 	}
 
