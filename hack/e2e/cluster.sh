@@ -195,7 +195,7 @@ containerd_up() {
 
 import_images() {
 	local images=$1 a
-	for a in pause manager fakecloud; do
+	for a in pause manager manager-previous fakecloud; do
 		ctr -a "$SOCK" -n k8s.io images import --no-unpack=false "$images/$a.tar" >/dev/null
 	done
 	ctr -a "$SOCK" -n k8s.io images ls -q

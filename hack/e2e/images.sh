@@ -10,6 +10,9 @@
 #   servicewatch:dev                the manager, as the Dockerfile builds it
 #   servicewatch-e2e/fakecloud:e2e  the fake cloud, and /probe for the tests
 #   servicewatch-e2e/pause:e2e      the Pod sandbox (containerd's sandbox_image)
+#   servicewatch:<commit, 7 digits> the manager of the release before v1beta1
+#                                   (hack/e2e/previous.sh), which the upgrade
+#                                   test upgrades from
 #
 # The manager image is the Dockerfile's: /manager built with CGO_ENABLED=0
 # -trimpath -ldflags="-s -w", a CA bundle, USER 65532:65532, ENTRYPOINT
@@ -30,12 +33,17 @@ store=$(mktemp -d "$out/buildah.XXXXXX")
 trap 'buildah --root "$store/root" --runroot "$store/run" --storage-driver vfs rm --all >/dev/null 2>&1 || true; rm -rf "$store"' EXIT
 bah() { buildah --root "$store/root" --runroot "$store/run" --storage-driver vfs "$@"; }
 
-# image NAME ARCHIVE USER ENTRYPOINT BINARY...
-image() {
-	local name=$1 archive=$2 user=$3 entrypoint=$4
-	shift 4
+# image NAME ARCHIVE USER ENTRYPOINT BINARY...: an image of binaries of
+# $out/bin.
+image() { image_from "$out/bin" "$@"; }
+
+# image_from DIR NAME ARCHIVE USER ENTRYPOINT BINARY...: an image of
+# binaries of DIR.
+image_from() {
+	local dir=$1 name=$2 archive=$3 user=$4 entrypoint=$5
+	shift 5
 	local sum
-	sum=$(cd "$out/bin" && sha256sum "$@" /etc/ssl/certs/ca-certificates.crt | sha256sum | cut -d' ' -f1)
+	sum=$(cd "$dir" && sha256sum "$@" /etc/ssl/certs/ca-certificates.crt | sha256sum | cut -d' ' -f1)
 	sum="$sum $name $user $entrypoint"
 	if [[ -f "$out/$archive" && "$(cat "$out/$archive.sum" 2>/dev/null)" == "$sum" ]]; then
 		echo ">> e2e: image $name is current ($archive)"
@@ -46,7 +54,7 @@ image() {
 	ctr=$(bah from scratch)
 	local b
 	for b in "$@"; do
-		bah copy --chmod 0755 "$ctr" "$out/bin/$b" "/$b" >/dev/null
+		bah copy --chmod 0755 "$ctr" "$dir/$b" "/$b" >/dev/null
 	done
 	bah copy --chmod 0644 "$ctr" /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt >/dev/null
 	bah config --user "$user" --entrypoint "[\"$entrypoint\"]" --cmd '' \
@@ -61,3 +69,9 @@ image() {
 image docker.io/library/servicewatch:dev manager.tar 65532:65532 /manager manager
 image localhost/servicewatch-e2e/fakecloud:e2e fakecloud.tar 65532:65532 /fakecloud fakecloud probe
 image localhost/servicewatch-e2e/pause:e2e pause.tar 65535:65535 /pause pause
+
+# The previous manager, tagged apart from today's: the upgrade test installs
+# it with the previous chart, then upgrades both.
+previous=$(tr -d '[:space:]' <"$repo/test/e2e/testdata/upgrade/COMMIT")
+"$repo/hack/e2e/previous.sh" manager "$out/previous"
+image_from "$out/previous" "docker.io/library/servicewatch:${previous:0:7}" manager-previous.tar 65532:65532 /manager manager

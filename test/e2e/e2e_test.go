@@ -132,18 +132,24 @@ func cleanup(t *testing.T, what string, f func() error) {
 // passes, then fails the test with f's last error.
 func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
 	t.Helper()
+	if err := pollUntil(t, timeout, f); err != nil {
+		t.Fatalf("%s: not after %s: %v", what, timeout, err)
+	}
+}
+
+// pollUntil asks f every half second until it returns nil or timeout
+// passes, and returns f's last error.
+func pollUntil(t *testing.T, timeout time.Duration, f func() error) error {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %s: %v", what, timeout, err)
+		if err == nil || time.Now().After(deadline) {
+			return err
 		}
 		select {
 		case <-t.Context().Done():
-			t.Fatalf("%s: %v", what, t.Context().Err())
+			return t.Context().Err()
 		case <-time.After(500 * time.Millisecond):
 		}
 	}

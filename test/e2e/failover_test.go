@@ -43,40 +43,7 @@ func TestFailover(t *testing.T) {
 	// 100 watches of 100 services (copies of the sample service), so that
 	// each costs the cloud calls of its own, each syncing every 10 minutes:
 	// none is due again during the test.
-	s := readSample(t)
-	d := fakecloud.DefaultData()
-	services := make([]string, watches)
-	for i := range services {
-		services[i] = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
-		d.Organizations[s.Spec.OrganizationID][services[i]] = d.Organizations[s.Spec.OrganizationID][s.Spec.ServiceID]
-	}
-	cloud.setData(t, d)
-	var b strings.Builder
-	fmt.Fprintf(&b, `apiVersion: v1
-kind: Secret
-metadata: {name: warehouse-api-key, namespace: %[1]s}
-stringData: {keyId: %[2]s, keySecret: %[3]s}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: alerts-token, namespace: %[1]s}
-stringData: {token: %[4]s}
-`, ns, d.ManagementKey.KeyID, d.ManagementKey.KeySecret, d.AlertToken)
-	for i := range watches {
-		fmt.Fprintf(&b, `---
-apiVersion: cloud.servicewatch.io/v1beta1
-kind: ServiceWatch
-metadata: {name: w%03[1]d, namespace: %[2]s}
-spec:
-  organizationId: %[3]s
-  serviceId: %[4]s
-  alertIds: [%[5]s]
-  interval: 10m
-  managementApi: {url: %[6]q, secretRef: {name: warehouse-api-key}}
-  alertApi: {url: %[6]q, secretRef: {name: alerts-token}}
-`, i, ns, s.Spec.OrganizationID, services[i], strings.Join(s.Spec.AlertIDs, ", "), cloud.url)
-	}
-	apply(t, b.String())
+	manyWatches(t, ns, cloud, watches, 10*time.Minute, "v1beta1")
 	kubectl(t, "wait", "-n", ns, "sw", "--all", "--for=condition=Ready", "--timeout=5m")
 	if n := readyWatches(t, ns); n != watches {
 		t.Fatalf("%d of %d watches Ready", n, watches)
@@ -142,7 +109,13 @@ spec:
 
 func leaseHolderPod(t *testing.T) string {
 	t.Helper()
-	holder := kubectl(t, "get", "lease", "-n", systemNamespace, leaseName, "-o", "jsonpath={.spec.holderIdentity}")
+	return leaseHolderIn(t, systemNamespace)
+}
+
+// leaseHolderIn is the Pod holding the lease of the manager installed in ns.
+func leaseHolderIn(t *testing.T, ns string) string {
+	t.Helper()
+	holder := kubectl(t, "get", "lease", "-n", ns, leaseName, "-o", "jsonpath={.spec.holderIdentity}")
 	pod, _, _ := strings.Cut(holder, "_")
 	return pod
 }

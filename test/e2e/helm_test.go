@@ -113,7 +113,14 @@ func TestHelm(t *testing.T) {
 // managerPods names the manager's Pods that are not being deleted.
 func managerPods(t *testing.T) []string {
 	t.Helper()
-	out := kubectl(t, "get", "pods", "-n", systemNamespace, "-l", "app.kubernetes.io/component=manager",
+	return managerPodsIn(t, systemNamespace)
+}
+
+// managerPodsIn names the Pods of the manager installed in ns that are not
+// being deleted.
+func managerPodsIn(t *testing.T, ns string) []string {
+	t.Helper()
+	out := kubectl(t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/component=manager",
 		"-o", `jsonpath={range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}`)
 	var pods []string
 	for l := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
