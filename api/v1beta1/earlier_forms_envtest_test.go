@@ -3,6 +3,7 @@ package v1beta1_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,7 +64,7 @@ func TestStatusOfEarlierManagersSurvivesTheSchemaChange(t *testing.T) {
 		setKinesisAndPubSubTypes(t, crd, "integer")
 		return env.Client.Update(ctx, crd)
 	})
-	waitForIntegerSchema(t, gvk, earlierPipes)
+	waitForIntegerSchema(t, gvk)
 
 	// Read: served as stored, and today's types decode it.
 	got := &unstructured.Unstructured{}
@@ -102,7 +103,7 @@ func TestStatusOfEarlierManagersSurvivesTheSchemaChange(t *testing.T) {
 
 // waitForIntegerSchema waits until the API server validates with the new
 // schema: a new watch's status with strings is refused.
-func waitForIntegerSchema(t *testing.T, gvk schema.GroupVersionKind, stringPipes []any) {
+func waitForIntegerSchema(t *testing.T, gvk schema.GroupVersionKind) {
 	t.Helper()
 	ctx := context.Background()
 	probe := &unstructured.Unstructured{}
@@ -117,8 +118,16 @@ func waitForIntegerSchema(t *testing.T, gvk schema.GroupVersionKind, stringPipes
 	if err := env.Client.Create(ctx, probe); err != nil {
 		t.Fatal(err)
 	}
-	patch := client.RawPatch("application/merge-patch+json", []byte(mustMarshal(t, map[string]any{"status": map[string]any{"pipes": stringPipes}})))
+	// Each try writes strings the probe does not hold yet: once a try is
+	// accepted under the old schema, the API server's ratcheting would let
+	// the same values through again without validating them.
+	tries := 0
 	eventually(t, "the new schema to refuse strings", func() error {
+		tries++
+		pipes := []any{map[string]any{"id": "p1", "source": map[string]any{
+			"kinesis": map[string]any{"timestamp": fmt.Sprint(1767225600 + tries)},
+		}}}
+		patch := client.RawPatch("application/merge-patch+json", []byte(mustMarshal(t, map[string]any{"status": map[string]any{"pipes": pipes}})))
 		if err := env.Client.Status().Patch(ctx, probe.DeepCopy(), patch); err == nil {
 			return errors.New("a string timestamp was accepted")
 		}
