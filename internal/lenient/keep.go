@@ -761,25 +761,34 @@ func (k *Keeper[T]) reslimAbove() error {
 
 // reslim slims a kept entry to the cap, from its encoding.
 func (k *Keeper[T]) reslim(e *keptEntry) error {
+	shrunk, err := k.reslimTo(e, k.capBytes)
+	if err == nil && !shrunk { // its identity alone is no smaller
+		e.bare = true
+	}
+	return err
+}
+
+// reslimTo slims a kept entry to target bytes, from its encoding, and
+// tells whether that made it smaller; if not, the entry stays as it was.
+func (k *Keeper[T]) reslimTo(e *keptEntry, target int) (shrunk bool, err error) {
 	if err := k.work.Charge(ItemByteWork * e.size); err != nil {
-		return err
+		return false, err
 	}
 	var item T
 	if err := json.Unmarshal(k.arena[e.off:e.off+e.size], &item); err != nil {
-		return fmt.Errorf("decode kept item: %w", err)
+		return false, fmt.Errorf("decode kept item: %w", err)
 	}
-	off, size, charge, err := k.slimmed(&item, k.capBytes)
+	off, size, charge, err := k.slimmed(&item, target)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if charge >= e.charge { // its identity alone is no smaller
+	if charge >= e.charge {
 		k.forget(off, size)
-		e.bare = true
-		return nil
+		return false, nil
 	}
 	k.used += charge - e.charge
-	e.off, e.size, e.charge, e.bare = off, size, charge, charge > k.capBytes
-	return nil
+	e.off, e.size, e.charge, e.bare = off, size, charge, charge > target
+	return true, nil
 }
 
 // replaced tells replace that item takes the place of the kept entry e.
@@ -858,24 +867,9 @@ func (k *Keeper[T]) cutToIdentities() error {
 	return k.fit()
 }
 
-// cutToIdentity cuts a kept entry to its identity, from its encoding.
+// cutToIdentity cuts a kept entry to its identity, from its encoding
+// (a target of 0: nothing fits but the identity, so a cut entry is bare).
 func (k *Keeper[T]) cutToIdentity(e *keptEntry) error {
-	if err := k.work.Charge(ItemByteWork * e.size); err != nil {
-		return err
-	}
-	var item T
-	if err := json.Unmarshal(k.arena[e.off:e.off+e.size], &item); err != nil {
-		return fmt.Errorf("decode kept item: %w", err)
-	}
-	off, size, charge, err := k.slimmed(&item, 0) // nothing fits: the identity
-	if err != nil {
-		return err
-	}
-	if charge >= e.charge {
-		k.forget(off, size)
-		return nil
-	}
-	k.used += charge - e.charge
-	e.off, e.size, e.charge, e.bare = off, size, charge, true
-	return nil
+	_, err := k.reslimTo(e, 0)
+	return err
 }
