@@ -51,13 +51,7 @@ func busyAccountWatches(f *fixture, manager, account string, first, n int) {
 func TestAccountReserveKeepsTheManagerUnderHalf(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	limit := ratebudget.RateLimit{Requests: 4, Per: 10 * time.Second, Burst: 2}
-	f.fake.SetManagementBudget(fakecloud.Budget{Requests: limit.Requests, Window: limit.Per})
-	service := fakecloud.DefaultData().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID]
-	for i := range 8 {
-		f.fake.SetService(fakecloud.DefaultOrganizationID, distinctService(i), service)
-	}
-	budgets := cloudapi.NewBudgets(limit, limit)
+	limit, budgets := scaledDownKey(f.fake, 4, 8)
 	startOwnManager(t, "reserve", budgets, withAccounts(budgets))
 	f.createAccountSecrets()
 	account := f.newAccount(swv1.AccountCondition{Namespaces: []string{f.ns}})
@@ -106,13 +100,7 @@ func TestAccountWeightsShareTheKey(t *testing.T) {
 	heavy := newNamedFixture(t, t.Name()+"-heavy")
 	light := newNamedFixture(t, t.Name()+"-light")
 	light.fake = heavy.fake
-	limit := ratebudget.RateLimit{Requests: 4, Per: 10 * time.Second, Burst: 2}
-	heavy.fake.SetManagementBudget(fakecloud.Budget{Requests: limit.Requests, Window: limit.Per})
-	service := fakecloud.DefaultData().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID]
-	for i := range 12 {
-		heavy.fake.SetService(fakecloud.DefaultOrganizationID, distinctService(i), service)
-	}
-	budgets := cloudapi.NewBudgets(limit, limit)
+	_, budgets := scaledDownKey(heavy.fake, 4, 12)
 	reg := startOwnManager(t, "weights", budgets, withAccounts(budgets))
 	heavy.createAccountSecrets()
 	account := heavy.newAccount(swv1.AccountCondition{Namespaces: []string{heavy.ns, light.ns}})

@@ -11,9 +11,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // Issue 17: no namespace can take the read slots another namespace's new
@@ -189,6 +191,20 @@ func startHangingCloud(t *testing.T, f *fixture) *fakecloud.Server {
 // share (watches of one service and key share their calls).
 func distinctService(i int) string {
 	return fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
+}
+
+// scaledDownKey makes fake enforce a management key budget of requests per
+// 10 s (bursts of 2), and serve the default service's data under services
+// more IDs (distinctService(0…services-1)), so that that many watches can
+// share the key; it returns the limit and client budgets that keep to it.
+func scaledDownKey(fake *fakecloud.Server, requests, services int) (ratebudget.RateLimit, *ratebudget.Store) {
+	limit := ratebudget.RateLimit{Requests: requests, Per: 10 * time.Second, Burst: 2}
+	fake.SetManagementBudget(fakecloud.Budget{Requests: limit.Requests, Window: limit.Per})
+	service := fakecloud.DefaultData().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID]
+	for i := range services {
+		fake.SetService(fakecloud.DefaultOrganizationID, distinctService(i), service)
+	}
+	return limit, cloudapi.NewBudgets(limit, limit)
 }
 
 // waitForCalls waits until calls counts at least want, for up to 20 s.

@@ -20,7 +20,6 @@ import (
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/egress"
-	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/testenv"
@@ -47,13 +46,7 @@ func TestNamespacesShareOneKeyFairly(t *testing.T) {
 	for _, f := range []*fixture{mid, one} { // one key, one host
 		f.fake, f.keyID, f.keySecret, f.token = big.fake, big.keyID, big.keySecret, big.token
 	}
-	limit := ratebudget.RateLimit{Requests: 6, Per: 10 * time.Second, Burst: 2}
-	big.fake.SetManagementBudget(fakecloud.Budget{Requests: limit.Requests, Window: limit.Per})
-	service := fakecloud.DefaultData().Organizations[fakecloud.DefaultOrganizationID][fakecloud.DefaultServiceID]
-	for i := range 13 {
-		big.fake.SetService(fakecloud.DefaultOrganizationID, distinctService(i), service)
-	}
-	budgets := cloudapi.NewBudgets(limit, limit)
+	_, budgets := scaledDownKey(big.fake, 6, 13)
 	reg := startOwnManager(t, "keyshare", budgets)
 	budget := ratebudget.Fingerprint(cloudapi.APIManagement, big.fake.URL, cloudapi.NewBasicCredentials(big.keyID, big.keySecret))
 
