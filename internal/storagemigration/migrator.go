@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -241,17 +240,18 @@ func (m *Migrator) rewriteAll(ctx context.Context, log logr.Logger, crd *apiexte
 // it). It goes to /status when the CRD has that subresource: the manager
 // may write status only, and users' admission webhooks guard the main
 // resource, not status, as a rule. It carries no resourceVersion, so a concurrent
-// write never makes it fail; an object deleted meanwhile is gone, which is
-// fine.
+// write never makes it fail with a conflict (the API server retries such a
+// patch itself) and it needs no retry of its own; an object deleted
+// meanwhile is gone, which is fine.
 func (m *Migrator) rewrite(ctx context.Context, p plan, obj *metav1.PartialObjectMetadata) (string, error) {
 	emptyPatch := client.RawPatch(types.MergePatchType, []byte("{}"))
 	before := obj.ResourceVersion
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if p.subresourceStatus {
-			return m.Client.Status().Patch(ctx, obj, emptyPatch, client.FieldOwner(FieldOwner))
-		}
-		return m.Client.Patch(ctx, obj, emptyPatch, client.FieldOwner(FieldOwner))
-	})
+	var err error
+	if p.subresourceStatus {
+		err = m.Client.Status().Patch(ctx, obj, emptyPatch, client.FieldOwner(FieldOwner))
+	} else {
+		err = m.Client.Patch(ctx, obj, emptyPatch, client.FieldOwner(FieldOwner))
+	}
 	switch {
 	case err == nil && obj.ResourceVersion == before:
 		return ResultUnchanged, nil
