@@ -99,9 +99,11 @@ func installPrevious(t testing.TB) {
 			return apierrors.IsNotFound(crds.Get(ctx, client.ObjectKey{Name: name}, crd))
 		})
 	}
-	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{previousCRDs}, ErrorIfPathMissing: true}); err != nil {
+	installed, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{previousCRDs}, ErrorIfPathMissing: true})
+	if err != nil {
 		t.Fatal(err)
 	}
+	waitServed(t, installed)
 }
 
 // installToday installs today's CRDs over the previous ones, as `helm
@@ -123,6 +125,24 @@ func installToday(t testing.TB) {
 	}
 	if err := envtest.WaitForCRDs(env.Config, o.CRDs, o); err != nil {
 		t.Fatal(err)
+	}
+	waitServed(t, o.CRDs)
+}
+
+// waitServed waits until every version of every CRD answers a list. Discovery
+// (what envtest waits for) can show a new version a moment before the API
+// server's handler for the updated CRD serves it: a read in that moment is a
+// 404, as CI once saw.
+func waitServed(t testing.TB, installed []*apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	for _, crd := range installed {
+		for _, v := range crd.Spec.Versions {
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.ListKind})
+			poll(t, time.Minute, crd.Name+" "+v.Name+" served", func() bool {
+				return env.Client.List(t.Context(), list, client.Limit(1)) == nil
+			})
+		}
 	}
 }
 
