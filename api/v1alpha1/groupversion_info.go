@@ -40,3 +40,10 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }
+
+// CRDNames are the names of the group's CustomResourceDefinitions, which the
+// storage migration works on: the manager's at start, and
+// `kubectl servicewatch migrate`.
+func CRDNames() []string {
+	return []string{"servicewatches." + GroupVersion.Group, "clustercloudaccounts." + GroupVersion.Group}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,12 @@ import (
 // that is what lets the API server convert with no webhook, and what a
 // v1alpha1 object needs to round-trip unchanged.
 func TestBothVersionsServeOneSchema(t *testing.T) {
+	var names []string
+	t.Cleanup(func() {
+		if !slices.Equal(names, swv1.CRDNames()) {
+			t.Errorf("CRDNames() = %v, the CRD files name %v: the storage migration would miss one", swv1.CRDNames(), names)
+		}
+	})
 	for _, file := range []string{"cloud.servicewatch.io_servicewatches.yaml", "cloud.servicewatch.io_clustercloudaccounts.yaml"} {
 		t.Run(file, func(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "crd", "bases", file))
@@ -35,6 +42,7 @@ func TestBothVersionsServeOneSchema(t *testing.T) {
 			if err := yaml.Unmarshal(b, &crd); err != nil {
 				t.Fatal(err)
 			}
+			names = append(names, crd.Name)
 			if crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy != apiextensionsv1.NoneConverter {
 				t.Errorf("conversion %q, want None", crd.Spec.Conversion.Strategy)
 			}

@@ -306,11 +306,6 @@ func run(ctx context.Context, cfg config) error {
 	return mgr.Start(ctx)
 }
 
-// ourCRDs are the CRDs whose objects the storage migration rewrites.
-func ourCRDs() []string {
-	return []string{"servicewatches." + swv1.GroupVersion.Group, "clustercloudaccounts." + swv1.GroupVersion.Group}
-}
-
 // addStorageMigration has the leader migrate our CRDs' storage at start,
 // while the controllers run.
 func addStorageMigration(mgr ctrl.Manager) error {
@@ -318,7 +313,7 @@ func addStorageMigration(mgr ctrl.Manager) error {
 	if err != nil {
 		return fmt.Errorf("registering storage migration metrics: %w", err)
 	}
-	migrator, err := storagemigration.New(mgr.GetConfig(), ourCRDs(), metrics, ctrl.Log.WithName("storage-migration"))
+	migrator, err := storagemigration.New(mgr.GetConfig(), swv1.CRDNames(), metrics, ctrl.Log.WithName("storage-migration"))
 	if err != nil {
 		return err
 	}

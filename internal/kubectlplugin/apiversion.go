@@ -34,5 +34,8 @@ const (
 // version.
 const resourceName = "servicewatch.cloud.servicewatch.io"
 
+// crdNames are the CRDs migrate works on.
+func crdNames() []string { return swv1.CRDNames() }
+
 // addAPIToScheme registers the ServiceWatch types of the version above.
 func addAPIToScheme(s *runtime.Scheme) error { return swv1.AddToScheme(s) }

@@ -56,8 +56,9 @@ func NewCommand(streams genericiooptions.IOStreams, clk clock.WithTicker) *cobra
 		Short: "Ask ServiceWatches for a sync, list what they found, and tell why one is not Ready",
 		Long: `kubectl servicewatch works with the ServiceWatch objects of the servicewatch operator.
 
-It reads and patches ServiceWatches and reads their events, with your own
-rights, as kubectl does; it never reads a Secret and never calls the cloud.`,
+It reads and patches ServiceWatches and reads their events (migrate also
+writes the CRDs' status and ClusterCloudAccounts), with your own rights, as
+kubectl does; it never reads a Secret and never calls the cloud.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// kubectl runs the binary kubectl-servicewatch as "kubectl
@@ -68,21 +69,17 @@ rights, as kubectl does; it never reads a Secret and never calls the cloud.`,
 	root.SetErr(streams.ErrOut)
 	root.SetIn(streams.In)
 	p.flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(p.syncCommand(), p.getCommand(), p.whyCommand(), p.suspendCommand(true), p.suspendCommand(false))
+	root.AddCommand(p.syncCommand(), p.getCommand(), p.whyCommand(), p.suspendCommand(true), p.suspendCommand(false), p.migrateCommand())
 	return root
 }
 
 // newClient is a client of the cluster the flags name, knowing the
 // ServiceWatch types and the core ones (events).
 func (p *plugin) newClient() (client.WithWatch, error) {
-	cfg, err := p.flags.ToRESTConfig()
+	cfg, err := p.restConfig()
 	if err != nil {
-		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+		return nil, err
 	}
-	cfg.UserAgent = userAgent
-	// The API server's warnings (such as a deprecated API version) go to
-	// stderr as kubectl prints them, not to a logger nobody set up.
-	cfg.WarningHandler = rest.NewWarningWriter(p.streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
 	scheme := runtime.NewScheme()
 	if err := errors.Join(corev1.AddToScheme(scheme), addAPIToScheme(scheme)); err != nil {
 		return nil, fmt.Errorf("building the scheme: %w", err)
@@ -92,6 +89,19 @@ func (p *plugin) newClient() (client.WithWatch, error) {
 		return nil, fmt.Errorf("connecting to the cluster: %w", err)
 	}
 	return c, nil
+}
+
+// restConfig is the connection the flags name, as the plugin's user agent.
+func (p *plugin) restConfig() (*rest.Config, error) {
+	cfg, err := p.flags.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	cfg.UserAgent = userAgent
+	// The API server's warnings (such as a deprecated API version) go to
+	// stderr as kubectl prints them, not to a logger nobody set up.
+	cfg.WarningHandler = rest.NewWarningWriter(p.streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
+	return cfg, nil
 }
 
 // namespace is the namespace of -n, else the kubeconfig context's, else
