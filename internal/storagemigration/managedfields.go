@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,34 +49,24 @@ func (m *Migrator) CleanManagedFields(ctx context.Context, name string) (Renamed
 	if c := crd.Spec.Conversion; c != nil && c.Strategy != apiextensionsv1.NoneConverter {
 		return r, fmt.Errorf("%s: %w", name, errConversionNotNone)
 	}
-	served := func(v string) bool { return slices.Contains(p.served, v) }
 	log := m.Log.WithValues("crd", name)
-	gvk := schema.GroupVersionKind{Group: p.group, Version: p.storage, Kind: crd.Spec.Names.Kind}
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(crd.Spec.Names.ListKind))
 	var failures []error
-	for {
-		if err := m.Client.List(ctx, list, client.Limit(m.pageSize()), client.Continue(list.GetContinue())); err != nil {
-			return r, fmt.Errorf("listing %s: %w", crd.Spec.Names.Plural, classifyRights(err))
+	err = m.eachObject(ctx, crd, p, func(obj *metav1.PartialObjectMetadata) error {
+		r.Objects++
+		if managedfields.CountStale(obj.ManagedFields, p.group, p.isServed) == 0 {
+			return nil
 		}
-		for i := range list.Items {
-			obj := &list.Items[i]
-			obj.SetGroupVersionKind(gvk)
-			r.Objects++
-			if managedfields.CountStale(obj.ManagedFields, p.group, served) == 0 {
-				continue
-			}
-			r.Stale++
-			if err := m.renameStale(ctx, obj, p, served); err != nil {
-				log.Error(err, "Could not move the managed fields of an object off versions no longer served", "object", client.ObjectKeyFromObject(obj).String())
-				failures = append(failures, fmt.Errorf("%s: %w", client.ObjectKeyFromObject(obj), err))
-				continue
-			}
-			r.Renamed++
+		r.Stale++
+		if err := m.renameStale(ctx, obj, p); err != nil {
+			log.Error(err, "Could not move the managed fields of an object off versions no longer served", "object", client.ObjectKeyFromObject(obj).String())
+			failures = append(failures, fmt.Errorf("%s: %w", client.ObjectKeyFromObject(obj), err))
+			return nil
 		}
-		if list.GetContinue() == "" {
-			break
-		}
+		r.Renamed++
+		return nil
+	})
+	if err != nil {
+		return r, err
 	}
 	logRenamed(log, r, p)
 	if len(failures) > 0 {
@@ -99,9 +87,9 @@ func logRenamed(log logr.Logger, r Renamed, p plan) {
 // on the condition that obj did not change since it was read (its
 // resourceVersion is in the patch); on a conflict it reads obj again and
 // computes anew. An object deleted meanwhile needs nothing.
-func (m *Migrator) renameStale(ctx context.Context, obj *metav1.PartialObjectMetadata, p plan, served func(string) bool) error {
+func (m *Migrator) renameStale(ctx context.Context, obj *metav1.PartialObjectMetadata, p plan) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		entries, _, err := managedfields.Rename(obj.ManagedFields, p.group, served, p.storage)
+		entries, _, err := managedfields.Rename(obj.ManagedFields, p.group, p.isServed, p.storage)
 		if err != nil {
 			return err
 		}
@@ -121,4 +109,31 @@ func (m *Migrator) renameStale(ctx context.Context, obj *metav1.PartialObjectMet
 		return nil
 	}
 	return err
+}
+
+// countStale counts the objects of crd whose managed fields name a version
+// it lists but no longer serves, and says so in the metrics and, when
+// there are any, in the log: the release that removes that version would
+// break applies to them. A CRD that serves every version it lists has none
+// worth counting, and costs no list.
+func (m *Migrator) countStale(ctx context.Context, log logr.Logger, crd *apiextensionsv1.CustomResourceDefinition, p plan) {
+	if len(p.unserved) == 0 {
+		m.Metrics.setStale(crd.Name, 0)
+		return
+	}
+	stale := 0
+	err := m.eachObject(ctx, crd, p, func(obj *metav1.PartialObjectMetadata) error {
+		if managedfields.CountStale(obj.ManagedFields, p.group, p.isServed) > 0 {
+			stale++
+		}
+		return nil
+	})
+	if err != nil {
+		log.Error(err, "Could not count the objects with managed fields of versions no longer served")
+		return
+	}
+	m.Metrics.setStale(crd.Name, stale)
+	if stale > 0 {
+		log.Info("Objects keep managed fields of versions no longer served: applies to them will fail once those versions are removed from the CRD; run `kubectl servicewatch migrate` before", "objects", stale, "unservedVersions", p.unserved)
+	}
 }

@@ -145,3 +145,43 @@ func removeVersion(t *testing.T, name, version string) {
 		return env.Client.List(t.Context(), u) != nil
 	})
 }
+
+// Once a release stops serving v1alpha1 (still listing it in the CRD), the
+// leader counts the objects whose managed fields name it, and its log says
+// what to run before the release that removes it; after that run, none.
+func TestManagerCountsManagedFieldsOfAnUnservedVersion(t *testing.T) {
+	testenv.SkipShort(t)
+	installPrevious(t)
+	ns := newNamespace(t)
+	createPreviousWatches(t, ns, 3)
+	installToday(t)
+	m, reg, _ := newMigrator(t)
+	if outcome, err := m.Migrate(t.Context(), watchesCRD); outcome != storagemigration.OutcomeMigrated || err != nil {
+		t.Fatalf("migrating: %s, %v", outcome, err)
+	}
+	const stale = "servicewatch_storage_migration_stale_managed_fields_objects"
+	if got := gauge(t, reg, stale, "crd", watchesCRD); got != 0 {
+		t.Errorf("%s = %v while v1alpha1 is served, want 0", stale, got)
+	}
+
+	stopServing(t, watchesCRD, "v1alpha1")
+	m, reg, log := newMigrator(t)
+	if outcome, err := m.Migrate(t.Context(), watchesCRD); outcome != storagemigration.OutcomeUpToDate || err != nil {
+		t.Fatalf("the next leader: %s, %v", outcome, err)
+	}
+	if got := gauge(t, reg, stale, "crd", watchesCRD); got != 3 {
+		t.Errorf("%s = %v once v1alpha1 is no longer served, want the 3 watches written in it", stale, got)
+	}
+	if !strings.Contains(log.String(), "run `kubectl servicewatch migrate` before") {
+		t.Errorf("the log does not say what to run:\n%s", log)
+	}
+
+	kubectlServicewatchMigrate(t, "servicewatches.cloud.servicewatch.io up-to-date v1beta1 3 3 3")
+	m, reg, _ = newMigrator(t)
+	if _, err := m.Migrate(t.Context(), watchesCRD); err != nil {
+		t.Fatal(err)
+	}
+	if got := gauge(t, reg, stale, "crd", watchesCRD); got != 0 {
+		t.Errorf("%s = %v after kubectl servicewatch migrate, want 0", stale, got)
+	}
+}

@@ -39,6 +39,7 @@ type Metrics struct {
 	pending *prometheus.GaugeVec
 	objects *prometheus.CounterVec
 	runs    *prometheus.CounterVec
+	stale   *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -56,8 +57,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "servicewatch_storage_migration_runs_total",
 			Help: "Storage migrations of a CRD, by outcome: migrated, up_to_date (nothing written), forbidden (the manager may not read the CRD) or failed (tried again).",
 		}, []string{"crd", "outcome"}),
+		stale: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "servicewatch_storage_migration_stale_managed_fields_objects",
+			Help: "Objects of the CRD whose managed fields name a version the CRD lists but no longer serves, as the leader counted them at start; once that version is removed, applies to them fail until `kubectl servicewatch migrate` moves those fields. 0 while the CRD serves every version it lists.",
+		}, []string{"crd"}),
 	}
-	for _, c := range []prometheus.Collector{m.pending, m.objects, m.runs} {
+	for _, c := range []prometheus.Collector{m.pending, m.objects, m.runs, m.stale} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -74,6 +79,12 @@ func (m *Metrics) setPending(crd string, pending bool) {
 		v = 1
 	}
 	m.pending.WithLabelValues(crd).Set(v)
+}
+
+func (m *Metrics) setStale(crd string, objects int) {
+	if m != nil {
+		m.stale.WithLabelValues(crd).Set(float64(objects))
+	}
 }
 
 func (m *Metrics) object(crd, result string) {

@@ -113,7 +113,9 @@ func (m *Migrator) Start(ctx context.Context) error {
 // Migrate migrates one CRD and returns its outcome; the error says why it
 // failed (or was forbidden). It is safe to interrupt (storedVersions is
 // trimmed only after every object was written) and to run again (a CRD
-// already migrated costs one read and no write).
+// already migrated costs one read and no write). When the CRD lists a
+// version it no longer serves, it then counts the objects whose managed
+// fields still name it (countStale), which the manager may not clean.
 func (m *Migrator) Migrate(ctx context.Context, name string) (string, error) {
 	log := m.Log.WithValues("crd", name)
 	crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -128,6 +130,7 @@ func (m *Migrator) Migrate(ctx context.Context, name string) (string, error) {
 		m.Metrics.setPending(name, false)
 		m.Metrics.run(name, OutcomeUpToDate)
 		log.Info("Storage migration not needed: every object is stored in the storage version; nothing written", "storageVersion", p.storage)
+		m.countStale(ctx, log, crd, p)
 		return OutcomeUpToDate, nil
 	}
 	m.Metrics.setPending(name, true)
@@ -144,6 +147,7 @@ func (m *Migrator) Migrate(ctx context.Context, name string) (string, error) {
 	m.Metrics.setPending(name, false)
 	m.Metrics.run(name, OutcomeMigrated)
 	log.Info("Storage migration done: storedVersions is the storage version alone", append([]any{"storageVersion", p.storage}, c.keysAndValues(m.clock().Since(start))...)...)
+	m.countStale(ctx, log, crd, p)
 	return OutcomeMigrated, nil
 }
 
@@ -192,42 +196,57 @@ func (c *counts) add(result string) {
 func (m *Migrator) rewriteAll(ctx context.Context, log logr.Logger, crd *apiextensionsv1.CustomResourceDefinition, p plan) (counts, error) {
 	var c counts
 	var failures []error
-	gvk := schema.GroupVersionKind{Group: p.group, Version: p.storage, Kind: crd.Spec.Names.Kind}
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(crd.Spec.Names.ListKind))
-	for {
-		if err := m.Client.List(ctx, list, client.Limit(m.pageSize()), client.Continue(list.GetContinue())); err != nil {
-			return c, fmt.Errorf("listing %s: %w", crd.Spec.Names.Plural, classifyRights(err))
+	err := m.eachObject(ctx, crd, p, func(obj *metav1.PartialObjectMetadata) error {
+		result, err := m.rewrite(ctx, p, obj)
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted after %d objects: %w", c.seen, ctx.Err())
 		}
-		for i := range list.Items {
-			obj := &list.Items[i]
-			obj.SetGroupVersionKind(gvk)
-			result, err := m.rewrite(ctx, p, obj)
-			if ctx.Err() != nil {
-				return c, fmt.Errorf("interrupted after %d objects: %w", c.seen, ctx.Err())
-			}
-			c.seen++
-			c.add(result)
-			m.Metrics.object(crd.Name, result)
-			if err != nil {
-				log.Error(err, "Storage migration could not rewrite an object", "object", client.ObjectKeyFromObject(obj).String())
-				failures = append(failures, fmt.Errorf("%s: %w", client.ObjectKeyFromObject(obj), err))
-			}
-			if c.seen%m.progressEvery() == 0 {
-				log.Info("Storage migration progress", "objects", c.seen, "rewritten", c.rewritten)
-			}
-			if m.afterObject != nil {
-				m.afterObject(crd.Name, c.seen)
-			}
+		c.seen++
+		c.add(result)
+		m.Metrics.object(crd.Name, result)
+		if err != nil {
+			log.Error(err, "Storage migration could not rewrite an object", "object", client.ObjectKeyFromObject(obj).String())
+			failures = append(failures, fmt.Errorf("%s: %w", client.ObjectKeyFromObject(obj), err))
 		}
-		if list.GetContinue() == "" {
-			break
+		if c.seen%m.progressEvery() == 0 {
+			log.Info("Storage migration progress", "objects", c.seen, "rewritten", c.rewritten)
 		}
+		if m.afterObject != nil {
+			m.afterObject(crd.Name, c.seen)
+		}
+		return nil
+	})
+	if err != nil {
+		return c, err
 	}
 	if len(failures) > 0 {
 		return c, fmt.Errorf("%d of %d objects not rewritten: %w", len(failures), c.seen, errors.Join(failures[:min(len(failures), maxFailuresShown)]...))
 	}
 	return c, nil
+}
+
+// eachObject calls fn with every object of crd, as metadata in the storage
+// version, a page at a time (ten thousand watches are never in memory at
+// once); it stops at fn's first error.
+func (m *Migrator) eachObject(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, p plan, fn func(*metav1.PartialObjectMetadata) error) error {
+	gvk := schema.GroupVersionKind{Group: p.group, Version: p.storage, Kind: crd.Spec.Names.Kind}
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(crd.Spec.Names.ListKind))
+	for {
+		if err := m.Client.List(ctx, list, client.Limit(m.pageSize()), client.Continue(list.GetContinue())); err != nil {
+			return fmt.Errorf("listing %s: %w", crd.Spec.Names.Plural, classifyRights(err))
+		}
+		for i := range list.Items {
+			obj := &list.Items[i]
+			obj.SetGroupVersionKind(gvk)
+			if err := fn(obj); err != nil {
+				return err
+			}
+		}
+		if list.GetContinue() == "" {
+			return nil
+		}
+	}
 }
 
 // rewrite writes obj once so that the API server encodes it anew in the

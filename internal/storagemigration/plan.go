@@ -18,6 +18,9 @@ type plan struct {
 	group   string
 	storage string
 	served  []string
+	// unserved are the versions the CRD lists but no longer serves: the
+	// managed fields of its objects may still name them.
+	unserved []string
 	// rewrite: status.storedVersions names a version besides the storage
 	// version, so some objects may still be encoded in it.
 	rewrite bool
@@ -36,6 +39,8 @@ func planFor(crd *apiextensionsv1.CustomResourceDefinition) (plan, error) {
 		}
 		if v.Served {
 			p.served = append(p.served, v.Name)
+		} else {
+			p.unserved = append(p.unserved, v.Name)
 		}
 	}
 	if p.storage == "" {
@@ -44,3 +49,6 @@ func planFor(crd *apiextensionsv1.CustomResourceDefinition) (plan, error) {
 	p.rewrite = !slices.Equal(crd.Status.StoredVersions, []string{p.storage})
 	return p, nil
 }
+
+// isServed says whether the CRD serves version.
+func (p plan) isServed(version string) bool { return slices.Contains(p.served, version) }
