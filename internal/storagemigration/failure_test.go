@@ -23,10 +23,7 @@ import (
 // is tried again until the write goes through.
 func TestRefusedWriteKeepsStoredVersionsAndIsRetried(t *testing.T) {
 	testenv.SkipShort(t)
-	installPrevious(t)
-	ns := newNamespace(t)
-	names := createPreviousWatches(t, ns, 6)
-	installToday(t)
+	ns, names := upgradedWatches(t, 6)
 	const frozen = "w-003"
 	binding := refuseStatusWrites(t, ns, frozen)
 

@@ -151,10 +151,7 @@ func removeVersion(t *testing.T, name, version string) {
 // what to run before the release that removes it; after that run, none.
 func TestManagerCountsManagedFieldsOfAnUnservedVersion(t *testing.T) {
 	testenv.SkipShort(t)
-	installPrevious(t)
-	ns := newNamespace(t)
-	createPreviousWatches(t, ns, 3)
-	installToday(t)
+	upgradedWatches(t, 3)
 	m, reg, _ := newMigrator(t)
 	if outcome, err := m.Migrate(t.Context(), watchesCRD); outcome != storagemigration.OutcomeMigrated || err != nil {
 		t.Fatalf("migrating: %s, %v", outcome, err)

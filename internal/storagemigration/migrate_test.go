@@ -135,10 +135,7 @@ func TestMigrationRewritesEveryObjectInTheStorageVersion(t *testing.T) {
 // That is why the migration costs one write per old object and none after.
 func TestEmptyPatchRewritesOnlyAnOlderEncoding(t *testing.T) {
 	testenv.SkipShort(t)
-	installPrevious(t)
-	ns := newNamespace(t)
-	names := createPreviousWatches(t, ns, 1)
-	installToday(t)
+	ns, names := upgradedWatches(t, 1)
 	emptyPatch := func() string {
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion(group + "/v1beta1")
@@ -163,10 +160,7 @@ func TestEmptyPatchRewritesOnlyAnOlderEncoding(t *testing.T) {
 
 func TestInterruptedMigrationResumes(t *testing.T) {
 	testenv.SkipShort(t)
-	installPrevious(t)
-	ns := newNamespace(t)
-	names := createPreviousWatches(t, ns, 20)
-	installToday(t)
+	ns, names := upgradedWatches(t, 20)
 
 	m, reg, _ := newMigrator(t)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -207,10 +201,7 @@ func TestInterruptedMigrationResumes(t *testing.T) {
 
 func TestSecondRunWritesNothing(t *testing.T) {
 	testenv.SkipShort(t)
-	installPrevious(t)
-	ns := newNamespace(t)
-	names := createPreviousWatches(t, ns, 10)
-	installToday(t)
+	ns, names := upgradedWatches(t, 10)
 	first, _, _ := newMigrator(t)
 	if err := first.Start(t.Context()); err != nil {
 		t.Fatal(err)
@@ -308,10 +299,7 @@ func TestManagerRoleSufficesToMigrate(t *testing.T) {
 // goes on.
 func TestNamespacedInstallSkipsTheMigration(t *testing.T) {
 	testenv.SkipShort(t)
-	installPrevious(t)
-	ns := newNamespace(t)
-	createPreviousWatches(t, ns, 1)
-	installToday(t)
+	ns, _ := upgradedWatches(t, 1)
 	role := managerRole(t)
 	user := "system:serviceaccount:servicewatch-system:manager-" + role.Name
 	binding := &rbacv1.RoleBinding{

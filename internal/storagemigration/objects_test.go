@@ -97,6 +97,18 @@ func createPreviousWatches(t testing.TB, ns string, n int) []string {
 	return names
 }
 
+// upgradedWatches is n watches created and synced under the previous
+// release, then today's CRDs installed over them, nothing migrated yet: the
+// start of most tests here.
+func upgradedWatches(t *testing.T, n int) (ns string, names []string) {
+	t.Helper()
+	installPrevious(t)
+	ns = newNamespace(t)
+	names = createPreviousWatches(t, ns, n)
+	installToday(t)
+	return ns, names
+}
+
 // createPreviousAccounts creates n ClusterCloudAccounts (cluster-scoped).
 func createPreviousAccounts(t testing.TB, n int) []string {
 	t.Helper()
