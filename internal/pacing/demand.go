@@ -363,16 +363,20 @@ type budgetCalls struct {
 }
 
 // CallsOf is the calls one sync of the watch makes of each of its budgets,
-// as it last asked (Note).
+// as it last asked (Note), one entry per budget in the order first asked.
+// A budget may come in more than one demand (a management key serves the
+// management API's alerts as well as pipes and endpoints): its calls add.
 func (b *demands[K, R]) CallsOf(key K) []budgetCalls {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []budgetCalls
+	at := map[string]int{} // budget → index in out
 	for _, held := range b.of[key] {
-		i := len(out) - 1
-		if i < 0 || out[i].budget != held.budget {
+		i, ok := at[held.budget]
+		if !ok {
+			i = len(out)
+			at[held.budget] = i
 			out = append(out, budgetCalls{budget: held.budget, namespace: held.namespace})
-			i++
 		}
 		out[i].calls++
 	}

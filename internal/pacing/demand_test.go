@@ -3,6 +3,7 @@ package pacing
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -178,5 +179,48 @@ func TestDemandsKeepCollidingFingerprintsApart(t *testing.T) {
 	b.Forget(key(100))
 	if changes := b.TakeChanges(); len(changes) != 1 || !changes[0].Gone {
 		t.Errorf("after every watch left: changes = %v, want the label gone", changes)
+	}
+}
+
+// CallsOf adds the calls of every demand on one budget, wherever they come
+// in the watch's demands: the calls a reservation holds are those of the
+// whole sync on that budget.
+func TestDemandsCallsOfAddsEveryDemandOfABudget(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "w"}
+	tests := []struct {
+		name    string
+		demands []Demand[read]
+		want    []budgetCalls
+	}{{
+		name:    "one demand",
+		demands: []Demand[read]{{Budget: "key", Namespace: "ns", Reads: serviceReads("s")}},
+		want:    []budgetCalls{{budget: "key", namespace: "ns", calls: 2}},
+	}, {
+		name: "the management key's pipes and endpoints, then its alerts",
+		demands: []Demand[read]{
+			{Budget: "key", Namespace: "ns", Reads: serviceReads("s")},
+			{Budget: "key", Namespace: "ns", Reads: []read{{kind: "alerts", service: "s"}}},
+		},
+		want: []budgetCalls{{budget: "key", namespace: "ns", calls: 3}},
+	}, {
+		name: "a budget asked again after another",
+		demands: []Demand[read]{
+			{Budget: "key", Namespace: "ns", Reads: serviceReads("s")},
+			{Budget: "token", Namespace: "ns", Reads: []read{{kind: "alert-list"}}},
+			{Budget: "key", Namespace: "ns", Reads: []read{{kind: "alerts", service: "s"}}},
+		},
+		want: []budgetCalls{{budget: "key", namespace: "ns", calls: 3}, {budget: "token", namespace: "ns", calls: 1}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newDemands[types.NamespacedName, read]()
+			for i := range tt.demands {
+				tt.demands[i].Allowed = 1
+			}
+			b.Note(key, 30*time.Second, 1, tt.demands)
+			if got := b.CallsOf(key); !slices.Equal(got, tt.want) {
+				t.Errorf("CallsOf = %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }
