@@ -111,18 +111,31 @@ func (m *Migrator) renameStale(ctx context.Context, obj *metav1.PartialObjectMet
 	return err
 }
 
-// countStale counts the objects of crd whose managed fields name a version
-// it lists but no longer serves, and says so in the metrics and, when
-// there are any, in the log: the release that removes that version would
-// break applies to them. A CRD that serves every version it lists has none
-// worth counting, and costs no list.
-func (m *Migrator) countStale(ctx context.Context, log logr.Logger, crd *apiextensionsv1.CustomResourceDefinition, p plan) {
+// reportStale counts the objects of the CRD whose managed fields name a
+// version it lists but no longer serves, and says so in the metrics and,
+// when there are any, in the log: the release that removes that version
+// would break applies to them, and the manager, which writes status only,
+// cannot clean them (CleanManagedFields can, with the user's rights). A
+// CRD that serves every version it lists has none worth counting, and
+// costs no list.
+func (m *Migrator) reportStale(ctx context.Context, name string) {
+	log := m.Log.WithValues("crd", name)
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := m.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+		log.Error(err, "Could not read the CRD to count the objects with managed fields of versions no longer served")
+		return
+	}
+	p, err := planFor(crd)
+	if err != nil {
+		log.Error(err, "Could not count the objects with managed fields of versions no longer served")
+		return
+	}
 	if len(p.unserved) == 0 {
-		m.Metrics.setStale(crd.Name, 0)
+		m.Metrics.setStale(name, 0)
 		return
 	}
 	stale := 0
-	err := m.eachObject(ctx, crd, p, func(obj *metav1.PartialObjectMetadata) error {
+	err = m.eachObject(ctx, crd, p, func(obj *metav1.PartialObjectMetadata) error {
 		if managedfields.CountStale(obj.ManagedFields, p.group, p.isServed) > 0 {
 			stale++
 		}
@@ -132,7 +145,7 @@ func (m *Migrator) countStale(ctx context.Context, log logr.Logger, crd *apiexte
 		log.Error(err, "Could not count the objects with managed fields of versions no longer served")
 		return
 	}
-	m.Metrics.setStale(crd.Name, stale)
+	m.Metrics.setStale(name, stale)
 	if stale > 0 {
 		log.Info("Objects keep managed fields of versions no longer served: applies to them will fail once those versions are removed from the CRD; run `kubectl servicewatch migrate` before", "objects", stale, "unservedVersions", p.unserved)
 	}

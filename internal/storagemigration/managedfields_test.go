@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/servicewatch/servicewatch/internal/kubectlplugin"
 	"github.com/servicewatch/servicewatch/internal/storagemigration"
 	"github.com/servicewatch/servicewatch/internal/testenv"
@@ -147,25 +148,19 @@ func removeVersion(t *testing.T, name, version string) {
 }
 
 // Once a release stops serving v1alpha1 (still listing it in the CRD), the
-// leader counts the objects whose managed fields name it, and its log says
+// leader (Start, not Migrate, which the plugin runs too) counts the objects whose managed fields name it, and its log says
 // what to run before the release that removes it; after that run, none.
 func TestManagerCountsManagedFieldsOfAnUnservedVersion(t *testing.T) {
 	testenv.SkipShort(t)
 	upgradedWatches(t, 3)
-	m, reg, _ := newMigrator(t)
-	if outcome, err := m.Migrate(t.Context(), watchesCRD); outcome != storagemigration.OutcomeMigrated || err != nil {
-		t.Fatalf("migrating: %s, %v", outcome, err)
-	}
+	reg, _ := startMigrator(t, storagemigration.OutcomeMigrated)
 	const stale = "servicewatch_storage_migration_stale_managed_fields_objects"
 	if got := gauge(t, reg, stale, "crd", watchesCRD); got != 0 {
 		t.Errorf("%s = %v while v1alpha1 is served, want 0", stale, got)
 	}
 
 	stopServing(t, watchesCRD, "v1alpha1")
-	m, reg, log := newMigrator(t)
-	if outcome, err := m.Migrate(t.Context(), watchesCRD); outcome != storagemigration.OutcomeUpToDate || err != nil {
-		t.Fatalf("the next leader: %s, %v", outcome, err)
-	}
+	reg, log := startMigrator(t, storagemigration.OutcomeUpToDate)
 	if got := gauge(t, reg, stale, "crd", watchesCRD); got != 3 {
 		t.Errorf("%s = %v once v1alpha1 is no longer served, want the 3 watches written in it", stale, got)
 	}
@@ -174,11 +169,22 @@ func TestManagerCountsManagedFieldsOfAnUnservedVersion(t *testing.T) {
 	}
 
 	kubectlServicewatchMigrate(t, "servicewatches.cloud.servicewatch.io up-to-date v1beta1 3 3 3")
-	m, reg, _ = newMigrator(t)
-	if _, err := m.Migrate(t.Context(), watchesCRD); err != nil {
-		t.Fatal(err)
-	}
+	reg, _ = startMigrator(t, storagemigration.OutcomeUpToDate)
 	if got := gauge(t, reg, stale, "crd", watchesCRD); got != 0 {
 		t.Errorf("%s = %v after kubectl servicewatch migrate, want 0", stale, got)
 	}
+}
+
+// startMigrator runs the manager's migrator, as a new leader does, and
+// fails t unless its run of the ServiceWatch CRD had outcome.
+func startMigrator(t *testing.T, outcome string) (*prometheus.Registry, *testenv.LockedBuffer) {
+	t.Helper()
+	m, reg, log := newMigrator(t)
+	if err := m.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := gauge(t, reg, "servicewatch_storage_migration_runs_total", "crd", watchesCRD, "outcome", outcome); got != 1 {
+		t.Fatalf("runs_total{outcome=%s} = %v, want 1\n%s", outcome, got, log)
+	}
+	return reg, log
 }

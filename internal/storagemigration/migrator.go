@@ -88,16 +88,23 @@ var _ manager.LeaderElectionRunnable = (*Migrator)(nil)
 func (m *Migrator) NeedLeaderElection() bool { return true }
 
 // Start migrates each CRD, and tries again with backoff those whose
-// migration failed, until all are done or ctx ends. It never returns an
-// error: a migration that cannot finish must not stop the controllers, and
-// servicewatch_storage_migration_pending says it is still pending.
+// migration failed, until all are done or ctx ends; once a CRD is migrated,
+// it counts the objects whose managed fields the manager cannot clean
+// (reportStale). It never returns an error: a migration that cannot finish
+// must not stop the controllers, and servicewatch_storage_migration_pending
+// says it is still pending.
 func (m *Migrator) Start(ctx context.Context) error {
 	backoff := *m.backoff() // a copy: Step advances it
 	todo := slices.Clone(m.CRDs)
 	for {
 		todo = slices.DeleteFunc(todo, func(name string) bool {
-			outcome, _ := m.Migrate(ctx, name)
-			return outcome != OutcomeFailed
+			switch outcome, _ := m.Migrate(ctx, name); outcome {
+			case OutcomeFailed:
+				return false
+			case OutcomeMigrated, OutcomeUpToDate:
+				m.reportStale(ctx, name)
+			}
+			return true
 		})
 		if len(todo) == 0 {
 			return nil
@@ -113,9 +120,7 @@ func (m *Migrator) Start(ctx context.Context) error {
 // Migrate migrates one CRD and returns its outcome; the error says why it
 // failed (or was forbidden). It is safe to interrupt (storedVersions is
 // trimmed only after every object was written) and to run again (a CRD
-// already migrated costs one read and no write). When the CRD lists a
-// version it no longer serves, it then counts the objects whose managed
-// fields still name it (countStale), which the manager may not clean.
+// already migrated costs one read and no write).
 func (m *Migrator) Migrate(ctx context.Context, name string) (string, error) {
 	log := m.Log.WithValues("crd", name)
 	crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -130,7 +135,6 @@ func (m *Migrator) Migrate(ctx context.Context, name string) (string, error) {
 		m.Metrics.setPending(name, false)
 		m.Metrics.run(name, OutcomeUpToDate)
 		log.Info("Storage migration not needed: every object is stored in the storage version; nothing written", "storageVersion", p.storage)
-		m.countStale(ctx, log, crd, p)
 		return OutcomeUpToDate, nil
 	}
 	m.Metrics.setPending(name, true)
@@ -147,7 +151,6 @@ func (m *Migrator) Migrate(ctx context.Context, name string) (string, error) {
 	m.Metrics.setPending(name, false)
 	m.Metrics.run(name, OutcomeMigrated)
 	log.Info("Storage migration done: storedVersions is the storage version alone", append([]any{"storageVersion", p.storage}, c.keysAndValues(m.clock().Since(start))...)...)
-	m.countStale(ctx, log, crd, p)
 	return OutcomeMigrated, nil
 }
 
