@@ -77,7 +77,7 @@ func (p *plugin) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m := &storagemigration.Migrator{Client: c, CRDs: crdNames()}
+	m := &storagemigration.Migrator{Client: c} // Migrate and CleanManagedFields take a CRD each; CRDs is Start's
 	var rows []migrated
 	for _, name := range crdNames() {
 		rows = append(rows, migrateOne(ctx, c, m, name))
