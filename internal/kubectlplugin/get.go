@@ -210,13 +210,14 @@ func writeAligned(out io.Writer, text string) error {
 	return nil
 }
 
-// cell is a value as one table cell: "<none>" when empty, and on one line,
-// so that a name the cloud sent cannot break the table apart.
+// cell is a value as one table cell: "<none>" when empty, and escaped, so
+// that a name the cloud sent can neither break the table apart nor command
+// the terminal.
 func cell(v string) string {
 	if v == "" {
 		return "<none>"
 	}
-	return oneLine(v)
+	return escapeTerminal(v)
 }
 
 // structuredRow is one row in -o json and -o yaml: the table's values,
@@ -247,14 +248,16 @@ func printStructured(out io.Writer, rows []row, kind itemKind, format string) er
 		}
 		items = append(items, s)
 	}
-	doc := map[string]any{"items": items}
+	var doc any = map[string]any{"items": items}
 	var b []byte
 	var err error
 	if format == "yaml" {
-		b, err = yaml.Marshal(doc)
+		if doc, err = escapedDocument(doc); err == nil {
+			b, err = yaml.Marshal(doc)
+		}
 	} else {
 		b, err = json.MarshalIndent(doc, "", "    ")
-		b = append(b, '\n')
+		b = append(escapeJSON(b), '\n')
 	}
 	if err != nil {
 		return fmt.Errorf("encoding the %s as %s: %w", kind.plural, format, err)
@@ -266,8 +269,8 @@ func printStructured(out io.Writer, rows []row, kind itemKind, format string) er
 // noneFound says on stderr that nothing matched, as kubectl does.
 func (p *plugin) noneFound(kind itemKind, ns string, all bool) {
 	if all {
-		_, _ = fmt.Fprintf(p.streams.ErrOut, "No %s found.\n", kind.plural)
+		_ = printf(p.streams.ErrOut, "No %s found.\n", kind.plural)
 		return
 	}
-	_, _ = fmt.Fprintf(p.streams.ErrOut, "No %s found in %s namespace.\n", kind.plural, ns)
+	_ = printf(p.streams.ErrOut, "No %s found in %s namespace.\n", kind.plural, ns)
 }

@@ -33,7 +33,9 @@ func Main(ctx context.Context, args []string, streams genericiooptions.IOStreams
 	cmd := NewCommand(streams, clk)
 	cmd.SetArgs(args)
 	if err := cmd.ExecuteContext(ctx); err != nil {
-		_, _ = fmt.Fprintln(streams.ErrOut, "error:", err) // nowhere else to tell
+		for _, line := range errorLines(err) {
+			_, _ = fmt.Fprintln(streams.ErrOut, "error:", line) // nowhere else to tell
+		}
 		return exitFailed
 	}
 	return exitOK
@@ -100,7 +102,8 @@ func (p *plugin) restConfig() (*rest.Config, error) {
 	cfg.UserAgent = userAgent
 	// The API server's warnings (such as a deprecated API version) go to
 	// stderr as kubectl prints them, not to a logger nobody set up.
-	cfg.WarningHandler = rest.NewWarningWriter(p.streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
+	// Their text is the API server's or an admission policy's: escaped.
+	cfg.WarningHandler = rest.NewWarningWriter(escapingWriter{p.streams.ErrOut}, rest.WarningWriterOptions{Deduplicate: true})
 	return cfg, nil
 }
 
@@ -138,10 +141,11 @@ func getWatch(ctx context.Context, c client.Reader, key client.ObjectKey) (*serv
 	return w, nil
 }
 
-// printf writes one message of a command's output, failing when the output
-// cannot be written (a closed pipe): the command's result was not seen.
+// printf writes one message of a command's output, its values escaped
+// (escapeTerminal), failing when the output cannot be written (a closed
+// pipe): the command's result was not seen.
 func printf(out io.Writer, format string, args ...any) error {
-	if _, err := fmt.Fprintf(out, format, args...); err != nil {
+	if _, err := fmt.Fprintf(out, format, escapedArgs(args)...); err != nil {
 		return fmt.Errorf("writing the output: %w", err)
 	}
 	return nil

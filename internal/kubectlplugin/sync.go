@@ -73,7 +73,7 @@ func (p *plugin) sync(ctx context.Context, name string, wait bool, timeout time.
 		return err
 	}
 	if w.Spec.Suspend {
-		_, _ = fmt.Fprintf(p.streams.ErrOut, "warning: %s/%s is suspended: the manager acknowledges the request without calling the cloud\n", resourceName, name)
+		_ = printf(p.streams.ErrOut, "warning: %s/%s is suspended: the manager acknowledges the request without calling the cloud\n", resourceName, name)
 	}
 	if !wait {
 		return printf(out, "wait for it with: kubectl wait -n %s servicewatch/%s --for=jsonpath='{.status.lastHandledRequestedAt}'=%s\n", key.Namespace, name, token)
@@ -240,7 +240,7 @@ func reportSync(out io.Writer, w *serviceWatch) error {
 		}
 		return fmt.Errorf("%w: %s/%s has no Ready condition", errSyncFailed, w.Namespace, w.Name)
 	}
-	if err := printf(out, "%s/%s sync handled: Ready=%s (%s): %s\n", resourceName, w.Name, ready.Status, ready.Reason, oneLine(ready.Message)); err != nil {
+	if err := printf(out, "%s/%s sync handled: Ready=%s (%s): %s\n", resourceName, w.Name, ready.Status, ready.Reason, ready.Message); err != nil {
 		return err
 	}
 	if ready.Status != metav1.ConditionTrue {

@@ -72,15 +72,15 @@ func (p *plugin) why(ctx context.Context, name string) error {
 
 // writeSummary writes the header: one line per question a user asks first.
 func writeSummary(out *strings.Builder, w *serviceWatch, now time.Time) {
-	fmt.Fprintf(out, "ServiceWatch:\t%s/%s\n", w.Namespace, w.Name)
-	fmt.Fprintf(out, "Ready:\t%s\n", readyLine(w, now))
-	fmt.Fprintf(out, "Last sync:\t%s\n", timeLine(w.Status.LastSyncTime, now, "never"))
-	fmt.Fprintf(out, "Next sync:\t%s\n", nextSync(w, now))
-	fmt.Fprintf(out, "Budget:\t%s\n", budgetState(w, now))
-	fmt.Fprintf(out, "Sync request:\t%s\n", requestState(w))
-	fmt.Fprintf(out, "Management API:\t%s\n", apiLine(w.Spec.ManagementAPI.URL, "--management-api-url", w.Spec.ManagementAPI.SecretRef.Name, "keys keyId, keySecret"))
+	linef(out, "ServiceWatch:\t%s/%s\n", w.Namespace, w.Name)
+	linef(out, "Ready:\t%s\n", readyLine(w, now))
+	linef(out, "Last sync:\t%s\n", timeLine(w.Status.LastSyncTime, now, "never"))
+	linef(out, "Next sync:\t%s\n", nextSync(w, now))
+	linef(out, "Budget:\t%s\n", budgetState(w, now))
+	linef(out, "Sync request:\t%s\n", requestState(w))
+	linef(out, "Management API:\t%s\n", apiLine(w.Spec.ManagementAPI.URL, "--management-api-url", w.Spec.ManagementAPI.SecretRef.Name, "keys keyId, keySecret"))
 	if a := w.Spec.AlertAPI; a != nil {
-		fmt.Fprintf(out, "Alert API:\t%s\n", apiLine(a.URL, "--alert-api-url", a.SecretRef.Name, "key token"))
+		linef(out, "Alert API:\t%s\n", apiLine(a.URL, "--alert-api-url", a.SecretRef.Name, "key token"))
 	}
 }
 
@@ -92,7 +92,7 @@ func readyLine(w *serviceWatch, now time.Time) string {
 	}
 	line := fmt.Sprintf("%s, %s since %s", ready.Status, ready.Reason, relative(ready.LastTransitionTime.Time, now))
 	if ready.Message != "" {
-		line += ": " + oneLine(ready.Message)
+		line += ": " + ready.Message
 	}
 	return line
 }
@@ -160,10 +160,10 @@ func budgetState(w *serviceWatch, now time.Time) string {
 		return fmt.Sprintf("held by %s until %s (%s): no call to the cloud before then", by, held.UTC().Format(time.RFC3339), relative(held.Time, now))
 	}
 	if c := meta.FindStatusCondition(w.Status.Conditions, conditionIntervalMet); c != nil && c.Status == metav1.ConditionFalse {
-		return "stretched: " + oneLine(c.Message)
+		return "stretched: " + c.Message
 	}
 	if c := meta.FindStatusCondition(w.Status.Conditions, conditionReconciling); c != nil && c.Status == metav1.ConditionTrue {
-		return "waiting for its turn: " + oneLine(c.Message)
+		return "waiting for its turn: " + c.Message
 	}
 	return "within budget: syncs every spec.interval"
 }
@@ -219,14 +219,14 @@ func writeConditions(out *strings.Builder, w *serviceWatch, now time.Time) {
 		}
 		return strings.Compare(a.Type, b.Type)
 	})
-	fmt.Fprintln(out, "Conditions:")
+	out.WriteString("Conditions:\n")
 	if len(conds) == 0 {
-		fmt.Fprintln(out, "  <none>")
+		out.WriteString("  <none>\n")
 		return
 	}
-	fmt.Fprintln(out, "  TYPE\tSTATUS\tREASON\tSINCE\tMESSAGE")
+	out.WriteString("  TYPE\tSTATUS\tREASON\tSINCE\tMESSAGE\n")
 	for _, c := range conds {
-		fmt.Fprintf(out, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, cell(c.Reason), relative(c.LastTransitionTime.Time, now), cell(cut(oneLine(c.Message))))
+		linef(out, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, cell(c.Reason), relative(c.LastTransitionTime.Time, now), cell(cut(escapeTerminal(c.Message))))
 	}
 }
 
@@ -266,34 +266,24 @@ func eventCount(e *corev1.Event) int32 {
 // writeEvents writes the newest events, or why there are none to show: a
 // user without the right to list events still gets the rest of the report.
 func writeEvents(out *strings.Builder, events []corev1.Event, err error, now time.Time) {
-	fmt.Fprintf(out, "Events (newest %d):\n", maxEvents)
+	linef(out, "Events (newest %d):\n", maxEvents)
 	switch {
 	case err != nil:
-		fmt.Fprintf(out, "  cannot be shown: %s\n", oneLine(err.Error()))
+		linef(out, "  cannot be shown: %s\n", err)
 		return
 	case len(events) == 0:
-		fmt.Fprintln(out, "  <none> (events expire after an hour by default)")
+		out.WriteString("  <none> (events expire after an hour by default)\n")
 		return
 	}
-	fmt.Fprintln(out, "  LAST SEEN\tTYPE\tREASON\tCOUNT\tMESSAGE")
+	out.WriteString("  LAST SEEN\tTYPE\tREASON\tCOUNT\tMESSAGE\n")
 	for i := range events {
 		e := &events[i]
-		fmt.Fprintf(out, "  %s\t%s\t%s\t%d\t%s\n", relative(eventTime(e), now), e.Type, e.Reason, eventCount(e), cell(cut(oneLine(e.Message))))
+		linef(out, "  %s\t%s\t%s\t%d\t%s\n", relative(eventTime(e), now), e.Type, e.Reason, eventCount(e), cell(cut(escapeTerminal(e.Message))))
 	}
 }
 
-// oneLine is s with line breaks and tabs as spaces, so that a message
-// keeps the report's layout.
-func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' {
-			return ' '
-		}
-		return r
-	}, s)
-}
-
-// cut shortens s to maxRowMessage runes, saying it did.
+// cut shortens s, an escaped message, to maxRowMessage runes, saying it
+// did.
 func cut(s string) string {
 	r := []rune(s)
 	if len(r) <= maxRowMessage {
