@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
+	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
 // Bounds of what the reader keeps of one alert, so that a hundred alerts
@@ -22,7 +23,8 @@ const (
 // the operator cannot use is left out of the result and named in leftOut
 // (at most 10, such as "threshold" or "channels[2].webhookId", in the order
 // of swv1.AlertStatus's fields); members the types lack are not kept. Its
-// free text is as the cloud wrote it: cleaning it is the caller's.
+// strings lose their control characters (redact.Printable); its free text
+// is otherwise as the cloud wrote it: cleaning it is the caller's.
 func ReadAlert(raw []byte) (a swv1.AlertStatus, leftOut []string) {
 	a, leftOut, _ = ReadAlertWithin(raw, nil)
 	return a, leftOut
@@ -34,7 +36,36 @@ func ReadAlert(raw []byte) (a swv1.AlertStatus, leftOut []string) {
 func ReadAlertWithin(raw []byte, work *Work) (a swv1.AlertStatus, leftOut []string, err error) {
 	r := &itemReader{rules: alertRules, work: work}
 	r.object(reflect.ValueOf(&a).Elem(), raw, "")
+	printableStrings(reflect.ValueOf(&a).Elem())
 	return a, r.leftOut, work.Charge(0)
+}
+
+// printableStrings drops the control characters of every string of v, an
+// alert or a part of one (redact.Printable), as redact.Value does for the
+// items of a list: an alert's strings are scrubbed by the cloud client,
+// which knows the call's token, but what a terminal would act on goes here,
+// on every path an alert is read by (a GET of either API, a page of a list).
+// Every string, not a list of fields, so that a field added to
+// swv1.AlertStatus is covered without a change here.
+func printableStrings(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			printableStrings(v.Elem())
+		}
+	case reflect.Struct:
+		for _, field := range v.Fields() {
+			printableStrings(field)
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			printableStrings(v.Index(i))
+		}
+	case reflect.String:
+		if clean := redact.Printable(v.String()); clean != v.String() {
+			v.SetString(clean)
+		}
+	}
 }
 
 // alertRules read an alert with the reader of list items (reader.go): a

@@ -3,6 +3,8 @@ package redact
 import (
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The cloud's own data (a pipe's source, a member it sends that the types
@@ -79,11 +81,15 @@ func normalizeName(name string, dst []byte) []byte {
 	return dst
 }
 
-// Value makes a string from the cloud safe to show: URLs lose their user
-// info and query, a MySQL-style DSN its user:password@, and a value that
-// still holds a credential (a private key, a credential's key=value or
-// key: value pair, an Authorization header's value) reads "<redacted>".
+// Value makes a string from the cloud safe to show: no control character
+// (see Printable), URLs lose their user info and query, a MySQL-style DSN
+// its user:password@, and a value that still holds a credential (a private
+// key, a credential's key=value or key: value pair, an Authorization
+// header's value) reads "<redacted>".
 func Value(s string) string {
+	// Controls go first: one inside a credential's name would hide it from
+	// the rules below.
+	s = Printable(s)
 	if hasURL(s) {
 		s = stripURLSecrets(s)
 	}
@@ -444,4 +450,44 @@ func MongoHostAndDatabase(uri string) (host, database string) {
 	rest, _, _ = strings.Cut(rest, "#")
 	authority, path, _ := strings.Cut(rest, "/")
 	return Value(authority), Value(path)
+}
+
+// Printable is s without the characters a terminal acts on, for what the
+// operator stores of the cloud's and the tenants' strings: the C0 controls
+// (ESC among them), DEL and the C1 controls U+0080–U+009F are dropped, and
+// the control characters that break lines or space text (tab, newline,
+// carriage return, vertical tab, form feed, NEL) become a space, so that a
+// value stays one line. Nothing else changes: letters of every script,
+// emoji and their joiners stay, and bytes that are not UTF-8 are kept (the
+// API server stores strings as valid UTF-8 itself).
+func Printable(s string) string {
+	if !hasControl(s) {
+		return s // the common case: no copy
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteByte(s[i])
+		case unicode.IsSpace(r) && unicode.Is(unicode.Cc, r):
+			b.WriteByte(' ')
+		case unicode.Is(unicode.Cc, r):
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// hasControl tells whether s holds a C0 or C1 control or DEL.
+func hasControl(s string) bool {
+	for _, r := range s {
+		if unicode.Is(unicode.Cc, r) {
+			return true
+		}
+	}
+	return false
 }
