@@ -29,6 +29,9 @@ func TestReadHash(t *testing.T) {
 	}
 }
 
+// hostileRequest is a requested-at value that commands a terminal.
+const hostileRequest = "now\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07\u009b2J\x7f"
+
 func TestRequestedAtEcho(t *testing.T) {
 	long := strings.Repeat("x", 40000)
 	tests := []struct {
@@ -38,6 +41,9 @@ func TestRequestedAtEcho(t *testing.T) {
 		{"2026-11-23T12:00:00Z", "2026-11-23T12:00:00Z"},
 		{strings.Repeat("y", maxRequestedAtEcho), strings.Repeat("y", maxRequestedAtEcho)},
 		{long, "sha256:" + fmt.Sprintf("%x", sha256.Sum256([]byte(long)))},
+		// A terminal's escapes (OSC 52, a C1 CSI, DEL) are not copied into
+		// status: the value shows as its hash, handled once all the same.
+		{hostileRequest, "sha256:" + fmt.Sprintf("%x", sha256.Sum256([]byte(hostileRequest)))},
 	}
 	for _, tt := range tests {
 		w := testWatch()

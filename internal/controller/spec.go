@@ -14,6 +14,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
 // What the controller reads of a watch's spec and annotations, in one place.
@@ -97,11 +98,12 @@ func requested(watch *swv1.ServiceWatch) bool {
 const maxRequestedAtEcho = 256
 
 // requestedAt is the requested-at annotation as status echoes it: the value
-// itself when short, else its SHA-256, so that any value a tenant sets is
-// acted on once and never makes the status unwritable.
+// itself when short and printable, else its SHA-256, so that any value a
+// tenant sets is acted on once, never makes the status unwritable, and
+// never puts a control character (a terminal's escape) in status.
 func requestedAt(watch *swv1.ServiceWatch) string {
 	v := watch.Annotations[swv1.RequestedAtAnnotation]
-	if len(v) <= maxRequestedAtEcho {
+	if len(v) <= maxRequestedAtEcho && redact.Printable(v) == v {
 		return v
 	}
 	sum := sha256.Sum256([]byte(v))

@@ -2,6 +2,7 @@ package kubectlplugin
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -30,7 +31,13 @@ const userAgent = "kubectl-servicewatch"
 // streams, and returns the exit status. Errors are printed on streams.ErrOut
 // as kubectl prints them ("error: ...").
 func Main(ctx context.Context, args []string, streams genericiooptions.IOStreams, clk clock.WithTicker) int {
-	cmd := NewCommand(streams, clk)
+	return run(ctx, args, streams, clk, rand.Reader)
+}
+
+// run is Main with the source of the random part of sync's request values
+// (tests fix it, as they fix the clock).
+func run(ctx context.Context, args []string, streams genericiooptions.IOStreams, clk clock.WithTicker, random io.Reader) int {
+	cmd := newCommand(streams, clk, random)
 	cmd.SetArgs(args)
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		for _, line := range errorLines(err) {
@@ -46,13 +53,19 @@ func Main(ctx context.Context, args []string, streams genericiooptions.IOStreams
 type plugin struct {
 	streams genericiooptions.IOStreams
 	clock   clock.WithTicker
-	flags   *genericclioptions.ConfigFlags
+	// random makes each sync request's value unique (crypto/rand).
+	random io.Reader
+	flags  *genericclioptions.ConfigFlags
 }
 
 // NewCommand is the root command, kubectl-servicewatch, with kubectl's
 // connection flags (--kubeconfig, --context, -n, ...) and the subcommands.
 func NewCommand(streams genericiooptions.IOStreams, clk clock.WithTicker) *cobra.Command {
-	p := &plugin{streams: streams, clock: clk, flags: genericclioptions.NewConfigFlags(true)}
+	return newCommand(streams, clk, rand.Reader)
+}
+
+func newCommand(streams genericiooptions.IOStreams, clk clock.WithTicker, random io.Reader) *cobra.Command {
+	p := &plugin{streams: streams, clock: clk, random: random, flags: genericclioptions.NewConfigFlags(true)}
 	root := &cobra.Command{
 		Use:   "kubectl-servicewatch",
 		Short: "Ask ServiceWatches for a sync, list what they found, and tell why one is not Ready",

@@ -1,6 +1,9 @@
 package kubectlplugin
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -118,9 +121,13 @@ func TestRequestPending(t *testing.T) {
 		{"a", "", true},
 		{"a", "a", false},
 		{"b", "a", true},
-		// The manager echoes a value over 256 bytes as its hash.
-		{long, "sha256:0123", false},
+		// The manager echoes a value over 256 bytes, or one with control
+		// characters, as its hash.
+		{long, hashOf(long), false},
+		{long, hashOf("another"), true},
 		{long, "", true},
+		{"now\x1b]52;c;aGk=\x07", hashOf("now\x1b]52;c;aGk=\x07"), false},
+		{"now\x1b]52;c;aGk=\x07", "now", true},
 	} {
 		w := synced()
 		w.Annotations = map[string]string{requestedAtAnnotation: tt.asked}
@@ -131,22 +138,43 @@ func TestRequestPending(t *testing.T) {
 	}
 }
 
-// TestNewTokenIsNew: the token sync sets is never the value the annotation
-// or the echo already holds, also when the clock repeats itself; else the
+func hashOf(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// counting is a random source that never repeats: each read is the next
+// number.
+type counting struct{ n byte }
+
+func (c *counting) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 0
+	}
+	c.n++
+	p[len(p)-1] = c.n
+	return len(p), nil
+}
+
+// TestNewTokenIsNew: the token sync sets is the time and a random part,
+// never the value the annotation or the echo already holds; else the
 // manager would see no new request, or the old echo would pass for the
-// answer.
+// answer. A source that repeats itself fails the request.
 func TestNewTokenIsNew(t *testing.T) {
 	w := synced()
-	first := newToken(now, w)
-	if first != "2026-11-26T12:00:00Z" {
-		t.Errorf("token %q, want the time in RFC 3339", first)
+	random := &counting{}
+	first, err := newToken(now, random, w)
+	if err != nil || first != "2026-11-26T12:00:00Z-0000000000000001" {
+		t.Errorf("token %q (%v), want the time in RFC 3339 and 16 hex digits", first, err)
 	}
-	w.Annotations = map[string]string{requestedAtAnnotation: first}
-	second := newToken(now, w)
-	w.Status.LastHandledRequestedAt = second
-	third := newToken(now, w)
-	if second == first || third == first || third == second {
-		t.Errorf("tokens %q, %q, %q at the same time: want each new", first, second, third)
+	w.Annotations = map[string]string{requestedAtAnnotation: "2026-11-26T12:00:00Z-0000000000000002"}
+	w.Status.LastHandledRequestedAt = "2026-11-26T12:00:00Z-0000000000000003"
+	if second, err := newToken(now, random, w); err != nil || second != "2026-11-26T12:00:00Z-0000000000000004" {
+		t.Errorf("token %q (%v), want neither the annotation's nor the echo's", second, err)
+	}
+	w.Annotations[requestedAtAnnotation] = "2026-11-26T12:00:00Z-0000000000000000"
+	if got, err := newToken(now, strings.NewReader(strings.Repeat("\x00", 100)), w); err == nil {
+		t.Errorf("a source of zeros made %q, the annotation's value", got)
 	}
 }
 
@@ -154,8 +182,8 @@ func TestNewTokenIsNew(t *testing.T) {
 // answers, whatever Ready says; the echo of this one does, and so does the
 // echo of a request someone made after it.
 func TestAnsweredOnlyByThisRequest(t *testing.T) {
-	tw := &tokenWait{token: "t2", later: map[string]bool{}}
 	w := synced()
+	tw := newTokenWait(nil, w, "t2", []string{"t1"}, io.Discard)
 	w.Annotations = map[string]string{requestedAtAnnotation: "t2"}
 	w.Status.LastHandledRequestedAt = "t1"
 	if tw.answered(w) {
@@ -172,6 +200,37 @@ func TestAnsweredOnlyByThisRequest(t *testing.T) {
 	w.Status.LastHandledRequestedAt = "t2"
 	if !tw.answered(w) {
 		t.Error("the echo of this request does not answer it")
+	}
+}
+
+// TestAnsweredNotByARestoredRequest: another writer setting the annotation
+// back to a value handled before this request (a GitOps tool restoring its
+// manifest) makes the old echo current again: it answers nothing, and the
+// user is told once why the wait may not end.
+func TestAnsweredNotByARestoredRequest(t *testing.T) {
+	for _, restored := range []string{"t1", "t0", ""} {
+		w := synced()
+		w.Annotations = map[string]string{requestedAtAnnotation: "t0"} // t0 asked, t1 handled, before this request
+		var warnings strings.Builder
+		tw := newTokenWait(nil, w, "t2", []string{"t0", "t1", "t1"}, &warnings)
+		w.Status.LastHandledRequestedAt = "t1"
+		w.Annotations[requestedAtAnnotation] = "t2"
+		if tw.answered(w) {
+			t.Fatal("answered by the earlier echo")
+		}
+		w.Annotations[requestedAtAnnotation] = restored
+		for range 2 {
+			if tw.answered(w) {
+				t.Errorf("restoring %q: the echo of a sync before the request answered it", restored)
+			}
+		}
+		w.Status.LastHandledRequestedAt = restored // the manager, or the other writer, echoes it
+		if restored != "" && tw.answered(w) {
+			t.Errorf("restoring %q: its echo answered the request", restored)
+		}
+		if strings.Count(warnings.String(), "warning: another writer") != 1 {
+			t.Errorf("restoring %q: warnings %q, want one", restored, warnings.String())
+		}
 	}
 }
 

@@ -2,11 +2,11 @@ package kubectlplugin
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,7 +64,11 @@ func (p *plugin) sync(ctx context.Context, name string, wait bool, timeout time.
 	if err != nil {
 		return err
 	}
-	token := newToken(p.clock.Now(), w)
+	token, err := newToken(p.clock.Now(), p.random, w)
+	if err != nil {
+		return err
+	}
+	before := []string{w.Annotations[requestedAtAnnotation], w.Status.LastHandledRequestedAt}
 	if err := requestSync(ctx, c, w, token); err != nil {
 		return err
 	}
@@ -78,24 +82,36 @@ func (p *plugin) sync(ctx context.Context, name string, wait bool, timeout time.
 	if !wait {
 		return printf(out, "wait for it with: kubectl wait -n %s servicewatch/%s --for=jsonpath='{.status.lastHandledRequestedAt}'=%s\n", key.Namespace, name, token)
 	}
-	handled, err := waitForToken(ctx, c, p.clock, w, token, timeout)
+	tw := newTokenWait(c, w, token, append(before, w.Status.LastHandledRequestedAt), p.streams.ErrOut)
+	handled, err := tw.wait(ctx, p.clock, w, timeout)
 	if err != nil {
 		return err
 	}
 	return reportSync(out, handled)
 }
 
-// newToken is a requested-at value that neither the annotation nor the
-// echo holds already, so that the manager sees a new request and its answer
-// cannot be an old one: the time, with a counter when the clock repeats.
-func newToken(now time.Time, w *serviceWatch) string {
-	base := now.UTC().Format(time.RFC3339Nano)
-	token := base
-	for i := 2; token == w.Annotations[requestedAtAnnotation] || token == w.Status.LastHandledRequestedAt; i++ {
-		token = base + "-" + strconv.Itoa(i)
+// newToken is a requested-at value of this request only: the time, to
+// read, and a random suffix, so that no other request (another user's at the
+// same instant, a value a GitOps tool keeps) holds the same one; and never
+// the value the annotation or the echo holds already, so that the manager
+// sees a new request.
+func newToken(now time.Time, random io.Reader, w *serviceWatch) (string, error) {
+	for range 3 { // a value that repeats three times is no random source
+		var b [tokenRandomBytes]byte
+		if _, err := io.ReadFull(random, b[:]); err != nil {
+			return "", fmt.Errorf("making a unique request value: %w", err)
+		}
+		token := now.UTC().Format(time.RFC3339Nano) + "-" + hex.EncodeToString(b[:])
+		if token != w.Annotations[requestedAtAnnotation] && token != w.Status.LastHandledRequestedAt {
+			return token, nil
+		}
 	}
-	return token
+	return "", errors.New("making a unique request value: the random source repeats itself")
 }
+
+// tokenRandomBytes is the random part of a request value: 64 bits, and the
+// value stays far below the length the manager echoes as it is (256).
+const tokenRandomBytes = 8
 
 // requestSync sets the requested-at annotation to token with a merge patch,
 // leaving every other annotation as it is; w becomes the patched watch.
@@ -117,22 +133,43 @@ type tokenWait struct {
 	c     client.WithWatch
 	key   client.ObjectKey
 	token string
-	// later are requested-at values set by someone else after token: the
-	// manager handles the newest value only, and a sync that handles a
-	// later request also answers this one.
+	// stale are the requested-at values that the annotation and the echo
+	// held before token was written (and the echo as the patch left it):
+	// another writer setting one of them back (a GitOps tool restoring its
+	// manifest, a script) asks for no new sync, and their echo answers
+	// nothing.
+	stale map[string]bool
+	// later are requested-at values set by someone else after token, seen
+	// waiting for the manager: it handles the newest value only, and a sync
+	// that handles a later request also answers this one.
 	later map[string]bool
+	// warnings is where a request set aside by another writer is told, once.
+	warnings io.Writer
+	warned   bool
 	// expired fires when the wait is over.
 	expired <-chan time.Time
 }
 
-// waitForToken watches the watch w until its status echoes token (or a
-// request made after it), and returns the watch as that write left it. It
-// fails when timeout passes first on clk, when the watch is deleted, or
-// when ctx ends.
-func waitForToken(ctx context.Context, c client.WithWatch, clk clock.WithTicker, w *serviceWatch, token string, timeout time.Duration) (*serviceWatch, error) {
+// newTokenWait is the wait for the echo of token, written on the watch w;
+// stale are the values that cannot answer it (see tokenWait.stale).
+func newTokenWait(c client.WithWatch, w *serviceWatch, token string, stale []string, warnings io.Writer) *tokenWait {
+	tw := &tokenWait{c: c, key: client.ObjectKeyFromObject(w), token: token, stale: map[string]bool{}, later: map[string]bool{}, warnings: warnings}
+	for _, v := range stale {
+		if v != "" {
+			tw.stale[v] = true
+		}
+	}
+	return tw
+}
+
+// wait watches the watch w until its status echoes the token (or a request
+// made after it), and returns the watch as that write left it. It fails
+// when timeout passes first on clk, when the watch is deleted, or when ctx
+// ends.
+func (tw *tokenWait) wait(ctx context.Context, clk clock.WithTicker, w *serviceWatch, timeout time.Duration) (*serviceWatch, error) {
 	timer := clk.NewTimer(timeout)
 	defer timer.Stop()
-	tw := &tokenWait{c: c, key: client.ObjectKeyFromObject(w), token: token, later: map[string]bool{}, expired: timer.C()}
+	tw.expired = timer.C()
 	for {
 		if tw.answered(w) {
 			return w, nil
@@ -140,7 +177,7 @@ func waitForToken(ctx context.Context, c client.WithWatch, clk clock.WithTicker,
 		next, err := tw.follow(ctx, w.ResourceVersion)
 		if errors.Is(err, errTimedOut) {
 			return nil, fmt.Errorf("%w after %s waiting for the manager to handle the sync %s=%s of %s/%s (status.lastHandledRequestedAt is %q): is the manager running? kubectl servicewatch why %s -n %s tells more",
-				errTimedOut, timeout, requestedAtAnnotation, token, tw.key.Namespace, tw.key.Name, w.Status.LastHandledRequestedAt, tw.key.Name, tw.key.Namespace)
+				errTimedOut, timeout, requestedAtAnnotation, tw.token, tw.key.Namespace, tw.key.Name, w.Status.LastHandledRequestedAt, tw.key.Name, tw.key.Namespace)
 		}
 		if err != nil {
 			return nil, err
@@ -150,13 +187,37 @@ func waitForToken(ctx context.Context, c client.WithWatch, clk clock.WithTicker,
 }
 
 // answered tells whether w's status is the write of a sync requested no
-// earlier than token, noting requests that others made meanwhile.
+// earlier than token, noting requests that others made meanwhile: a value
+// counts only when it was new (not stale) and still waiting for the manager
+// when seen, so that the echo of a sync made before token never answers it.
 func (tw *tokenWait) answered(w *serviceWatch) bool {
-	if v := w.Annotations[requestedAtAnnotation]; v != tw.token && v != "" {
-		tw.later[v] = true
+	asked, handled := w.Annotations[requestedAtAnnotation], w.Status.LastHandledRequestedAt
+	if handled == tw.token || tw.later[handled] {
+		return true
 	}
-	handled := w.Status.LastHandledRequestedAt
-	return handled == tw.token || tw.later[handled]
+	switch {
+	case asked == tw.token:
+	case asked == "" || tw.stale[asked]:
+		tw.setAside(asked)
+	case !echoes(handled, asked):
+		tw.later[asked] = true
+	}
+	return false
+}
+
+// setAside warns, once, that another writer replaced token with a value
+// that asks the manager for nothing new: unless it handled token first,
+// this wait ends at its timeout.
+func (tw *tokenWait) setAside(asked string) {
+	if tw.warned {
+		return
+	}
+	tw.warned = true
+	what := fmt.Sprintf("set %s back to %q, a request made before this one", requestedAtAnnotation, asked)
+	if asked == "" {
+		what = "removed " + requestedAtAnnotation
+	}
+	_ = printf(tw.warnings, "warning: another writer %s (a GitOps tool restoring the manifest?): the manager may never handle this sync, and its earlier answer is not taken for it\n", what)
 }
 
 // follow watches the watch from resourceVersion and returns it at its first

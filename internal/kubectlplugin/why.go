@@ -2,6 +2,8 @@ package kubectlplugin
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -182,14 +184,22 @@ func requestState(w *serviceWatch) string {
 }
 
 // requestPending tells a requested-at value that no written sync has
-// handled. A value longer than the manager echoes shows as its hash in
-// status, and is taken as pending only when the echo is empty.
+// handled.
 func requestPending(w *serviceWatch) bool {
-	asked, handled := w.Annotations[requestedAtAnnotation], w.Status.LastHandledRequestedAt
-	if strings.HasPrefix(handled, "sha256:") && len(asked) > len(handled) {
-		return false
+	asked := w.Annotations[requestedAtAnnotation]
+	return asked != "" && !echoes(w.Status.LastHandledRequestedAt, asked)
+}
+
+// echoes tells whether handled, a status.lastHandledRequestedAt, is the
+// manager's echo of the requested-at value asked: the value itself, or its
+// SHA-256 for a value it does not copy into status (a long one, or one with
+// control characters).
+func echoes(handled, asked string) bool {
+	if handled == asked {
+		return true
 	}
-	return asked != "" && asked != handled
+	sum := sha256.Sum256([]byte(asked))
+	return handled == "sha256:"+hex.EncodeToString(sum[:])
 }
 
 // apiLine is where an API is called and which Secret holds its credential:
