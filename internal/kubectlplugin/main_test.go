@@ -65,9 +65,21 @@ type result struct {
 func runPlugin(ctx context.Context, clk clock.WithTicker, args ...string) result {
 	var out, errOut testenv.LockedBuffer
 	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-	code := Main(ctx, append([]string{"--kubeconfig", kubeconfig}, args...), streams, clk)
+	code := run(ctx, append([]string{"--kubeconfig", kubeconfig}, args...), streams, clk, zeros{})
 	return result{stdout: out.String(), stderr: errOut.String(), code: code}
 }
+
+// zeros is the tests' random source: every request value's random part
+// is 0000000000000000 (requestToken).
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// requestToken is the value sync sets at the tests' time (now) with zeros.
+const requestToken = "2026-11-26T12:00:00Z-0000000000000000"
 
 // runAsync starts runPlugin and returns a channel of its result.
 func runAsync(ctx context.Context, clk clock.WithTicker, args ...string) <-chan result {
