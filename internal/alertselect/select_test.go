@@ -15,30 +15,6 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 )
 
-func TestGlob(t *testing.T) {
-	for _, tt := range []struct {
-		pattern, s string
-		want       bool
-	}{
-		{"prod-*", "prod-latency", true},
-		{"prod-*", "staging-latency", false},
-		{"*latency*", "p95 latency high", true},
-		{"*", "", true},
-		{"", "", true},
-		{"", "x", false},
-		{"a?c", "abc", true},
-		{"a?c", "ac", false},
-		{"[a]", "[a]", true}, // brackets are themselves: every pattern is valid
-		{"Ingest*", "ingest lag", false},
-		{"*a*a*a*a*b", strings.Repeat("a", 200), false},
-		{"é?", "éè", true},
-	} {
-		if got := alertselect.Glob(tt.pattern, tt.s); got != tt.want {
-			t.Errorf("Glob(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
-		}
-	}
-}
-
 func TestMatches(t *testing.T) {
 	for _, tt := range []struct {
 		name string

@@ -1,0 +1,58 @@
+package alertselect_test
+
+import (
+	"testing"
+
+	"github.com/servicewatch/servicewatch/internal/alertselect"
+)
+
+// BenchmarkGlobWorst is the CPU of the worst selectors (a 256-character
+// pattern against a 4 MiB name from a tenant's host): the matcher of
+// issue 37 (linear) beside the one it replaced (backtracking), in one run.
+// One of the linear matches costs its steps (see Pattern.match), reported
+// per op.
+func BenchmarkGlobWorst(b *testing.B) {
+	for _, tt := range adversarialCases() {
+		b.Run(tt.name+"/linear", func(b *testing.B) {
+			p := alertselect.CompilePattern(tt.pattern)
+			var steps int64
+			for b.Loop() {
+				_, steps = alertselect.MatchSteps(p, tt.s)
+			}
+			b.ReportMetric(float64(steps), "steps/op")
+		})
+		b.Run(tt.name+"/backtracking", func(b *testing.B) {
+			for b.Loop() {
+				backtrackingGlob(tt.pattern, tt.s)
+			}
+		})
+	}
+}
+
+// backtrackingGlob is the matcher before issue 37, as it was: linear but
+// for backtracking to the last star, which costs up to len(pattern) ×
+// len(s).
+func backtrackingGlob(pattern, s string) bool {
+	p, r := []rune(pattern), []rune(s)
+	pi, si := 0, 0
+	star, mark := -1, 0
+	for si < len(r) {
+		switch {
+		case pi < len(p) && (p[pi] == '?' || p[pi] == r[si]):
+			pi++
+			si++
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, si
+			pi++
+		case star >= 0:
+			pi, mark = star+1, mark+1
+			si = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}
