@@ -1,6 +1,7 @@
 package alertselect
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -71,22 +72,13 @@ func compileSegment(part string) segment {
 			s.tokens[i] = anyRune
 		}
 	}
-	if !containsRune(s.tokens, anyRune) {
+	if !slices.Contains(s.tokens, anyRune) {
 		s.literal = string(s.tokens)
 		s.fail = failureFunction(s.literal)
 		return s
 	}
 	s.shiftAnd = newShiftAnd(s.tokens)
 	return s
-}
-
-func containsRune(runes []rune, r rune) bool {
-	for _, x := range runes {
-		if x == r {
-			return true
-		}
-	}
-	return false
 }
 
 // failureFunction is Knuth-Morris-Pratt's failure function of lit.
@@ -188,10 +180,10 @@ func (s *segment) suffix(name string, steps *int64) (start int, ok bool) {
 		return len(name) - len(s.literal), strings.HasSuffix(name, s.literal)
 	}
 	start = len(name)
-	for i := len(s.tokens) - 1; i >= 0; i-- {
+	for _, t := range slices.Backward(s.tokens) {
 		*steps++
 		r, size := utf8.DecodeLastRuneInString(name[:start])
-		if size == 0 || (s.tokens[i] != anyRune && s.tokens[i] != r) {
+		if size == 0 || (t != anyRune && t != r) {
 			return 0, false
 		}
 		start -= size
