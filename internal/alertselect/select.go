@@ -17,56 +17,75 @@ import (
 // how many were left out.
 const MaxSelected = 1000
 
-// Matches tells whether an alert of that name and those tags matches sel:
-// all, or the name matching sel.Name (when set) and every tag of sel.Tags
-// among tags.
-func Matches(sel *swv1.AlertSelector, name string, tags []string) bool {
+// MaxNameBytes bounds the alert names a name pattern is tried on: a longer
+// name matches no pattern (tags alone may still select its alert, and an
+// ID names it). A host decides its names, and one may fill a 16 MiB answer,
+// which every watch sharing the list would match once per sync; no real
+// alert name comes near 4 KiB (a pattern has at most 256 characters).
+const MaxNameBytes = 4 << 10
+
+// Selector is an AlertSelector compiled once for every alert of a list it
+// is tried on. A nil *Selector matches nothing.
+type Selector struct {
+	all  bool
+	name *Pattern // nil: no name pattern
+	tags []string
+}
+
+// Compile compiles sel; nil for nil.
+func Compile(sel *swv1.AlertSelector) *Selector {
 	if sel == nil {
-		return false
+		return nil
 	}
-	if sel.All {
+	s := &Selector{all: sel.All, tags: sel.Tags}
+	if sel.Name != "" {
+		s.name = CompilePattern(sel.Name)
+	}
+	return s
+}
+
+// Matches tells whether an alert of that name and those tags matches: all,
+// or every tag of the selector among tags and the name, at most
+// MaxNameBytes, matching the selector's pattern (when it has one). A
+// selector with neither matches nothing.
+func (s *Selector) Matches(name string, tags []string) bool {
+	var steps int64
+	return s.matches(name, tags, &steps)
+}
+
+// matches is Matches, adding the steps it took to *steps (see
+// Pattern.match; a comparison of two tags is one).
+func (s *Selector) matches(name string, tags []string, steps *int64) bool {
+	switch {
+	case s == nil:
+		return false
+	case s.all:
 		return true
-	}
-	if sel.Name != "" && !Glob(sel.Name, name) {
+	case s.name == nil && len(s.tags) == 0:
 		return false
 	}
-	for _, t := range sel.Tags {
+	for _, t := range s.tags { // the tags first: they cost the least
+		*steps += int64(len(tags))
 		if !slices.Contains(tags, t) {
 			return false
 		}
 	}
-	return sel.Name != "" || len(sel.Tags) > 0
+	return s.name == nil || (len(name) <= MaxNameBytes && s.name.match(name, steps))
+}
+
+// Matches tells whether an alert of that name and those tags matches sel:
+// all, or the name matching sel.Name (when set, see Selector) and every
+// tag of sel.Tags among tags. Picking compiles sel once instead (Compile).
+func Matches(sel *swv1.AlertSelector, name string, tags []string) bool {
+	return Compile(sel).Matches(name, tags)
 }
 
 // Glob tells whether s matches pattern whole: * matches any run of
-// characters (none included), ? any one character, anything else itself.
-// Every pattern is valid, and the match is linear in len(pattern)+len(s)
-// but for backtracking to the last star, so that no pattern a tenant
-// writes can cost the manager more than their product.
-func Glob(pattern, s string) bool {
-	p, r := []rune(pattern), []rune(s)
-	pi, si := 0, 0
-	star, mark := -1, 0
-	for si < len(r) {
-		switch {
-		case pi < len(p) && (p[pi] == '?' || p[pi] == r[si]):
-			pi++
-			si++
-		case pi < len(p) && p[pi] == '*':
-			star, mark = pi, si
-			pi++
-		case star >= 0:
-			pi, mark = star+1, mark+1
-			si = mark
-		default:
-			return false
-		}
-	}
-	for pi < len(p) && p[pi] == '*' {
-		pi++
-	}
-	return pi == len(p)
-}
+// characters (none included), ? any one character, anything else itself
+// (a byte that is not UTF-8 is one character, U+FFFD). Every pattern is
+// valid, and the match takes time linear in len(s), whatever the pattern
+// (see CompilePattern, which compiles a pattern once for many names).
+func Glob(pattern, s string) bool { return CompilePattern(pattern).Match(s) }
 
 // Picked is what picking a watch's alerts from a host's list found.
 type Picked struct {
@@ -77,6 +96,14 @@ type Picked struct {
 	// Matched counts every alert the selector matched, those beyond
 	// MaxSelected included.
 	Matched int
+	// Work is what the selector cost, in units of decode work (about 10 ns
+	// of a core each, see lenient.Work), for the caller to charge to the
+	// watch's namespace (workshare.Shares.Charge): every watch sharing a
+	// host's list tries its selector on each of the list's alerts, which
+	// costs at most SelectWorkPerAlert + 16 × MaxNameBytes ÷
+	// SelectStepsPerUnit units each (about 16 Ki, 0.2 ms of a core); 0
+	// without a selector.
+	Work int64
 }
 
 // Index is a host's list ready for picking: read once, indexed once, and
@@ -110,7 +137,8 @@ func (idx *Index) Stopped() string { return idx.stopped }
 // answer that it has no such alert, as a 404 of its single GET is); when
 // paging stopped early an ID not among those read is not known to be gone:
 // it fails InvalidResponse and keeps its last fetch. Then the alerts sel
-// matches.
+// matches, sel compiled once for the whole list; what that cost is
+// Picked.Work, for the caller to charge to the watch's namespace.
 func Pick(ids []string, sel *swv1.AlertSelector, idx *Index) Picked {
 	byID, listing, stopped := idx.byID, idx.listing, idx.stopped
 	var out Picked
@@ -125,11 +153,13 @@ func Pick(ids []string, sel *swv1.AlertSelector, idx *Index) Picked {
 	}
 	var matched []*cloudapi.AlertResult
 	if sel != nil {
+		compiled, steps := Compile(sel), int64(0)
 		for id, a := range byID {
-			if !named[id] && id != "" && Matches(sel, deref(a.Alert.Name), tagsOf(&a.Alert)) {
+			if !named[id] && id != "" && compiled.matches(deref(a.Alert.Name), tagsOf(&a.Alert), &steps) {
 				matched = append(matched, a)
 			}
 		}
+		out.Work = selectionWork(len(byID), steps)
 	}
 	slices.SortFunc(matched, func(a, b *cloudapi.AlertResult) int { return cmp.Compare(a.Alert.ID, b.Alert.ID) })
 	out.Matched = len(matched)
@@ -163,3 +193,22 @@ func missing(id string, n int, stopped string) *ReadError {
 
 // tagsOf are an alert's tags, for a selector's tags.
 func tagsOf(a *swv1.AlertStatus) []string { return a.Tags }
+
+// Weights of the work of a selection, in units of decode work (about 10 ns
+// of a core each, see lenient.Work). A step of the matcher took 1 to 3 ns
+// in BenchmarkGlobWorst (docs/benchmarks.md).
+const (
+	// SelectWorkPerAlert is the fixed charge of trying a selector on one
+	// alert of a list: finding it in the index, its tags.
+	SelectWorkPerAlert = 2
+	// SelectStepsPerUnit are the matcher's steps (see Pattern.match) in a
+	// unit of work: a name of n bytes costs at most about
+	// 16n ÷ SelectStepsPerUnit units (see MaxNameBytes).
+	SelectStepsPerUnit = 4
+)
+
+// selectionWork is the work of trying a selector on n alerts in steps
+// steps of the matcher.
+func selectionWork(n int, steps int64) int64 {
+	return int64(n)*SelectWorkPerAlert + (steps+SelectStepsPerUnit-1)/SelectStepsPerUnit
+}

@@ -15,30 +15,6 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 )
 
-func TestGlob(t *testing.T) {
-	for _, tt := range []struct {
-		pattern, s string
-		want       bool
-	}{
-		{"prod-*", "prod-latency", true},
-		{"prod-*", "staging-latency", false},
-		{"*latency*", "p95 latency high", true},
-		{"*", "", true},
-		{"", "", true},
-		{"", "x", false},
-		{"a?c", "abc", true},
-		{"a?c", "ac", false},
-		{"[a]", "[a]", true}, // brackets are themselves: every pattern is valid
-		{"Ingest*", "ingest lag", false},
-		{"*a*a*a*a*b", strings.Repeat("a", 200), false},
-		{"é?", "éè", true},
-	} {
-		if got := alertselect.Glob(tt.pattern, tt.s); got != tt.want {
-			t.Errorf("Glob(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
-		}
-	}
-}
-
 func TestMatches(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -55,6 +31,22 @@ func TestMatches(t *testing.T) {
 		{"empty selector matches nothing", &swv1.AlertSelector{}, []string{"pipes"}, false},
 	} {
 		if got := alertselect.Matches(tt.sel, "Ingest lag", tt.tags); got != tt.want {
+			t.Errorf("%s: Matches = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	longest, longer := strings.Repeat("x", alertselect.MaxNameBytes), strings.Repeat("x", alertselect.MaxNameBytes+1)
+	for _, tt := range []struct {
+		name string
+		sel  *swv1.AlertSelector
+		s    string
+		want bool
+	}{
+		{"a name of MaxNameBytes", &swv1.AlertSelector{Name: "*x"}, longest, true},
+		{"a longer name matches no pattern", &swv1.AlertSelector{Name: "*x"}, longer, false},
+		{"its tags still select it", &swv1.AlertSelector{Tags: []string{"pipes"}}, longer, true},
+		{"as does all", &swv1.AlertSelector{All: true}, longer, true},
+	} {
+		if got := alertselect.Compile(tt.sel).Matches(tt.s, []string{"pipes"}); got != tt.want {
 			t.Errorf("%s: Matches = %v, want %v", tt.name, got, tt.want)
 		}
 	}
@@ -120,6 +112,39 @@ func TestPickBoundsTheSelected(t *testing.T) {
 	alertselect.Apply(&s, got.Entries, got.Matched, swv1.AlertsReadByList)
 	if s.Summary.Alerts != int32(alertselect.MaxSelected+5) {
 		t.Errorf("summary.alerts = %d, want every match", s.Summary.Alerts)
+	}
+}
+
+// Picking charges what the selector cost: every alert it is tried on, and
+// the steps of matching its name, so that a host's long names cost the
+// namespace of the watch that matches them, and no more than MaxNameBytes
+// of each name.
+func TestPickChargesTheSelection(t *testing.T) {
+	sel := &swv1.AlertSelector{Name: "*" + strings.Repeat("a?", 127) + "b*"}
+	listOf := func(n, nameBytes int) *alertselect.Index {
+		var listing []cloudapi.AlertResult
+		for i := range n {
+			listing = append(listing, listed(fmt.Sprintf("%06d", i), strings.Repeat("a", nameBytes)))
+		}
+		return alertselect.NewIndex(listing, "")
+	}
+	work := func(sel *swv1.AlertSelector, idx *alertselect.Index) int64 {
+		return alertselect.Pick(nil, sel, idx).Work
+	}
+	short, long := work(sel, listOf(1000, 32)), work(sel, listOf(1000, alertselect.MaxNameBytes))
+	if short < 1000*alertselect.SelectWorkPerAlert {
+		t.Errorf("1000 alerts of short names cost %d units, want at least %d a alert", short, alertselect.SelectWorkPerAlert)
+	}
+	// The matcher takes 4 steps a byte for this pattern (one a word of
+	// Shift-And), and one to check the name is UTF-8.
+	if want := int64(1000 * 5 * alertselect.MaxNameBytes / alertselect.SelectStepsPerUnit); long < want {
+		t.Errorf("1000 alerts of %d-byte names cost %d units, want at least %d", alertselect.MaxNameBytes, long, want)
+	}
+	if hostile := work(sel, listOf(4, 4<<20)); hostile > 4*alertselect.SelectWorkPerAlert {
+		t.Errorf("4 names of 4 MiB cost %d units, want %d: beyond MaxNameBytes a name is not read", hostile, 4*alertselect.SelectWorkPerAlert)
+	}
+	if none := work(nil, listOf(1000, 32)); none != 0 {
+		t.Errorf("no selector cost %d units, want 0", none)
 	}
 }
 
