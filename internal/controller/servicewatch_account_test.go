@@ -90,7 +90,7 @@ func (f *fixture) createAccountSecrets() {
 func (f *fixture) newAccount(conds ...swv1.AccountCondition) *swv1.ClusterCloudAccount {
 	return &swv1.ClusterCloudAccount{ObjectMeta: metav1.ObjectMeta{Name: f.accountName()}, Spec: swv1.ClusterCloudAccountSpec{
 		ManagementAPI: swv1.AccountAPISpec{URL: f.fake.URL, SecretRef: swv1.SecretReference{Name: f.accountName()}},
-		AlertAPI:      &swv1.AccountAPISpec{URL: f.fake.URL, SecretRef: swv1.SecretReference{Name: f.accountName() + "-token"}},
+		AlertAPI:      &swv1.AccountAlertAPISpec{AccountAPISpec: swv1.AccountAPISpec{URL: f.fake.URL, SecretRef: swv1.SecretReference{Name: f.accountName() + "-token"}}},
 		Conditions:    conds,
 	}}
 }
