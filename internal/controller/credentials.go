@@ -176,10 +176,14 @@ func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1
 	}
 	if watch.Spec.ManagementAPI.AccountRef != nil {
 		grant := r.Accounts.Resolve(ctx, watch)
-		versions[accountTrigger] = grant.Trigger
+		trigger := grant.Trigger
 		for _, secret := range grant.Secrets(r.Options.Scope.Namespaces) {
 			versions[secret.String()] = r.secrets.Version(ctx, secret)
+			// A change to the account's Secret is the watch's trigger, as
+			// one to its own: the change syncs it at once.
+			trigger += "|" + versions[secret.String()]
 		}
+		versions[accountTrigger] = trigger
 	}
 	return versions
 }

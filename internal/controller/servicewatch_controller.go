@@ -300,7 +300,9 @@ func (r *ServiceWatchReconciler) watchesForSecret(ctx context.Context, secret cl
 	for i := range watches.Items {
 		requests[i].NamespacedName = client.ObjectKeyFromObject(&watches.Items[i])
 	}
-	return requests
+	// An account's Secret, in the operator's namespace: its watches are
+	// in the tenants' namespaces.
+	return append(requests, r.Accounts.WatchesOfSecret(ctx, secret)...)
 }
 
 // Reconcile syncs one ServiceWatch when a sync is due, and says when the next
