@@ -176,14 +176,11 @@ func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1
 	}
 	if watch.Spec.ManagementAPI.AccountRef != nil {
 		grant := r.Accounts.Resolve(ctx, watch)
-		trigger := grant.Trigger
+		versions[accountTrigger] = grant.Trigger
 		for _, secret := range grant.Secrets(r.Options.Scope.Namespaces) {
 			versions[secret.String()] = r.secrets.Version(ctx, secret)
-			// A change to the account's Secret is the watch's trigger, as
-			// one to its own: the change syncs it at once.
-			trigger += "|" + versions[secret.String()]
+			versions[accountTrigger] += "|" + versions[secret.String()] // its change syncs the watch, as its own Secret's
 		}
-		versions[accountTrigger] = trigger
 	}
 	return versions
 }
