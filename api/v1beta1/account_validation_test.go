@@ -1,11 +1,14 @@
 package v1beta1_test
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/testenv"
@@ -48,6 +51,48 @@ func TestManagementAPIIsASecretOrAnAccount(t *testing.T) {
 			}
 			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want Invalid saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// An account's alert API is Restricted or Unrestricted, nothing else, and
+// keeps its URL and Secret beside its scope (one object, as before).
+func TestAccountAlertAPIScope(t *testing.T) {
+	testenv.SkipShort(t)
+	for _, tc := range []struct {
+		scope string
+		want  string // "" when accepted
+	}{
+		{"", ""},
+		{swv1.AlertTokenRestricted, ""},
+		{swv1.AlertTokenUnrestricted, ""},
+		{"Organization", "Unsupported value"},
+	} {
+		t.Run("scope "+tc.scope, func(t *testing.T) {
+			a := &swv1.ClusterCloudAccount{ObjectMeta: metav1.ObjectMeta{Name: "scope-" + strings.ToLower(cmp.Or(tc.scope, "unset"))},
+				Spec: swv1.ClusterCloudAccountSpec{
+					ManagementAPI: swv1.AccountAPISpec{SecretRef: swv1.SecretReference{Name: "key"}},
+					AlertAPI: &swv1.AccountAlertAPISpec{AccountAPISpec: swv1.AccountAPISpec{URL: "https://alerts.example.com",
+						SecretRef: swv1.SecretReference{Name: "token"}}, Scope: tc.scope},
+				}}
+			err := env.Client.Create(context.Background(), a)
+			if tc.want != "" {
+				if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error %v, want Invalid saying %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), a) })
+			got := &swv1.ClusterCloudAccount{}
+			if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(a), got); err != nil {
+				t.Fatal(err)
+			}
+			if *got.Spec.AlertAPI != *a.Spec.AlertAPI {
+				t.Errorf("alertApi read back as %+v, want %+v", *got.Spec.AlertAPI, *a.Spec.AlertAPI)
 			}
 		})
 	}

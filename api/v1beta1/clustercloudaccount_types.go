@@ -26,9 +26,9 @@ type ClusterCloudAccountSpec struct {
 	// alertApi says where the alert API is and which Secret, in the
 	// operator's own namespace, holds its token (the key `token`). Watches
 	// that use the account and name alerts without an alertApi of their own
-	// use it.
+	// use it, where its scope allows them.
 	// +optional
-	AlertAPI *AccountAPISpec `json:"alertApi,omitempty"`
+	AlertAPI *AccountAlertAPISpec `json:"alertApi,omitempty"`
 
 	// conditions say who may use the account: a watch may when at least one
 	// condition allows its namespace, organization and service. No
@@ -94,6 +94,38 @@ type AccountAPISpec struct {
 	// +required
 	SecretRef SecretReference `json:"secretRef"`
 }
+
+// AccountAlertAPISpec locates an account's alert API and its token, and says
+// which of the watches the account allows may be given the token.
+type AccountAlertAPISpec struct {
+	AccountAPISpec `json:",inline"`
+
+	// scope says which watches get the alert token. The alert API answers
+	// with any alert the token reads, whatever the service: a condition
+	// that names organizationIds or serviceIds cannot be enforced on it.
+	// Restricted (the default): the token is given only to a watch that a
+	// condition naming neither organizationIds nor serviceIds allows; a
+	// watch allowed only for some organizations or services is refused it
+	// (AccountNotAllowed; it may read its alerts with alertsFrom:
+	// ManagementAPI, which lists its own service's alerts with the
+	// management key). Unrestricted: every watch the conditions allow gets
+	// the token, so every namespace allowed to use this account can read
+	// every alert the token reads, of any organization or service.
+	// +optional
+	// +kubebuilder:validation:Enum=Restricted;Unrestricted
+	Scope string `json:"scope,omitempty"`
+}
+
+// The scopes of an account's alert token (AccountAlertAPISpec.Scope).
+const (
+	// AlertTokenRestricted gives the alert token only to watches that a
+	// condition allows for every organization and service.
+	AlertTokenRestricted = "Restricted"
+	// AlertTokenUnrestricted gives the alert token to every watch the
+	// conditions allow: each of their namespaces can read every alert the
+	// token reads.
+	AlertTokenUnrestricted = "Unrestricted"
+)
 
 // AccountCondition allows the namespaces it selects to use the account, for
 // the organizations and services it names. A namespace is selected when it

@@ -100,6 +100,9 @@ type Grant struct {
 	Management Credential
 	// Alert is nil when the account has no alertApi.
 	Alert *Credential
+	// AlertToken says the watch reads its alerts with the account's alert
+	// token: only then is the token's Secret one the watch needs.
+	AlertToken bool
 	// Trigger fingerprints what decided the grant (which account, its
 	// generation, the decision): when it changes, the watch syncs at once,
 	// so a refused watch recovers as soon as the account allows it.
@@ -125,17 +128,19 @@ func (g Grant) For(alert, ownAlertAPI bool) (cred Credential, refusal *Refusal, 
 	return *g.Alert, nil, true
 }
 
-// Secrets are the grant's Secrets whose versions a Secret watch of the
+// Secrets are the grant's Secrets the watch needs (the alert token's only
+// when it reads alerts with it) whose versions a Secret watch of the
 // namespaces watched (all when empty) keeps, so that a sync waiting for its
-// budget knows their credentials by digest without reading them again; none
-// when the Secret watch does not see the operator's namespace (a version
-// remembered without its changes would hide a rotated key).
+// budget knows their credentials by digest without reading them again, and
+// a change to one syncs the watch; none when the Secret watch does not see
+// the operator's namespace (a version remembered without its changes would
+// hide a rotated key).
 func (g Grant) Secrets(watched []string) []types.NamespacedName {
 	if g.Refusal != nil || (len(watched) > 0 && !slices.Contains(watched, g.Management.Secret.Namespace)) {
 		return nil
 	}
 	secrets := []types.NamespacedName{g.Management.Secret}
-	if g.Alert != nil {
+	if g.Alert != nil && g.AlertToken {
 		secrets = append(secrets, g.Alert.Secret)
 	}
 	return secrets
@@ -186,7 +191,8 @@ func (a *Accounts) Resolve(ctx context.Context, watch *swv1.ServiceWatch) Grant 
 		return g
 	}
 	a.noteShares(&account)
-	return Grant{Management: a.credential(account.Spec.ManagementAPI, "managementApi", name), Alert: a.alertCredential(&account), Trigger: trigger}
+	return Grant{Management: a.credential(account.Spec.ManagementAPI, "managementApi", name), Alert: a.alertCredential(&account),
+		AlertToken: subject.AlertToken, Trigger: trigger}
 }
 
 func refused(reason, trigger, message string) Grant {
@@ -194,14 +200,15 @@ func refused(reason, trigger, message string) Grant {
 }
 
 // subjectOf is the watch as the account's conditions see it: its namespace
-// with the labels the API server has for it.
+// with the labels the API server has for it, what it reads, and whether it
+// reads alerts with the account's alert token.
 func (a *Accounts) subjectOf(ctx context.Context, watch *swv1.ServiceWatch) (accountpolicy.Subject, error) {
 	var ns corev1.Namespace
 	if err := a.Client.Get(ctx, client.ObjectKey{Name: watch.Namespace}, &ns); err != nil {
 		return accountpolicy.Subject{}, fmt.Errorf("reading namespace %q: %w", watch.Namespace, err)
 	}
 	return accountpolicy.Subject{Namespace: ns.Name, NamespaceLabels: ns.Labels,
-		OrganizationID: watch.Spec.OrganizationID, ServiceID: watch.Spec.ServiceID}, nil
+		OrganizationID: watch.Spec.OrganizationID, ServiceID: watch.Spec.ServiceID, AlertToken: ReadsAlertToken(watch)}, nil
 }
 
 func (a *Accounts) credential(spec swv1.AccountAPISpec, field, account string) Credential {
@@ -213,7 +220,7 @@ func (a *Accounts) alertCredential(account *swv1.ClusterCloudAccount) *Credentia
 	if account.Spec.AlertAPI == nil {
 		return nil
 	}
-	c := a.credential(*account.Spec.AlertAPI, "alertApi", account.Name)
+	c := a.credential(account.Spec.AlertAPI.AccountAPISpec, "alertApi", account.Name)
 	return &c
 }
 

@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
+	"github.com/servicewatch/servicewatch/internal/alertselect"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
@@ -75,6 +76,14 @@ func (a *Accounts) SourceOf(ctx context.Context, watch *swv1.ServiceWatch, alert
 		s = throughAccount(s, cred, ref.Name, fallbacks)
 	}
 	return s
+}
+
+// ReadsAlertToken tells whether a watch that refers to an account reads
+// alerts with the account's alert token: it follows alerts, from the alert
+// API, and has no spec.alertApi of its own. A watch whose alerts come from
+// the management API needs no token, nor one with no alerts.
+func ReadsAlertToken(watch *swv1.ServiceWatch) bool {
+	return alertselect.InUse(&watch.Spec) && !alertselect.FromManagement(&watch.Spec) && watch.Spec.AlertAPI == nil
 }
 
 // throughAccount is s with the account's URL and Secret. The watch's own

@@ -1,6 +1,7 @@
 package accountcontroller_test
 
 import (
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,6 +66,66 @@ func TestGrantFor(t *testing.T) {
 			}
 			if cred != tc.want || reason != tc.wantReason || use != tc.wantUse {
 				t.Errorf("For: %+v %q %v, want %+v %q %v", cred, reason, use, tc.want, tc.wantReason, tc.wantUse)
+			}
+		})
+	}
+}
+
+// A watch needs the account's alert token only when it reads alerts with
+// it: the token's Secret is among its Secrets (whose versions are kept, and
+// whose changes sync it) then only.
+func TestGrantSecretsAreTheOnesTheWatchNeeds(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ops", Name: "key"}
+	token := types.NamespacedName{Namespace: "ops", Name: "token"}
+	grant := accountcontroller.Grant{Management: accountcontroller.Credential{Secret: key}, Alert: &accountcontroller.Credential{Secret: token}}
+	withToken := grant
+	withToken.AlertToken = true
+	refused := withToken
+	refused.Refusal = &accountcontroller.Refusal{Reason: swv1.ReasonAccountNotAllowed, Message: "no"}
+	for _, tc := range []struct {
+		name    string
+		grant   accountcontroller.Grant
+		watched []string
+		want    []types.NamespacedName
+	}{
+		{"the key only", grant, nil, []types.NamespacedName{key}},
+		{"the key and the token", withToken, nil, []types.NamespacedName{key, token}},
+		{"the operator's namespace watched", withToken, []string{"team-a", "ops"}, []types.NamespacedName{key, token}},
+		{"the operator's namespace not watched", withToken, []string{"team-a"}, nil},
+		{"refused", refused, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.grant.Secrets(tc.watched); !slices.Equal(got, tc.want) {
+				t.Errorf("Secrets: %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Which watches read alerts with the account's token: those that follow
+// alerts from the alert API without an alertApi of their own.
+func TestReadsAlertToken(t *testing.T) {
+	ref := &swv1.AccountRef{Name: "org"}
+	for _, tc := range []struct {
+		name string
+		edit func(*swv1.ServiceWatch)
+		want bool
+	}{
+		{"no alerts", func(*swv1.ServiceWatch) {}, false},
+		{"alert IDs", func(w *swv1.ServiceWatch) { w.Spec.AlertIDs = []string{"a"} }, true},
+		{"a selector", func(w *swv1.ServiceWatch) { w.Spec.AlertSelector = &swv1.AlertSelector{Name: "prod-*"} }, true},
+		{"from the management API", func(w *swv1.ServiceWatch) {
+			w.Spec.AlertIDs, w.Spec.AlertsFrom = []string{"a"}, swv1.AlertsFromManagementAPI
+		}, false},
+		{"with a token of its own", func(w *swv1.ServiceWatch) {
+			w.Spec.AlertIDs, w.Spec.AlertAPI = []string{"a"}, &swv1.AlertAPISpec{SecretRef: swv1.SecretReference{Name: "own-token"}}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := watchOf(ref, nil)
+			tc.edit(w)
+			if got := accountcontroller.ReadsAlertToken(w); got != tc.want {
+				t.Errorf("ReadsAlertToken: %v, want %v", got, tc.want)
 			}
 		})
 	}

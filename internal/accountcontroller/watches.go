@@ -54,6 +54,39 @@ func (a *Accounts) WatchesOfAccount(ctx context.Context, account client.Object) 
 	return requestsOf(watches.Items, func(*swv1.ServiceWatch) bool { return true })
 }
 
+// WatchesOfSecret are the watches that use the Secret through an account,
+// wherever they are: the watches of every account whose management key it
+// holds, and those that read alerts with it of every account whose alert
+// token it holds. A change to the Secret syncs them, so a rotated key is
+// used at once. None for a Secret outside the operator's namespace. a may
+// be nil.
+func (a *Accounts) WatchesOfSecret(ctx context.Context, secret client.Object) []reconcile.Request {
+	if !a.Enabled() || secret.GetNamespace() != a.Namespace {
+		return nil
+	}
+	var accounts swv1.ClusterCloudAccountList
+	if err := a.Client.List(ctx, &accounts); err != nil {
+		log.FromContext(ctx).Error(err, "listing the ClusterCloudAccounts of a Secret", "secret", secret.GetName())
+		return nil
+	}
+	var requests []reconcile.Request
+	for i := range accounts.Items {
+		spec := &accounts.Items[i].Spec
+		key := spec.ManagementAPI.SecretRef.Name == secret.GetName()
+		token := spec.AlertAPI != nil && spec.AlertAPI.SecretRef.Name == secret.GetName()
+		if !key && !token {
+			continue
+		}
+		var watches swv1.ServiceWatchList
+		if err := a.Client.List(ctx, &watches, client.MatchingFields{accountIndex: accounts.Items[i].Name}); err != nil {
+			log.FromContext(ctx).Error(err, "listing the ServiceWatches of a ClusterCloudAccount", "account", accounts.Items[i].Name)
+			continue
+		}
+		requests = append(requests, requestsOf(watches.Items, func(w *swv1.ServiceWatch) bool { return key || ReadsAlertToken(w) })...)
+	}
+	return requests
+}
+
 // WatchesInNamespace are the watches of the namespace that refer to an
 // account: its labels may select it or not.
 func (a *Accounts) WatchesInNamespace(ctx context.Context, ns client.Object) []reconcile.Request {

@@ -28,19 +28,33 @@ type Subject struct {
 	NamespaceLabels map[string]string
 	OrganizationID  string
 	ServiceID       string
+	// AlertToken says the watch reads alerts with the account's alert
+	// token (spec.alertApi): a token that reads alerts of any service, so
+	// only a condition that names no organizations or services may give it,
+	// unless the account's alert API is Unrestricted.
+	AlertToken bool
 }
 
 // Decide tells whether the account allows s; when it does not, the error
-// says, per condition (the first few), why not.
+// says, per condition (the first few), why not. A subject that reads alerts
+// with the account's alert token is allowed only by a condition that names
+// no organizations or services, unless the account's alert API is
+// Unrestricted: the alert API answers with any alert the token reads, so
+// the management API's refusal of another service's alerts would not hold.
 func Decide(account *swv1.ClusterCloudAccount, s Subject) error {
 	conds := account.Spec.Conditions
 	if len(conds) == 0 {
 		return fmt.Errorf("ClusterCloudAccount %q has no conditions, so no namespace may use it; its owner adds one that selects namespace %q",
 			account.Name, s.Namespace)
 	}
+	restricted := restrictedAlertToken(account, s)
 	reasons := make([]string, 0, min(len(conds), maxReasons))
+	tokenOnly := false // some condition allows all but the alert token
 	for i := range conds {
 		why := refusal(&conds[i], s)
+		if why == "" && restricted && names(&conds[i]) {
+			why, tokenOnly = "it names organizationIds or serviceIds, which the account's alert token (spec.alertApi, scope Restricted) cannot keep to: it reads alerts of any service", true
+		}
 		if why == "" {
 			return nil
 		}
@@ -51,7 +65,11 @@ func Decide(account *swv1.ClusterCloudAccount, s Subject) error {
 	if more := len(conds) - len(reasons); more > 0 {
 		reasons = append(reasons, fmt.Sprintf("and %d more conditions", more))
 	}
-	return fmt.Errorf("ClusterCloudAccount %q does not allow this watch: %s", account.Name, strings.Join(reasons, "; "))
+	err := fmt.Errorf("ClusterCloudAccount %q does not allow this watch: %s", account.Name, strings.Join(reasons, "; "))
+	if tokenOnly {
+		return fmt.Errorf("%w; read this service's alerts with spec.alertsFrom: ManagementAPI (the account's management key, which lists this service's alerts only) or a spec.alertApi of the watch's own, or ask the account's owner for spec.alertApi.scope: Unrestricted", err)
+	}
+	return err
 }
 
 // refusal is why one condition does not allow s, "" when it does.
@@ -66,6 +84,21 @@ func refusal(c *swv1.AccountCondition, s Subject) string {
 		return fmt.Sprintf("service %s is not among its serviceIds", s.ServiceID)
 	}
 	return ""
+}
+
+// restrictedAlertToken tells whether s asks for the account's alert token
+// and the account gives it only to conditions that name no organizations
+// or services. An account without an alertApi has no token to give: the
+// watch is told so where its alerts are read.
+func restrictedAlertToken(account *swv1.ClusterCloudAccount, s Subject) bool {
+	alerts := account.Spec.AlertAPI
+	return s.AlertToken && alerts != nil && alerts.Scope != swv1.AlertTokenUnrestricted
+}
+
+// names tells whether a condition allows only some organizations or
+// services: the alert token cannot be held to that.
+func names(c *swv1.AccountCondition) bool {
+	return len(c.OrganizationIDs) > 0 || len(c.ServiceIDs) > 0
 }
 
 // selects tells whether the condition selects the subject's namespace, and

@@ -82,6 +82,62 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// The alert token reads alerts of any service: a watch that reads its
+// alerts with it is allowed only by a condition that names no
+// organizations or services, unless the account says its alert API is
+// Unrestricted.
+func TestDecideTheAlertToken(t *testing.T) {
+	withAlerts := func(scope string, conds ...swv1.AccountCondition) *swv1.ClusterCloudAccount {
+		a := account(conds...)
+		a.Spec.AlertAPI = &swv1.AccountAlertAPISpec{AccountAPISpec: swv1.AccountAPISpec{SecretRef: swv1.SecretReference{Name: "token"}}, Scope: scope}
+		return a
+	}
+	tokenOf := func(ns string) accountpolicy.Subject {
+		s := subject(ns, nil)
+		s.AlertToken = true
+		return s
+	}
+	byService := swv1.AccountCondition{Namespaces: []string{"team-a"}, ServiceIDs: []string{service}}
+	byOrganization := swv1.AccountCondition{Namespaces: []string{"team-a"}, OrganizationIDs: []string{org}}
+	everything := swv1.AccountCondition{Namespaces: []string{"team-a"}}
+	for _, tc := range []struct {
+		name    string
+		account *swv1.ClusterCloudAccount
+		subject accountpolicy.Subject
+		refused []string
+	}{
+		{"a service condition refuses the token", withAlerts("", byService), tokenOf("team-a"),
+			[]string{"conditions[0]", "organizationIds or serviceIds", "alertsFrom: ManagementAPI", "scope: Unrestricted"}},
+		{"Restricted said outright", withAlerts(swv1.AlertTokenRestricted, byService), tokenOf("team-a"), []string{"scope Restricted"}},
+		{"an organization condition refuses the token", withAlerts("", byOrganization), tokenOf("team-a"), []string{"conditions[0]", "organizationIds"}},
+		{"the same condition allows the management key", withAlerts("", byService), subject("team-a", nil), nil},
+		{"a condition for every service gives the token", withAlerts("", everything), tokenOf("team-a"), nil},
+		{"one such condition is enough", withAlerts("", byService, everything), tokenOf("team-a"), nil},
+		{"Unrestricted gives it to a service condition", withAlerts(swv1.AlertTokenUnrestricted, byService), tokenOf("team-a"), nil},
+		{"Unrestricted still keeps to the services", withAlerts(swv1.AlertTokenUnrestricted,
+			swv1.AccountCondition{Namespaces: []string{"team-a"}, ServiceIDs: []string{other}}), tokenOf("team-a"), []string{"serviceIds"}},
+		{"another namespace is told of its namespace", withAlerts("", byService), tokenOf("team-b"), []string{`namespace "team-b"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := accountpolicy.Decide(tc.account, tc.subject)
+			if tc.refused == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("allowed, want refused")
+			}
+			for _, want := range tc.refused {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("refusal %q does not say %q", err, want)
+				}
+			}
+		})
+	}
+}
+
 func TestValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

@@ -179,6 +179,7 @@ func (r *ServiceWatchReconciler) secretVersions(ctx context.Context, watch *swv1
 		versions[accountTrigger] = grant.Trigger
 		for _, secret := range grant.Secrets(r.Options.Scope.Namespaces) {
 			versions[secret.String()] = r.secrets.Version(ctx, secret)
+			versions[accountTrigger] += "|" + versions[secret.String()] // its change syncs the watch, as its own Secret's
 		}
 	}
 	return versions

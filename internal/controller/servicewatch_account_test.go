@@ -90,7 +90,7 @@ func (f *fixture) createAccountSecrets() {
 func (f *fixture) newAccount(conds ...swv1.AccountCondition) *swv1.ClusterCloudAccount {
 	return &swv1.ClusterCloudAccount{ObjectMeta: metav1.ObjectMeta{Name: f.accountName()}, Spec: swv1.ClusterCloudAccountSpec{
 		ManagementAPI: swv1.AccountAPISpec{URL: f.fake.URL, SecretRef: swv1.SecretReference{Name: f.accountName()}},
-		AlertAPI:      &swv1.AccountAPISpec{URL: f.fake.URL, SecretRef: swv1.SecretReference{Name: f.accountName() + "-token"}},
+		AlertAPI:      &swv1.AccountAlertAPISpec{AccountAPISpec: swv1.AccountAPISpec{URL: f.fake.URL, SecretRef: swv1.SecretReference{Name: f.accountName() + "-token"}}},
 		Conditions:    conds,
 	}}
 }
@@ -381,6 +381,77 @@ func TestAccountKeyRotated(t *testing.T) {
 	f.waitFor("rotated", 20*time.Second, "Unauthorized with the rotated key", stalledWith(swv1.ReasonUnauthorized))
 }
 
+// A change to an account's key syncs every watch that uses it, wherever it
+// is, at once: not at its next periodic sync, an hour away. The Secret is
+// in the operator's namespace, the watches in two tenants' namespaces.
+func TestAccountKeyRotationSyncsItsWatchesEverywhere(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	other := newNamedFixture(t, t.Name()+"-other")
+	f.createAccountSecrets()
+	f.createAccount(swv1.AccountCondition{Namespaces: []string{f.ns, other.ns}})
+	for _, in := range []*fixture{f, other} {
+		w := f.accountWatch("hourly")
+		w.Namespace, w.Spec.Interval = in.ns, metav1.Duration{Duration: time.Hour}
+		in.create(w)
+		in.waitFor("hourly", 20*time.Second, "Ready", isReady)
+	}
+
+	secret := testenv.Get[corev1.Secret](f.ctx, t, env.Client, f.accountSecret())
+	secret.Data = nil
+	secret.StringData = map[string]string{"keyId": f.keyID, "keySecret": secretMarker + "revoked"}
+	if err := env.Client.Update(f.ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []*fixture{f, other} {
+		in.waitFor("hourly", 20*time.Second, "Unauthorized with the rotated key, long before its hourly sync", stalledWith(swv1.ReasonUnauthorized))
+	}
+}
+
+// An account that allows a namespace only for one service does not give it
+// the account's alert token, which reads alerts of any service: a watch
+// that names an alert ID, or selects alerts by name, with it is Stalled
+// with AccountNotAllowed before any Secret is read or any call made. The
+// same namespace reads its service's alerts from the management API, which
+// lists that service's alerts only; once the account's owner says the alert
+// API is Unrestricted, the token is given.
+func TestAccountAlertTokenNotGivenToAServiceCondition(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.createAccountSecrets()
+	f.createAccount(swv1.AccountCondition{Namespaces: []string{f.ns}, ServiceIDs: []string{fakecloud.DefaultServiceID}})
+	f.create(f.accountWatch("by-id", fakecloud.DefaultAlertID))
+	byName := f.accountWatch("by-name")
+	byName.Spec.AlertSelector = &swv1.AlertSelector{Name: "*"}
+	f.create(byName)
+	for _, name := range []string{"by-id", "by-name"} {
+		f.waitFor(name, 20*time.Second, "Stalled AccountNotAllowed",
+			stalledWith(swv1.ReasonAccountNotAllowed, "conditions[0]", "serviceIds", "alert token", "alertsFrom: ManagementAPI", "scope: Unrestricted"))
+	}
+	token := types.NamespacedName{Namespace: operatorNamespace, Name: f.accountName() + "-token"}
+	for _, secret := range []types.NamespacedName{f.accountSecret(), token} {
+		if n := suiteSecretReads.of(secret) + auditedReads(t, secret); n != 0 {
+			t.Errorf("refused watches read the account's Secret %s %d times", secret.Name, n)
+		}
+	}
+	if calls := f.fake.CallLog(); len(calls) != 0 {
+		t.Errorf("refused watches called the cloud %d times: %+v", len(calls), calls)
+	}
+
+	managed := f.accountWatch("managed", fakecloud.DefaultAlertID)
+	managed.Spec.AlertsFrom = swv1.AlertsFromManagementAPI
+	f.create(managed)
+	f.waitFor("managed", 20*time.Second, "Ready with the management API's alerts", isReady)
+	f.waitForAccount("counting one allowed watch of three", func(a *swv1.ClusterCloudAccount) bool {
+		return len(a.Status.Namespaces) == 1 && a.Status.Namespaces[0].Watches == 3 && a.Status.Namespaces[0].Allowed == 1
+	})
+
+	f.updateAccount(func(a *swv1.ClusterCloudAccount) { a.Spec.AlertAPI.Scope = swv1.AlertTokenUnrestricted })
+	for _, name := range []string{"by-id", "by-name"} {
+		f.waitFor(name, 20*time.Second, "Ready once the alert API is Unrestricted", isReady)
+	}
+}
+
 // A watch on an account whose alerts come from the management API reads
 // them with the account's key, from the service's list: no Secret of its
 // own, no alert token, and no call to an alert host.
@@ -412,7 +483,12 @@ func TestAccountServesManagementAPIAlerts(t *testing.T) {
 	if lists == 0 {
 		t.Error("the service's alerts were never listed")
 	}
-	if n := suiteSecretReads.of(types.NamespacedName{Namespace: operatorNamespace, Name: f.accountName() + "-token"}); n != 0 {
+	token := types.NamespacedName{Namespace: operatorNamespace, Name: f.accountName() + "-token"}
+	if n := suiteSecretReads.of(token); n != 0 {
 		t.Errorf("the account's alert token was read %d times; the management key serves these alerts", n)
+	}
+	// Not even its metadata: the watch never needs the token's Secret.
+	if n := auditedReads(t, token); n != 0 {
+		t.Errorf("the API server's audit log holds %d reads of the account's alert token; the management key serves these alerts", n)
 	}
 }

@@ -300,7 +300,7 @@ func (r *ServiceWatchReconciler) watchesForSecret(ctx context.Context, secret cl
 	for i := range watches.Items {
 		requests[i].NamespacedName = client.ObjectKeyFromObject(&watches.Items[i])
 	}
-	return requests
+	return append(requests, r.Accounts.WatchesOfSecret(ctx, secret)...) // an account's: its watches are in any namespace
 }
 
 // Reconcile syncs one ServiceWatch when a sync is due, and says when the next

@@ -130,7 +130,7 @@ func interval(watch *swv1.ServiceWatch) time.Duration {
 }
 
 // accountTrigger is the key of secretVersions that holds the watch's account
-// grant (accountcontroller.Grant.Trigger): never a Secret's name.
+// grant (Grant.Trigger) and its Secrets' versions: never a Secret's name.
 const accountTrigger = "\x00account"
 
 func referencedSecrets(obj client.Object) []string {
