@@ -1,0 +1,154 @@
+package pacing
+
+import (
+	"sync"
+	"time"
+)
+
+// SpendWindow is how far back the calls a namespace spent of a budget count
+// against its share: long enough to hold a few syncs of a namespace within
+// its share, short enough that one that starts requesting syncs in a loop is
+// over its share within seconds.
+const SpendWindow = 20 * time.Second
+
+// SpendSlack is how many calls past its share a namespace may spend in one
+// SpendWindow before it is over its share by what it spent: two syncs of
+// pipes and endpoints, so that a namespace whose syncs bunch up (a spec
+// applied to all its watches at once, a retry) is not taken for one that
+// asks in a loop.
+const SpendSlack = 4
+
+// spendTolerance is how far past what its watches' intervals ask a
+// namespace's calls may go within one SpendWindow before they count as
+// spent past its share: the phases bunch a namespace's periodic syncs by up
+// to a fourth.
+const spendTolerance = 1.25
+
+// spendBuckets is how many slices of SpendWindow the calls are counted in:
+// the window slides by a tenth.
+const spendBuckets = 10
+
+// spending counts the calls each namespace was admitted on each budget in
+// the last SpendWindow, whatever they were for: periodic refreshes,
+// requested syncs, a Secret's change, retries. The shares of a budget
+// (demands) are computed from what each namespace's watches ask at their
+// intervals; a namespace whose watches sit at 24 h but request syncs in a
+// loop asked for almost nothing and took the whole budget, and the other
+// namespaces' periodic syncs waited behind it (issue 37). What it spent now
+// counts: a namespace that spent more than its share (overBySpend) is over
+// it, and leaves the others their reserved room (reservations), as one
+// whose intervals ask too much does.
+//
+// It costs a fixed count per budget and namespace that spent in the last
+// window; one that spent nothing in a window is dropped when next looked at.
+type spending struct {
+	mu      sync.Mutex
+	budgets map[string]map[string]*callWindow
+}
+
+// callWindow is the calls of one namespace on one budget, per slice of
+// SpendWindow: counts[i % spendBuckets] holds slice i, last is the latest
+// slice counted.
+type callWindow struct {
+	counts [spendBuckets]int
+	last   int64
+}
+
+// newSpending returns an empty book.
+func newSpending() *spending {
+	return &spending{budgets: map[string]map[string]*callWindow{}}
+}
+
+// sliceOf is the slice of SpendWindow that at falls in.
+func sliceOf(at time.Time) int64 {
+	return at.UnixNano() / int64(SpendWindow/spendBuckets)
+}
+
+// Spent records that namespace was admitted n calls of budget at now.
+func (s *spending) Spent(budget, namespace string, n int, now time.Time) {
+	if n <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	of := s.budgets[budget]
+	if of == nil {
+		of = map[string]*callWindow{}
+		s.budgets[budget] = of
+	}
+	w := of[namespace]
+	if w == nil {
+		w = &callWindow{last: sliceOf(now)}
+		of[namespace] = w
+	}
+	w.slide(sliceOf(now))
+	w.counts[w.last%spendBuckets] += n
+}
+
+// Of is the calls each namespace spent of budget in the SpendWindow up to
+// now; nil when none did. Namespaces that spent nothing in it are dropped.
+func (s *spending) Of(budget string, now time.Time) map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out map[string]int
+	for name, w := range s.budgets[budget] {
+		w.slide(sliceOf(now))
+		n := w.sum()
+		if n == 0 {
+			delete(s.budgets[budget], name)
+			continue
+		}
+		if out == nil {
+			out = map[string]int{}
+		}
+		out[name] = n
+	}
+	if len(s.budgets[budget]) == 0 {
+		delete(s.budgets, budget)
+	}
+	return out
+}
+
+// slide moves the window on to slice at, emptying the slices it leaves
+// behind. A clock that went back counts into the latest slice.
+func (w *callWindow) slide(at int64) {
+	if at <= w.last {
+		return
+	}
+	for i := w.last + 1; i <= at && i <= w.last+spendBuckets; i++ {
+		w.counts[i%spendBuckets] = 0
+	}
+	w.last = at
+}
+
+func (w *callWindow) sum() int {
+	n := 0
+	for _, c := range w.counts {
+		n += c
+	}
+	return n
+}
+
+// Spending is what a namespace spent of a budget in the last SpendWindow,
+// and the most it may spend there and stay within its share.
+type Spending struct {
+	// Spent is the calls it was admitted in the window.
+	Spent int
+	// Limit is the calls it may spend in the window within its share (see
+	// spendLimit); 0 when the budget has no limit or no other namespace.
+	Limit float64
+}
+
+// Over tells whether the namespace spent more than its share.
+func (s Spending) Over() bool { return s.Limit > 0 && float64(s.Spent) > s.Limit }
+
+// spendLimit is the most calls a namespace may spend of a budget that
+// allows allowed calls per second in one SpendWindow and stay within its
+// share: its weight's part of the budget (part, calls per second, what it
+// gets however much the others ask) or what its watches ask at their
+// intervals (need), whichever is more, and SpendSlack. A namespace within
+// its share by its intervals keeps that share, and one whose intervals ask
+// little gets its part for what it requests besides.
+func spendLimit(part, need float64) float64 {
+	return max(part, need*spendTolerance)*SpendWindow.Seconds() + SpendSlack
+}
