@@ -302,11 +302,22 @@ func (p *Pacer[K, R]) Admitted(key K) {
 	p.reserved.Release(key)
 }
 
-// AlertBatch returns the indexes, among n reads of one budget, of those
-// the watch's sync makes: all n when the budget admits size calls at once
-// (0: no limit), else the next size of them in turn (see turns). It does not
-// move the turn (see Took).
-func (p *Pacer[K, R]) AlertBatch(key K, n, size int) []int { return p.turns.Next(key, n, size) }
+// AlertBatch returns the reads of one budget that the watch's sync makes:
+// all of them when the budget admits size calls at once (0: no limit),
+// else the next size of them in turn (see turns). A batch larger than the
+// budget would never be admitted, and its standing claim would hold back
+// every other watch's reads of the budget. It does not move the turn (see
+// Took).
+func (p *Pacer[K, R]) AlertBatch(key K, reads []R, size int) []R {
+	if size <= 0 || len(reads) <= size {
+		return reads
+	}
+	batch := make([]R, 0, size)
+	for _, i := range p.turns.Next(key, len(reads), size) {
+		batch = append(batch, reads[i])
+	}
+	return batch
+}
 
 // Took records that the watch's sync made the batch AlertBatch gave.
 func (p *Pacer[K, R]) Took(key K, n, size int) { p.turns.Took(key, n, size) }

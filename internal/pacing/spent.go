@@ -1,6 +1,7 @@
 package pacing
 
 import (
+	"fmt"
 	"sync"
 	"time"
 )
@@ -141,6 +142,16 @@ type Spending struct {
 
 // Over tells whether the namespace spent more than its share.
 func (s Spending) Over() bool { return s.Limit > 0 && float64(s.Spent) > s.Limit }
+
+// Message says, for work a user asked for that waits while its namespace
+// is over its share of key (the key's name: "management API key"), what
+// the namespace spent and its share, and what it waits for. It tells
+// nothing else of the other namespaces.
+func (s Spending) Message(key string) string {
+	return fmt.Sprintf("the requested sync waits: this namespace made %d calls with the %s in the last %v, more than its share (%.0f); "+
+		"while it is over its share, its requested syncs wait for the room the other namespaces' syncs on the key leave",
+		s.Spent, key, SpendWindow, s.Limit)
+}
 
 // spendLimit is the most calls a namespace may spend of a budget that
 // allows allowed calls per second in one SpendWindow and stay within its
