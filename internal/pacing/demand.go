@@ -341,7 +341,7 @@ func Stretched(every time.Duration, factor float64) time.Duration {
 // (spent, calls per namespace: see spending and spendLimit), whatever their
 // intervals ask. nil when none is, or when one namespace alone uses the
 // budget.
-func (b *demands[K, R]) Over(budget string, spent map[string]int) map[string]bool {
+func (b *demands[K, R]) Over(budget string, spent map[string]Spending) map[string]bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	use := b.budgets[budget]
@@ -360,33 +360,37 @@ func (b *demands[K, R]) Over(budget string, spent map[string]int) map[string]boo
 	return over
 }
 
-// SpendingOf is what namespace spent of the budget (spent calls in the last
-// SpendWindow) and the most it may spend there within its share: a Limit of
-// 0 when it does not share the budget with another namespace.
-func (b *demands[K, R]) SpendingOf(budget, namespace string, spent int) Spending {
+// SpendingOf is what namespace spent of the budget in the last SpendWindow
+// (spent: its calls there, and whether it was over already) with the most
+// it may spend there within its share: a Limit of 0 when it does not share
+// the budget with another namespace.
+func (b *demands[K, R]) SpendingOf(budget, namespace string, spent Spending) Spending {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	use := b.budgets[budget]
-	if use == nil || len(use.namespaces) < 2 || use.namespaces[namespace] == nil {
-		return Spending{Spent: spent}
+	if use == nil || len(use.namespaces) < 2 {
+		return Spending{Spent: spent.Spent}
 	}
 	return use.spending(namespace, spent)
 }
 
-// spending is what namespace, which spent calls of the budget in the last
-// SpendWindow, may spend there (spendLimit): its weight's part of what the
-// budget allows, or what its watches ask at their intervals.
-func (u *budgetUse[K, R]) spending(namespace string, spent int) Spending {
+// spending is spent, what namespace spent of the budget in the last
+// SpendWindow, with the most it may spend there (spendLimit): its weight's
+// part of what the budget allows, or what its watches ask at their
+// intervals.
+func (u *budgetUse[K, R]) spending(namespace string, spent Spending) Spending {
 	ns := u.namespaces[namespace]
 	if ns == nil || u.allowed <= 0 {
-		return Spending{Spent: spent}
+		return Spending{Spent: spent.Spent}
 	}
 	weights := 0.0
 	for _, other := range u.namespaces {
 		weights += Waiter{Weight: other.weight}.weight()
 	}
 	part := u.allowed * Waiter{Weight: ns.weight}.weight() / weights
-	return Spending{Spent: spent, Limit: spendLimit(part, max(0, ns.perSecond))}
+	spent.Limit = spendLimit(part, max(0, ns.perSecond))
+	spent.Schedule = max(0, ns.perSecond) * spendTolerance * SpendWindow.Seconds()
+	return spent
 }
 
 // budgetCalls is the calls one sync of a watch makes of one budget.

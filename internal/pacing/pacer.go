@@ -273,7 +273,9 @@ func (p *Pacer[K, R]) take(key K, level Level, b Budget, n int, now time.Time, o
 // over is the namespaces over their share of the budget at now: by what
 // their watches' intervals ask, or by what they spent (see demands.Over).
 func (p *Pacer[K, R]) over(budget string, now time.Time) map[string]bool {
-	return p.demands.Over(budget, p.spent.Of(budget, now))
+	over := p.demands.Over(budget, p.spent.Of(budget, now))
+	p.spent.Mark(budget, over)
+	return over
 }
 
 // Spending tells what namespace spent of the budget in the last
@@ -282,8 +284,7 @@ func (p *Pacer[K, R]) over(budget string, now time.Time) map[string]bool {
 // requested syncs included, leaves the other namespaces the room reserved
 // for their syncs, and its waiters come after theirs.
 func (p *Pacer[K, R]) Spending(budget, namespace string) Spending {
-	spent := p.spent.Of(budget, p.clock.Now())[namespace]
-	return p.demands.SpendingOf(budget, namespace, spent)
+	return p.demands.SpendingOf(budget, namespace, p.spent.Of(budget, p.clock.Now())[namespace])
 }
 
 // spacingOf is the time between two calls at rate calls per second; 0 for

@@ -16,7 +16,8 @@ const SpendWindow = 20 * time.Second
 // SpendWindow before it is over its share by what it spent: two syncs of
 // pipes and endpoints, so that a namespace whose syncs bunch up (a spec
 // applied to all its watches at once, a retry) is not taken for one that
-// asks in a loop.
+// asks in a loop. Once over, it stays over until it spends no more than
+// its share (Spending.Over).
 const SpendSlack = 4
 
 // spendTolerance is how far past what its watches' intervals ask a
@@ -53,6 +54,9 @@ type spending struct {
 type callWindow struct {
 	counts [spendBuckets]int
 	last   int64
+	// over: the namespace was last found over its share by what it spent
+	// (see Spending.Over).
+	over bool
 }
 
 // newSpending returns an empty book.
@@ -86,12 +90,13 @@ func (s *spending) Spent(budget, namespace string, n int, now time.Time) {
 	w.counts[w.last%spendBuckets] += n
 }
 
-// Of is the calls each namespace spent of budget in the SpendWindow up to
-// now; nil when none did. Namespaces that spent nothing in it are dropped.
-func (s *spending) Of(budget string, now time.Time) map[string]int {
+// Of is what each namespace spent of budget in the SpendWindow up to now,
+// and whether it was last found over its share (see Mark); nil when none
+// spent anything. Namespaces that spent nothing in it are dropped.
+func (s *spending) Of(budget string, now time.Time) map[string]Spending {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out map[string]int
+	var out map[string]Spending
 	for name, w := range s.budgets[budget] {
 		w.slide(sliceOf(now))
 		n := w.sum()
@@ -100,14 +105,25 @@ func (s *spending) Of(budget string, now time.Time) map[string]int {
 			continue
 		}
 		if out == nil {
-			out = map[string]int{}
+			out = map[string]Spending{}
 		}
-		out[name] = n
+		out[name] = Spending{Spent: n, WasOver: w.over}
 	}
 	if len(s.budgets[budget]) == 0 {
 		delete(s.budgets, budget)
 	}
 	return out
+}
+
+// Mark records which namespaces that spent of budget are over their share
+// by what they spent: one stays over until it spends no more than its
+// share (see Spending.Over).
+func (s *spending) Mark(budget string, over map[string]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, w := range s.budgets[budget] {
+		w.over = over[name]
+	}
 }
 
 // slide moves the window on to slice at, emptying the slices it leaves
@@ -138,10 +154,29 @@ type Spending struct {
 	// Limit is the calls it may spend in the window within its share (see
 	// spendLimit); 0 when the budget has no limit or no other namespace.
 	Limit float64
+	// Schedule is the calls its watches ask in the window at their
+	// intervals (with the phases' tolerance).
+	Schedule float64
+	// WasOver: it was last found over its share by what it spent.
+	WasOver bool
 }
 
-// Over tells whether the namespace spent more than its share.
-func (s Spending) Over() bool { return s.Limit > 0 && float64(s.Spent) > s.Limit }
+// Over tells whether the namespace spent more than its share: past Limit
+// and SpendSlack; once over, it stays over until it spends no more than its
+// watches' intervals ask (Schedule) and one sync (half the slack). The
+// slack lets a namespace's syncs bunch up now and then; without the
+// hysteresis, a namespace held to its share while it requests in a loop,
+// which then spends what the others leave, about its part, would be let
+// go, and take their room again.
+func (s Spending) Over() bool {
+	if s.Limit <= 0 {
+		return false
+	}
+	if s.WasOver {
+		return float64(s.Spent) > s.Schedule+SpendSlack/2
+	}
+	return float64(s.Spent) > s.Limit+SpendSlack
+}
 
 // Message says, for work a user asked for that waits while its namespace
 // is over its share of key (the key's name: "management API key"), what
@@ -153,13 +188,12 @@ func (s Spending) Message(key string) string {
 		s.Spent, key, SpendWindow, s.Limit)
 }
 
-// spendLimit is the most calls a namespace may spend of a budget that
-// allows allowed calls per second in one SpendWindow and stay within its
-// share: its weight's part of the budget (part, calls per second, what it
-// gets however much the others ask) or what its watches ask at their
-// intervals (need), whichever is more, and SpendSlack. A namespace within
-// its share by its intervals keeps that share, and one whose intervals ask
-// little gets its part for what it requests besides.
+// spendLimit is the most calls a namespace may spend of a budget in one
+// SpendWindow and stay within its share: its weight's part of the budget
+// (part, calls per second, what it gets however much the others ask) or
+// what its watches ask at their intervals (need), whichever is more. A
+// namespace within its share by its intervals keeps that share, and one
+// whose intervals ask little gets its part for what it requests besides.
 func spendLimit(part, need float64) float64 {
-	return max(part, need*spendTolerance)*SpendWindow.Seconds() + SpendSlack
+	return max(part, need*spendTolerance) * SpendWindow.Seconds()
 }
