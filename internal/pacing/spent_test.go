@@ -326,4 +326,3 @@ func simulateRequests(sim requestSim) requestRun {
 	}
 	return r
 }
-
