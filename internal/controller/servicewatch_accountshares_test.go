@@ -183,15 +183,15 @@ func TestAccountStatusShowsReserveAndShares(t *testing.T) {
 	}
 }
 
-// Issue 37, scaled down: two namespaces on one account's key (10 calls per
-// 10 s). The requester's two watches sit at 24 h and request a sync again
+// Issue 37, scaled down: two namespaces on one account's key (4 calls per
+// 10 s). The requester's six watches sit at 24 h and request a sync again
 // as soon as the last request was handled; the victim's watch syncs every
 // 30 s. Every call the requester makes counts against its share: once it
 // has spent more than its half of the key, its requested syncs wait for
 // the room the victim's syncs leave (Reconciling says why, reason
 // BudgetExceeded), and the victim syncs again 30 s (within 3 s) after its
 // first sync. Before, the requester was within its share by its intervals
-// (4 calls a day), its requested syncs took every call as it came, and the
+// (12 calls a day), its requested syncs took every call as it came, and the
 // victim's periodic syncs waited behind them for as long as the loop went
 // on.
 func TestRequestedSyncsLeaveAnotherNamespaceItsInterval(t *testing.T) {
@@ -199,7 +199,7 @@ func TestRequestedSyncsLeaveAnotherNamespaceItsInterval(t *testing.T) {
 	requester := newNamedFixture(t, t.Name()+"-requester")
 	victim := newNamedFixture(t, t.Name()+"-victim")
 	victim.fake = requester.fake
-	_, budgets := scaledDownKey(requester.fake, 10, 3)
+	_, budgets := scaledDownKey(requester.fake, 4, 7)
 	startOwnManager(t, "requests", budgets, withAccounts(budgets))
 	requester.createAccountSecrets()
 	requester.create(requester.newAccount(swv1.AccountCondition{Namespaces: []string{requester.ns, victim.ns}}))
@@ -213,13 +213,17 @@ func TestRequestedSyncsLeaveAnotherNamespaceItsInterval(t *testing.T) {
 		w.Spec.Interval = metav1.Duration{Duration: every}
 		f.create(w)
 	}
-	watch(requester, "w0", 0, 24*time.Hour)
-	watch(requester, "w1", 1, 24*time.Hour)
-	watch(victim, "w0", 2, 30*time.Second)
-	for i := range 2 {
-		requester.waitFor(fmt.Sprintf("w%d", i), 20*time.Second, "Ready", isReady)
+	const requesting = 6
+	var names []string
+	for i := range requesting {
+		names = append(names, fmt.Sprintf("w%d", i))
+		watch(requester, names[i], i, 24*time.Hour)
 	}
-	requestInALoop(t, requester, "w0", "w1")
+	watch(victim, "w0", requesting, 30*time.Second)
+	for _, name := range names {
+		requester.waitFor(name, 20*time.Second, "Ready", isReady)
+	}
+	requestInALoop(t, requester, names...)
 	victim.waitFor("w0", 20*time.Second, "Ready", isReady)
 
 	pipesCalls := func(service int, since time.Time) []time.Time {
@@ -231,16 +235,16 @@ func TestRequestedSyncsLeaveAnotherNamespaceItsInterval(t *testing.T) {
 		}
 		return times
 	}
-	first := pipesCalls(2, time.Time{})[0]
+	first := pipesCalls(requesting, time.Time{})[0]
 	var waited string
-	for deadline := first.Add(40 * time.Second); len(pipesCalls(2, first)) < 2 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		for _, name := range []string{"w0", "w1"} {
+	for deadline := first.Add(40 * time.Second); len(pipesCalls(requesting, first)) < 2 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for _, name := range names {
 			if c := conditions.Get(requester.get(name), swv1.ConditionReconciling); c != nil && c.Reason == swv1.ReasonBudgetExceeded {
 				waited = c.Message
 			}
 		}
 	}
-	syncs := pipesCalls(2, first)
+	syncs := pipesCalls(requesting, first)
 	if len(syncs) < 2 {
 		t.Fatalf("the victim's watch (interval 30 s) went %v without a sync after its first", time.Since(first).Round(time.Second))
 	}
@@ -250,10 +254,13 @@ func TestRequestedSyncsLeaveAnotherNamespaceItsInterval(t *testing.T) {
 	if !strings.Contains(waited, "more than its share") {
 		t.Errorf("no requested sync of the requester said it waits for its namespace's share (Reconciling, BudgetExceeded): %q", waited)
 	}
-	requested := len(pipesCalls(0, first)) + len(pipesCalls(1, first))
+	requested := 0
+	for i := range requesting {
+		requested += len(pipesCalls(i, first))
+	}
 	t.Logf("victim's period %v; the requester's syncs meanwhile: %d; Reconciling said %q", syncs[1].Sub(syncs[0]), requested, waited)
-	if requested < 10 {
-		t.Errorf("the requester made %d requested syncs in the victim's 30 s: it should get the rest of the key (about 13)", requested)
+	if requested < 3 {
+		t.Errorf("the requester made %d requested syncs in the victim's 30 s: it should get the rest of the key (about 4)", requested)
 	}
 }
 
