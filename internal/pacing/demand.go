@@ -390,6 +390,7 @@ func (u *budgetUse[K, R]) spending(namespace string, spent Spending) Spending {
 	part := u.allowed * Waiter{Weight: ns.weight}.weight() / weights
 	spent.Limit = spendLimit(part, max(0, ns.perSecond))
 	spent.Schedule = max(0, ns.perSecond) * spendTolerance * SpendWindow.Seconds()
+	spent.Slack = min(SpendSlack, part*SpendWindow.Seconds()/2)
 	return spent
 }
 

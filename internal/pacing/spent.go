@@ -157,13 +157,18 @@ type Spending struct {
 	// Schedule is the calls its watches ask in the window at their
 	// intervals (with the phases' tolerance).
 	Schedule float64
+	// Slack is the calls past Limit it may spend before it is over:
+	// SpendSlack, or half its part of the window on a key too small for
+	// that (4 calls per 10 s earn 7.3 calls in a window, and a namespace
+	// could never spend its half and 4 more).
+	Slack float64
 	// WasOver: it was last found over its share by what it spent.
 	WasOver bool
 }
 
 // Over tells whether the namespace spent more than its share: past Limit
-// and SpendSlack; once over, it stays over until it spends no more than its
-// watches' intervals ask (Schedule) and one sync (half the slack). The
+// and Slack; once over, it stays over until it spends no more than its
+// watches' intervals ask (Schedule) and half the slack (one sync). The
 // slack lets a namespace's syncs bunch up now and then; without the
 // hysteresis, a namespace held to its share while it requests in a loop,
 // which then spends what the others leave, about its part, would be let
@@ -173,9 +178,9 @@ func (s Spending) Over() bool {
 		return false
 	}
 	if s.WasOver {
-		return float64(s.Spent) > s.Schedule+SpendSlack/2
+		return float64(s.Spent) > s.Schedule+s.Slack/2
 	}
-	return float64(s.Spent) > s.Limit+SpendSlack
+	return float64(s.Spent) > s.Limit+s.Slack
 }
 
 // Message says, for work a user asked for that waits while its namespace

@@ -86,15 +86,24 @@ func TestOverBySpend(t *testing.T) {
 		// Over already: it stays over while it spends more than its
 		// intervals ask (0.8 calls in 20 s) and one sync, below its part
 		// (9.1) as well.
+		// On a key of 4 calls per 10 s (3.6 calls each in 20 s), the slack
+		// is half the part: over past 5.5 calls.
+		{"a small key: within its half and slack", map[string]float64{"a": 1, "b": 1, "key:4": 1}, map[string]float64{"a": everyMinute, "b": everyMinute}, map[string]int{"a": 5, "b": 2}, nil},
+		{"a small key: past its half and slack", map[string]float64{"a": 1, "b": 1, "key:4": 1}, map[string]float64{"a": everyMinute, "b": everyMinute}, map[string]int{"a": 6, "b": 2}, map[string]bool{"a": true}},
 		{"held to the rest, over already", map[string]float64{"a": 1, "b": 1}, map[string]float64{"a": everyMinute, "b": everyMinute}, map[string]int{"a": 4, "b": 2, "was-over:a": 1}, map[string]bool{"a": true}},
 		{"back to its intervals, let go", map[string]float64{"a": 1, "b": 1}, map[string]float64{"a": everyMinute, "b": everyMinute}, map[string]int{"a": 2, "b": 2, "was-over:a": 1}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d := newDemands[string, string]()
+			allowed := rate
+			if tt.weights["key:4"] > 0 {
+				allowed = 4.0 / 11
+				delete(tt.weights, "key:4")
+			}
 			for ns, weight := range tt.weights {
 				// One watch of 1 read at the interval that asks need calls/s.
 				every := time.Duration(float64(time.Second) / tt.needs[ns])
-				d.Note(ns+"/w", every, 1, []Demand[string]{{API: "management", Budget: "k", Label: "k", Allowed: rate,
+				d.Note(ns+"/w", every, 1, []Demand[string]{{API: "management", Budget: "k", Label: "k", Allowed: allowed,
 					Reads: []string{ns}, Namespace: ns, Weight: weight}})
 			}
 			spent := map[string]Spending{}
