@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,22 +17,6 @@ import (
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
-
-// alertBatch is the batch of the watch's alert reads this sync asks for:
-// all of them when the token's budget admits them at once (size calls, 0
-// for no limit), else the next size of them in turn (pacing.Pacer.AlertBatch). A batch
-// larger than the budget would never be admitted, and its standing claim
-// would hold back every other watch's alerts on the token.
-func (r *ServiceWatchReconciler) alertBatch(key types.NamespacedName, reads []readKey, size int) []readKey {
-	if size <= 0 || len(reads) <= size {
-		return reads
-	}
-	batch := make([]readKey, 0, size)
-	for _, i := range r.pacer.AlertBatch(key, len(reads), size) {
-		batch = append(batch, reads[i])
-	}
-	return batch
-}
 
 // admit asks the client for the calls the sync will make, so that no call is
 // ever sent that the key's budget (or a 429's hold) does not allow, and no
@@ -47,6 +32,11 @@ func (r *ServiceWatchReconciler) admit(ctx context.Context, in *syncScope) (ctrl
 	in.admission = r.admission(in)
 	if in.overShare {
 		log.FromContext(ctx).Info("sync deferred: the namespace's cloud answers cost more than its share of decode work", "wait", in.wait)
+	}
+	if c := conditions.Get(in.watch, swv1.ConditionReconciling); in.overSpent != "" && (c == nil || c.Reason != swv1.ReasonBudgetExceeded) {
+		if _, err := r.writeStatus(ctx, in.watch, statusChange{announce: in.overSpent, waits: true}); err == nil {
+			r.emit(ctx, in.watch, []event{newEvent(corev1.EventTypeWarning, swv1.ReasonBudgetExceeded, in.overSpent)})
+		}
 	}
 	return ctrl.Result{RequeueAfter: in.wait}, in.wait <= 0
 }
@@ -71,7 +61,7 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 		if together && size > 0 {
 			size = max(1, size-len(in.managementReads()))
 		}
-		batch = r.alertBatch(key, in.alertReads(), size)
+		batch = r.pacer.AlertBatch(key, in.alertReads(), size)
 		var expected bool
 		if n, expected = r.toReserve(in, batch, admitted.unreserved); expected {
 			return admission{wait: expectRetry}
@@ -88,7 +78,7 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 		}
 		if m > 0 {
 			if wait := r.ask(key, level, cloudapi.APIManagement, in.management.url, in.management.digest, m); wait > 0 {
-				return admission{wait: wait}
+				return r.waiting(in, ratebudget.BudgetID(cloudapi.APIManagement, in.management.url, in.management.digest), "management API key", wait)
 			}
 			r.expect(reads, admitted.unreserved)
 		}
@@ -96,7 +86,7 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 	if alerts && !together && n > 0 {
 		if wait := r.ask(key, level, alertselect.API(&in.watch.Spec), in.alerts.url, in.alerts.digest, n); wait > 0 {
 			if level == pacing.User {
-				return admission{wait: wait}
+				return r.waiting(in, ratebudget.BudgetID(alertselect.API(&in.watch.Spec), in.alerts.url, in.alerts.digest), alertselect.BudgetName(&in.watch.Spec), wait)
 			}
 			admitted.alertsDeferred, admitted.alertsRoomAt = true, r.clock.Now().Add(wait)
 		} else {
@@ -112,6 +102,18 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 	}
 	r.pacer.Admitted(key)
 	return admitted
+}
+
+// waiting is the admission of a sync that waits wait for room in budget id
+// (key, in messages): work the user asked for says why when its namespace
+// spent more than its share of the budget (pacing.Pacer.Spending); admit
+// writes it (Reconciling, reason BudgetExceeded) once until the sync starts
+// or ends, so a namespace that requests in a loop costs one write a sync.
+func (r *ServiceWatchReconciler) waiting(in *syncScope, id, key string, wait time.Duration) admission {
+	if s := r.pacer.Spending(id, in.p.Key.Namespace); in.p.Asked() && s.Over() {
+		return admission{wait: wait, overSpent: s.Message(key)}
+	}
+	return admission{wait: wait}
 }
 
 // ask asks one budget for n calls of work at level (see pacing.Pacer.Ask),

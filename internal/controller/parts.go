@@ -172,6 +172,7 @@ type admission struct {
 	// overShare: wait is for the namespace's share of decode work
 	// (workshare), not for a rate budget.
 	overShare bool
+	overSpent string // why work the user asked for waits: its namespace spent past its share of a key
 	// alertsDeferred: the management calls go ahead, the alert calls wait
 	// for the next sync (a periodic refresh only), which the budget has
 	// room for at alertsRoomAt.

@@ -1,14 +1,17 @@
 package controller_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
@@ -178,4 +181,110 @@ func TestAccountStatusShowsReserveAndShares(t *testing.T) {
 			t.Errorf("namespace %s: %+v, want %+v", use.Name, use, want[use.Name])
 		}
 	}
+}
+
+// Issue 37, scaled down: two namespaces on one account's key (4 calls per
+// 10 s). The requester's six watches sit at 24 h and request a sync again
+// as soon as the last request was handled; the victim's watch syncs every
+// 30 s. Every call the requester makes counts against its share: once it
+// has spent more than its half of the key, its requested syncs wait for
+// the room the victim's syncs leave (Reconciling says why, reason
+// BudgetExceeded), and the victim syncs again 30 s (within 3 s) after its
+// first sync. Before, the requester was within its share by its intervals
+// (12 calls a day), its requested syncs took every call as it came, and the
+// victim's periodic syncs waited behind them for as long as the loop went
+// on.
+func TestRequestedSyncsLeaveAnotherNamespaceItsInterval(t *testing.T) {
+	t.Parallel()
+	requester := newNamedFixture(t, t.Name()+"-requester")
+	victim := newNamedFixture(t, t.Name()+"-victim")
+	victim.fake = requester.fake
+	_, budgets := scaledDownKey(requester.fake, 4, 7)
+	startOwnManager(t, "requests", budgets, withAccounts(budgets))
+	requester.createAccountSecrets()
+	requester.create(requester.newAccount(swv1.AccountCondition{Namespaces: []string{requester.ns, victim.ns}}))
+	t.Cleanup(func() { _ = env.Client.Delete(t.Context(), requester.newAccount()) })
+	watch := func(f *fixture, name string, service int, every time.Duration) {
+		w := f.newWatch(name)
+		w.Labels = map[string]string{ownManagerLabel: "requests"}
+		w.Spec.ManagementAPI = swv1.ManagementAPISpec{AccountRef: &swv1.AccountRef{Name: requester.accountName()}}
+		w.Spec.AlertAPI = nil
+		w.Spec.ServiceID = distinctService(service)
+		w.Spec.Interval = metav1.Duration{Duration: every}
+		f.create(w)
+	}
+	const requesting = 6
+	var names []string
+	for i := range requesting {
+		names = append(names, fmt.Sprintf("w%d", i))
+		watch(requester, names[i], i, 24*time.Hour)
+	}
+	watch(victim, "w0", requesting, 30*time.Second)
+	for _, name := range names {
+		requester.waitFor(name, 20*time.Second, "Ready", isReady)
+	}
+	requestInALoop(t, requester, names...)
+	victim.waitFor("w0", 20*time.Second, "Ready", isReady)
+
+	pipesCalls := func(service int, since time.Time) []time.Time {
+		var times []time.Time
+		for _, c := range requester.fake.CallLog() {
+			if c.Operation == fakecloud.OpListPipes && c.ServiceID == distinctService(service) && c.Status == 200 && !c.Time.Before(since) {
+				times = append(times, c.Time)
+			}
+		}
+		return times
+	}
+	first := pipesCalls(requesting, time.Time{})[0]
+	var waited string
+	for deadline := first.Add(40 * time.Second); len(pipesCalls(requesting, first)) < 2 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for _, name := range names {
+			if c := conditions.Get(requester.get(name), swv1.ConditionReconciling); c != nil && c.Reason == swv1.ReasonBudgetExceeded {
+				waited = c.Message
+			}
+		}
+	}
+	syncs := pipesCalls(requesting, first)
+	if len(syncs) < 2 {
+		t.Fatalf("the victim's watch (interval 30 s) went %v without a sync after its first", time.Since(first).Round(time.Second))
+	}
+	if gap := syncs[1].Sub(syncs[0]); gap > 33*time.Second {
+		t.Errorf("the victim's watch synced again %v after its first sync: want its interval, 30 s (within 3 s)", gap.Round(100*time.Millisecond))
+	}
+	if !strings.Contains(waited, "more than its share") {
+		t.Errorf("no requested sync of the requester said it waits for its namespace's share (Reconciling, BudgetExceeded): %q", waited)
+	}
+	requested := 0
+	for i := range requesting {
+		requested += len(pipesCalls(i, first))
+	}
+	t.Logf("victim's period %v; the requester's syncs meanwhile: %d; Reconciling said %q", syncs[1].Sub(syncs[0]), requested, waited)
+	if requested < 3 {
+		t.Errorf("the requester made %d requested syncs in the victim's 30 s: it should get the rest of the key (about 4)", requested)
+	}
+}
+
+// requestInALoop requests a sync of each of f's watches names (kubectl
+// servicewatch sync) as soon as its last request was handled, until the
+// test ends.
+func requestInALoop(t *testing.T, f *fixture, names ...string) {
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	t.Cleanup(func() { stop(); <-done })
+	go func() {
+		defer close(done)
+		for n := 0; ctx.Err() == nil; n++ {
+			for _, name := range names {
+				w := &swv1.ServiceWatch{}
+				if env.Client.Get(ctx, types.NamespacedName{Namespace: f.ns, Name: name}, w) != nil ||
+					w.Annotations[swv1.RequestedAtAnnotation] != w.Status.LastHandledRequestedAt {
+					continue
+				}
+				patch := client.MergeFrom(w.DeepCopy())
+				w.Annotations = map[string]string{swv1.RequestedAtAnnotation: fmt.Sprintf("r%d", n)}
+				_ = env.Client.Patch(ctx, w, patch)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
 }

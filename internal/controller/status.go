@@ -36,9 +36,10 @@ const (
 type statusChange struct {
 	// suspended: spec.suspend is true.
 	suspended bool
-	// announce, when set, says which work a sync that starts is for: the
-	// watch is Reconciling until the sync's end is written.
+	// announce, when set, says which work a sync that starts is for (waits: why it waits
+	// for its namespace's share of a key): Reconciling until the sync's end is written.
 	announce string
+	waits    bool
 	// synced is the end of a sync: what its reads found.
 	synced *syncScope
 }
@@ -119,6 +120,8 @@ func buildStatus(watch *swv1.ServiceWatch, change statusChange, sizeLimit int) {
 		watch.Status.LastHandledRequestedAt = requestedAt(watch)
 	case change.synced != nil:
 		applySync(watch, change.synced, sizeLimit)
+	case change.waits:
+		setCondition(watch, metav1.Condition{Type: swv1.ConditionReconciling, Status: metav1.ConditionTrue, Reason: swv1.ReasonBudgetExceeded, Message: change.announce})
 	case change.announce != "":
 		markReconciling(watch, change.announce)
 	}

@@ -336,8 +336,12 @@ func Stretched(every time.Duration, factor float64) time.Duration {
 }
 
 // Over is the namespaces over their share of the budget: those whose
-// watches it stretches. nil when none is.
-func (b *demands[K, R]) Over(budget string) map[string]bool {
+// watches it stretches (their intervals ask more than their share), and
+// those that spent more than their share of it in the last SpendWindow
+// (spent, calls per namespace: see spending and spendLimit), whatever their
+// intervals ask. nil when none is, or when one namespace alone uses the
+// budget.
+func (b *demands[K, R]) Over(budget string, spent map[string]Spending) map[string]bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	use := b.budgets[budget]
@@ -346,7 +350,7 @@ func (b *demands[K, R]) Over(budget string) map[string]bool {
 	}
 	var over map[string]bool
 	for name, share := range use.shares() {
-		if share.Factor() > 1 {
+		if share.Factor() > 1 || use.spending(name, spent[name]).Over() {
 			if over == nil {
 				over = map[string]bool{}
 			}
@@ -354,6 +358,40 @@ func (b *demands[K, R]) Over(budget string) map[string]bool {
 		}
 	}
 	return over
+}
+
+// SpendingOf is what namespace spent of the budget in the last SpendWindow
+// (spent: its calls there, and whether it was over already) with the most
+// it may spend there within its share: a Limit of 0 when it does not share
+// the budget with another namespace.
+func (b *demands[K, R]) SpendingOf(budget, namespace string, spent Spending) Spending {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	use := b.budgets[budget]
+	if use == nil || len(use.namespaces) < 2 {
+		return Spending{Spent: spent.Spent}
+	}
+	return use.spending(namespace, spent)
+}
+
+// spending is spent, what namespace spent of the budget in the last
+// SpendWindow, with the most it may spend there (spendLimit): its weight's
+// part of what the budget allows, or what its watches ask at their
+// intervals.
+func (u *budgetUse[K, R]) spending(namespace string, spent Spending) Spending {
+	ns := u.namespaces[namespace]
+	if ns == nil || u.allowed <= 0 {
+		return Spending{Spent: spent.Spent}
+	}
+	weights := 0.0
+	for _, other := range u.namespaces {
+		weights += Waiter{Weight: other.weight}.weight()
+	}
+	part := u.allowed * Waiter{Weight: ns.weight}.weight() / weights
+	spent.Limit = spendLimit(part, max(0, ns.perSecond))
+	spent.Schedule = max(0, ns.perSecond) * spendTolerance * SpendWindow.Seconds()
+	spent.Slack = min(SpendSlack, part*SpendWindow.Seconds()/2)
+	return spent
 }
 
 // budgetCalls is the calls one sync of a watch makes of one budget.

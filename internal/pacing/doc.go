@@ -5,7 +5,8 @@
 // stretches intervals when it is over), the claims that let work a user
 // asked for use a busy budget first (within its namespace), and the
 // reservations that keep a budget's room for the syncs of a namespace within
-// its share against one over its own.
+// its share against one over its own, by its intervals or by what it spent
+// (spending).
 //
 // The controller speaks to the books through one front, Pacer: it builds a
 // Watch from the watch once per reconcile, asks the Pacer one question per

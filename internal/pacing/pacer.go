@@ -24,6 +24,7 @@ type Pacer[K, R comparable] struct {
 	turns     *turns[K]
 	lists     *listGroups[K]
 	reserved  *reservations[K]
+	spent     *spending
 }
 
 // New returns a Pacer with empty books, reading time (and the wall clock's
@@ -36,7 +37,7 @@ func New[K, R comparable](clock *Clock, jitter func(limit time.Duration) time.Du
 	return &Pacer[K, R]{clock: clock, jitter: jitter,
 		schedules: newSchedules[K](), phases: newPhases[K](), demands: newDemands[K, R](),
 		claims: newClaims[K](), queue: newQueue[K](), turns: newTurns[K](), lists: newListGroups[K](),
-		reserved: newReservations[K]()}
+		reserved: newReservations[K](), spent: newSpending()}
 }
 
 // Watch is a watch as the Pacer sees it, built from the watch in one place
@@ -212,17 +213,21 @@ type Budget struct {
 // waiting costs about one ask per watch however many wait. The watch's
 // claims stand until Admitted.
 //
-// A namespace over its share of the budget leaves the room reserved for
-// the syncs of the namespaces within theirs (see reservations), and its
-// waiters do not come before theirs in the line: a namespace that asks no
-// more than its share gets its calls when they come due.
+// A namespace over its share of the budget, by what its watches' intervals
+// ask or by what it spent in the last SpendWindow (requested syncs, a
+// Secret's changes and retries count as much as periodic refreshes: see
+// spending), leaves the room reserved for the syncs of the namespaces
+// within theirs (see reservations), and its waiters do not come before
+// theirs in the line: a namespace that asks no more than its share gets its
+// calls when they come due, whatever another requests. The calls admitted
+// count as the namespace's spent.
 func (p *Pacer[K, R]) Ask(key K, level Level, b Budget, n int) time.Duration {
 	now := p.clock.Now()
 	ns := b.Waiter.Namespace
 	// Claims are per namespace: 50 new watches of one namespace do not push
 	// another namespace's periodic refreshes back.
 	scope := b.ID + "\x00" + ns
-	over := p.demands.Over(b.ID)
+	over := p.over(b.ID, now)
 	wait, held := p.claims.HeldFor(scope, key, level, now)
 	if !held {
 		wait = p.take(key, level, b, n, now, over)
@@ -261,7 +266,25 @@ func (p *Pacer[K, R]) take(key K, level Level, b Budget, n int, now time.Time, o
 	}
 	p.queue.Served(b.ID, key, b.Waiter, level, n)
 	p.reserved.Drop(b.ID, key)
+	p.spent.Spent(b.ID, b.Waiter.Namespace, n, now)
 	return 0
+}
+
+// over is the namespaces over their share of the budget at now: by what
+// their watches' intervals ask, or by what they spent (see demands.Over).
+func (p *Pacer[K, R]) over(budget string, now time.Time) map[string]bool {
+	over := p.demands.Over(budget, p.spent.Of(budget, now))
+	p.spent.Mark(budget, over)
+	return over
+}
+
+// Spending tells what namespace spent of the budget in the last
+// SpendWindow, whatever the calls were for, and the most it may spend there
+// within its share (see spendLimit). While it spends more (Over), its work,
+// requested syncs included, leaves the other namespaces the room reserved
+// for their syncs, and its waiters come after theirs.
+func (p *Pacer[K, R]) Spending(budget, namespace string) Spending {
+	return p.demands.SpendingOf(budget, namespace, p.spent.Of(budget, p.clock.Now())[namespace])
 }
 
 // spacingOf is the time between two calls at rate calls per second; 0 for
@@ -280,11 +303,22 @@ func (p *Pacer[K, R]) Admitted(key K) {
 	p.reserved.Release(key)
 }
 
-// AlertBatch returns the indexes, among n reads of one budget, of those
-// the watch's sync makes: all n when the budget admits size calls at once
-// (0: no limit), else the next size of them in turn (see turns). It does not
-// move the turn (see Took).
-func (p *Pacer[K, R]) AlertBatch(key K, n, size int) []int { return p.turns.Next(key, n, size) }
+// AlertBatch returns the reads of one budget that the watch's sync makes:
+// all of them when the budget admits size calls at once (0: no limit),
+// else the next size of them in turn (see turns). A batch larger than the
+// budget would never be admitted, and its standing claim would hold back
+// every other watch's reads of the budget. It does not move the turn (see
+// Took).
+func (p *Pacer[K, R]) AlertBatch(key K, reads []R, size int) []R {
+	if size <= 0 || len(reads) <= size {
+		return reads
+	}
+	batch := make([]R, 0, size)
+	for _, i := range p.turns.Next(key, len(reads), size) {
+		batch = append(batch, reads[i])
+	}
+	return batch
+}
 
 // Took records that the watch's sync made the batch AlertBatch gave.
 func (p *Pacer[K, R]) Took(key K, n, size int) { p.turns.Took(key, n, size) }
@@ -345,8 +379,9 @@ func (p *Pacer[K, R]) ReadsList(key K, list uint64) { p.lists.set(key, list) }
 // asks more (see reservations): on a budget no namespace overruns, nothing
 // is held back and nothing need be reserved.
 func (p *Pacer[K, R]) reserve(key K, next time.Time) {
+	now := p.clock.Now()
 	for _, c := range p.demands.CallsOf(key) {
-		if over := p.demands.Over(c.budget); len(over) > 0 && !over[c.namespace] {
+		if over := p.over(c.budget, now); len(over) > 0 && !over[c.namespace] {
 			p.reserved.Reserve(c.budget, key, c.namespace, c.calls, next)
 		}
 	}

@@ -335,16 +335,17 @@ func TestPacerDemandAndForget(t *testing.T) {
 // AlertBatch and Took take a watch's reads in turn; Forget starts it over.
 func TestPacerAlertBatch(t *testing.T) {
 	p := newTestPacer(&testClock{wall: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)})
-	var got [][]int
+	reads := []string{"a0", "a1", "a2", "a3", "a4"}
+	var got [][]string
 	for range 2 {
-		got = append(got, p.AlertBatch("w", 5, 2))
+		got = append(got, p.AlertBatch("w", reads, 2))
 		p.Took("w", 5, 2)
 	}
-	got = append(got, p.AlertBatch("other", 5, 2))
+	got = append(got, p.AlertBatch("other", reads, 2))
 	p.Forget("w")
-	got = append(got, p.AlertBatch("w", 5, 2))
-	want := [][]int{{0, 1}, {2, 3}, {0, 1}, {0, 1}}
-	if !slices.EqualFunc(got, want, slices.Equal[[]int]) {
+	got = append(got, p.AlertBatch("w", reads, 2), p.AlertBatch("w", reads, 5), p.AlertBatch("w", reads, 0))
+	want := [][]string{{"a0", "a1"}, {"a2", "a3"}, {"a0", "a1"}, {"a0", "a1"}, reads, reads}
+	if !slices.EqualFunc(got, want, slices.Equal[[]string]) {
 		t.Errorf("batches %v, want %v", got, want)
 	}
 }
