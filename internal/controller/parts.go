@@ -224,13 +224,6 @@ func (in *syncScope) alertSource() cloudapi.AlertSource {
 	return alertselect.Source(&in.watch.Spec, in.alerts.url, in.alerts.token, in.management.creds)
 }
 
-// alertRoute is what decides whether the alerts' host lists them (Routes):
-// its list's host and credential, and on the management API its service.
-func (in *syncScope) alertRoute() alertlist.RouteKey {
-	k := in.alertListRead()
-	return alertlist.RouteKey{API: alertselect.API(&in.watch.Spec), URL: k.url, Credential: k.credential, OrganizationID: k.organizationID, ServiceID: k.serviceID}
-}
-
 // listAge is how old a list another watch read may be for this sync to
 // reuse it (alertselect.ListAge).
 func listAge(in *syncScope) time.Duration { return alertselect.ListAge(interval(in.watch), in.fresh) }
