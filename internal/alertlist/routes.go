@@ -1,10 +1,12 @@
 package alertlist
 
 import (
+	"crypto/sha256"
 	"sync"
 	"time"
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // The modes Routes.Mode reports.
@@ -17,7 +19,8 @@ const (
 // retryAfter unless it is given again, so that many are kept only when as
 // many distinct hosts, credentials and services answered a list call
 // within retryAfter; past it the answer confirmed longest ago is dropped
-// (its watches try the list once more). About 200 bytes each: 2 MB at most.
+// (its watches try the list once more). Each is kept by its key's digest,
+// whatever the URL's length: about 1.5 MB for all of them.
 const MaxRoutes = 10000
 
 // RouteKey is everything that decided how a list call was answered: the
@@ -38,13 +41,20 @@ type RouteKey struct {
 	OrganizationID, ServiceID string
 }
 
+// routeID is a RouteKey's digest: what Routes keeps of it.
+type routeID [sha256.Size]byte
+
+func (k RouteKey) id() routeID {
+	return ratebudget.Sum(k.API, k.URL, string(k.Credential[:]), k.OrganizationID, k.ServiceID)
+}
+
 // Routes remembers, per RouteKey, whether the host serves the list route
 // there. Safe for concurrent use; it keeps at most MaxRoutes answers.
 type Routes struct {
 	now        func() time.Time
 	retryAfter time.Duration
 	mu         sync.Mutex
-	routes     map[RouteKey]route
+	routes     map[routeID]route
 	// swept is when answers older than retryAfter were last dropped.
 	swept time.Time
 }
@@ -61,7 +71,7 @@ type route struct {
 // NewRoutes returns an empty memory, which tries the list again on a key
 // without one retryAfter after it last said so.
 func NewRoutes(now func() time.Time, retryAfter time.Duration) *Routes {
-	return &Routes{now: now, retryAfter: retryAfter, routes: map[RouteKey]route{}}
+	return &Routes{now: now, retryAfter: retryAfter, routes: map[routeID]route{}}
 }
 
 // UseList says whether to try the list for key now: true when unknown,
@@ -70,7 +80,7 @@ func NewRoutes(now func() time.Time, retryAfter time.Duration) *Routes {
 func (r *Routes) UseList(key RouteKey) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	h, ok := r.routes[key]
+	h, ok := r.routes[key.id()]
 	return !ok || h.listed || r.now().Sub(h.checked) >= r.retryAfter
 }
 
@@ -86,8 +96,8 @@ func (r *Routes) NoList(key RouteKey) { r.record(key, false) }
 func (r *Routes) record(key RouteKey, listed bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	now := r.now()
-	h, ok := r.routes[key]
+	now, id := r.now(), key.id()
+	h, ok := r.routes[id]
 	if !ok {
 		r.makeRoom(now)
 	}
@@ -95,7 +105,7 @@ func (r *Routes) record(key RouteKey, listed bool) {
 		h = route{listed: listed, since: now}
 	}
 	h.checked = now
-	r.routes[key] = h
+	r.routes[id] = h
 }
 
 // makeRoom drops, every retryAfter and whenever the memory is full, the
@@ -108,14 +118,14 @@ func (r *Routes) makeRoom(now time.Time) {
 		return
 	}
 	r.swept = now
-	var oldest RouteKey
+	var oldest routeID
 	var oldestAt time.Time
-	for key, h := range r.routes {
+	for id, h := range r.routes {
 		switch {
 		case now.Sub(h.checked) > r.retryAfter:
-			delete(r.routes, key)
+			delete(r.routes, id)
 		case oldestAt.IsZero() || h.checked.Before(oldestAt):
-			oldest, oldestAt = key, h.checked
+			oldest, oldestAt = id, h.checked
 		}
 	}
 	if len(r.routes) >= MaxRoutes {
@@ -129,7 +139,7 @@ func (r *Routes) makeRoom(now time.Time) {
 func (r *Routes) Mode(key RouteKey) (mode string, since time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	h, ok := r.routes[key]
+	h, ok := r.routes[key.id()]
 	if !ok || h.listed {
 		return ModeList, h.since
 	}
