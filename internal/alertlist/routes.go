@@ -2,11 +2,11 @@ package alertlist
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"sync"
 	"time"
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // The modes Routes.Mode reports.
@@ -41,11 +41,25 @@ type RouteKey struct {
 	OrganizationID, ServiceID string
 }
 
+// RouteOf is the key of the list src serves when read with the credential
+// of digest (src's own credential may not be read yet): the management
+// API's names its organization and service, the alert API's does not.
+func RouteOf(src cloudapi.AlertSource, digest cloudapi.CredentialDigest) RouteKey {
+	return RouteKey{API: src.API, URL: src.BaseURL, Credential: digest, OrganizationID: src.OrganizationID, ServiceID: src.ServiceID}
+}
+
 // routeID is a RouteKey's digest: what Routes keeps of it.
 type routeID [sha256.Size]byte
 
+// id is the digest of the key's parts, each after its length, so that
+// ("ab", "c") and ("a", "bc") differ.
 func (k RouteKey) id() routeID {
-	return ratebudget.Sum(k.API, k.URL, string(k.Credential[:]), k.OrganizationID, k.ServiceID)
+	h := sha256.New()
+	for _, part := range []string{k.API, k.URL, string(k.Credential[:]), k.OrganizationID, k.ServiceID} {
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(part))))
+		h.Write([]byte(part))
+	}
+	return routeID(h.Sum(nil))
 }
 
 // Routes remembers, per RouteKey, whether the host serves the list route

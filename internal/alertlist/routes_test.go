@@ -13,13 +13,15 @@ import (
 // managed is the route key of a management API list of service svc read
 // with key.
 func managed(key, svc string) alertlist.RouteKey {
-	return alertlist.RouteKey{API: cloudapi.APIManagement, URL: "https://api.example.com",
-		Credential: cloudapi.DigestOf(cloudapi.NewBasicCredentials("id-"+key, "secret-"+key)), OrganizationID: "org", ServiceID: svc}
+	creds := cloudapi.NewBasicCredentials("id-"+key, "secret-"+key)
+	src := cloudapi.AlertSource{API: cloudapi.APIManagement, BaseURL: "https://api.example.com", Key: creds, OrganizationID: "org", ServiceID: svc}
+	return alertlist.RouteOf(src, cloudapi.DigestOf(creds))
 }
 
 // alertHost is the route key of the alert API's list read with token.
 func alertHost(token string) alertlist.RouteKey {
-	return alertlist.RouteKey{API: cloudapi.APIAlert, URL: "https://alerts.example.com", Credential: cloudapi.DigestOf(cloudapi.NewBearerToken(token))}
+	src := cloudapi.AlertSource{API: cloudapi.APIAlert, BaseURL: "https://alerts.example.com", Token: cloudapi.NewBearerToken(token)}
+	return alertlist.RouteOf(src, cloudapi.DigestOf(src.Token))
 }
 
 // Routes remembers per key whether it lists: a key is tried with the list

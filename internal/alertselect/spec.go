@@ -5,7 +5,6 @@ import (
 	"time"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/alertlist"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 )
 
@@ -102,15 +101,4 @@ func Source(spec *swv1.ServiceWatchSpec, alertURL string, token cloudapi.BearerT
 		return cloudapi.AlertSource{API: cloudapi.APIManagement, BaseURL: alertURL, Key: key, OrganizationID: spec.OrganizationID, ServiceID: spec.ServiceID}
 	}
 	return cloudapi.AlertSource{API: cloudapi.APIAlert, BaseURL: alertURL, Token: token}
-}
-
-// Route is what decides whether a watch's alerts are read from its host's
-// list (alertlist.Routes): the API, URL and credential of the host, and on
-// the management API the organization and service, whose list it is.
-func Route(spec *swv1.ServiceWatchSpec, alertURL string, credential cloudapi.CredentialDigest) alertlist.RouteKey {
-	key := alertlist.RouteKey{API: API(spec), URL: alertURL, Credential: credential}
-	if FromManagement(spec) {
-		key.OrganizationID, key.ServiceID = spec.OrganizationID, spec.ServiceID
-	}
-	return key
 }

@@ -62,7 +62,7 @@ func readAlerts(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 	})
 	switch {
 	case errors.Is(err, cloudapi.ErrNoListRoute):
-		in.routes.NoList(alertselect.Route(&w.Spec, in.alerts.url, in.alerts.digest))
+		in.routes.NoList(alertlist.RouteOf(in.alertSource(), in.alerts.digest))
 		if w.Spec.AlertSelector != nil {
 			return wholeFailed(w, asFailure(alertselect.NoListRoute(in.alerts.url)))
 		}
@@ -70,7 +70,7 @@ func readAlerts(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 	case err != nil:
 		return readFailed(err)
 	}
-	in.routes.Listed(alertselect.Route(&w.Spec, in.alerts.url, in.alerts.digest))
+	in.routes.Listed(alertlist.RouteOf(in.alertSource(), in.alerts.digest))
 	picked := alertselect.Pick(w.Spec.AlertIDs, w.Spec.AlertSelector, listing)
 	return alertsResult(picked.Entries, picked.Matched, listing.Stopped(), swv1.AlertsReadByList)
 }
