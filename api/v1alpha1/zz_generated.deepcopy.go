@@ -1931,6 +1931,11 @@ func (in *ServiceWatchStatus) DeepCopyInto(out *ServiceWatchStatus) {
 		in, out := &in.RetryNotBefore, &out.RetryNotBefore
 		*out = (*in).DeepCopy()
 	}
+	if in.HeldBudgets != nil {
+		in, out := &in.HeldBudgets, &out.HeldBudgets
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Summary != nil {
 		in, out := &in.Summary, &out.Summary
 		*out = new(Summary)

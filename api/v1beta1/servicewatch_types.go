@@ -216,6 +216,19 @@ type ServiceWatchStatus struct {
 	// +optional
 	RetryNotBefore *metav1.Time `json:"retryNotBefore,omitempty"`
 
+	// heldBudgets name the rate budgets a 429 held until retryNotBefore,
+	// each by the label the operator's metrics give it (budget): 12 hex
+	// digits of a digest of the API, its URL and the credential, never the
+	// credential. After a restart the operator holds a budget again only
+	// while this status is of the watch's current generation and the watch
+	// still calls with that budget: a wait the cloud asked of one host and
+	// key is never put on another.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:items:Pattern=`^[0-9a-f]{12}$`
+	HeldBudgets []string `json:"heldBudgets,omitempty"`
+
 	// summary counts what the cloud reported, for printer columns and
 	// dashboards. Counts are of everything the cloud returned, also when the
 	// lists below were truncated.
@@ -253,8 +266,8 @@ type ServiceWatchStatus struct {
 	// alertsReadBy says how the alerts' host was last read: List (a list
 	// of every alert, in pages, shared by the watches on the same host and
 	// credential) or OneByOne (one call per alert ID, on a host that
-	// answers the list route with 404 or 405; the operator tries the list
-	// again now and then).
+	// answers the list route with 404 or 405 not in the API's own JSON;
+	// the operator tries the list again now and then).
 	// +optional
 	AlertsReadBy string `json:"alertsReadBy,omitempty"`
 }

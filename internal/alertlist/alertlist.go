@@ -3,8 +3,6 @@ package alertlist
 import (
 	"context"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 )
@@ -154,76 +152,4 @@ func repeats(page, prev cloudapi.AlertPage) bool {
 		}
 	}
 	return true
-}
-
-// The modes Routes.Mode reports.
-const (
-	ModeList     = "List"
-	ModeOneByOne = "OneByOne"
-)
-
-// Routes remembers, per host key (the caller builds it: API + base URL),
-// whether the host serves the list route. Safe for concurrent use.
-type Routes struct {
-	now        func() time.Time
-	retryAfter time.Duration
-	mu         sync.Mutex
-	hosts      map[string]route
-}
-
-// route is what Routes knows of one host.
-type route struct {
-	listed bool
-	// since is when the host was first seen read the way it is now.
-	since time.Time
-	// checked is when the host last answered the way it does now.
-	checked time.Time
-}
-
-// NewRoutes returns an empty memory, which tries the list again on a host
-// without one retryAfter after it last said so.
-func NewRoutes(now func() time.Time, retryAfter time.Duration) *Routes {
-	return &Routes{now: now, retryAfter: retryAfter, hosts: map[string]route{}}
-}
-
-// UseList says whether to try the list for host now: true when unknown,
-// when the host listed last time, or when the last "no list route" is
-// older than retryAfter (so an upgraded server is noticed).
-func (r *Routes) UseList(host string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	h, ok := r.hosts[host]
-	return !ok || h.listed || r.now().Sub(h.checked) >= r.retryAfter
-}
-
-// Listed records that host served the list.
-func (r *Routes) Listed(host string) { r.record(host, true) }
-
-// NoList records that host has no list route (from ErrNoListRoute).
-func (r *Routes) NoList(host string) { r.record(host, false) }
-
-// record notes how host answered now; since moves only when the way
-// changes, so that Mode says how long a host has been read one way.
-func (r *Routes) record(host string, listed bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	now := r.now()
-	h, ok := r.hosts[host]
-	if !ok || h.listed != listed {
-		h = route{listed: listed, since: now}
-	}
-	h.checked = now
-	r.hosts[host] = h
-}
-
-// Mode reports how host is read now, ModeList or ModeOneByOne, and since
-// when; a host not yet tried reads as ModeList since the zero time.
-func (r *Routes) Mode(host string) (mode string, since time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	h, ok := r.hosts[host]
-	if !ok || h.listed {
-		return ModeList, h.since
-	}
-	return ModeOneByOne, h.since
 }

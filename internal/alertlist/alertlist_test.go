@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -244,79 +243,5 @@ func TestReadAllHonoursItsContext(t *testing.T) {
 	_, err := alertlist.ReadAll(ctx, 10, fetch)
 	if !errors.Is(err, context.Canceled) || len(h.calls) != 1 {
 		t.Errorf("error %v after %d calls, want context.Canceled after 1", err, len(h.calls))
-	}
-}
-
-// Routes remembers per host whether it lists: a host is tried with the
-// list until it says it has none, then read one by one until retryAfter
-// has passed since it last said so, and tried again, so that an upgraded
-// server is noticed; Mode says which way and since when.
-func TestRoutesRememberWhichHostsList(t *testing.T) {
-	start := time.Date(2026, time.November, 27, 0, 0, 0, 0, time.UTC)
-	now := start
-	r := alertlist.NewRoutes(func() time.Time { return now }, 10*time.Minute)
-	const a, b = "alert https://alerts.example.com", "management https://api.example.com"
-	type step struct {
-		after time.Duration // since start
-		do    func(string)  // nil: only look
-		host  string
-		use   bool
-		mode  string
-		since time.Duration
-	}
-	steps := []step{
-		{0, nil, a, true, alertlist.ModeList, -1},
-		{0, r.NoList, a, false, alertlist.ModeOneByOne, 0},
-		{0, nil, b, true, alertlist.ModeList, -1},
-		{9 * time.Minute, nil, a, false, alertlist.ModeOneByOne, 0},
-		{10 * time.Minute, nil, a, true, alertlist.ModeOneByOne, 0},
-		{10 * time.Minute, r.NoList, a, false, alertlist.ModeOneByOne, 0},
-		{19 * time.Minute, nil, a, false, alertlist.ModeOneByOne, 0},
-		{20 * time.Minute, r.Listed, a, true, alertlist.ModeList, 20 * time.Minute},
-		{25 * time.Minute, r.Listed, a, true, alertlist.ModeList, 20 * time.Minute},
-		{25 * time.Minute, r.Listed, b, true, alertlist.ModeList, 25 * time.Minute},
-	}
-	for i, s := range steps {
-		now = start.Add(s.after)
-		if s.do != nil {
-			s.do(s.host)
-		}
-		wantSince := time.Time{}
-		if s.since >= 0 {
-			wantSince = start.Add(s.since)
-		}
-		mode, since := r.Mode(s.host)
-		if use := r.UseList(s.host); use != s.use || mode != s.mode || !since.Equal(wantSince) {
-			t.Errorf("step %d (%v, %s): UseList %v, Mode %s since %v; want %v, %s since %v", i, s.after, s.host, use, mode, since, s.use, s.mode, wantSince)
-		}
-	}
-}
-
-// Watches of many hosts share one Routes: concurrent use is safe (run
-// with -race) and each host keeps its own answer.
-func TestRoutesAreSafeForConcurrentUse(t *testing.T) {
-	at := time.Date(2026, time.November, 27, 0, 0, 0, 0, time.UTC)
-	r := alertlist.NewRoutes(func() time.Time { return at }, time.Minute)
-	var wg sync.WaitGroup
-	for i := range 8 {
-		host := fmt.Sprintf("host-%d", i%2)
-		wg.Go(func() {
-			for range 100 {
-				if i%2 == 0 {
-					r.Listed(host)
-				} else {
-					r.NoList(host)
-				}
-				r.UseList(host)
-				r.Mode(host)
-			}
-		})
-	}
-	wg.Wait()
-	if m, _ := r.Mode("host-0"); m != alertlist.ModeList {
-		t.Errorf("host-0 reads %s", m)
-	}
-	if m, _ := r.Mode("host-1"); m != alertlist.ModeOneByOne || r.UseList("host-1") {
-		t.Errorf("host-1 reads %s", m)
 	}
 }

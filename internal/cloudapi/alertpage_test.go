@@ -109,11 +109,12 @@ func TestListAlertsOfTheDefaultSizeSendsNoLimit(t *testing.T) {
 }
 
 // A host without the list route says so in ways the caller must tell from
-// a host that lists but failed this once: a 404 (Express's "Cannot GET"
-// page or the API's own), a 405, a success that is not a list. Those are
-// ErrNoListRoute, with the cloud's words; a 401, a 429, a 5xx, a body too
-// large, a broken list or a spent work budget are not: the host may well
-// list.
+// a host that lists but failed this once: a 404 that is not the API's own
+// JSON (Express's "Cannot GET" page, plain text, nothing), a 405, a success
+// that is not a list. Those are ErrNoListRoute, with the cloud's words; a
+// 404 in the API's own JSON (the route answered: what it lists is not
+// there), a 401, a 429, a 5xx, a body too large, a broken list or a spent
+// work budget are not: the host may well list.
 func TestListAlertsTellsANoListRouteFromAFailure(t *testing.T) {
 	const jsonType = "application/json"
 	express := `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Error</title></head><body><pre>Cannot GET /api/v2/alerts</pre></body></html>`
@@ -127,8 +128,16 @@ func TestListAlertsTellsANoListRouteFromAFailure(t *testing.T) {
 	}{
 		{"Express's Cannot GET", alertHost, reply{status: 404, contentType: "text/html; charset=utf-8", body: express}, cloudapi.Options{}, true,
 			"list alerts: 404 EndpointNotFound: Cannot GET /api/v2/alerts: the host has no alert list route"},
-		{"the API's own 404", managementHost, reply{status: 404, contentType: jsonType, body: `{"status":404,"error":"Not found","requestId":"r"}`}, cloudapi.Options{}, true,
-			"list alerts: 404 NotFound: Not found: the host has no alert list route (requestId r)"},
+		{"the management API's own 404", managementHost, reply{status: 404, contentType: jsonType, body: `{"status":404,"error":"Service not found","requestId":"r"}`}, cloudapi.Options{}, false,
+			"list alerts: 404 NotFound: Service not found (requestId r)"},
+		{"the alert API's own 404", alertHost, reply{status: 404, contentType: jsonType, body: `{"message":"Not found"}`}, cloudapi.Options{}, false,
+			"list alerts: 404 NotFound: Not found"},
+		{"a 404 in plain text", alertHost, reply{status: 404, contentType: "text/plain", body: "Not Found"}, cloudapi.Options{}, true,
+			"list alerts: 404 EndpointNotFound: Not Found: the host has no alert list route"},
+		{"an empty 404", managementHost, reply{status: 404}, cloudapi.Options{}, true,
+			"list alerts: 404 NotFound: the host has no alert list route"},
+		{"a 405 in the API's own JSON", managementHost, reply{status: 405, contentType: jsonType, body: `{"status":405,"error":"use GET"}`}, cloudapi.Options{}, false,
+			"list alerts: 405 UnexpectedStatus: use GET"},
 		{"405", alertHost, reply{status: 405, contentType: "text/plain", body: "Method Not Allowed"}, cloudapi.Options{}, true,
 			"list alerts: 405 UnexpectedStatus: Method Not Allowed: the host has no alert list route"},
 		{"200 with one alert where the list belongs", alertHost, reply{status: 200, contentType: jsonType, body: `{"data":{"id":"a1"}}`}, cloudapi.Options{}, true,

@@ -70,10 +70,13 @@ type AlertPage struct {
 }
 
 // ErrNoListRoute is matched (errors.Is) by the error of a ListAlerts whose
-// host has no list route: it answered 404 or 405 (Express's "Cannot GET"
-// page included), or a 2xx body that is not a list. Any other failure
-// (401, 429, 5xx, a transport error) is NOT ErrNoListRoute: the host may
-// well list, it just failed this time.
+// host has no list route: it answered 404 or 405 with a body that is not
+// the API's own JSON error (Express's "Cannot GET" page, plain text,
+// nothing), or a 2xx body that is not a list. Any other failure (401, 429,
+// 5xx, a transport error) is NOT ErrNoListRoute: the host may well list, it
+// just failed this time; nor is a 404 in the API's own words, such as the
+// management API's {"status":404,"error":"Service not found"}: the route
+// is there, what it lists is not.
 var ErrNoListRoute = errors.New("the host has no alert list route")
 
 // GetAlertFrom reads one alert from either host. Same decoding, scrubbing,
@@ -240,14 +243,15 @@ func (c *Client) ListAlerts(ctx context.Context, src AlertSource, page AlertPage
 }
 
 // noListRoute marks err as ErrNoListRoute when it says the host has no
-// list route: a 404 or a 405, a 2xx that is not JSON or holds no list.
+// list route: a 404 or a 405 not in the API's own JSON, a 2xx that is not
+// JSON or holds no list.
 func noListRoute(err error) error {
 	e, ok := errors.AsType[*Error](err)
 	if !ok || errors.Is(err, ErrNoListRoute) {
 		return err
 	}
 	switch {
-	case e.StatusCode == http.StatusNotFound, e.StatusCode == http.StatusMethodNotAllowed,
+	case (e.StatusCode == http.StatusNotFound || e.StatusCode == http.StatusMethodNotAllowed) && !e.fromAPI,
 		e.Reason == ReasonInvalidResponse && errors.Is(e.Err, errNotJSON):
 		if e.Err == nil {
 			e.Err = ErrNoListRoute

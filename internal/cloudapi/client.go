@@ -504,6 +504,7 @@ func (c *Client) statusError(cl prepared, resp *http.Response) *Error {
 		RequestID:  cl.scrub.Clean(d.RequestID),
 		Message:    cl.scrub.Clean(words),
 		Operation:  cl.op,
+		fromAPI:    d.Shape == shapeJSONObject,
 	}
 	if redirect {
 		e.Location = cl.scrub.Fit(cl.scrub.Redact(reducedLocation(cl.url, resp.Header.Get("Location"))), maxLocationRunes)

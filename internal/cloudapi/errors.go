@@ -121,6 +121,11 @@ type Error struct {
 	// Err is the underlying cause, if any (a transport error, a decoding
 	// error, the context's error).
 	Err error
+
+	// fromAPI: the body of the failed call was a JSON object, as the APIs'
+	// own error bodies are (not a proxy's or a web server's page): the API
+	// answered, so a 404 of a list is about what was listed, not a route.
+	fromAPI bool
 }
 
 // Error returns a one-line description such as

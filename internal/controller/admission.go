@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -213,7 +214,7 @@ func (r *ServiceWatchReconciler) restoreHolds(ctx context.Context, _ *syncScope)
 	now := r.clock.Now()
 	for i := range watches.Items {
 		w := &watches.Items[i]
-		if w.Spec.Suspend || w.Status.RetryNotBefore == nil || !w.Status.RetryNotBefore.After(now) {
+		if w.Spec.Suspend || w.Status.RetryNotBefore == nil || !w.Status.RetryNotBefore.After(now) || len(w.Status.HeldBudgets) == 0 || w.Status.ObservedGeneration != w.Generation {
 			continue
 		}
 		r.restoreHold(ctx, w)
@@ -222,26 +223,16 @@ func (r *ServiceWatchReconciler) restoreHolds(ctx context.Context, _ *syncScope)
 	return ctrl.Result{}, true
 }
 
-// restoreHold holds the budgets the watch was told to wait for until its
-// retryNotBefore: the management API's when its pipes or endpoints were
-// rate limited, the alert API's when its alerts were, none when a 503 asked
-// the watch alone to wait, both when its conditions do not tell.
+// restoreHold holds until retryNotBefore each budget the watch's status
+// (of its current generation) names in heldBudgets that the watch still
+// calls with: never another API, host or credential than the cloud asked
+// to wait (an edited spec, a rotated Secret, an account that moved).
 func (r *ServiceWatchReconciler) restoreHold(ctx context.Context, w *swv1.ServiceWatch) {
-	until := w.Status.RetryNotBefore.Time
-	management := rateLimited(w, swv1.ConditionPipesSynced) || rateLimited(w, swv1.ConditionReversePrivateEndpointsSynced)
-	alerts := rateLimited(w, swv1.ConditionAlertsSynced)
-	if !management && !alerts {
-		if waitsAlone(w) {
-			return // a 503's wait: the watch's own, kept by its schedule (retryNotBefore)
-		}
-		management, alerts = true, true
-	}
 	m, a := r.accessOf(ctx, w, r.secretVersions(ctx, w))
-	if management && m.failure == nil {
-		r.Budgets.Hold(cloudapi.APIManagement, m.url, m.digest, until)
-	}
-	if alerts && alertselect.InUse(&w.Spec) && a.failure == nil {
-		r.Budgets.Hold(alertselect.API(&w.Spec), a.url, a.digest, until)
+	for api, b := range map[string]apiAccess{cloudapi.APIManagement: m.apiAccess, cloudapi.APIAlert: a.apiAccess} {
+		if b.failure == nil && slices.Contains(w.Status.HeldBudgets, b.budget(api)) {
+			r.Budgets.Hold(api, b.url, b.digest, w.Status.RetryNotBefore.Time)
+		}
 	}
 }
 
@@ -265,13 +256,6 @@ func ownWait(w *swv1.ServiceWatch, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
-}
-
-// rateLimited tells whether the watch's condition of type t says the cloud
-// (or the client-side budget) asked it to wait.
-func rateLimited(w *swv1.ServiceWatch, t string) bool {
-	c := conditions.Get(w, t)
-	return c != nil && c.Reason == swv1.ReasonRateLimited
 }
 
 // maxAgeOf is how old a finished read of key may be for the sync to reuse

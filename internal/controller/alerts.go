@@ -62,7 +62,7 @@ func readAlerts(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 	})
 	switch {
 	case errors.Is(err, cloudapi.ErrNoListRoute):
-		in.routes.NoList(in.alertHost())
+		in.routes.NoList(alertlist.RouteOf(in.alertSource(), in.alerts.digest))
 		if w.Spec.AlertSelector != nil {
 			return wholeFailed(w, asFailure(alertselect.NoListRoute(in.alerts.url)))
 		}
@@ -70,7 +70,7 @@ func readAlerts(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 	case err != nil:
 		return readFailed(err)
 	}
-	in.routes.Listed(in.alertHost())
+	in.routes.Listed(alertlist.RouteOf(in.alertSource(), in.alerts.digest))
 	picked := alertselect.Pick(w.Spec.AlertIDs, w.Spec.AlertSelector, listing)
 	return alertsResult(picked.Entries, picked.Matched, listing.Stopped(), swv1.AlertsReadByList)
 }

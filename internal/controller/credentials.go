@@ -15,6 +15,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/alertselect"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // apiAccess is what the parts of one API need besides the credential itself,
@@ -29,6 +30,10 @@ type apiAccess struct {
 	unread  bool
 	failure *failure
 }
+
+// budget is the label of api's budget at a's URL and credential, as the
+// metrics and status.heldBudgets name it.
+func (a apiAccess) budget(api string) string { return ratebudget.Fingerprint(api, a.url, a.digest) }
 
 // managementAccess is what the management API parts need, or why they cannot run.
 type managementAccess struct {

@@ -225,9 +225,6 @@ func (in *syncScope) alertSource() cloudapi.AlertSource {
 	return alertselect.Source(&in.watch.Spec, in.alerts.url, in.alerts.token, in.management.creds)
 }
 
-// alertHost names the alerts' host for Routes.
-func (in *syncScope) alertHost() string { return alertselect.API(&in.watch.Spec) + " " + in.alerts.url }
-
 // listAge is how old a list another watch read may be for this sync to
 // reuse it (alertselect.ListAge).
 func listAge(in *syncScope) time.Duration { return alertselect.ListAge(interval(in.watch), in.fresh) }

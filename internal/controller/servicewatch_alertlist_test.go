@@ -10,9 +10,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // suiteAlertListRetry is how long the suite's manager reads a host without
@@ -287,4 +291,63 @@ func (f *fixture) firstSyncAfter(service string, at time.Time, within time.Durat
 	}
 	f.t.Fatalf("no sync of service %s within %v of %s", service, within, at.Format(time.StampMilli))
 	return time.Time{}
+}
+
+// A tenant's watch naming a service the management API does not have gets
+// that API's own 404 ("organization or service not found") from the
+// service's alert list: the tenant's NotFound, not a host without a list
+// route. A victim in another namespace, with a key and a service of its
+// own on the same host, keeps reading its alerts by list, and its selector
+// keeps working. Before, "no list route" was remembered per API and URL
+// and any 404 counted: the victim's next sync was ListNotServed without a
+// list call. The test's manager remembers a host's answer for an hour, so
+// that the victim's sync comes well within it.
+func TestOneTenantsNotFoundLeavesTheListOnForTheHostsOtherTenants(t *testing.T) {
+	t.Parallel()
+	victim := newNamedFixture(t, t.Name()+"-victim")
+	tenant := newNamedFixture(t, t.Name()+"-tenant")
+	data := victim.fake.Data()
+	data.MoreManagementKeys = append(data.MoreManagementKeys, fakecloud.ManagementKey{KeyID: tenant.keyID, KeySecret: tenant.keySecret})
+	victim.fake.SetData(data)
+	tenant.fake = victim.fake // one host, a key each
+	fast := ratebudget.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000}
+	startOwnManager(t, "routes", cloudapi.NewBudgets(fast, fast), func(_ ctrl.Manager, r *controller.ServiceWatchReconciler) {
+		r.Options.AlertListRetry = time.Hour
+	})
+	selecting := func(f *fixture, name, service string) {
+		w := f.newWatch(name)
+		w.Labels = map[string]string{ownManagerLabel: "routes"}
+		w.Spec.ServiceID, w.Spec.AlertsFrom = service, swv1.AlertsFromManagementAPI
+		w.Spec.AlertSelector = &swv1.AlertSelector{All: true}
+		f.create(f.managementSecret())
+		f.create(w)
+	}
+	selecting(victim, "victim", fakecloud.DefaultServiceID)
+	victim.waitFor("victim", 20*time.Second, "Ready, its alerts read by list", func(w *swv1.ServiceWatch) bool {
+		return isReady(w) && w.Status.AlertsReadBy == swv1.AlertsReadByList
+	})
+
+	selecting(tenant, "absent", distinctService(404))
+	absent := tenant.waitFor("absent", 20*time.Second, "AlertsSynced False", func(w *swv1.ServiceWatch) bool {
+		return meta.IsStatusConditionFalse(w.Status.Conditions, swv1.ConditionAlertsSynced)
+	})
+	victimLists := func() (n int) {
+		for _, c := range victim.fake.CallLog() {
+			if c.Operation == fakecloud.OpListServiceAlerts && c.ServiceID == fakecloud.DefaultServiceID {
+				n++
+			}
+		}
+		return n
+	}
+	before := victimLists()
+	w := victim.requestSyncAndWait("victim")
+	if c := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionAlertsSynced); w.Status.AlertsReadBy != swv1.AlertsReadByList || c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("the victim after the tenant's 404: alertsReadBy %q, AlertsSynced %+v; want List and True", w.Status.AlertsReadBy, c)
+	}
+	if after := victimLists(); after == before {
+		t.Error("the victim's sync made no list call of its service's alerts")
+	}
+	if c := meta.FindStatusCondition(absent.Status.Conditions, swv1.ConditionAlertsSynced); c.Reason != swv1.ReasonNotFound {
+		t.Errorf("the tenant's watch of a service that does not exist: AlertsSynced %s %q, want NotFound", c.Reason, c.Message)
+	}
 }

@@ -409,7 +409,7 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, s *syncScope) ctrl.R
 // and the level of its work.
 func (r *ServiceWatchReconciler) learnAccess(ctx context.Context, s *syncScope) (ctrl.Result, bool) {
 	s.management, s.alerts = r.accessOf(ctx, s.watch, s.secretVersions)
-	s.routes, s.alertsByList = r.routes, r.routes.UseList(s.alertHost())
+	s.routes, s.alertsByList = r.routes, r.routes.UseList(alertlist.RouteOf(s.alertSource(), s.alerts.digest))
 	r.pacer.ReadsList(s.p.Key, s.sharedListGroup())
 	s.fresh, s.level = r.pacer.Fresh(s.p), r.pacer.Level(s.p)
 	return ctrl.Result{}, true

@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
+	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
@@ -25,6 +27,11 @@ func TestARetryAfterHoldsEveryWatchOnTheKeyAfterARestart(t *testing.T) {
 	f := newFixture(t)
 	f.faultyWatch("limited", fakecloud.OpListPipes, fakecloud.Fault{Status: 429, RetryAfter: "600", Body: "Too Many Requests", ContentType: "text/plain"})
 	f.waitHeldFor10Minutes("limited")
+	// The status names the budget held, as the metrics label it.
+	key := ratebudget.Fingerprint(cloudapi.APIManagement, f.fake.URL, cloudapi.NewBasicCredentials(f.keyID, f.keySecret))
+	if held := f.get("limited").Status.HeldBudgets; !slices.Equal(held, []string{key}) {
+		t.Errorf("status.heldBudgets %q, want the management key's budget %q", held, key)
+	}
 
 	// The restart: a reconciler with a client that never saw the 429.
 	r, _ := restartedReconciler(t)
@@ -74,4 +81,52 @@ func (f *fixture) unseenWatch(name string) *swv1.ServiceWatch {
 	w.Generation, w.UID = 1, types.UID(name)
 	w.CreationTimestamp = metav1.Now()
 	return w
+}
+
+// A hold is restored only on the budget it was set on, and only from a
+// status of the watch's current generation: a tenant whose own host asked
+// its key to wait a day, and who then points the watch at an account it
+// shares with another namespace, does not make that namespace wait after
+// the manager restarts. Before, the hold was restored on the budget of the
+// watch's current spec, whatever generation its status was of: the other
+// namespace's new watch on the account's key waited a day.
+func TestAHoldIsRestoredOnlyOnTheBudgetItWasSetOn(t *testing.T) {
+	t.Parallel()
+	tenant := newNamedFixture(t, t.Name()+"-tenant")
+	victim := newNamedFixture(t, t.Name()+"-victim")
+	const manager = "moved-hold"
+	t.Run("the first manager", func(t *testing.T) {
+		fast := ratebudget.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000}
+		startOwnManager(t, manager, cloudapi.NewBudgets(fast, fast)) // stopped when this subtest ends
+		f := *tenant
+		f.t = t
+		f.fake.SetFault(fakecloud.OpListPipes, fakecloud.Fault{Status: 429, RetryAfter: "86400", Body: "Too Many Requests", ContentType: "text/plain"})
+		f.createSecrets()
+		w := f.newWatch("limited")
+		w.Labels = map[string]string{ownManagerLabel: manager}
+		f.create(w)
+		w = f.waitFor("limited", 20*time.Second, "retryNotBefore set", func(w *swv1.ServiceWatch) bool { return w.Status.RetryNotBefore != nil })
+		if held := time.Until(w.Status.RetryNotBefore.Time); held < 23*time.Hour {
+			t.Fatalf("retryNotBefore is %s away, want about a day", held)
+		}
+	})
+
+	// The tenant points the watch at the account; no manager syncs it
+	// before the restart, so its status still tells of its own host.
+	victim.createAccountSecrets()
+	victim.createAccount(swv1.AccountCondition{Namespaces: []string{tenant.ns, victim.ns}})
+	limited := tenant.get("limited")
+	limited.Spec.ManagementAPI = swv1.ManagementAPISpec{AccountRef: &swv1.AccountRef{Name: victim.accountName()}}
+	if err := env.Client.Update(tenant.ctx, limited); err != nil {
+		t.Fatal(err)
+	}
+
+	r, budgets := restartedReconciler(t)
+	r.Accounts = &accountcontroller.Accounts{Client: env.Client, Namespace: operatorNamespace, Budgets: budgets}
+	newcomer := victim.unseenWatch("newcomer")
+	newcomer.Spec.ManagementAPI = swv1.ManagementAPISpec{AccountRef: &swv1.AccountRef{Name: victim.accountName()}}
+	if wait := r.StartSync(victim.ctx, newcomer); wait > 0 {
+		t.Errorf("the other namespace's new watch on the account's key waits %s after the restart, want no wait: the hold was the tenant's own host's", wait.Round(time.Minute))
+	}
+	waitForCalls(t, "the new watch's call with the account's key", 1, func() int { return victim.fake.Calls(fakecloud.OpListPipes) })
 }

@@ -15,6 +15,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/bound"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
@@ -137,12 +138,29 @@ func applySync(watch *swv1.ServiceWatch, end *syncScope, sizeLimit int) {
 		watch.Status.LastSyncTime = &metav1.Time{Time: end.endedAt.Truncate(time.Second)}
 	}
 	setIntervalMetCondition(watch, end.allowed)
-	watch.Status.RetryNotBefore = nil
+	watch.Status.RetryNotBefore, watch.Status.HeldBudgets = nil, nil
 	if wait := end.outcome.RetryAfter; wait > 0 {
 		// A second more, and whole seconds: the wait the cloud asked for
 		// has passed once the time shown has.
 		watch.Status.RetryNotBefore = &metav1.Time{Time: end.endedAt.Add(wait + time.Second).Truncate(time.Second)}
+		watch.Status.HeldBudgets = heldBudgets(end)
 	}
+}
+
+// heldBudgets label the budgets a 429 (the cloud's, or the client's hold of
+// one) held for the sync's parts: those a restart holds again.
+func heldBudgets(end *syncScope) (held []string) {
+	for i, p := range end.parts {
+		if f := end.results[i].failure; f != nil && f.reason == swv1.ReasonRateLimited && f.retryAfter > 0 {
+			api, a := cloudapi.APIManagement, end.management.apiAccess
+			if p.condition == swv1.ConditionAlertsSynced {
+				api, a = end.alertSource().API, end.alerts.apiAccess
+			}
+			held = append(held, a.budget(api))
+		}
+	}
+	slices.Sort(held)
+	return slices.Compact(held)
 }
 
 // ownsCondition tells the condition types this controller writes. A
