@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/types"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,11 +11,6 @@ import (
 
 	"golang.org/x/tools/go/packages"
 )
-
-// maxControllerLines is the most non-test lines this package may hold: it
-// holds reconcile, the sync's parts, status, events and metrics; machinery
-// that knows nothing of ServiceWatch belongs in a package of its own.
-const maxControllerLines = 3000
 
 // TestFilesCallDownwardOnly keeps the package's files in layers: no file
 // refers to a declaration of a file that refers back to it, directly or
@@ -34,28 +28,6 @@ func TestFilesCallDownwardOnly(t *testing.T) {
 			}
 		}
 		t.Errorf("files refer to each other in a loop: %s", strings.Join(edges, ", "))
-	}
-}
-
-// TestPackageStaysSmall: see maxControllerLines.
-func TestPackageStaysSmall(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := 0
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines += strings.Count(string(b), "\n")
-	}
-	if lines > maxControllerLines {
-		t.Errorf("internal/controller has %d non-test lines, more than %d: move machinery that knows nothing of ServiceWatch to a package of its own", lines, maxControllerLines)
 	}
 }
 

@@ -1,0 +1,182 @@
+package lenient
+
+import (
+	"io"
+	"strings"
+)
+
+// The storage under a Keeper: the arena of kept encodings, the ordered
+// index of kept entries (a max-heap by key, so the last in id order goes
+// first when the budget is short) and the reader that streams them back.
+
+// entryReader reads the encodings of entries one after the other. Each ends
+// in a newline, so together they are a stream of JSON values.
+type entryReader struct {
+	arena   arena
+	entries []keptEntry
+	read    int // bytes of entries[0] already read
+}
+
+func (r *entryReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && len(r.entries) > 0 {
+		e := r.entries[0]
+		c := copy(p[n:], r.arena[e.off+r.read:e.off+e.size])
+		n += c
+		if r.read += c; r.read == e.size {
+			r.entries, r.read = r.entries[1:], 0
+		}
+	}
+	if n == 0 && len(r.entries) == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// arena is an io.Writer that appends to itself.
+type arena []byte
+
+// Write appends p, doubling the capacity when it runs out: append grows
+// large slices by a quarter, which for a list of a few MiB allocates five
+// times its size along the way.
+func (a *arena) Write(p []byte) (int, error) {
+	if len(*a)+len(p) > cap(*a) {
+		grown := make(arena, len(*a), max(2*cap(*a), len(*a)+len(p), 4096))
+		copy(grown, *a)
+		*a = grown
+	}
+	*a = append(*a, p...)
+	return len(p), nil
+}
+
+// itemKey orders items: by id, items without an id ("") first, those by a
+// hash of their content; seq, the item's place among the distinct items of
+// the response, orders what is left equal (identical items, in practice).
+type itemKey struct {
+	id      string
+	content uint64
+	seq     int
+}
+
+func (a itemKey) less(b itemKey) bool {
+	if c := strings.Compare(a.id, b.id); c != 0 {
+		return c < 0
+	}
+	if a.content != b.content {
+		return a.content < b.content
+	}
+	return a.seq < b.seq
+}
+
+// keptEntry is one kept item: its key and where its encoding is.
+type keptEntry struct {
+	key       itemKey
+	off, size int
+	// charge is what the entry counts against the budget (see MinItemCharge).
+	charge int
+	// whole is its charge before any slimming (of an id that repeats, the
+	// largest), which sets the cap.
+	whole int
+	// bare: slimming could take no more of it.
+	bare bool
+	// bareCharge is its charge cut to its identity (see WithIdentities): an
+	// int32 beside bare, in what was padding, so that the entry is no bigger.
+	bareCharge int32
+}
+
+// keptHeap is a max-heap of entries by key. Once a duplicate has asked
+// for one, it keeps an index of where each entry with an id is: most
+// responses have no duplicates and do not pay for it.
+type keptHeap struct {
+	entries []keptEntry
+	index   map[string]int // nil until find
+}
+
+// find returns the place of the entry with id.
+func (h *keptHeap) find(id string) (int, bool) {
+	if h.index == nil {
+		h.index = make(map[string]int, len(h.entries))
+		for i := range h.entries {
+			h.place(i)
+		}
+	}
+	i, ok := h.index[id]
+	return i, ok
+}
+
+func (h *keptHeap) less(i, j int) bool { return h.entries[i].key.less(h.entries[j].key) }
+
+func (h *keptHeap) swap(i, j int) {
+	h.entries[i], h.entries[j] = h.entries[j], h.entries[i]
+	h.place(i)
+	h.place(j)
+}
+
+// place records where entry i is.
+func (h *keptHeap) place(i int) {
+	if id := h.entries[i].key.id; id != "" && h.index != nil {
+		h.index[id] = i
+	}
+}
+
+// maxBelow reports whether the heap is empty or its largest key is below key.
+func (h *keptHeap) maxBelow(key itemKey) bool {
+	return len(h.entries) == 0 || h.entries[0].key.less(key)
+}
+
+func (h *keptHeap) push(e keptEntry) {
+	h.entries = append(h.entries, e)
+	h.place(len(h.entries) - 1)
+	h.up(len(h.entries) - 1)
+}
+
+// pop removes and returns the entry with the largest key.
+func (h *keptHeap) pop() keptEntry {
+	last := len(h.entries) - 1
+	h.swap(0, last)
+	e := h.entries[last]
+	h.entries = h.entries[:last]
+	delete(h.index, e.key.id)
+	h.down(0, last)
+	return e
+}
+
+// sorted orders the entries by key in place (heapsort) and returns them.
+// The index is gone after it.
+func (h *keptHeap) sorted() []keptEntry {
+	h.index = nil
+	for end := len(h.entries) - 1; end > 0; end-- {
+		h.swap(0, end)
+		h.down(0, end)
+	}
+	return h.entries
+}
+
+func (h *keptHeap) up(i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !h.less(parent, i) {
+			return
+		}
+		h.swap(parent, i)
+		i = parent
+	}
+}
+
+// down restores the heap below i within the first n entries.
+func (h *keptHeap) down(i, n int) {
+	for {
+		largest, left, right := i, 2*i+1, 2*i+2
+		if left < n && h.less(largest, left) {
+			largest = left
+		}
+		if right < n && h.less(largest, right) {
+			largest = right
+		}
+		if largest == i {
+			return
+		}
+		h.swap(i, largest)
+		i = largest
+	}
+}
