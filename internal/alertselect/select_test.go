@@ -64,6 +64,20 @@ func listed(id, name string, tags ...string) cloudapi.AlertResult {
 	return cloudapi.AlertResult{Alert: swv1.AlertStatus{ID: id, Name: ptr.To(name), Tags: tags}}
 }
 
+// indexOf is the index of listing as a read for needs keeps it, each id
+// handed once, the first time it is listed, as alertlist.ReadAll does.
+func indexOf(listing []cloudapi.AlertResult, stopped string, needs ...alertselect.Need) *alertselect.Index {
+	c := alertselect.NewFilter(needs, 1<<20).Collect()
+	seen := map[string]bool{}
+	for i := range listing {
+		if id := listing[i].Alert.ID; !seen[id] {
+			seen[id] = true
+			c.Keep(&listing[i])
+		}
+	}
+	return c.Index(len(seen), func(id string) bool { return seen[id] }, stopped)
+}
+
 // ids of entries as "id by error-reason".
 func summary(entries []alertselect.Entry) []string {
 	var out []string
@@ -94,13 +108,13 @@ func TestPick(t *testing.T) {
 		{"an ID that cannot be a path segment", []string{"../.."}, nil, "", []string{"../.. ID ConfigurationError"}, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := alertselect.Pick(tt.ids, tt.sel, alertselect.NewIndex(listing, tt.stopped))
+			got := alertselect.Pick(tt.ids, tt.sel, indexOf(listing, tt.stopped, alertselect.Need{IDs: tt.ids, Selector: tt.sel}))
 			if !slices.Equal(summary(got.Entries), tt.want) || got.Matched != tt.matched {
 				t.Errorf("Pick = %q (%d matched), want %q (%d)", summary(got.Entries), got.Matched, tt.want, tt.matched)
 			}
 		})
 	}
-	if a := alertselect.Pick([]string{"a"}, nil, alertselect.NewIndex(listing, "")).Entries[0].Alert; ptr.Deref(a.Name, "") != "Ingest lag" {
+	if a := alertselect.Pick([]string{"a"}, nil, indexOf(listing, "", alertselect.Need{IDs: []string{"a"}})).Entries[0].Alert; ptr.Deref(a.Name, "") != "Ingest lag" {
 		t.Errorf("an ID listed twice reads %v, want the first seen", a.Name)
 	}
 }
@@ -112,7 +126,7 @@ func TestPickBoundsTheSelected(t *testing.T) {
 	for i := range alertselect.MaxSelected + 5 {
 		listing = append(listing, listed(fmt.Sprintf("%06d", i), "n"))
 	}
-	got := alertselect.Pick(nil, &swv1.AlertSelector{All: true}, alertselect.NewIndex(listing, ""))
+	got := alertselect.Pick(nil, &swv1.AlertSelector{All: true}, indexOf(listing, "", alertselect.Need{Selector: &swv1.AlertSelector{All: true}}))
 	if len(got.Entries) != alertselect.MaxSelected || got.Matched != alertselect.MaxSelected+5 {
 		t.Fatalf("%d entries, %d matched; want %d and %d", len(got.Entries), got.Matched, alertselect.MaxSelected, alertselect.MaxSelected+5)
 	}
