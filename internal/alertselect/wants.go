@@ -10,7 +10,6 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/lenient"
 )
 
 // Need is what one watch uses of a host's list: the alerts its IDs name
@@ -204,8 +203,12 @@ func (c *Collector) Keep(a *cloudapi.AlertResult) (work int) {
 // selectionWork is the work of testing one alert against sel (see
 // lenient.Work): its name against the pattern, its tags against sel's.
 func selectionWork(sel *swv1.AlertSelector, name string, tags []string) int {
-	return lenient.ItemByteWork*(len(name)+len(sel.Name)) + lenient.ItemByteWork*len(tags)*len(sel.Tags)
+	return selectionByteWork*(len(name)+len(sel.Name)) + selectionByteWork*len(tags)*len(sel.Tags)
 }
+
+// selectionByteWork is the work of one byte a selector looks at: what
+// decoding charges per byte of an item (lenient.ItemByteWork).
+const selectionByteWork = 6
 
 // alertSize is what an alert kept costs.
 func alertSize(a *cloudapi.AlertResult) int {
@@ -242,7 +245,7 @@ func (s *selection) add(a *cloudapi.AlertResult) {
 	heap.Push(&s.kept, match{a: a, size: size})
 	s.bytes += size
 	for s.kept.Len() > 0 && (s.kept.Len() > s.need.keep || s.bytes > s.maxBytes) {
-		dropped := heap.Pop(&s.kept).(match) //nolint:forcetypeassert // the heap holds matches only
+		dropped, _ := heap.Pop(&s.kept).(match) // the heap holds matches only
 		s.bytes -= dropped.size
 		s.ceiling, s.hasCeiling = dropped.a.Alert.ID, true
 	}
@@ -262,7 +265,10 @@ func (h matchHeap) Less(i, j int) bool { return h[i].a.Alert.ID > h[j].a.Alert.I
 func (h matchHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 
 // Push adds x, a match.
-func (h *matchHeap) Push(x any) { *h = append(*h, x.(match)) } //nolint:forcetypeassert // only matches are pushed
+func (h *matchHeap) Push(x any) {
+	m, _ := x.(match) // only matches are pushed
+	*h = append(*h, m)
+}
 
 // Pop removes the last match.
 func (h *matchHeap) Pop() any {
