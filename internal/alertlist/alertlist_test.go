@@ -26,7 +26,7 @@ type host struct {
 	calls        []int         // the offsets asked
 }
 
-func (h *host) fetch(_ context.Context, offset int) (cloudapi.AlertPage, error) {
+func (h *host) fetch(_ context.Context, offset int, each func(*cloudapi.AlertResult) int) (cloudapi.AlertPage, error) {
 	h.calls = append(h.calls, offset)
 	call := len(h.calls)
 	if h.change != nil && call > 1 {
@@ -47,9 +47,20 @@ func (h *host) fetch(_ context.Context, offset int) (cloudapi.AlertPage, error) 
 		end = min(end, offset+h.limit)
 	}
 	for _, id := range h.ids[min(offset, end):end] {
-		page.Alerts = append(page.Alerts, cloudapi.AlertResult{Alert: swv1.AlertStatus{ID: id}})
+		each(&cloudapi.AlertResult{Alert: swv1.AlertStatus{ID: id}})
+		page.Read++
 	}
 	return page, nil
+}
+
+// readAll is alertlist.ReadAll keeping every alert's id, in the order kept.
+func readAll(ctx context.Context, limit int, fetch alertlist.Fetch) (alertlist.Listing, []string, error) {
+	var ids []string
+	l, err := alertlist.ReadAll(ctx, limit, fetch, func(a *cloudapi.AlertResult) int {
+		ids = append(ids, a.Alert.ID)
+		return 0
+	})
+	return l, ids, err
 }
 
 // alerts returns the ids a0 .. a(n-1).
@@ -57,14 +68,6 @@ func alerts(n int) []string {
 	out := make([]string, n)
 	for i := range out {
 		out[i] = fmt.Sprintf("a%d", i)
-	}
-	return out
-}
-
-func idsOf(l alertlist.Listing) []string {
-	out := make([]string, len(l.Alerts))
-	for i, a := range l.Alerts {
-		out[i] = a.Alert.ID
 	}
 	return out
 }
@@ -138,7 +141,7 @@ func TestReadAllReadsEachAlertOnce(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := tt.host
-			got, err := alertlist.ReadAll(t.Context(), h.limit, h.fetch)
+			got, ids, err := readAll(t.Context(), h.limit, h.fetch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,8 +149,11 @@ func TestReadAllReadsEachAlertOnce(t *testing.T) {
 			if want == nil {
 				want = h.ids
 			}
-			if !slices.Equal(idsOf(got), want) && (len(want) != 0 || len(got.Alerts) != 0) {
-				t.Errorf("alerts %v\nwant   %v", idsOf(got), want)
+			if !slices.Equal(ids, want) && (len(want) != 0 || len(ids) != 0) {
+				t.Errorf("alerts %v\nwant   %v", ids, want)
+			}
+			if got.Read != len(ids) {
+				t.Errorf("read %d alerts, kept %d: want every alert read kept", got.Read, len(ids))
 			}
 			if got.Stopped != "" {
 				t.Errorf("stopped: %s", got.Stopped)
@@ -187,12 +193,12 @@ func TestReadAllStopsWhereAListNeverEnds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := tt.host
-			got, err := alertlist.ReadAll(t.Context(), h.limit, h.fetch)
+			got, ids, err := readAll(t.Context(), h.limit, h.fetch)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got.Alerts) != tt.alerts || got.Pages != tt.pages || got.Stopped != tt.stopped {
-				t.Errorf("read %d alerts in %d pages, stopped %q\nwant %d in %d, %q", len(got.Alerts), got.Pages, got.Stopped, tt.alerts, tt.pages, tt.stopped)
+			if len(ids) != tt.alerts || got.Pages != tt.pages || got.Stopped != tt.stopped {
+				t.Errorf("read %d alerts in %d pages, stopped %q\nwant %d in %d, %q", len(ids), got.Pages, got.Stopped, tt.alerts, tt.pages, tt.stopped)
 			}
 		})
 	}
@@ -218,9 +224,9 @@ func TestReadAllEndsWithAPagesError(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := host{ids: alerts(25), limit: 10, fail: tt.fail}
-			got, err := alertlist.ReadAll(t.Context(), 10, h.fetch)
-			if err == nil || len(got.Alerts) != 0 {
-				t.Fatalf("got %d alerts, error %v", len(got.Alerts), err)
+			got, _, err := readAll(t.Context(), 10, h.fetch)
+			if err == nil || got.Read != 0 {
+				t.Fatalf("got %d alerts, error %v", got.Read, err)
 			}
 			if errors.Is(err, cloudapi.ErrNoListRoute) != tt.noList || cloudapi.ReasonOf(err) != tt.reason || cloudapi.RetryAfterOf(err) != cloudapi.RetryAfterOf(tt.fail[len(h.calls)]) {
 				t.Errorf("error %v: ErrNoListRoute %v, reason %s", err, errors.Is(err, cloudapi.ErrNoListRoute), cloudapi.ReasonOf(err))
@@ -236,12 +242,58 @@ func TestReadAllEndsWithAPagesError(t *testing.T) {
 func TestReadAllHonoursItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	h := host{ids: alerts(25), limit: 10}
-	fetch := func(ctx context.Context, offset int) (cloudapi.AlertPage, error) {
+	fetch := func(ctx context.Context, offset int, each func(*cloudapi.AlertResult) int) (cloudapi.AlertPage, error) {
 		cancel()
-		return h.fetch(ctx, offset)
+		return h.fetch(ctx, offset, each)
 	}
-	_, err := alertlist.ReadAll(ctx, 10, fetch)
+	_, _, err := readAll(ctx, 10, fetch)
 	if !errors.Is(err, context.Canceled) || len(h.calls) != 1 {
 		t.Errorf("error %v after %d calls, want context.Canceled after 1", err, len(h.calls))
+	}
+}
+
+// A read keeps only what Keep keeps, and tells by Seen, in 4 bytes an id,
+// which ids it read: never no for one read.
+func TestReadAllKeepsWhatKeepKeepsAndTellsWhatItSaw(t *testing.T) {
+	h := host{ids: alerts(2500), limit: 1000}
+	kept := 0
+	got, err := alertlist.ReadAll(t.Context(), 1000, h.fetch, func(a *cloudapi.AlertResult) int {
+		if a.Alert.ID == "a7" || a.Alert.ID == "a2499" {
+			kept++
+		}
+		return 0
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Read != 2500 || kept != 2 || got.Stopped != "" {
+		t.Errorf("read %d, kept %d, stopped %q; want 2500 read, 2 kept", got.Read, kept, got.Stopped)
+	}
+	for _, id := range h.ids {
+		if !got.Seen.Has(id) {
+			t.Fatalf("Seen says %s was not read", id)
+		}
+	}
+	if got.Seen.Has("never-listed") && got.Seen.Has("nor-this") {
+		t.Error("Seen says two ids never listed were read")
+	}
+}
+
+// A host without meta that sends more alerts than the page asked for is
+// read up to the limit, and paging says so rather than claim the list whole.
+func TestReadAllSaysWhenAHostWithoutMetaSentMoreThanAsked(t *testing.T) {
+	fetch := func(_ context.Context, _ int, each func(*cloudapi.AlertResult) int) (cloudapi.AlertPage, error) {
+		for i := range 10 {
+			each(&cloudapi.AlertResult{Alert: swv1.AlertStatus{ID: fmt.Sprint(i)}})
+		}
+		return cloudapi.AlertPage{Total: -1, Read: 10, Beyond: 90}, nil
+	}
+	got, ids, err := readAll(t.Context(), 10, fetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "the host sent 90 alerts more than the 10 asked for, without the meta to page through them; read 10 alerts of a list of an unknown number of"
+	if len(ids) != 10 || got.Stopped != want {
+		t.Errorf("kept %d, stopped %q\nwant 10, %q", len(ids), got.Stopped, want)
 	}
 }

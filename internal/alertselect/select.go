@@ -1,7 +1,6 @@
 package alertselect
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
@@ -94,38 +93,25 @@ type Picked struct {
 	// ordered by id, at most MaxSelected.
 	Entries []Entry
 	// Matched counts every alert the selector matched, those beyond
-	// MaxSelected included.
+	// MaxSelected (or the bytes a list keeps of them) included.
 	Matched int
-	// Work is what the selector cost, in units of decode work (about 10 ns
-	// of a core each, see lenient.Work), for the caller to charge to the
-	// watch's namespace (workshare.Shares.Charge): every watch sharing a
-	// host's list tries its selector on each of the list's alerts, which
-	// costs at most SelectWorkPerAlert + 16 × MaxNameBytes ÷
-	// SelectStepsPerUnit units each (about 16 Ki, 0.2 ms of a core); 0
-	// without a selector.
-	Work int64
+	// Unread are the positions in Entries of the IDs the list read but did
+	// not keep (they were named after it was read): each is to be read on
+	// its own. Never reported missing: the list had them.
+	Unread []int
 }
 
-// Index is a host's list ready for picking: read once, indexed once, and
-// shared by every watch that reads the host's list, so that a hundred
-// watches cost one index, not a hundred.
+// Index is what a host's list kept for the watches that share it (see
+// Filter): read once, indexed once, so that a hundred watches cost one
+// index, not a hundred, and never the whole list.
 type Index struct {
-	listing []cloudapi.AlertResult
-	byID    map[string]*cloudapi.AlertResult
-	stopped string
-}
-
-// NewIndex indexes listing, a host's list, by id (the first of an id seen
-// twice wins); stopped, when set, says why paging stopped before the list's
-// end.
-func NewIndex(listing []cloudapi.AlertResult, stopped string) *Index {
-	idx := &Index{listing: listing, byID: make(map[string]*cloudapi.AlertResult, len(listing)), stopped: stopped}
-	for i := range listing {
-		if _, dup := idx.byID[listing[i].Alert.ID]; !dup {
-			idx.byID[listing[i].Alert.ID] = &listing[i]
-		}
-	}
-	return idx
+	byID     map[string]*cloudapi.AlertResult
+	tooLarge map[string]bool
+	selected map[string]selected
+	filter   *Filter
+	read     int
+	seen     func(id string) bool
+	stopped  string
 }
 
 // Stopped says why paging stopped before the list's end; "" when it did
@@ -136,35 +122,47 @@ func (idx *Index) Stopped() string { return idx.stopped }
 // found there, or failed NotFound when the list is complete (the host's
 // answer that it has no such alert, as a 404 of its single GET is); when
 // paging stopped early an ID not among those read is not known to be gone:
-// it fails InvalidResponse and keeps its last fetch. Then the alerts sel
-// matches, sel compiled once for the whole list; what that cost is
-// Picked.Work, for the caller to charge to the watch's namespace.
+// it fails InvalidResponse and keeps its last fetch. An ID the list read
+// but did not keep is Unread, never missing. Then the alerts sel matches,
+// which the list must serve (Index.Serves).
 func Pick(ids []string, sel *swv1.AlertSelector, idx *Index) Picked {
-	byID, listing, stopped := idx.byID, idx.listing, idx.stopped
 	var out Picked
 	named := make(map[string]bool, len(ids))
+	alsoMatched := 0 // named alerts the selector matches: the ID's, not the selector's
 	for _, id := range ids {
 		named[id] = true
-		if got := byID[id]; got != nil {
-			out.Entries = append(out.Entries, Entry{ID: id, SelectedBy: swv1.SelectedByID, Alert: &got.Alert, LeftOut: got.LeftOut})
-		} else {
-			out.Entries = append(out.Entries, Entry{ID: id, SelectedBy: swv1.SelectedByID, Failed: missing(id, len(listing), stopped)})
-		}
-	}
-	var matched []*cloudapi.AlertResult
-	if sel != nil {
-		compiled, steps := Compile(sel), int64(0)
-		for id, a := range byID {
-			if !named[id] && id != "" && compiled.matches(deref(a.Alert.Name), tagsOf(&a.Alert), &steps) {
-				matched = append(matched, a)
+		entry := Entry{ID: id, SelectedBy: swv1.SelectedByID}
+		got := idx.byID[id]
+		switch {
+		case got != nil:
+			entry.Alert, entry.LeftOut = &got.Alert, got.LeftOut
+			if sel != nil && Matches(sel, deref(got.Alert.Name), tagsOf(&got.Alert)) {
+				alsoMatched++
 			}
+		case idx.tooLarge[id]:
+			entry.Failed = &ReadError{Reason: swv1.ReasonInvalidResponse, Message: fmt.Sprintf(
+				"listed, but the alerts named by the watches that share the host's list are larger than a list keeps for them (%d bytes a watch); its last fetch is kept", idx.filter.selectorBytes)}
+		case !idx.filter.ids[id] && idx.seen != nil && idx.seen(id):
+			out.Unread = append(out.Unread, len(out.Entries))
+		default:
+			entry.Failed = missing(id, idx.read, idx.stopped)
 		}
-		out.Work = selectionWork(len(byID), steps)
+		out.Entries = append(out.Entries, entry)
 	}
-	slices.SortFunc(matched, func(a, b *cloudapi.AlertResult) int { return cmp.Compare(a.Alert.ID, b.Alert.ID) })
-	out.Matched = len(matched)
-	for _, a := range matched[:min(len(matched), MaxSelected)] {
-		out.Entries = append(out.Entries, Entry{ID: a.Alert.ID, SelectedBy: swv1.SelectedBySelector, Alert: &a.Alert, LeftOut: a.LeftOut})
+	if sel == nil {
+		return out
+	}
+	matches := idx.selected[selectorKey(sel)]
+	out.Matched = matches.count - alsoMatched
+	selected := 0
+	for _, a := range matches.kept {
+		if selected == MaxSelected {
+			break
+		}
+		if !named[a.Alert.ID] {
+			out.Entries = append(out.Entries, Entry{ID: a.Alert.ID, SelectedBy: swv1.SelectedBySelector, Alert: &a.Alert, LeftOut: a.LeftOut})
+			selected++
+		}
 	}
 	return out
 }

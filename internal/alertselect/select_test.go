@@ -56,6 +56,20 @@ func listed(id, name string, tags ...string) cloudapi.AlertResult {
 	return cloudapi.AlertResult{Alert: swv1.AlertStatus{ID: id, Name: ptr.To(name), Tags: tags}}
 }
 
+// indexOf is the index of listing as a read for needs keeps it, each id
+// handed once, the first time it is listed, as alertlist.ReadAll does.
+func indexOf(listing []cloudapi.AlertResult, stopped string, needs ...alertselect.Need) *alertselect.Index {
+	c := alertselect.NewFilter(needs, 1<<20).Collect()
+	seen := map[string]bool{}
+	for i := range listing {
+		if id := listing[i].Alert.ID; !seen[id] {
+			seen[id] = true
+			c.Keep(&listing[i])
+		}
+	}
+	return c.Index(len(seen), func(id string) bool { return seen[id] }, stopped)
+}
+
 // ids of entries as "id by error-reason".
 func summary(entries []alertselect.Entry) []string {
 	var out []string
@@ -86,13 +100,13 @@ func TestPick(t *testing.T) {
 		{"an ID that cannot be a path segment", []string{"../.."}, nil, "", []string{"../.. ID ConfigurationError"}, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := alertselect.Pick(tt.ids, tt.sel, alertselect.NewIndex(listing, tt.stopped))
+			got := alertselect.Pick(tt.ids, tt.sel, indexOf(listing, tt.stopped, alertselect.Need{IDs: tt.ids, Selector: tt.sel}))
 			if !slices.Equal(summary(got.Entries), tt.want) || got.Matched != tt.matched {
 				t.Errorf("Pick = %q (%d matched), want %q (%d)", summary(got.Entries), got.Matched, tt.want, tt.matched)
 			}
 		})
 	}
-	if a := alertselect.Pick([]string{"a"}, nil, alertselect.NewIndex(listing, "")).Entries[0].Alert; ptr.Deref(a.Name, "") != "Ingest lag" {
+	if a := alertselect.Pick([]string{"a"}, nil, indexOf(listing, "", alertselect.Need{IDs: []string{"a"}})).Entries[0].Alert; ptr.Deref(a.Name, "") != "Ingest lag" {
 		t.Errorf("an ID listed twice reads %v, want the first seen", a.Name)
 	}
 }
@@ -104,7 +118,7 @@ func TestPickBoundsTheSelected(t *testing.T) {
 	for i := range alertselect.MaxSelected + 5 {
 		listing = append(listing, listed(fmt.Sprintf("%06d", i), "n"))
 	}
-	got := alertselect.Pick(nil, &swv1.AlertSelector{All: true}, alertselect.NewIndex(listing, ""))
+	got := alertselect.Pick(nil, &swv1.AlertSelector{All: true}, indexOf(listing, "", alertselect.Need{Selector: &swv1.AlertSelector{All: true}}))
 	if len(got.Entries) != alertselect.MaxSelected || got.Matched != alertselect.MaxSelected+5 {
 		t.Fatalf("%d entries, %d matched; want %d and %d", len(got.Entries), got.Matched, alertselect.MaxSelected, alertselect.MaxSelected+5)
 	}
@@ -115,23 +129,26 @@ func TestPickBoundsTheSelected(t *testing.T) {
 	}
 }
 
-// Picking charges what the selector cost: every alert it is tried on, and
-// the steps of matching its name, so that a host's long names cost the
-// namespace of the watch that matches them, and no more than MaxNameBytes
-// of each name.
-func TestPickChargesTheSelection(t *testing.T) {
+// Reading a list charges what its selectors cost: every alert each is
+// tried on, and the steps of matching its name, so that a host's long
+// names cost the namespace of the watches that match them, and no more
+// than MaxNameBytes of each name.
+func TestKeepChargesTheSelection(t *testing.T) {
 	sel := &swv1.AlertSelector{Name: "*" + strings.Repeat("a?", 127) + "b*"}
-	listOf := func(n, nameBytes int) *alertselect.Index {
-		var listing []cloudapi.AlertResult
-		for i := range n {
-			listing = append(listing, listed(fmt.Sprintf("%06d", i), strings.Repeat("a", nameBytes)))
+	work := func(sel *swv1.AlertSelector, n, nameBytes int) int64 {
+		var needs []alertselect.Need
+		if sel != nil {
+			needs = append(needs, alertselect.Need{Selector: sel})
 		}
-		return alertselect.NewIndex(listing, "")
+		c := alertselect.NewFilter(needs, 1<<20).Collect()
+		var total int64
+		for i := range n {
+			a := listed(fmt.Sprintf("%06d", i), strings.Repeat("a", nameBytes))
+			total += int64(c.Keep(&a))
+		}
+		return total
 	}
-	work := func(sel *swv1.AlertSelector, idx *alertselect.Index) int64 {
-		return alertselect.Pick(nil, sel, idx).Work
-	}
-	short, long := work(sel, listOf(1000, 32)), work(sel, listOf(1000, alertselect.MaxNameBytes))
+	short, long := work(sel, 1000, 32), work(sel, 1000, alertselect.MaxNameBytes)
 	if short < 1000*alertselect.SelectWorkPerAlert {
 		t.Errorf("1000 alerts of short names cost %d units, want at least %d a alert", short, alertselect.SelectWorkPerAlert)
 	}
@@ -140,10 +157,10 @@ func TestPickChargesTheSelection(t *testing.T) {
 	if want := int64(1000 * 5 * alertselect.MaxNameBytes / alertselect.SelectStepsPerUnit); long < want {
 		t.Errorf("1000 alerts of %d-byte names cost %d units, want at least %d", alertselect.MaxNameBytes, long, want)
 	}
-	if hostile := work(sel, listOf(4, 4<<20)); hostile > 4*alertselect.SelectWorkPerAlert {
+	if hostile := work(sel, 4, 4<<20); hostile > 4*alertselect.SelectWorkPerAlert {
 		t.Errorf("4 names of 4 MiB cost %d units, want %d: beyond MaxNameBytes a name is not read", hostile, 4*alertselect.SelectWorkPerAlert)
 	}
-	if none := work(nil, listOf(1000, 32)); none != 0 {
+	if none := work(nil, 1000, 32); none != 0 {
 		t.Errorf("no selector cost %d units, want 0", none)
 	}
 }

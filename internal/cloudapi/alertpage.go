@@ -23,6 +23,10 @@ type alertPageReader struct {
 	own        *redact.Scrubber
 	scrubWork  int64
 	work       *lenient.Work
+	// limit is the most items of the list read (kept, handed or skipped);
+	// each is AlertPageRequest.Each.
+	limit int
+	each  func(*AlertResult) int
 
 	page      AlertPage
 	meta      *alertPageMeta
@@ -46,7 +50,7 @@ func newAlertPageReader(ctx context.Context, body io.Reader, httpStatus int, man
 	dec := json.NewDecoder(body)
 	dec.UseNumber() // numbers in skipped members stay text
 	return &alertPageReader{ctx: ctx, dec: dec, httpStatus: httpStatus, managed: managed, own: own, scrubWork: scrubWork,
-		work: lenient.NewWork(decodeWork)}
+		work: lenient.NewWork(decodeWork), limit: MaxAlertPageLimit}
 }
 
 // read reads the answer of the page asked at offset. An answer that is a
@@ -211,9 +215,17 @@ func (r *alertPageReader) list(where string) error {
 func (r *alertPageReader) elements() error {
 	var raw json.RawMessage
 	for r.dec.More() {
+		if r.page.Read+r.page.Skipped >= r.limit {
+			// Past the limit asked for: not decoded, not kept, counted.
+			r.page.Beyond++
+			if err := skipValue(r.dec, r.work); err != nil {
+				return err
+			}
+			continue
+		}
 		raw = raw[:0]
 		if err := r.dec.Decode(&raw); err != nil {
-			return fmt.Errorf("decode alert %d: %w", len(r.page.Alerts)+r.page.Skipped+1, err)
+			return fmt.Errorf("decode alert %d: %w", r.page.Read+r.page.Skipped+1, err)
 		}
 		if err := r.add(raw); err != nil {
 			return err
@@ -255,8 +267,12 @@ func (r *alertPageReader) add(raw json.RawMessage) error {
 		r.page.Skipped++
 		return nil
 	}
-	r.page.Alerts = append(r.page.Alerts, AlertResult{Alert: a, LeftOut: leftOut})
-	return nil
+	r.page.Read++
+	if r.each == nil {
+		r.page.Alerts = append(r.page.Alerts, AlertResult{Alert: a, LeftOut: leftOut})
+		return nil
+	}
+	return r.work.Charge(r.each(&AlertResult{Alert: a, LeftOut: leftOut}))
 }
 
 // fail records err if it is the first reason the answer is unusable.

@@ -215,3 +215,57 @@ func TestListAlertsChargesTheReadingOfEachAlert(t *testing.T) {
 		}
 	}
 }
+
+// A host that ignores the limit asked for, sending a page of 20,000 tiny
+// alerts for a limit of 10 (or of MaxAlertPageLimit when none is given),
+// gets at most the limit read and kept: the rest is skipped unread and
+// counted, so that paging stays truthful.
+func TestListAlertsKeepsAtMostTheLimitAsked(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"data":[`)
+	const sent = 20_000
+	for i := range sent {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":"a%d"}`, i)
+	}
+	b.WriteString(`],"meta":{"total":20000}}`)
+	srv, _ := serve(t, reply{status: 200, contentType: "application/json", body: b.String()})
+	for _, limit := range []int{10, 0} {
+		want := limit
+		if limit == 0 {
+			want = cloudapi.MaxAlertPageLimit
+		}
+		page, err := newClient(cloudapi.Options{}).ListAlerts(context.Background(), alertHost(srv.URL), cloudapi.AlertPageRequest{Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Alerts) != want || page.Read != want || page.Beyond != sent-want || page.Alerts[want-1].Alert.ID != fmt.Sprintf("a%d", want-1) {
+			t.Errorf("limit %d: kept %d alerts (read %d, beyond %d), want the first %d and %d beyond", limit, len(page.Alerts), page.Read, page.Beyond, want, sent-want)
+		}
+	}
+}
+
+// With Each, a page hands each alert to the caller as it streams and keeps
+// none; what Each says its look cost is charged with the decoding, and the
+// answer's whole work is told to Work.
+func TestListAlertsHandsEachAlertAndTellsItsWork(t *testing.T) {
+	srv, _ := serve(t, reply{status: 200, contentType: "application/json",
+		body: `{"data":[{"id":"a1","name":"Lag"},7,{"id":"a2"},{"id":"a3"}],"meta":{"total":4}}`})
+	var handed []string
+	var told int64
+	page, err := newClient(cloudapi.Options{}).ListAlerts(context.Background(), alertHost(srv.URL), cloudapi.AlertPageRequest{Limit: 3,
+		Each: func(a *cloudapi.AlertResult) int { handed = append(handed, a.Alert.ID); return 1000 },
+		Work: func(units int64) { told += units }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(handed, ",") != "a1,a2" || len(page.Alerts) != 0 || page.Read != 2 || page.Skipped != 1 || page.Beyond != 1 {
+		t.Errorf("handed %v, kept %d, read %d, skipped %d, beyond %d; want a1,a2 handed, none kept, 1 skipped, 1 beyond",
+			handed, len(page.Alerts), page.Read, page.Skipped, page.Beyond)
+	}
+	if told < 2000 {
+		t.Errorf("the answer's work told is %d units, want at least Each's 2000", told)
+	}
+}

@@ -1,6 +1,7 @@
 package cloudapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,6 +44,18 @@ type AlertPageRequest struct {
 	Limit int
 	// Offset is the position of the page's first alert in the list.
 	Offset int
+	// Each, when set, is handed each alert of the page as soon as it is
+	// decoded and scrubbed, in order, and the page keeps none of them
+	// (AlertPage.Alerts stays empty): the caller keeps what it uses and
+	// the rest is dropped as it streams. Each returns the work its own
+	// look at the alert cost (a selector's match, say), charged to the
+	// answer's work budget with the decoding's. The alert's RequestID is
+	// not set: the answer's is known only at its end (AlertPage.RequestID).
+	Each func(a *AlertResult) (work int)
+	// Work, when set, is told the work the answer cost (its decoding,
+	// scrubbing and Each), whether it was read whole or not, as
+	// ListOptions.Work is: the caller charges it to the namespace's share.
+	Work func(units int64)
 }
 
 // MaxAlertPageLimit is the largest page both hosts serve, and their
@@ -67,6 +80,14 @@ type AlertPage struct {
 	// name them), and alerts whose text could not be scrubbed within
 	// Options.MaxScrubWork. The other alerts of the page are unaffected.
 	Skipped int
+	// Read counts the alerts of the page read: those in Alerts, or handed
+	// to AlertPageRequest.Each. Read+Skipped is at most the request's
+	// limit (MaxAlertPageLimit when 0).
+	Read int
+	// Beyond counts the items the host sent past the request's limit:
+	// skipped unread, neither decoded nor kept, so that one answer keeps at
+	// most the limit asked for, whatever the host sends.
+	Beyond int
 }
 
 // ErrNoListRoute is matched (errors.Is) by the error of a ListAlerts whose
@@ -205,6 +226,9 @@ func envelopeWords(members ...json.RawMessage) string {
 // in, capped by Options.MaxResponseBytes and charged to the answer's work
 // budget (Options.MaxDecodeWork) like a list of pipes; each alert is read
 // and scrubbed as GetAlert reads one, with a scrubbing budget of its own.
+// It keeps at most the page's limit of alerts: the items a host sends past
+// it are skipped unread (AlertPage.Beyond), and with page.Each it keeps
+// none, handing each to the caller as it streams.
 func (c *Client) ListAlerts(ctx context.Context, src AlertSource, page AlertPageRequest) (AlertPage, error) {
 	op := OperationListAlerts
 	if page.Limit < 0 || page.Limit > MaxAlertPageLimit || page.Offset < 0 {
@@ -225,8 +249,12 @@ func (c *Client) ListAlerts(ctx context.Context, src AlertSource, page AlertPage
 	var result AlertPage
 	cl.read = func(status int, header http.Header, body io.Reader) (string, error) {
 		r := newAlertPageReader(ctx, body, status, src.API == APIManagement, cl.own, c.opts.MaxScrubWork, c.opts.MaxDecodeWork)
+		r.limit, r.each = cmp.Or(page.Limit, MaxAlertPageLimit), page.Each
 		var err error
 		result, err = r.read(page.Offset)
+		if page.Work != nil {
+			page.Work(r.work.Used())
+		}
 		if result.RequestID == "" {
 			result.RequestID = header.Get("X-Request-ID")
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/alertlist"
@@ -56,10 +57,7 @@ func readAlerts(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 	case !in.alertsByList:
 		return readOneByOne(ctx, cloud, in, false)
 	}
-	listing, err := sharedread.DoWithin(ctx, in.shared, in.alertListRead(), listAge(in), func(ctx context.Context) (*alertselect.Index, error) {
-		l, err := listAlerts(ctx, cloud, in)
-		return alertselect.NewIndex(l.Alerts, l.Stopped), err // indexed once for every watch that shares it
-	})
+	listing, err := readAlertList(ctx, cloud, in)
 	switch {
 	case errors.Is(err, cloudapi.ErrNoListRoute):
 		in.routes.NoList(alertlist.RouteOf(in.alertSource(), in.alerts.digest))
@@ -69,25 +67,89 @@ func readAlerts(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 		return readOneByOne(ctx, cloud, in, true)
 	case err != nil:
 		return readFailed(err)
+	case !listing.Serves(alertselect.NeedOf(&w.Spec)):
+		// Rare: read twice, for others' needs each time (see readAlertList).
+		return wholeFailed(w, newFailure(swv1.ReasonUnreachable, "the host's alert list was read for the other watches that share it before this watch's selector; reading it again"))
 	}
 	in.routes.Listed(alertlist.RouteOf(in.alertSource(), in.alerts.digest))
 	picked := alertselect.Pick(w.Spec.AlertIDs, w.Spec.AlertSelector, listing)
+	if waiting := readUnread(ctx, cloud, in, picked); waiting != nil {
+		return partResult{deferred: waiting}
+	}
 	return alertsResult(picked.Entries, picked.Matched, listing.Stopped(), swv1.AlertsReadByList)
 }
 
-// listAlerts pages through the host's alert list. Its first page was
-// admitted with the sync (or is asked for now, see admitAtCall); each
-// further page asks the budget as it goes, so a long list never sends a
-// call the budget did not admit.
-func listAlerts(ctx context.Context, cloud Cloud, in *syncScope) (alertlist.Listing, error) {
+// readAlertList reads the host's list for the watches that share it, once for
+// them all within the list's age; a list another watch read for needs
+// that leave this watch's selector out is no use to it, and it reads the
+// list afresh (its need is registered first, so that the fresh read keeps
+// it).
+func readAlertList(ctx context.Context, cloud Cloud, in *syncScope) (*alertselect.Index, error) {
+	key, need := in.alertListRead(), alertselect.NeedOf(&in.watch.Spec)
+	in.alertNeeds.Register(in.p.Key.String(), key, need, needKeptFor(in.watch))
+	maxAge, ask := listAge(in), false
+	for {
+		listing, err := sharedread.DoWithin(ctx, in.shared, key, maxAge, func(ctx context.Context) (*alertselect.Index, error) {
+			// Kept for the watches that share the list: what they use of it.
+			filter := alertselect.NewFilter(append(in.alertNeeds.Of(key), need), listKeepBytes(in))
+			c := filter.Collect()
+			l, err := listAlerts(ctx, cloud, in, c.Keep, ask)
+			return c.Index(l.Read, l.Seen.Has, l.Stopped), err
+		})
+		if err != nil || listing.Serves(need) || ask {
+			return listing, err
+		}
+		maxAge, ask = -1, true // a read that admission did not reserve: it asks the budget
+	}
+}
+
+// listKeepBytes is what a list keeps for each watch that shares it: twice
+// what a status keeps, so that a status's own cut (which slims its items
+// before it drops any) still chooses among more than fit.
+func listKeepBytes(in *syncScope) int { return 2 * max(in.keepBytes, 64<<10) }
+
+// needKeptFor is how long a watch's need of its list is remembered
+// without a sync: two intervals, so that it is there for the read of the
+// watch's next round, and gone soon after the watch is.
+func needKeptFor(w *swv1.ServiceWatch) time.Duration { return 2*interval(w) + time.Minute }
+
+// readUnread reads on their own the IDs the list read but did not keep
+// (named after it was read), a few at a time; waiting says one of them
+// waits for the budget.
+func readUnread(ctx context.Context, cloud Cloud, in *syncScope, picked alertselect.Picked) *failure {
+	deferred := make([]*failure, len(picked.Unread))
+	limit := make(chan struct{}, max(1, in.alertConcurrency))
+	var wg sync.WaitGroup
+	for i, at := range picked.Unread {
+		wg.Go(func() {
+			limit <- struct{}{}
+			defer func() { <-limit }()
+			picked.Entries[at], deferred[i] = readAlert(ctx, cloud, in, picked.Entries[at].ID, true)
+		})
+	}
+	wg.Wait()
+	for _, d := range deferred {
+		if d != nil {
+			return d
+		}
+	}
+	return nil
+}
+
+// listAlerts pages through the host's list, handing each alert to keep.
+// Its first page was admitted with the sync (or is asked for now, see
+// admitAtCall; ask: always); each further page asks the budget as it goes,
+// so a long list never sends a call the budget did not admit. Each page's
+// work is charged to the namespace's decode share.
+func listAlerts(ctx context.Context, cloud Cloud, in *syncScope, keep alertlist.Keep, ask bool) (alertlist.Listing, error) {
 	src, key, first := in.alertSource(), in.alertListRead(), true
-	return alertlist.ReadAll(ctx, cloudapi.MaxAlertPageLimit, func(ctx context.Context, offset int) (cloudapi.AlertPage, error) {
-		if err := in.admitAtCall(src.API, key, !first); err != nil {
+	return alertlist.ReadAll(ctx, cloudapi.MaxAlertPageLimit, func(ctx context.Context, offset int, each func(*cloudapi.AlertResult) int) (cloudapi.AlertPage, error) {
+		if err := in.admitAtCall(src.API, key, ask || !first); err != nil {
 			return cloudapi.AlertPage{}, err
 		}
 		first = false
-		return cloud.ListAlerts(ctx, src, cloudapi.AlertPageRequest{Limit: cloudapi.MaxAlertPageLimit, Offset: offset})
-	})
+		return cloud.ListAlerts(ctx, src, cloudapi.AlertPageRequest{Limit: cloudapi.MaxAlertPageLimit, Offset: offset, Each: each, Work: in.chargeWork})
+	}, keep)
 }
 
 // readOneByOne fetches every alert ID of the spec, a few at a time: a

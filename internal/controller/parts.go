@@ -102,6 +102,9 @@ type syncScope struct {
 	// its alerts from the host's list, not one ID at a time.
 	routes       *alertlist.Routes
 	alertsByList bool
+	// alertNeeds are what the watches sharing each alert list use of it
+	// (the read keeps only that).
+	alertNeeds *alertselect.Needs[readKey]
 	// keepBytes bounds what a list call keeps: the status size limit.
 	keepBytes int
 	// metricBytes bounds the items a list call gathers for the state

@@ -75,13 +75,18 @@ func BenchmarkAlertsOf100Watches(b *testing.B) {
 	})
 	b.Run("after", func(b *testing.B) {
 		for b.Loop() {
-			listing, err := alertlist.ReadAll(ctx, cloudapi.MaxAlertPageLimit, func(ctx context.Context, offset int) (cloudapi.AlertPage, error) {
-				return client.ListAlerts(ctx, src, cloudapi.AlertPageRequest{Limit: cloudapi.MaxAlertPageLimit, Offset: offset})
-			})
+			needs := make([]alertselect.Need, watches)
+			for w := range needs {
+				needs[w].IDs = ids(w)
+			}
+			c := alertselect.NewFilter(needs, 2*DefaultStatusSizeLimit).Collect()
+			listing, err := alertlist.ReadAll(ctx, cloudapi.MaxAlertPageLimit, func(ctx context.Context, offset int, each func(*cloudapi.AlertResult) int) (cloudapi.AlertPage, error) {
+				return client.ListAlerts(ctx, src, cloudapi.AlertPageRequest{Limit: cloudapi.MaxAlertPageLimit, Offset: offset, Each: each})
+			}, c.Keep)
 			if err != nil {
 				b.Fatal(err)
 			}
-			idx := alertselect.NewIndex(listing.Alerts, listing.Stopped) // once, shared by the watches
+			idx := c.Index(listing.Read, listing.Seen.Has, listing.Stopped) // once, shared by the watches
 			for w := range watches {
 				apply(alertselect.Pick(ids(w), nil, idx).Entries)
 			}

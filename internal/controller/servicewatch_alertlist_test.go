@@ -92,8 +92,11 @@ func TestAlertsFromTheManagementAPI(t *testing.T) {
 			t.Errorf("a call %s %s: the alerts come from the service's list", c.Operation, c.Path)
 		}
 	}
-	if lists != 1 {
-		t.Errorf("%d list calls of the service's alerts for two watches of it, want 1", lists)
+	// A list keeps what the watches that registered before its read use
+	// (issue 37): "every", created just after "named", may find the first
+	// read begun without its selector and read once more; never more.
+	if lists < 1 || lists > 2 {
+		t.Errorf("%d list calls of the service's alerts for two watches of it, want 1, or 2 when the second came after the first read began", lists)
 	}
 }
 

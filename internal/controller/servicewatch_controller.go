@@ -28,6 +28,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/alertlist"
+	"github.com/servicewatch/servicewatch/internal/alertselect"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/fairqueue"
@@ -121,6 +122,8 @@ type ServiceWatchReconciler struct {
 	shared *sharedread.Reads[readKey]
 	// routes know which hosts serve the alert list.
 	routes *alertlist.Routes
+	// alertNeeds are what the watches sharing each alert list use of it.
+	alertNeeds *alertselect.Needs[readKey]
 	// secrets knows the versions of the referenced Secrets (a
 	// secretwatch.Watch, which SetupWithManager starts).
 	secrets secretVersioner
@@ -281,6 +284,9 @@ func (r *ServiceWatchReconciler) defaults() {
 	if r.shared == nil {
 		r.shared = newSharedReads(sharedFreshness, r.clock.Now)
 	}
+	if r.alertNeeds == nil {
+		r.alertNeeds = alertselect.NewNeeds[readKey](r.clock.Now)
+	}
 	if r.routes == nil {
 		r.routes = alertlist.NewRoutes(r.clock.Now, cmp.Or(r.Options.AlertListRetry, 10*time.Minute))
 	}
@@ -355,6 +361,7 @@ func periodic(wait time.Duration) ctrl.Result {
 }
 
 func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
+	r.alertNeeds.Forget(key.String())
 	r.pacer.Forget(key)
 	r.fetches.Forget(key)
 	r.Metrics.PublishBudgetDemands(r.pacer.TakeDemandChanges)
@@ -372,6 +379,7 @@ func (r *ServiceWatchReconciler) suspend(ctx context.Context, watch *swv1.Servic
 	// and its lines, so the watches on its credentials are no longer
 	// stretched for it; resuming syncs at once and asks again.
 	r.pacer.Forget(client.ObjectKeyFromObject(watch))
+	r.alertNeeds.Forget(client.ObjectKeyFromObject(watch).String())
 	r.Metrics.PublishBudgetDemands(r.pacer.TakeDemandChanges)
 	before, err := r.writeStatus(ctx, watch, statusChange{suspended: true})
 	if err != nil {
@@ -410,6 +418,11 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, s *syncScope) ctrl.R
 func (r *ServiceWatchReconciler) learnAccess(ctx context.Context, s *syncScope) (ctrl.Result, bool) {
 	s.management, s.alerts = r.accessOf(ctx, s.watch, s.secretVersions)
 	s.routes, s.alertsByList = r.routes, r.routes.UseList(alertlist.RouteOf(s.alertSource(), s.alerts.digest))
+	s.alertNeeds = r.alertNeeds
+	if s.alertsByList && s.alerts.failure == nil && alertselect.InUse(&s.watch.Spec) {
+		// Before any read of the list begins, so that it keeps this need.
+		r.alertNeeds.Register(s.p.Key.String(), s.alertListRead(), alertselect.NeedOf(&s.watch.Spec), needKeptFor(s.watch))
+	}
 	r.pacer.ReadsList(s.p.Key, s.sharedListGroup())
 	s.fresh, s.level = r.pacer.Fresh(s.p), r.pacer.Level(s.p)
 	return ctrl.Result{}, true

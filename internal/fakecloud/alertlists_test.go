@@ -242,21 +242,21 @@ func TestAlertListFaultsReadWhole(t *testing.T) {
 				s.SetAlertListChange(tt.op, *tt.change)
 			}
 			c := cloudapi.New(cloudapi.Options{})
-			got, err := alertlist.ReadAll(t.Context(), 10, func(ctx context.Context, offset int) (cloudapi.AlertPage, error) {
-				return c.ListAlerts(ctx, src, cloudapi.AlertPageRequest{Limit: 10, Offset: offset})
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
 			seen := map[string]bool{}
-			for _, a := range got.Alerts {
+			got, err := alertlist.ReadAll(t.Context(), 10, func(ctx context.Context, offset int, each func(*cloudapi.AlertResult) int) (cloudapi.AlertPage, error) {
+				return c.ListAlerts(ctx, src, cloudapi.AlertPageRequest{Limit: 10, Offset: offset, Each: each})
+			}, func(a *cloudapi.AlertResult) int {
 				if seen[a.Alert.ID] {
 					t.Errorf("%s read twice", a.Alert.ID)
 				}
 				seen[a.Alert.ID] = true
+				return 0
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if len(got.Alerts) != tt.want || got.Pages != tt.pages || got.Stopped != tt.stopped || s.Calls(tt.op) != tt.pages {
-				t.Errorf("read %d alerts in %d pages (%d calls), stopped %q; want %d in %d, %q", len(got.Alerts), got.Pages, s.Calls(tt.op), got.Stopped, tt.want, tt.pages, tt.stopped)
+			if len(seen) != tt.want || got.Read != tt.want || got.Pages != tt.pages || got.Stopped != tt.stopped || s.Calls(tt.op) != tt.pages {
+				t.Errorf("read %d alerts in %d pages (%d calls), stopped %q; want %d in %d, %q", len(seen), got.Pages, s.Calls(tt.op), got.Stopped, tt.want, tt.pages, tt.stopped)
 			}
 		})
 	}
