@@ -262,8 +262,10 @@ func run(ctx context.Context, cfg config) error {
 	if err := ctrlmetrics.Registry.Register(stateMetrics); err != nil {
 		return fmt.Errorf("registering state metrics: %w", err)
 	}
+	// Without the ClusterCloudAccount CRD the manager runs all the same,
+	// serving accounts once it appears; the metric says which.
 	accounts := &accountcontroller.Accounts{Client: mgr.GetClient(), Namespace: cfg.accountNamespace, Budgets: budgets,
-		DefaultReserve: cfg.reservedShare}
+		DefaultReserve: cfg.reservedShare, Served: metrics.SetAccountsEnabled}
 	reconciler := &controller.ServiceWatchReconciler{
 		Accounts:     accounts,
 		Client:       mgr.GetClient(),
