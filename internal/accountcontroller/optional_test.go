@@ -96,8 +96,12 @@ func TestAccountsCRDIsOptional(t *testing.T) {
 		t.Fatal(err)
 	}
 	mgrCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mgrCtx) }()
+	done := make(chan struct{}) // closed when the manager stopped, with mgrErr
+	var mgrErr error
+	go func() {
+		defer close(done)
+		mgrErr = mgr.Start(mgrCtx)
+	}()
 	t.Cleanup(func() {
 		stop()
 		<-done
@@ -112,8 +116,8 @@ func TestAccountsCRDIsOptional(t *testing.T) {
 		deadline := time.Now().Add(within)
 		for {
 			select {
-			case err := <-done:
-				t.Fatalf("waiting for %s %s: the manager stopped: %v", name, what, err)
+			case <-done:
+				t.Fatalf("waiting for %s %s: the manager stopped: %v", name, what, mgrErr)
 			default:
 			}
 			w := testenv.Get[swv1.ServiceWatch](ctx, t, env.Client, client.ObjectKey{Namespace: tenantNS, Name: name})
