@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -70,7 +69,7 @@ func (a *Accounts) whenInstalled(mgr ctrl.Manager, setup func() error) error {
 			a.crd.missing.Store(true)
 			log := mgr.GetLogger().WithName("clustercloudaccounts")
 			log.Info("The ClusterCloudAccount CRD is not installed: accounts are off, and watches that refer to one are Stalled (AccountNotFound), until it is; the manager starts serving them then, without a restart")
-			if err := mgr.Add(&crdPoller{accounts: a, mapper: mgr.GetRESTMapper(), log: log}); err != nil {
+			if err := mgr.Add(&crdPoller{accounts: a, mapper: mgr.GetRESTMapper(), logInfo: log.Info}); err != nil {
 				a.crd.mu.Unlock()
 				return err
 			}
@@ -123,7 +122,8 @@ func crdServed(mapper meta.RESTMapper) bool {
 type crdPoller struct {
 	accounts *Accounts
 	mapper   meta.RESTMapper
-	log      logr.Logger
+	// logInfo logs at info level (the manager's logger).
+	logInfo func(msg string, keysAndValues ...any)
 }
 
 // Start polls until the CRD is served or ctx ends.
@@ -137,7 +137,7 @@ func (p *crdPoller) Start(ctx context.Context) error {
 		case <-tick.C:
 		}
 		if crdServed(p.mapper) {
-			p.log.Info("The ClusterCloudAccount CRD is installed now: serving accounts")
+			p.logInfo("The ClusterCloudAccount CRD is installed now: serving accounts")
 			return p.accounts.installed()
 		}
 	}

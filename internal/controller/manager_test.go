@@ -1,4 +1,4 @@
-package accountcontroller_test
+package controller_test
 
 import (
 	"context"
@@ -26,7 +26,8 @@ import (
 	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 
-// A cluster where only the ServiceWatch CRD was applied: the manager runs
+// A cluster where only the ServiceWatch CRD was applied, on a control plane
+// of its own: the manager runs
 // (before, its account watches never synced and it exited after the cache
 // sync timeout, scaled down here to 10 s, then crash-looped), its watches
 // with their own Secrets become Ready, a watch that refers to an account
@@ -44,12 +45,12 @@ func TestAccountsCRDIsOptional(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(onlyWatches, "servicewatches.yaml"), raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env, err := testenv.StartWith(testenv.Options{CRDs: onlyWatches, StartTimeout: time.Minute})
+	bare, err := testenv.StartWith(testenv.Options{CRDs: onlyWatches, StartTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
+		if err := bare.Stop(); err != nil {
 			t.Errorf("stopping envtest: %v", err)
 		}
 	})
@@ -57,7 +58,7 @@ func TestAccountsCRDIsOptional(t *testing.T) {
 	const operatorNS, tenantNS = "servicewatch-system", "team-a"
 	create := func(obj client.Object) {
 		t.Helper()
-		if err := env.Client.Create(ctx, obj); err != nil {
+		if err := bare.Client.Create(ctx, obj); err != nil {
 			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
 		}
 	}
@@ -76,10 +77,10 @@ func TestAccountsCRDIsOptional(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := env.ManagerOptions()
+	opts := bare.ManagerOptions()
 	opts.Cache = controller.CacheOptions(controller.Scope{})
 	opts.Controller = config.Controller{CacheSyncTimeout: 10 * time.Second, SkipNameValidation: ptr.To(true)}
-	mgr, err := ctrl.NewManager(env.Config, opts)
+	mgr, err := ctrl.NewManager(bare.Config, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestAccountsCRDIsOptional(t *testing.T) {
 				t.Fatalf("waiting for %s %s: the manager stopped: %v", name, what, mgrErr)
 			default:
 			}
-			w := testenv.Get[swv1.ServiceWatch](ctx, t, env.Client, client.ObjectKey{Namespace: tenantNS, Name: name})
+			w := testenv.Get[swv1.ServiceWatch](ctx, t, bare.Client, client.ObjectKey{Namespace: tenantNS, Name: name})
 			if check(w) {
 				return w
 			}
@@ -139,19 +140,22 @@ func TestAccountsCRDIsOptional(t *testing.T) {
 	if msg := conditions.Get(refused, swv1.ConditionStalled).Message; !strings.Contains(msg, "ClusterCloudAccount CRD is not installed") {
 		t.Errorf("the watch of an account says %q: want that the CRD is not installed", msg)
 	}
-	if v := gaugeValue(t, reg, "servicewatch_accounts_enabled"); v != 0 {
+	if v := gauge(t, reg, "servicewatch_accounts_enabled", nil); v != 0 {
 		t.Errorf("servicewatch_accounts_enabled = %v without the CRD, want 0", v)
 	}
 	// Past the cache sync timeout, the manager still runs and syncs.
 	time.Sleep(12 * time.Second)
-	if _, err := requestSync(ctx, env.Client, tenantNS, "own"); err != nil {
+	own := testenv.Get[swv1.ServiceWatch](ctx, t, bare.Client, client.ObjectKey{Namespace: tenantNS, Name: "own"})
+	patch := client.MergeFrom(own.DeepCopy())
+	own.Annotations = map[string]string{swv1.RequestedAtAnnotation: "again"}
+	if err := bare.Client.Patch(ctx, own, patch); err != nil {
 		t.Fatal(err)
 	}
 	waitFor("own", "synced again", 30*time.Second, func(w *swv1.ServiceWatch) bool {
 		return w.Status.LastHandledRequestedAt == "again" && conditions.IsReady(w)
 	})
 
-	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{filepath.Join(crds, "cloud.servicewatch.io_clustercloudaccounts.yaml")}}); err != nil {
+	if _, err := envtest.InstallCRDs(bare.Config, envtest.CRDInstallOptions{Paths: []string{filepath.Join(crds, "cloud.servicewatch.io_clustercloudaccounts.yaml")}}); err != nil {
 		t.Fatal(err)
 	}
 	create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "main-key", Namespace: operatorNS}, StringData: key})
@@ -160,13 +164,13 @@ func TestAccountsCRDIsOptional(t *testing.T) {
 		Conditions:    []swv1.AccountCondition{{Namespaces: []string{tenantNS}}},
 	}})
 	waitFor("shared", "Ready through the account", 60*time.Second, isReady)
-	if v := gaugeValue(t, reg, "servicewatch_accounts_enabled"); v != 1 {
+	if v := gauge(t, reg, "servicewatch_accounts_enabled", nil); v != 1 {
 		t.Errorf("servicewatch_accounts_enabled = %v once the CRD is installed, want 1", v)
 	}
 	// The account controller runs too: it counts the account's watches.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		a := testenv.Get[swv1.ClusterCloudAccount](ctx, t, env.Client, client.ObjectKey{Name: "org-main"})
+		a := testenv.Get[swv1.ClusterCloudAccount](ctx, t, bare.Client, client.ObjectKey{Name: "org-main"})
 		if a.Status.Watches == 1 {
 			break
 		}
@@ -176,35 +180,3 @@ func TestAccountsCRDIsOptional(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-
-// requestSync sets the requested-at annotation of a watch to "again".
-func requestSync(ctx context.Context, c client.Client, namespace, name string) (*swv1.ServiceWatch, error) {
-	w := &swv1.ServiceWatch{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, w); err != nil {
-		return nil, err
-	}
-	patch := client.MergeFrom(w.DeepCopy())
-	if w.Annotations == nil {
-		w.Annotations = map[string]string{}
-	}
-	w.Annotations[swv1.RequestedAtAnnotation] = "again"
-	return w, c.Patch(ctx, w, patch)
-}
-
-// gaugeValue is the value of the gauge name without labels in reg.
-func gaugeValue(t *testing.T, reg prometheus.Gatherer, name string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() == name && len(f.GetMetric()) == 1 {
-			return f.GetMetric()[0].GetGauge().GetValue()
-		}
-	}
-	t.Fatalf("no gauge %s", name)
-	return 0
-}
-
-func isReady(w *swv1.ServiceWatch) bool { return conditions.IsReady(w) }
