@@ -107,7 +107,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.reconciler.MaxConcurrentReconciles, "reconcile-workers", defaults.MaxConcurrentReconciles, "How many reconcile workers run; they do only Kubernetes work (cloud calls run in the background).")
 	fs.IntVar(&cfg.reconciler.AlertConcurrency, "alert-concurrency", defaults.AlertConcurrency, "How many alerts of one ServiceWatch are fetched at once.")
 	fs.IntVar(&cfg.statusBudget.namespace, "namespace-status-budget", statusbudget.DefaultNamespaceBytes, "Bytes the statuses of one namespace's ServiceWatches may keep together in the manager's memory, charged as --status-size-limit charges them; a watch past its namespace's share has its lists cut and says so (StatusTruncated). 0: no bound.")
-	fs.IntVar(&cfg.statusBudget.total, "total-status-budget", statusbudget.DefaultManagerBytes, "Bytes the statuses of all ServiceWatches may keep together; the default fits the Deployment's 256 Mi with headroom. 0: no bound.")
+	fs.IntVar(&cfg.statusBudget.total, "total-status-budget", statusbudget.DefaultManagerBytes, "Bytes the statuses of all ServiceWatches may keep together, divided into equal parts between the namespaces with watches (a namespace keeps at most its part, whatever the others keep); the default fits the Deployment's 256 Mi with headroom. 0: no bound.")
 	fs.IntVar(&cfg.reconciler.StatusSizeLimit, "status-size-limit", defaults.StatusSizeLimit, "Largest status in bytes, each item charged the larger of its JSON and its decoded size (the manager's cache holds it decoded); the lists are truncated past it.")
 	fs.DurationVar(&cfg.reconciler.SyncTimeout, "sync-timeout", defaults.SyncTimeout, "Longest one sync may take.")
 	fs.DurationVar(&cfg.cloud.Timeout, "cloud-timeout", cloudapi.DefaultTimeout, "Timeout of one cloud API call.")
@@ -262,8 +262,10 @@ func run(ctx context.Context, cfg config) error {
 	if err := ctrlmetrics.Registry.Register(stateMetrics); err != nil {
 		return fmt.Errorf("registering state metrics: %w", err)
 	}
+	// Without the ClusterCloudAccount CRD the manager runs all the same,
+	// serving accounts once it appears; the metric says which.
 	accounts := &accountcontroller.Accounts{Client: mgr.GetClient(), Namespace: cfg.accountNamespace, Budgets: budgets,
-		DefaultReserve: cfg.reservedShare}
+		DefaultReserve: cfg.reservedShare, Served: metrics.SetAccountsEnabled}
 	reconciler := &controller.ServiceWatchReconciler{
 		Accounts:     accounts,
 		Client:       mgr.GetClient(),

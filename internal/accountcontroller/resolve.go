@@ -35,8 +35,14 @@ type Accounts struct {
 	// DefaultReserve is the manager's --reserved-budget-share, which
 	// applies to the keys of accounts that set no reserve of their own.
 	DefaultReserve float64
+	// Served, if set, is told whether the manager serves accounts: at
+	// setup, and again when a ClusterCloudAccount CRD missing then appears
+	// (the metric servicewatch_accounts_enabled).
+	Served func(served bool)
 
-	mu sync.Mutex
+	// crd is what the manager knows of the ClusterCloudAccount CRD.
+	crd optionalCRD
+	mu  sync.Mutex
 	// keys are the management keys last used through each account, by name.
 	keys map[string]usedKey
 	// shares are the reserve and namespace weights of each account, as the
@@ -149,7 +155,7 @@ func (g Grant) Secrets(watched []string) []types.NamespacedName {
 // References tells whether an account names the Secret: the Secret watch
 // then keeps its version. a may be nil.
 func (a *Accounts) References(ctx context.Context, secret types.NamespacedName) bool {
-	if !a.Enabled() || secret.Namespace != a.Namespace {
+	if !a.Enabled() || !a.Installed() || secret.Namespace != a.Namespace {
 		return false
 	}
 	var accounts swv1.ClusterCloudAccountList
@@ -172,6 +178,9 @@ func (a *Accounts) Resolve(ctx context.Context, watch *swv1.ServiceWatch) Grant 
 	name := watch.Spec.ManagementAPI.AccountRef.Name
 	if !a.Enabled() {
 		return refused(swv1.ReasonAccountNotFound, "off", "this manager serves no ClusterCloudAccounts (its --account-namespace is empty): use spec.managementApi.secretRef")
+	}
+	if !a.Installed() {
+		return refused(swv1.ReasonAccountNotFound, "not-installed", "the ClusterCloudAccount CRD is not installed in this cluster, so this manager serves no accounts until it is (it starts then, without a restart): ask the platform team to apply the release's CRDs, or use spec.managementApi.secretRef")
 	}
 	var account swv1.ClusterCloudAccount
 	if err := a.Client.Get(ctx, client.ObjectKey{Name: name}, &account); err != nil {

@@ -42,12 +42,18 @@ const learnedBuffer = 64
 // again, for its key's budget, which changes without any event.
 const budgetRefresh = time.Minute
 
-// SetupWithManager registers the account status reconciler.
+// SetupWithManager registers the account status reconciler, once the
+// ClusterCloudAccount CRD is served (at once when it is).
 func (a *Accounts) SetupWithManager(mgr ctrl.Manager) error {
 	learned := make(chan event.GenericEvent, learnedBuffer)
 	a.mu.Lock()
 	a.learned = learned
 	a.mu.Unlock()
+	return a.whenInstalled(mgr, func() error { return a.register(mgr, learned) })
+}
+
+// register builds the account status reconciler into mgr.
+func (a *Accounts) register(mgr ctrl.Manager, learned chan event.GenericEvent) error {
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("clustercloudaccount").
 		// Its own status writes change no generation: they never wake it.

@@ -135,10 +135,10 @@ func requestsOf(watches []swv1.ServiceWatch, keep func(*swv1.ServiceWatch) bool)
 	return requests
 }
 
-// Wire lets the ServiceWatch controller b hear of accounts and namespaces:
-// a change to either decides the grants of the watches concerned anew. A
-// manager that serves no accounts watches neither (a namespaced install
-// may not list namespaces).
+// Wire lets the ServiceWatch controller b hear of namespaces: a change to
+// one's labels decides the grants of its watches anew (WatchAccounts adds
+// the accounts, once their CRD is served). A manager that serves no
+// accounts watches no namespaces (a namespaced install may not list them).
 func (a *Accounts) Wire(ctx context.Context, mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
 	if !a.Enabled() {
 		return b, nil
@@ -146,7 +146,6 @@ func (a *Accounts) Wire(ctx context.Context, mgr ctrl.Manager, b *builder.Builde
 	if err := IndexWatches(ctx, mgr.GetFieldIndexer()); err != nil {
 		return nil, err
 	}
-	return b.Watches(&swv1.ClusterCloudAccount{}, handler.EnqueueRequestsFromMapFunc(a.WatchesOfAccount)).
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(a.WatchesInNamespace),
-			builder.WithPredicates(predicate.LabelChangedPredicate{})), nil
+	return b.Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(a.WatchesInNamespace),
+		builder.WithPredicates(predicate.LabelChangedPredicate{})), nil
 }

@@ -208,7 +208,7 @@ func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	return b.Named("servicewatch").
+	c, err := b.Named("servicewatch").
 		// Status writes change neither generation nor annotations, so the
 		// operator's own writes never trigger a sync.
 		For(&swv1.ServiceWatch{}, builder.WithPredicates(predicate.Or(
@@ -228,7 +228,13 @@ func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// ahead of the others' work as the namespace may read at once.
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles,
 			NewQueue: fairqueue.NewQueue(fairqueue.Options{SecretShare: r.Options.MaxSyncsPerNamespace})}).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	// Accounts are heard of once their CRD is served: a manager without it
+	// runs, and starts serving accounts when it appears.
+	return r.Accounts.WatchAccounts(mgr, c)
 }
 
 // DefaultOptions are the options' defaults: the manager's flags show them,

@@ -3,15 +3,21 @@ package controller_test
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/conditions"
+	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
+	"github.com/servicewatch/servicewatch/internal/statusbudget"
 )
 
 // Memory is bounded per namespace, not only per watch: four watches of one
@@ -89,5 +95,81 @@ func TestNamespaceStatusBudget(t *testing.T) {
 	}
 	if sum > suiteNamespaceStatusBudget {
 		t.Errorf("the namespace's statuses keep %d bytes of JSON together, over its budget of %d", sum, suiteNamespaceStatusBudget)
+	}
+}
+
+// One namespace's watches cannot take another's room in the manager's
+// status budget, however many they are: a manager whose budget (scaled down
+// to 36 KiB, 18 KiB a namespace for two) is already booked past its end by 14
+// stalled watches of one namespace (each keeps its conditions and counts,
+// a few KiB, which no budget can refuse) still gives another namespace its
+// part: that namespace's first watch keeps all its 40 pipes; its second,
+// for which the namespace's part has no room left, is cut, and its message
+// tells of its own namespace only: not the stalled namespace, nor what all
+// watches keep, nor the manager's total. Before, the stalled watches'
+// bookings counted against every namespace: the first watch kept 0 pipes,
+// and its message gave what all the others keep.
+func TestStatusBudgetPartPerNamespace(t *testing.T) {
+	t.Parallel()
+	const (
+		manager      = "statusbudget"
+		managerBytes = 36 << 10
+		part         = managerBytes / 2 // two namespaces
+		stalled      = 14
+		pipes        = 40
+	)
+	crowded := newNamedFixture(t, t.Name()+"-crowded")
+	victim := newNamedFixture(t, t.Name()+"-victim")
+	fast := ratebudget.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000}
+	ledger := statusbudget.New(statusbudget.Budget{Setting: "--namespace-status-budget"}, // no bound
+		statusbudget.Budget{Bytes: managerBytes, Setting: "--total-status-budget"})
+	startOwnManager(t, manager, cloudapi.NewBudgets(fast, fast), func(_ ctrl.Manager, r *controller.ServiceWatchReconciler) {
+		r.StatusBudget = ledger
+	})
+	own := func(w *swv1.ServiceWatch) *swv1.ServiceWatch {
+		w.Labels = map[string]string{ownManagerLabel: manager}
+		return w
+	}
+	// The crowded namespace's watches read nothing: their Secret is missing.
+	for i := range stalled {
+		crowded.create(own(crowded.newWatch(fmt.Sprintf("stalled-%d", i))))
+	}
+	for i := range stalled {
+		crowded.waitFor(fmt.Sprintf("stalled-%d", i), 60*time.Second, "Stalled SecretNotFound",
+			conditionIs(swv1.ConditionStalled, metav1.ConditionTrue, swv1.ReasonSecretNotFound))
+	}
+	if crowdedBytes, _ := ledger.Kept(crowded.ns); crowdedBytes < managerBytes {
+		t.Fatalf("the stalled watches' statuses are charged %d bytes, under the manager's budget of %d: the test proves nothing", crowdedBytes, managerBytes)
+	}
+
+	list := make([]map[string]any, pipes) // small pipes: the 40 fit the namespace's part with room to spare
+	for i := range list {
+		list[i] = map[string]any{"id": fmt.Sprintf("00000000-0000-4000-8000-%012d", i), "name": fmt.Sprintf("pipe-%d", i), "state": "Running"}
+	}
+	victim.fake.SetPipes(fakecloud.DefaultOrganizationID, fakecloud.DefaultServiceID, list)
+	victim.createSecrets()
+	victim.create(own(victim.newWatch("first")))
+	first := victim.waitFor("first", 30*time.Second, "Ready", isReady)
+	if len(first.Status.Pipes) != pipes || conditions.Get(first, swv1.ConditionStatusTruncated) != nil {
+		t.Errorf("the other namespace's first watch lists %d of its %d pipes (StatusTruncated %+v): the stalled watches took its room",
+			len(first.Status.Pipes), pipes, conditions.Get(first, swv1.ConditionStatusTruncated))
+	}
+	firstBytes, _ := ledger.Kept(victim.ns)
+	t.Logf("first is charged %d bytes", firstBytes)
+
+	victim.create(own(victim.newWatch("second")))
+	second := victim.waitFor("second", 30*time.Second, "StatusTruncated",
+		conditionIs(swv1.ConditionStatusTruncated, metav1.ConditionTrue, swv1.ReasonTooLarge))
+	msg := conditions.Get(second, swv1.ConditionStatusTruncated).Message
+	if len(second.Status.Pipes) >= pipes || !strings.Contains(msg, "namespace "+victim.ns) || !strings.Contains(msg, "--total-status-budget") {
+		t.Errorf("the second watch lists %d of %d pipes, StatusTruncated %q: want fewer, cut for its namespace's part of --total-status-budget", len(second.Status.Pipes), pipes, msg)
+	}
+	if strings.Contains(msg, crowded.ns) {
+		t.Errorf("the message names the other namespace: %q", msg)
+	}
+	for _, m := range regexp.MustCompile(`(\d+) KiB`).FindAllStringSubmatch(msg, -1) {
+		if n, _ := strconv.Atoi(m[1]); n > part>>10 {
+			t.Errorf("the message gives %s KiB, more than the namespace may keep: what others keep, or the manager's total: %q", m[1], msg)
+		}
 	}
 }

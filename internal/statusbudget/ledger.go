@@ -28,14 +28,21 @@ type Budget struct {
 	Setting string
 }
 
-// Ledger books what each watch's status keeps. Room is handed out first
-// come, first kept: a watch keeps the room it holds as long as it exists,
-// so that a new watch never takes the data of one its namespace already
-// shows, and the same watches in the same order are always cut the same
-// way. A watch cut to nothing still keeps its conditions and counts (a few
-// KiB), which are booked too, so a namespace may pass its budget by that
-// much per watch past it, and the first watches lose as much room. A nil
-// Ledger bounds nothing and books nothing.
+// Ledger books what each watch's status keeps, the fixed part (conditions,
+// counts, room for messages) as well as the lists. Within a namespace, room
+// is handed out first come, first kept: a watch keeps the room it holds as
+// long as it exists, so that a new watch never takes the data of one its
+// namespace already shows, and the same watches in the same order are always
+// cut the same way. Between namespaces, the manager's budget is divided: each
+// namespace with watches may keep an equal part of it (and no more than the
+// namespace budget), whatever the others keep, so that the parts together
+// never pass it. A namespace that comes has its part at once; one that kept
+// more than its new part is cut to it as its watches write again. A watch
+// cut to nothing still keeps its fixed part (a few KiB), which no budget can
+// refuse and which is booked too: a namespace with very many watches passes
+// its part by that much per watch, has its own lists cut to nothing, and
+// takes nothing of another namespace's part. A nil Ledger bounds nothing and
+// books nothing.
 type Ledger struct {
 	namespace, manager Budget
 
@@ -66,10 +73,13 @@ type Grant struct {
 
 // Room returns how many of want bytes the watch namespace/name may keep
 // with the lists a sync read (newLists; a write that keeps the lists it has
-// is not bounded again): what its namespace's budget and the manager's
-// leave once every other watch's booking is counted. The grant is booked
-// for the watch at once, so that watches written at the same moment do not
-// share the same room, until Kept books what the status keeps.
+// is not bounded again): what the namespace budget and the namespace's part
+// of the manager's budget leave once the namespace's other watches are
+// counted. The grant is booked for the watch at once, so that watches
+// written at the same moment do not share the same room, until Kept books
+// what the status keeps. Its reason names the watch's own namespace and the
+// settings only: never what other namespaces keep, how many there are, nor
+// what all watches keep.
 func (l *Ledger) Room(namespace, name string, want int, newLists bool) Grant {
 	if l == nil || !newLists {
 		return Grant{Bytes: want}
@@ -77,19 +87,43 @@ func (l *Ledger) Room(namespace, name string, want int, newLists bool) Grant {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	key := watchKey{namespace, name}
-	own := l.held[key]
+	siblings := l.byNS[namespace] - l.held[key] // the namespace's other watches
 	g := Grant{Bytes: want, ledger: l, key: key}
-	if left, ok := leftOf(l.namespace, l.byNS[namespace]-own); ok && left < g.Bytes {
+	if left, ok := leftOf(l.namespace, siblings); ok && left < g.Bytes {
 		g.Bytes, g.why = left, fmt.Sprintf("the other watches of namespace %s keep %d KiB of the %d KiB its watches may keep together (%s)",
-			namespace, (l.byNS[namespace]-own)>>10, l.namespace.Bytes>>10, l.namespace.Setting)
+			namespace, siblings>>10, l.namespace.Bytes>>10, l.namespace.Setting)
 	}
-	if left, ok := leftOf(l.manager, l.inTotal-own); ok && left < g.Bytes {
-		g.Bytes, g.why = left, fmt.Sprintf("the other watches keep %d KiB of the %d KiB the manager's watches may keep together (%s)",
-			(l.inTotal-own)>>10, l.manager.Bytes>>10, l.manager.Setting)
+	if left, ok := l.managerRoomOf(namespace, siblings); ok && left < g.Bytes {
+		g.Bytes, g.why = left, fmt.Sprintf("the other watches of namespace %s keep %d KiB of its part of the room all statuses share (%s)",
+			namespace, siblings>>10, l.manager.Setting)
 	}
 	l.set(key, g.Bytes)
 	g.Bytes = max(1, g.Bytes)
 	return g
+}
+
+// managerRoomOf is what the manager's budget leaves a watch of namespace
+// whose other watches keep siblings bytes, and whether that budget bounds
+// anything: the namespace's part (partOf) less what its other watches keep.
+// What other namespaces keep does not count: they are bounded by their own
+// parts, so what one namespace keeps, however many watches it has, never
+// takes another's part.
+func (l *Ledger) managerRoomOf(namespace string, siblings int) (int, bool) {
+	if l.manager.Bytes <= 0 {
+		return 0, false
+	}
+	return max(0, l.partOf(namespace)-siblings), true
+}
+
+// partOf is the part of the manager's budget that each namespace with
+// watches, namespace among them, may keep: an equal part, so that the parts
+// together never pass the manager's budget.
+func (l *Ledger) partOf(namespace string) int {
+	n := len(l.byNS)
+	if _, ok := l.byNS[namespace]; !ok {
+		n++
+	}
+	return l.manager.Bytes / n
 }
 
 // leftOf is what b leaves once others bytes are kept, and whether b bounds

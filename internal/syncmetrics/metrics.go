@@ -29,6 +29,8 @@ type Metrics struct {
 	// statusConflicts counts status patches the API server refused for an
 	// older resourceVersion (writeStatus builds them again).
 	statusConflicts prometheus.Counter
+	// accountsEnabled is 1 while the manager serves ClusterCloudAccounts.
+	accountsEnabled prometheus.Gauge
 
 	// budgetMu orders the publication of budget demands, so that a ratio
 	// taken earlier never overwrites one taken later.
@@ -87,8 +89,12 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "servicewatch_status_write_conflicts_total",
 			Help: "Status writes the API server refused because the ServiceWatch had changed since the status was built (another writer, or a cache behind the API server); each is built again on the watch as the API server has it. A rate near the sync rate means another client keeps writing the watches' status.",
 		}),
+		accountsEnabled: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "servicewatch_accounts_enabled",
+			Help: "1 while the manager serves ClusterCloudAccounts; 0 when it serves none: its --account-namespace is empty, or the ClusterCloudAccount CRD is not installed (the manager starts serving them when it is, without a restart). Watches that refer to an account are Stalled meanwhile.",
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.cloudRequests, m.rateLimited, m.cloudLatency, m.syncs, m.items, m.deferrals, m.budgetDemand, m.namespaceShare, m.namespaceNeed, m.slotWait, m.statusConflicts} {
+	for _, c := range []prometheus.Collector{m.cloudRequests, m.rateLimited, m.cloudLatency, m.syncs, m.items, m.deferrals, m.budgetDemand, m.namespaceShare, m.namespaceNeed, m.slotWait, m.statusConflicts, m.accountsEnabled} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -178,6 +184,16 @@ func (m *Metrics) ObserveSlotWait(level pacing.Level, wait time.Duration) {
 // RecordStatusConflict counts one status write refused for a conflict.
 func (m *Metrics) RecordStatusConflict() {
 	m.statusConflicts.Inc()
+}
+
+// SetAccountsEnabled says whether the manager serves ClusterCloudAccounts
+// now.
+func (m *Metrics) SetAccountsEnabled(enabled bool) {
+	v := 0.0
+	if enabled {
+		v = 1
+	}
+	m.accountsEnabled.Set(v)
 }
 
 // RecordSync counts one sync of part that ended with reason (Synced on
