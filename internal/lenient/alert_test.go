@@ -10,10 +10,11 @@ import (
 	"github.com/servicewatch/servicewatch/internal/lenient"
 )
 
-// controlIn is the first C0 or C1 control or DEL of s, if any.
+// controlIn is the first C0 or C1 control or DEL of s, if any, but for
+// the newline and tab a value's lines are made of (redact.Printable).
 func controlIn(s string) (rune, bool) {
 	for _, r := range s {
-		if unicode.Is(unicode.Cc, r) {
+		if unicode.Is(unicode.Cc, r) && r != '\n' && r != '\t' {
 			return r, true
 		}
 	}
@@ -21,7 +22,8 @@ func controlIn(s string) (rune, bool) {
 }
 
 // A hostile host's strings reach status without the characters a terminal
-// acts on, whichever kind of item carries them and wherever in it they are.
+// acts on, whichever kind of item carries them and wherever in it they are;
+// the newlines and tabs of a multi-line value stay, and a CR goes.
 func TestItemsKeepNoControlCharacters(t *testing.T) {
 	const osc52, erase, c1 = `\u001b]52;c;aGk=\u0007`, `\u001b[1A\u001b[2K`, `\u009b2J\u007f`
 	pipe := `{"id":"p1","name":"logs` + osc52 + `","state":"Failed` + erase + `","source":{"kafka":{"brokers":"b` + c1 + `:9092"}},` +
@@ -56,6 +58,9 @@ func TestItemsKeepNoControlCharacters(t *testing.T) {
 	}
 	if p.Name == nil || *p.Name != "logs]52;c;aGk=" || a.Name == nil || *a.Name != "lag]52;c;aGk=" {
 		t.Errorf("names %v and %v: want the text around the controls kept", p.Name, a.Name)
+	}
+	if p.Destination == nil || p.Destination.Table == nil || *p.Destination.Table != "t" {
+		t.Errorf("destination %+v: want the table without its CR", p.Destination)
 	}
 	if got := strings.Join(p.OtherFields, ","); strings.Contains(got, "\x1b") {
 		t.Errorf("otherFields %q keep ESC", got)

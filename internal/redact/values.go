@@ -454,12 +454,15 @@ func MongoHostAndDatabase(uri string) (host, database string) {
 
 // Printable is s without the characters a terminal acts on, for what the
 // operator stores of the cloud's and the tenants' strings: the C0 controls
-// (ESC among them), DEL and the C1 controls U+0080–U+009F are dropped, and
-// the control characters that break lines or space text (tab, newline,
-// carriage return, vertical tab, form feed, NEL) become a space, so that a
-// value stays one line. Nothing else changes: letters of every script,
-// emoji and their joiners stay, and bytes that are not UTF-8 are kept (the
-// API server stores strings as valid UTF-8 itself).
+// (ESC among them), DEL and the C1 controls U+0080–U+009F are dropped. A
+// newline and a tab stay: values such as a PEM certificate are made of
+// lines, JSON and YAML carry them escaped, and every printer of ours
+// escapes them (kubectl servicewatch shows them as \n and \t), so they
+// command no terminal. A carriage return is dropped (a CRLF line ends in
+// LF), and the other spacing controls (vertical tab, form feed, NEL)
+// become a space. Nothing else changes: letters of every script, emoji and
+// their joiners stay, and bytes that are not UTF-8 are kept (the API server
+// stores strings as valid UTF-8 itself).
 func Printable(s string) string {
 	if !hasControl(s) {
 		return s // the common case: no copy
@@ -471,6 +474,9 @@ func Printable(s string) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			b.WriteByte(s[i])
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r == '\r':
 		case unicode.IsSpace(r) && unicode.Is(unicode.Cc, r):
 			b.WriteByte(' ')
 		case unicode.Is(unicode.Cc, r):
@@ -482,10 +488,11 @@ func Printable(s string) string {
 	return b.String()
 }
 
-// hasControl tells whether s holds a C0 or C1 control or DEL.
+// hasControl tells whether s holds a C0 or C1 control or DEL that
+// Printable changes (a newline or a tab it keeps).
 func hasControl(s string) bool {
 	for _, r := range s {
-		if unicode.Is(unicode.Cc, r) {
+		if unicode.Is(unicode.Cc, r) && r != '\n' && r != '\t' {
 			return true
 		}
 	}

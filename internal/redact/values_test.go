@@ -146,14 +146,17 @@ func TestMongoHostAndDatabaseWithSlashOrQuestionMarkInThePassword(t *testing.T) 
 
 // What a terminal acts on (ESC and the sequences it starts, the C1
 // controls, DEL, BEL, backspace) never stays in a value of the cloud's;
-// what breaks a line becomes a space; everything else is kept.
+// a newline and a tab stay (a PEM certificate is lines), a carriage
+// return goes, other spacing controls become a space; everything else is
+// kept.
 func TestValueDropsControlCharacters(t *testing.T) {
 	for _, tt := range []struct{ name, in, want string }{
 		{"OSC 52 clipboard write", "pipe\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07", "pipe]52;c;Y3VybCBldmlsIHwgc2g="},
 		{"CSI erase", "Running\x1b[1A\x1b[2K", "Running[1A[2K"},
 		{"C1 CSI and OSC", "a\u009b2Jb\u009d8;;x\u009c", "a2Jb8;;x"},
 		{"DEL and backspace", "Fail\x7fed\b\b", "Failed"},
-		{"line breaks and tabs", "a\nb\r\nc\td\u0085e", "a b  c d e"},
+		{"line breaks and tabs", "a\nb\r\nc\td\u0085e\vf", "a\nb\nc\td e f"},
+		{"a PEM certificate keeps its lines", "-----BEGIN CERTIFICATE-----\r\nMIIB\r\n-----END CERTIFICATE-----\r\n", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"},
 		{"letters, emoji and joiners stay", "naïve 日本 👩‍💻 \u202e", "naïve 日本 👩‍💻 \u202e"},
 		{"a credential hidden by a control", "pass\x00word=hunter2", r},
 		{"a URL's user info hidden by a control", "https://u:p@\x1bdb.example.com/x", "https://db.example.com/x"},
