@@ -44,6 +44,8 @@ func TestRequestedAtEcho(t *testing.T) {
 		// A terminal's escapes (OSC 52, a C1 CSI, DEL) are not copied into
 		// status: the value shows as its hash, handled once all the same.
 		{hostileRequest, "sha256:" + fmt.Sprintf("%x", sha256.Sum256([]byte(hostileRequest)))},
+		// Nor a line break, which would split a row of a raw printer.
+		{"now\nthen", "sha256:" + fmt.Sprintf("%x", sha256.Sum256([]byte("now\nthen")))},
 	}
 	for _, tt := range tests {
 		w := testWatch()

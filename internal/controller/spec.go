@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,7 +16,6 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
-	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
 // What the controller reads of a watch's spec and annotations, in one place.
@@ -103,7 +104,7 @@ const maxRequestedAtEcho = 256
 // never puts a control character (a terminal's escape) in status.
 func requestedAt(watch *swv1.ServiceWatch) string {
 	v := watch.Annotations[swv1.RequestedAtAnnotation]
-	if len(v) <= maxRequestedAtEcho && redact.Printable(v) == v {
+	if len(v) <= maxRequestedAtEcho && strings.IndexFunc(v, unicode.IsControl) < 0 {
 		return v
 	}
 	sum := sha256.Sum256([]byte(v))
