@@ -8,6 +8,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/alertselect"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/sharedread"
 )
 
@@ -53,6 +54,9 @@ type syncScope struct {
 	// budgets are asked for the unreserved reads.
 	budgets    Budgets
 	chargeWork func(units int64) // charges the work of decoding an answer to the watch's namespace
+	// spent counts calls admitted at call time (admitAtCall) against the
+	// namespace's share of their budget; nil counts nothing.
+	spent func(budget string, calls int)
 	// fresh: the user asked for this sync (requested-at, a changed Secret),
 	// so a read another watch finished is not reused; one under way is
 	// joined.
@@ -200,6 +204,9 @@ func (in *syncScope) admitAtCall(api string, key readKey, ask bool) error {
 	}
 	if wait := in.budgets.Admit(api, key.url, key.credential, 1); wait > 0 {
 		return &budgetRefusalError{api: api, wait: wait}
+	}
+	if in.spent != nil {
+		in.spent(ratebudget.BudgetID(api, key.url, key.credential), 1)
 	}
 	return nil
 }

@@ -221,7 +221,9 @@ func TestRequestedSyncsLeaveAnotherNamespaceItsInterval(t *testing.T) {
 	}
 	watch(victim, "w0", requesting, 30*time.Second)
 	for _, name := range names {
-		requester.waitFor(name, 20*time.Second, "Ready", isReady)
+		// Six first syncs of two calls on a key of 4 calls per 10 s take
+		// 15 s alone; a loaded machine needs more.
+		requester.waitFor(name, 60*time.Second, "Ready", isReady)
 	}
 	requestInALoop(t, requester, names...)
 	victim.waitFor("w0", 20*time.Second, "Ready", isReady)

@@ -357,7 +357,8 @@ func (r *ServiceWatchReconciler) newScope(ctx context.Context, watch *swv1.Servi
 	return &syncScope{p: pacedOf(watch, versions, r.Options.ManagementAPIURL), watch: watch, secretVersions: versions,
 		parts: r.parts, alertConcurrency: r.Options.AlertConcurrency, keepBytes: r.Options.StatusSizeLimit,
 		metricBytes: r.StateMetrics.MaxItemBytes(), shared: r.shared, budgets: r.Budgets,
-		chargeWork: func(units int64) { r.WorkShares.Charge(watch.Namespace, units) }}
+		chargeWork: func(units int64) { r.WorkShares.Charge(watch.Namespace, units) },
+		spent:      func(budget string, calls int) { r.pacer.Spent(budget, watch.Namespace, calls) }}
 }
 
 // periodic requeues a watch for a periodic sync, behind anything a user

@@ -270,6 +270,14 @@ func (p *Pacer[K, R]) take(key K, level Level, b Budget, n int, now time.Time, o
 	return 0
 }
 
+// Spent counts n calls of budget that namespace was admitted outside Ask
+// (a further page of a list, an alert read alone after its list: the
+// budget admitted them as they came) as spent, so that every call a
+// namespace makes counts against its share.
+func (p *Pacer[K, R]) Spent(budget, namespace string, n int) {
+	p.spent.Spent(budget, namespace, n, p.clock.Now())
+}
+
 // over is the namespaces over their share of the budget at now: by what
 // their watches' intervals ask, or by what they spent (see demands.Over).
 func (p *Pacer[K, R]) over(budget string, now time.Time) map[string]bool {

@@ -358,3 +358,24 @@ func BenchmarkRequestedSyncsVictim(b *testing.B) {
 	b.ReportMetric(float64(r.calls), "calls")
 	b.ReportMetric(float64(r.busiest), "max-calls-10s")
 }
+
+// The calls a budget admitted outside Ask (a list's further pages, an
+// alert read alone after its list) count as the namespace's spent, and
+// leave the window with it.
+func TestCallsAdmittedOutsideAskCount(t *testing.T) {
+	c := &testClock{wall: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+	p := newTestPacer(c)
+	p.Spent("budget", "a", 3)
+	p.Spent("budget", "a", 2)
+	p.Spent("other", "a", 7)
+	if got := p.Spending("budget", "a").Spent; got != 5 {
+		t.Errorf("a spent %d calls of budget, want 5", got)
+	}
+	if got := p.Spending("budget", "b").Spent; got != 0 {
+		t.Errorf("b spent %d calls of budget, want 0", got)
+	}
+	c.advance(SpendWindow + time.Second)
+	if got := p.Spending("budget", "a").Spent; got != 0 {
+		t.Errorf("a spent %d calls of budget a window later, want 0", got)
+	}
+}
