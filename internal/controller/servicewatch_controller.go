@@ -308,9 +308,9 @@ func (r *ServiceWatchReconciler) watchesForSecret(ctx context.Context, secret cl
 		log.FromContext(ctx).Error(err, "listing ServiceWatches that reference a Secret", "secret", secret.GetName())
 		return nil
 	}
-	requests := make([]reconcile.Request, len(watches.Items))
+	requests := make([]reconcile.Request, 0, len(watches.Items))
 	for i := range watches.Items {
-		requests[i].NamespacedName = client.ObjectKeyFromObject(&watches.Items[i])
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&watches.Items[i])})
 	}
 	return append(requests, r.Accounts.WatchesOfSecret(ctx, secret)...) // an account's: its watches are in any namespace
 }

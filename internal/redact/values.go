@@ -461,8 +461,9 @@ func MongoHostAndDatabase(uri string) (host, database string) {
 // command no terminal. A carriage return is dropped (a CRLF line ends in
 // LF), and the other spacing controls (vertical tab, form feed, NEL)
 // become a space. Nothing else changes: letters of every script, emoji and
-// their joiners stay, and bytes that are not UTF-8 are kept (the API server
-// stores strings as valid UTF-8 itself).
+// their joiners stay; in a value that held a control, a byte that is not
+// UTF-8 is dropped too (the API server would not store it as it is), so
+// that Printable(Printable(s)) == Printable(s) and it is never longer.
 func Printable(s string) string {
 	if !hasControl(s) {
 		return s // the common case: no copy
@@ -473,7 +474,9 @@ func Printable(s string) string {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			b.WriteByte(s[i])
+			// Dropped: kept, it could join the bytes around a dropped
+			// control into a C1 control ("\xc2\x05\x9c"); what is left is
+			// whole runes only, which no later pass changes.
 		case r == '\n' || r == '\t':
 			b.WriteRune(r)
 		case r == '\r':

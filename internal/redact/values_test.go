@@ -2,6 +2,7 @@ package redact_test
 
 import (
 	"testing"
+	"unicode"
 
 	"github.com/servicewatch/servicewatch/internal/redact"
 )
@@ -166,5 +167,22 @@ func TestValueDropsControlCharacters(t *testing.T) {
 				t.Errorf("Value(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+// Printable leaves nothing for a second pass: dropping a control never
+// joins the bytes around it into another (a C1 control from the halves of
+// a UTF-8 sequence, found by FuzzValue).
+func TestPrintableIsIdempotent(t *testing.T) {
+	for _, in := range []string{"\xc2\x05\x9c", "a\xc2\x7f\x9bb", "\xe2\x80\x00\xa8", "ok\xff\x1b[2J"} {
+		once := redact.Printable(in)
+		if twice := redact.Printable(once); twice != once {
+			t.Errorf("Printable(%q) = %q, and again %q", in, once, twice)
+		}
+		for _, r := range once {
+			if r != '\n' && r != '\t' && unicode.Is(unicode.Cc, r) {
+				t.Errorf("Printable(%q) = %q keeps %U", in, once, r)
+			}
+		}
 	}
 }
