@@ -82,7 +82,8 @@ func normalizeName(name string, dst []byte) []byte {
 }
 
 // Value makes a string from the cloud safe to show: no control character
-// (see Printable), URLs lose their user info and query, a MySQL-style DSN
+// (see Printable), URLs lose their user info and query (a connection
+// string keeps its options that carry no secret), a MySQL-style DSN
 // its user:password@, and a value that still holds a credential (a private
 // key, a credential's key=value or key: value pair, an Authorization
 // header's value) reads "<redacted>".
