@@ -36,8 +36,9 @@ var secretOptions = []string{"authmechanismproperties", "tlscertificatekeyfilepa
 
 // secretOptionWords are parts of option names that point at a secret,
 // beyond IsCredentialName's words: a key (sslkey, tlsCertificateKeyFile,
-// sslPEMKeyFile) may be the key itself or the path of one.
-var secretOptionWords = []string{"key", "pass", "cred", "auth" + "token"}
+// sslPEMKeyFile) may be the key itself or the path of one; pass and cred
+// catch the short forms (passfile, pass, creds).
+var secretOptionWords = []string{"key", "pass", "cred"}
 
 // harmlessQuery is the query of a URL of scheme, as "?"+the options that
 // carry no secret, in the order and with the separators ('&' or ';') they
