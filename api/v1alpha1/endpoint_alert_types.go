@@ -125,11 +125,20 @@ type AlertStatus struct {
 	// succeeded. The other fields then keep the last successful fetch.
 	// +optional
 	Error string `json:"error,omitempty"`
-	// name of the alert as a person reads it: its displayName when the
-	// cloud sends a non-empty one (the newest servers name alerts so, beside
-	// or instead of name), else its name.
+	// name of the alert as the cloud sends it; absent when the cloud sends
+	// none or null (the newest servers may name an alert by displayName
+	// alone). Where one label names the alert for a person (the
+	// servicewatch_alert_info metric's alert_name, the NAME column of
+	// kubectl servicewatch get alerts), it is name, or displayName when
+	// name is absent or empty.
 	// +optional
 	Name *string `json:"name,omitempty"`
+	// displayName is the name the newest alert API servers show people,
+	// beside or instead of name, as the cloud sends it; absent when the
+	// cloud sends none or null. spec.alertSelector.name matches it when it
+	// is not empty, else name.
+	// +optional
+	DisplayName *string `json:"displayName,omitempty"`
 	// tags the cloud gives the alert (on the newest servers): at most 20,
 	// in the order sent, each cut to 64 characters, with the operator's
 	// credentials redacted.
@@ -226,6 +235,20 @@ type AlertStatus struct {
 	// stay under its size limit.
 	// +optional
 	Omitted map[string]int32 `json:"omitted,omitempty"`
+}
+
+// Label is the one name of the alert for a person, where a single label
+// names it (the alert_name label of servicewatch_alert_info, the NAME
+// column of kubectl servicewatch get alerts, the demo): its name, or its
+// displayName when the name is absent or empty; "" when it has neither.
+func (a *AlertStatus) Label() string {
+	if a.Name != nil && *a.Name != "" {
+		return *a.Name
+	}
+	if a.DisplayName != nil {
+		return *a.DisplayName
+	}
+	return ""
 }
 
 // AlertChannel is where an alert is sent.

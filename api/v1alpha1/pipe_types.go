@@ -631,12 +631,14 @@ type BigQuerySource struct {
 type MongoDBSource struct {
 	SourceCommon `json:",inline"`
 	SourceTLS    `json:",inline"`
-	// uri is the connection URI, scrubbed as every URL in status is: its
-	// user info (user and password) and its query (whose options may carry
-	// credentials, such as authMechanismProperties) are removed, so
-	// mongodb://u:p@h1,h2/db?replicaSet=rs0 reads mongodb://h1,h2/db. A
-	// value that is not a string is left out, and kept in otherFields as
-	// "<redacted>".
+	// uri is the connection URI, scrubbed as every connection string in
+	// status is: its user info (user and password) and the options that
+	// carry secrets (tlsCertificateKeyFilePassword, sslPEMKeyPassword,
+	// authMechanismProperties, which may hold AWS_SESSION_TOKEN, and any
+	// option named or valued like a credential) are removed, its other
+	// options kept, so mongodb://u:p@h1,h2/db?replicaSet=rs0&password=x
+	// reads mongodb://h1,h2/db?replicaSet=rs0. A value that is not a string
+	// is left out, and kept in otherFields as "<redacted>".
 	// +optional
 	URI *string `json:"uri,omitempty"`
 	// host is the host list of the connection URI (for example

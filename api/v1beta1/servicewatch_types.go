@@ -119,7 +119,9 @@ type AlertSelector struct {
 
 	// name is a pattern the alert's name must match, whole: * matches any
 	// run of characters, ? any one character, anything else itself
-	// (case-sensitive), such as "prod-*" or "*latency*". Matching takes
+	// (case-sensitive), such as "prod-*" or "*latency*". The name matched
+	// is the alert's displayName when the cloud sends a non-empty one, else
+	// its name (status shows both, under the cloud's names). Matching takes
 	// time linear in the name; a name longer than 4 KiB matches no pattern
 	// (name such an alert in alertIds, or select it by tags).
 	// +optional

@@ -283,9 +283,9 @@ func checkManagedAlerts(w *serviceWatch, data fakecloud.Data) error {
 func describeManagedAlerts(w *serviceWatch) string {
 	names := make([]string, 0, len(w.Status.Alerts))
 	for _, a := range w.Status.Alerts {
-		name := a.ID
-		if a.Name != nil {
-			name = *a.Name
+		name := a.Label()
+		if name == "" {
+			name = a.ID
 		}
 		names = append(names, fmt.Sprintf("%q", name))
 	}

@@ -63,7 +63,7 @@ func expectedStateSeries(svc fakecloud.Service, data fakecloud.Data, alertIDs []
 	for _, id := range alertIDs {
 		a := data.Alerts[id]
 		want["servicewatch_alert_info"] = append(want["servicewatch_alert_info"], labels{
-			"alert_id": id, "alert_name": str(a, "name"), "state": str(a, "state"),
+			"alert_id": id, "alert_name": alertLabel(a), "state": str(a, "state"),
 		})
 		// Every alert shows how many execution errors it has, 0 included.
 		want["servicewatch_alert_execution_errors"] = append(want["servicewatch_alert_execution_errors"], labels{"alert_id": id})
@@ -96,6 +96,19 @@ func silencedNow(alert map[string]any) bool {
 func str(obj map[string]any, key string) string {
 	s, _ := obj[key].(string)
 	return s
+}
+
+// alertLabel is the alert_name label the operator gives the fake cloud's
+// alert a: swv1.AlertStatus.Label of its name and displayName.
+func alertLabel(a map[string]any) string {
+	status := swv1.AlertStatus{}
+	if name, ok := a["name"].(string); ok {
+		status.Name = &name
+	}
+	if display, ok := a["displayName"].(string); ok {
+		status.DisplayName = &display
+	}
+	return status.Label()
 }
 
 // sourceKinds names the source members of a pipe as the operator does: the

@@ -136,7 +136,7 @@ func Pick(ids []string, sel *swv1.AlertSelector, idx *Index) Picked {
 		switch {
 		case got != nil:
 			entry.Alert, entry.LeftOut = &got.Alert, got.LeftOut
-			if sel != nil && Matches(sel, deref(got.Alert.Name), tagsOf(&got.Alert)) {
+			if sel != nil && Matches(sel, selectedName(&got.Alert), tagsOf(&got.Alert)) {
 				alsoMatched++
 			}
 		case idx.tooLarge[id]:
@@ -191,6 +191,18 @@ func missing(id string, n int, stopped string) *ReadError {
 
 // tagsOf are an alert's tags, for a selector's tags.
 func tagsOf(a *swv1.AlertStatus) []string { return a.Tags }
+
+// selectedName is the name of a that spec.alertSelector.name matches: its
+// displayName when not empty, else its name. It is what the selector
+// matched while status showed displayName under name, so that a selector
+// picks the same alerts now that status shows each under the cloud's own
+// field name (swv1.AlertStatus.Label, the name people read, prefers name).
+func selectedName(a *swv1.AlertStatus) string {
+	if a.DisplayName != nil && *a.DisplayName != "" {
+		return *a.DisplayName
+	}
+	return deref(a.Name)
+}
 
 // Weights of the work of a selection, in units of decode work (about 10 ns
 // of a core each, see lenient.Work). A step of the matcher took 1 to 3 ns

@@ -218,3 +218,31 @@ func TestListAgeAndSource(t *testing.T) {
 		t.Errorf("Source from the alert API = %+v", src)
 	}
 }
+
+// spec.alertSelector.name matches what it matched while status showed
+// displayName under name: the displayName when not empty, else the name,
+// so that showing each under the cloud's own member changes no selection.
+func TestASelectorMatchesTheDisplayNameFirst(t *testing.T) {
+	named := func(id string, name, display *string) cloudapi.AlertResult {
+		return cloudapi.AlertResult{Alert: swv1.AlertStatus{ID: id, Name: name, DisplayName: display}}
+	}
+	listing := []cloudapi.AlertResult{
+		named("both", ptr.To("ingest_lag"), ptr.To("Ingest lag")),
+		named("display-only", nil, ptr.To("Ingest errors")),
+		named("name-only", ptr.To("Ingest paused"), nil),
+		named("empty-display", ptr.To("Ingest stalled"), ptr.To("")),
+	}
+	for _, tt := range []struct {
+		pattern string
+		want    []string
+	}{
+		{"Ingest*", []string{"both Selector", "display-only Selector", "empty-display Selector", "name-only Selector"}},
+		{"ingest_*", nil},
+	} {
+		sel := &swv1.AlertSelector{Name: tt.pattern}
+		got := alertselect.Pick(nil, sel, indexOf(listing, "", alertselect.Need{Selector: sel}))
+		if !slices.Equal(summary(got.Entries), tt.want) {
+			t.Errorf("name %q picks %q, want %q", tt.pattern, summary(got.Entries), tt.want)
+		}
+	}
+}

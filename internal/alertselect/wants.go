@@ -192,7 +192,7 @@ func (c *Collector) Keep(a *cloudapi.AlertResult) (work int) {
 			c.tooLarge[id] = true
 		}
 	}
-	name, tags := deref(a.Alert.Name), tagsOf(&a.Alert)
+	name, tags := selectedName(&a.Alert), tagsOf(&a.Alert)
 	for _, s := range c.selections {
 		var steps int64
 		if s.need.compiled.matches(name, tags, &steps) {

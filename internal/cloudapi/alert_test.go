@@ -29,6 +29,7 @@ func TestGetAlertDecodesTheCurrentShape(t *testing.T) {
 	want := cloudapi.AlertResult{Alert: swv1.AlertStatus{
 		ID:            "65f5e4a3b9e77c001a123456",
 		Name:          ptr("Ingest latency out of range"),
+		DisplayName:   ptr("Ingest latency out of range"),
 		Tags:          []string{"ingest"},
 		Message:       ptr("p95 ingest latency left 100..500.5 ms"),
 		Note:          ptr("Runbook: https://wiki.example.invalid/runbooks/ingest-latency"),

@@ -17,8 +17,8 @@ func pageSummary(p cloudapi.AlertPage) string {
 	fmt.Fprintf(&b, "total %d offset %d skipped %d request %q:", p.Total, p.Offset, p.Skipped, p.RequestID)
 	for _, a := range p.Alerts {
 		fmt.Fprintf(&b, " %s", a.Alert.ID)
-		if a.Alert.Name != nil {
-			fmt.Fprintf(&b, "=%s", *a.Alert.Name)
+		if label := a.Alert.Label(); label != "" {
+			fmt.Fprintf(&b, "=%s", label)
 		}
 		if len(a.LeftOut) > 0 {
 			fmt.Fprintf(&b, "(left out %s)", strings.Join(a.LeftOut, ","))

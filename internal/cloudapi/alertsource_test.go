@@ -23,40 +23,43 @@ func managementHost(u string) cloudapi.AlertSource {
 }
 
 // The newest alert shape names alerts with displayName beside or instead of
-// name, and tags them: status shows the name a person reads whichever
-// member carries it, and the tags, bounded and scrubbed.
-func TestGetAlertShowsTheHumanNameAndTags(t *testing.T) {
+// name, and tags them: status shows each name under the cloud's own member
+// name (displayName as displayName, a null name absent), and the tags,
+// bounded and scrubbed.
+func TestGetAlertShowsTheCloudsNamesAndTags(t *testing.T) {
 	long := strings.Repeat("t", 100)
 	many := make([]string, 25)
 	for i := range many {
 		many[i] = fmt.Sprintf("%q", fmt.Sprintf("tag-%d", i))
 	}
 	tests := []struct {
-		name    string
-		members string
-		want    *string
-		tags    []string
-		leftOut []string
+		name        string
+		members     string
+		want        *string // name
+		displayName *string
+		tags        []string
+		leftOut     []string
 	}{
-		{"older servers: name", `"name":"Lag"`, ptr("Lag"), nil, nil},
-		{"newest servers: displayName only", `"displayName":"Ingest lag"`, ptr("Ingest lag"), nil, nil},
-		{"both: displayName wins", `"name":"ingest_lag_v2","displayName":"Ingest lag"`, ptr("Ingest lag"), nil, nil},
-		{"both, in the other order: displayName wins", `"displayName":"Ingest lag","name":"ingest_lag_v2"`, ptr("Ingest lag"), nil, nil},
-		{"empty displayName: name", `"displayName":"","name":"ingest_lag_v2"`, ptr("ingest_lag_v2"), nil, nil},
-		{"displayName of an unusable type: name, and displayName named", `"displayName":{"en":"x"},"name":"n"`, ptr("n"), nil, []string{"displayName"}},
-		{"tags in the order sent", `"tags":["ingest","p1"]`, nil, []string{"ingest", "p1"}, nil},
-		{"a tag of an unusable type is left out alone", `"tags":["ingest",7,"p1"]`, nil, []string{"ingest", "p1"}, []string{"tags[1]"}},
-		{"tags of an unusable type", `"tags":{"team":"data"}`, nil, nil, []string{"tags"}},
-		{"at most 20 tags", `"tags":[` + strings.Join(many, ",") + `]`, nil, func() []string {
+		{"older servers: name", `"name":"Lag"`, ptr("Lag"), nil, nil, nil},
+		{"newest servers: displayName only", `"displayName":"Ingest lag"`, nil, ptr("Ingest lag"), nil, nil},
+		{"a null name stays absent beside displayName", `"name":null,"displayName":"Checkout error rate (inline)"`, nil, ptr("Checkout error rate (inline)"), nil, nil},
+		{"both: each under its own name", `"name":"ingest_lag_v2","displayName":"Ingest lag"`, ptr("ingest_lag_v2"), ptr("Ingest lag"), nil, nil},
+		{"both, in the other order", `"displayName":"Ingest lag","name":"ingest_lag_v2"`, ptr("ingest_lag_v2"), ptr("Ingest lag"), nil, nil},
+		{"an empty displayName is kept as sent", `"displayName":"","name":"ingest_lag_v2"`, ptr("ingest_lag_v2"), ptr(""), nil, nil},
+		{"displayName of an unusable type: left out and named", `"displayName":{"en":"x"},"name":"n"`, ptr("n"), nil, nil, []string{"displayName"}},
+		{"tags in the order sent", `"tags":["ingest","p1"]`, nil, nil, []string{"ingest", "p1"}, nil},
+		{"a tag of an unusable type is left out alone", `"tags":["ingest",7,"p1"]`, nil, nil, []string{"ingest", "p1"}, []string{"tags[1]"}},
+		{"tags of an unusable type", `"tags":{"team":"data"}`, nil, nil, nil, []string{"tags"}},
+		{"at most 20 tags", `"tags":[` + strings.Join(many, ",") + `]`, nil, nil, func() []string {
 			out := make([]string, 20)
 			for i := range out {
 				out[i] = fmt.Sprintf("tag-%d", i)
 			}
 			return out
 		}(), nil},
-		{"a tag is cut to 64 characters", `"tags":["` + long + `"]`, nil, []string{strings.Repeat("t", 63) + "…"}, nil},
-		{"the token is redacted from a tag and the name", `"displayName":"sent with ` + testTokenValue + `","tags":["Bearer ` + testTokenValue + `"]`,
-			ptr("sent with <redacted>"), []string{"Bearer <redacted>"}, nil},
+		{"a tag is cut to 64 characters", `"tags":["` + long + `"]`, nil, nil, []string{strings.Repeat("t", 63) + "…"}, nil},
+		{"the token is redacted from a tag and the names", `"name":"` + testTokenValue + `","displayName":"sent with ` + testTokenValue + `","tags":["Bearer ` + testTokenValue + `"]`,
+			ptr("<redacted>"), ptr("sent with <redacted>"), []string{"Bearer <redacted>"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,6 +68,7 @@ func TestGetAlertShowsTheHumanNameAndTags(t *testing.T) {
 				t.Fatal(err)
 			}
 			assertEqual(t, got.Alert.Name, tt.want)
+			assertEqual(t, got.Alert.DisplayName, tt.displayName)
 			assertEqual(t, got.Alert.Tags, tt.tags)
 			assertEqual(t, got.LeftOut, tt.leftOut)
 		})
@@ -84,7 +88,7 @@ func TestGetAlertFromTheManagementAPI(t *testing.T) {
 	}
 	want := cloudapi.AlertResult{RequestID: "req-7", LeftOut: []string{"threshold"}}
 	want.Alert.ID = "65f5e4a3b9e77c001a123456"
-	want.Alert.Name, want.Alert.Team, want.Alert.State = ptr("Ingest lag"), ptr("t1"), ptr("ALERT")
+	want.Alert.DisplayName, want.Alert.Team, want.Alert.State = ptr("Ingest lag"), ptr("t1"), ptr("ALERT")
 	want.Alert.Message = ptr("key <redacted>")
 	assertEqual(t, got, want)
 	req := rec.all()[0]

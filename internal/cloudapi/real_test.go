@@ -136,8 +136,9 @@ func TestListPipesReadsEverySourceKind(t *testing.T) {
 			pipe: "catalog_mongodb", kind: "mongodb",
 			source: swv1.PipeSource{MongoDB: &swv1.MongoDBSource{
 				SourceTLS: swv1.SourceTLS{DisableTLS: ptr(false), TLSHost: ptr("cluster0.example.invalid")},
-				// The URI and what is read from it, without its user, password and query.
-				URI:  ptr("mongodb+srv://cluster0.example.invalid/catalog"),
+				// The URI and what is read from it, without its user, password
+				// and the option that carries a secret; authSource stays.
+				URI:  ptr("mongodb+srv://cluster0.example.invalid/catalog?authSource=admin"),
 				Host: ptr("cluster0.example.invalid"), Database: ptr("catalog"), ReadPreference: ptr("secondaryPreferred"),
 				Settings:      &swv1.DatabaseSourceSettings{ReplicationMode: ptr("cdc"), DeleteOnMerge: ptr(false), UseJSONNativeFormat: ptr(true)},
 				TableMappings: []swv1.CollectionMapping{{SourceDatabaseName: ptr("catalog"), SourceCollection: ptr("products"), TargetTable: ptr("products")}},

@@ -27,15 +27,24 @@ const suiteAlertListRetry = 2 * time.Second
 const absentAlertID = "65f1a2b3c4d5e6f7081929ff"
 
 // followed is what a user reads of status.alerts: each entry's id, why it
-// is followed, and its name or error.
+// is followed, and its error, or its name and displayName as status shows
+// them (each only when present).
 func followed(w *swv1.ServiceWatch) []string {
 	var out []string
 	for _, a := range w.Status.Alerts {
-		what := ptr.Deref(a.Name, "")
-		if a.Error != "" {
-			what = a.Error
+		what := []string{a.ID, a.SelectedBy}
+		switch {
+		case a.Error != "":
+			what = append(what, a.Error)
+		default:
+			if a.Name != nil {
+				what = append(what, "name="+*a.Name)
+			}
+			if a.DisplayName != nil {
+				what = append(what, "displayName="+*a.DisplayName)
+			}
 		}
-		out = append(out, a.ID+" "+a.SelectedBy+" "+what)
+		out = append(out, strings.Join(what, " "))
 	}
 	return out
 }
@@ -66,18 +75,26 @@ func TestAlertsFromTheManagementAPI(t *testing.T) {
 
 	w := f.waitFor("named", 20*time.Second, "Ready", isReady)
 	expectFollowed(t, w,
-		fakecloud.DefaultAlertID+" ID Ingest lag above 12.25 s",
-		fakecloud.ServiceOnlyAlertID+" ID Pipe paused",
-		fakecloud.SecondAlertID+" Selector Error rate")
+		fakecloud.DefaultAlertID+" ID name=ingest_lag displayName=Ingest lag above 12.25 s",
+		fakecloud.ServiceOnlyAlertID+" ID displayName=Pipe paused", // its name is null
+		fakecloud.SecondAlertID+" Selector name=Error rate")
 	if w.Status.AlertsReadBy != swv1.AlertsReadByList || w.Status.Summary.Alerts != 3 {
 		t.Errorf("alertsReadBy %q, summary.alerts %d: want List and 3", w.Status.AlertsReadBy, w.Status.Summary.Alerts)
 	}
 	w = f.waitFor("every", 20*time.Second, "Ready", isReady)
 	expectFollowed(t, w,
-		fakecloud.DefaultAlertID+" Selector Ingest lag above 12.25 s",
-		fakecloud.SecondAlertID+" Selector Error rate",
-		fakecloud.CurrentShapeAlertID+" Selector Ingest latency out of range",
-		fakecloud.ServiceOnlyAlertID+" Selector Pipe paused")
+		fakecloud.DefaultAlertID+" Selector name=ingest_lag displayName=Ingest lag above 12.25 s",
+		fakecloud.SecondAlertID+" Selector name=Error rate",
+		fakecloud.CurrentShapeAlertID+" Selector displayName=Ingest latency out of range",
+		fakecloud.ServiceOnlyAlertID+" Selector displayName=Pipe paused")
+	// The one label of an alert for a person: its name, else its
+	// displayName.
+	metrics := metricsText(t)
+	for id, label := range map[string]string{fakecloud.DefaultAlertID: "ingest_lag", fakecloud.ServiceOnlyAlertID: "Pipe paused", fakecloud.CurrentShapeAlertID: "Ingest latency out of range"} {
+		if want := fmt.Sprintf(`alert_id=%q,alert_name=%q,namespace=%q,servicewatch="every"`, id, label, f.ns); !strings.Contains(metrics, want) {
+			t.Errorf("servicewatch_alert_info has no series with %s:\n%s", want, grepLines(metrics, "servicewatch_alert_info{"))
+		}
+	}
 
 	key := fakecloud.ManagementKey{KeyID: f.keyID, KeySecret: f.keySecret}.Fingerprint()
 	lists := 0
@@ -119,7 +136,7 @@ func TestAlertListIsSharedByTheWatchesOfAToken(t *testing.T) {
 		}
 	}
 	w := f.waitFor("gone", 20*time.Second, "AlertsSynced False", conditionIs(swv1.ConditionAlertsSynced, metav1.ConditionFalse, swv1.ReasonNotFound))
-	expectFollowed(t, w, fakecloud.DefaultAlertID+" ID Ingest lag above 12.25 s",
+	expectFollowed(t, w, fakecloud.DefaultAlertID+" ID name=Ingest lag above 12.25 s",
 		absentAlertID+` ID NotFound: the host's list of 3 alerts has no alert "`+absentAlertID+`"; check the ID in spec.alertIds`)
 	if c := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionAlertsSynced); !strings.Contains(c.Message, "1 of 2 alerts failed: "+absentAlertID) {
 		t.Errorf("AlertsSynced says %q, want it to name the absent ID", c.Message)
@@ -167,8 +184,8 @@ func TestAlertHostWithoutAListRouteAndItsUpgrade(t *testing.T) {
 	}
 	f.requestSyncAndWait("selector")
 	w = f.waitFor("selector", 20*time.Second, "Ready", isReady)
-	expectFollowed(t, w, fakecloud.DefaultAlertID+" Selector Ingest lag above 12.25 s",
-		fakecloud.CurrentShapeAlertID+" Selector Ingest latency out of range")
+	expectFollowed(t, w, fakecloud.DefaultAlertID+" Selector name=Ingest lag above 12.25 s",
+		fakecloud.CurrentShapeAlertID+" Selector name=Ingest latency out of range")
 }
 
 // A list page that fails fails the alert part as a single GET does: the
@@ -185,7 +202,7 @@ func TestAlertListPagesThatFailOrRepeat(t *testing.T) {
 	if c.Reason != swv1.ReasonServerError || !strings.Contains(c.Message, "list alerts") || !strings.Contains(c.Message, "alert store unavailable") {
 		t.Errorf("AlertsSynced %s %q: want ServerError naming the list call and the cloud's words", c.Reason, c.Message)
 	}
-	expectFollowed(t, w, fakecloud.DefaultAlertID+" ID Ingest lag above 12.25 s") // the last data stays
+	expectFollowed(t, w, fakecloud.DefaultAlertID+" ID name=Ingest lag above 12.25 s") // the last data stays
 	f.fake.ClearFaults()
 
 	many := f.fake.Data()
@@ -353,4 +370,15 @@ func TestOneTenantsNotFoundLeavesTheListOnForTheHostsOtherTenants(t *testing.T) 
 	if c := meta.FindStatusCondition(absent.Status.Conditions, swv1.ConditionAlertsSynced); c.Reason != swv1.ReasonNotFound {
 		t.Errorf("the tenant's watch of a service that does not exist: AlertsSynced %s %q, want NotFound", c.Reason, c.Message)
 	}
+}
+
+// grepLines are the lines of text that contain s.
+func grepLines(text, s string) string {
+	var out []string
+	for line := range strings.Lines(text) {
+		if strings.Contains(line, s) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "")
 }

@@ -109,8 +109,11 @@ func TestTodaysPipesAndEndpointsAsUsersSeeThem(t *testing.T) {
 		pg.SkipCertVerification == nil || !*pg.SkipCertVerification || pg.Port == nil || *pg.Port != 5432 {
 		t.Errorf("postgres source: %s", mustJSON(t, pg))
 	}
+	// The URI keeps its harmless options and loses its user info and the
+	// options that carry secrets (a key's password, the AWS session token).
 	if m := byID["d0000000-0000-4000-8000-000000000008"].Source.MongoDB; deref(m.Host) != "m1.example.invalid:27017,m2.example.invalid:27017" ||
-		deref(m.Database) != "catalog" || deref(m.ReadPreference) != "secondaryPreferred" {
+		deref(m.Database) != "catalog" || deref(m.ReadPreference) != "secondaryPreferred" ||
+		deref(m.URI) != "mongodb://m1.example.invalid:27017,m2.example.invalid:27017/catalog?replicaSet=rs0&retryWrites=true&authSource=admin" {
 		t.Errorf("mongodb source: %s", mustJSON(t, m))
 	}
 	unknown := strings.Join(byID[fakecloud.TodayUnknownPipeID].OtherFields, "\n")

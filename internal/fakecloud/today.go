@@ -105,7 +105,8 @@ func TodaysPipes(secret string) []map[string]any {
 			}}),
 		today("d0000000-0000-4000-8000-000000000008", "catalog_mongodb", "Running", nil,
 			map[string]any{"mongodb": map[string]any{
-				"uri":  "mongodb://catalog:" + cred("mongodb-password") + "@m1.example.invalid:27017,m2.example.invalid:27017/catalog?replicaSet=rs0&authMechanismProperties=AWS_SESSION_TOKEN:" + cred("mongodb-query"),
+				"uri": "mongodb://catalog:" + cred("mongodb-password") + "@m1.example.invalid:27017,m2.example.invalid:27017/catalog?replicaSet=rs0&retryWrites=true&authSource=admin" +
+					"&tlsCertificateKeyFilePassword=" + cred("mongodb-key-password") + "&authMechanismProperties=AWS_SESSION_TOKEN:" + cred("mongodb-query"),
 				"type": "mongodb", "format": "JSONEachRow", "authentication": "basic",
 				"readPreference": "secondaryPreferred", "disableTls": false, "skipCertVerification": false, "tlsHost": "m1.example.invalid", "caCertificate": fakeCA,
 				"settings":      dbSettings("cdc"),

@@ -107,7 +107,7 @@ func alertRows(w *serviceWatch) []row {
 		a := &w.Status.Alerts[i]
 		rows = append(rows, row{
 			namespace: w.Namespace, watch: w.Name,
-			id: a.ID, name: str(a.Name), state: str(a.State), kind: str(a.Source),
+			id: a.ID, name: a.Label(), state: str(a.State), kind: str(a.Source),
 			wide: []string{threshold(a), silencedUntil(a), a.Error},
 			item: a,
 		})

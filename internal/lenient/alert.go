@@ -97,9 +97,6 @@ func otherNamesOf(t reflect.Type, name string) []string {
 	if t != alertType {
 		return nil
 	}
-	if name == "name" {
-		return []string{"displayName"}
-	}
 	var names []string
 	for newName, oldName := range renamedAlertMembers {
 		if oldName == name {
@@ -117,10 +114,6 @@ func alertHookFor(t reflect.Type, name string) memberHook {
 		return readChannelsMember
 	case t == alertType && name == "tags":
 		return readTagsMember
-	case t == alertType && name == "displayName":
-		return readDisplayNameMember
-	case t == alertType && name == "name":
-		return readNameMember
 	case t == alertType, t == alertChannelType, t == alertSilenceType:
 		return alertReferences[memberKey{t, name}]
 	}
@@ -172,29 +165,4 @@ func readChannelsMember(r *itemReader, v reflect.Value, raw []byte, path string)
 // cutting each to a length is the caller's, with the rest of its cleaning.
 func readTagsMember(r *itemReader, v reflect.Value, raw []byte, path string) {
 	r.sliceWithin(v.FieldByName("Tags"), raw, path, MaxAlertTags)
-}
-
-// readDisplayNameMember reads the name the newest servers show people,
-// which wins over name: an empty one says nothing and leaves name its
-// place.
-func readDisplayNameMember(r *itemReader, v reflect.Value, raw []byte, path string) {
-	s, ok := String(raw)
-	switch {
-	case !ok:
-		r.leaveOut(path, raw)
-	case s != "":
-		v.FieldByName("Name").Set(reflect.ValueOf(&s))
-	}
-}
-
-// readNameMember reads name, which fills the field only while no
-// displayName has (displayName is read first: see otherNamesOf).
-func readNameMember(r *itemReader, v reflect.Value, raw []byte, path string) {
-	s, ok := String(raw)
-	switch {
-	case !ok:
-		r.leaveOut(path, raw)
-	case v.FieldByName("Name").IsNil():
-		v.FieldByName("Name").Set(reflect.ValueOf(&s))
-	}
 }

@@ -84,3 +84,37 @@ func eachString(v any, f func(string)) {
 		}
 	}
 }
+
+// An alert shows each name under the cloud's own member name, as status
+// shows it to a user: displayName as displayName, a null or absent name
+// absent (never filled from displayName), and the one label a person
+// reads (swv1.AlertStatus.Label) the name, else the display name.
+func TestReadAlertKeepsTheCloudsNames(t *testing.T) {
+	tests := []struct {
+		name, raw, wantJSON, label string
+	}{
+		{"null name, displayName", `{"id":"a1","name":null,"displayName":"Checkout error rate (inline)"}`,
+			`{"id":"a1","displayName":"Checkout error rate (inline)"}`, "Checkout error rate (inline)"},
+		{"displayName only", `{"id":"a1","displayName":"Ingest lag"}`, `{"id":"a1","displayName":"Ingest lag"}`, "Ingest lag"},
+		{"both, displayName first", `{"id":"a1","displayName":"Ingest lag","name":"ingest_lag"}`,
+			`{"id":"a1","name":"ingest_lag","displayName":"Ingest lag"}`, "ingest_lag"},
+		{"empty name, displayName", `{"id":"a1","name":"","displayName":"Ingest lag"}`,
+			`{"id":"a1","name":"","displayName":"Ingest lag"}`, "Ingest lag"},
+		{"name only", `{"id":"a1","name":"ingest_lag","displayName":null}`, `{"id":"a1","name":"ingest_lag"}`, "ingest_lag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, leftOut := lenient.ReadAlert([]byte(tt.raw))
+			got, err := json.Marshal(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.wantJSON || len(leftOut) > 0 {
+				t.Errorf("ReadAlert(%s) shows %s (left out %v), want %s", tt.raw, got, leftOut, tt.wantJSON)
+			}
+			if label := a.Label(); label != tt.label {
+				t.Errorf("Label() = %q, want %q", label, tt.label)
+			}
+		})
+	}
+}

@@ -10,7 +10,8 @@
 // [IsCredentialName], [Value] and [Name] redact the cloud's own data by its
 // shape: a member named like a credential, a private key, a connection
 // string's or a JAAS config's secret, an Authorization header's value, the
-// user info and query of a URL or DSN, a member name that is a token. [Secret]
+// user info and query of a URL or DSN (a connection string keeps its
+// options that carry no secret), a member name that is a token. [Secret]
 // keeps a secret away from fmt's reflection, and [Placeholder] is what every
 // redaction leaves.
 //

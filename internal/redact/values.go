@@ -82,7 +82,8 @@ func normalizeName(name string, dst []byte) []byte {
 }
 
 // Value makes a string from the cloud safe to show: no control character
-// (see Printable), URLs lose their user info and query, a MySQL-style DSN
+// (see Printable), URLs lose their user info and query (a connection
+// string keeps its options that carry no secret), a MySQL-style DSN
 // its user:password@, and a value that still holds a credential (a private
 // key, a credential's key=value or key: value pair, an Authorization
 // header's value) reads "<redacted>".
@@ -265,8 +266,9 @@ func nextURL(s string) (at, size int) {
 	return at, size
 }
 
-// stripURLSecrets removes the user info (user:password@) and the query
-// (?…, which may hold signatures and tokens) of every URL in s.
+// stripURLSecrets removes the user info (user:password@) of every URL in s,
+// and its query (?…, which may hold signatures and tokens) but the options
+// of a connection string that carry no secret (see harmlessQuery).
 func stripURLSecrets(s string) string {
 	var b strings.Builder
 	for {
@@ -284,7 +286,7 @@ func stripURLSecrets(s string) string {
 			u, frag = u[:h], u[h:] // a '?' in the fragment starts no query
 		}
 		if q := strings.IndexByte(u, '?'); q >= 0 {
-			u = u[:q]
+			u = u[:q] + harmlessQuery(schemeBefore(s[:i]), u[q+1:], size != len("://"))
 		}
 		b.WriteString(u)
 		b.WriteString(frag)

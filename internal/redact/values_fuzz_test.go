@@ -13,6 +13,7 @@ func FuzzValue(f *testing.F) {
 	for _, seed := range []string{
 		"mongodb+srv://u:p/a?ss@h/db?x=1", `https:\/\/u:p@h\/x`, "u:p@tcp(h:3306)/db", "password = x",
 		"Authorization: Basic dXNlcjpwYXNz", "-----BEGIN PGP PRIVATE KEY BLOCK-----", "--password x", "a:b@c d:e@f",
+		"mongodb://u:p@h1,h2/db?retryWrites=true&authSource=admin&tlsCertificateKeyFilePassword=x", "postgres://h/db?sslmode=require;password=p&",
 	} {
 		f.Add(seed)
 	}

@@ -37,7 +37,7 @@ func TestValueRedactsTheFormsSourcesDocument(t *testing.T) {
 		{"MySQL DSN after a name", "dsn=u:p@unix(/tmp/mysql.sock)/app", "dsn=unix(/tmp/mysql.sock)/app"},
 		{"ODBC Pwd", "Server=db;Uid=u;Pwd=p;", r},
 		{"MongoDB URL, / and ? in the password", "mongodb+srv://u:p/a?ss@cluster0.example.mongodb.net/app?retryWrites=true",
-			"mongodb+srv://cluster0.example.mongodb.net/app"},
+			"mongodb+srv://cluster0.example.mongodb.net/app?retryWrites=true"},
 		{"MongoDB URL, @ in the password", "mongodb://u:p@ss@h1:27017,h2:27017/app", "mongodb://h1:27017,h2:27017/app"},
 		// Keys.
 		{"PEM private key", "-----BEGIN PRIVATE KEY-----\nMIIE", r},

@@ -43,7 +43,7 @@ type Shape struct {
 var (
 	Pipes     = Shape{Identity: []string{"id", "name", "state", "sourceKind"}}
 	Endpoints = Shape{Identity: []string{"id", "description", "type", "status"}}
-	Alerts    = Shape{Identity: []string{"id", "error", "name", "state"}}
+	Alerts    = Shape{Identity: []string{"id", "error", "name", "displayName", "state"}}
 )
 
 // Slimmer slims items of one type. It reads the typed item through a plan
