@@ -354,3 +354,84 @@ func TestOneTenantsNotFoundLeavesTheListOnForTheHostsOtherTenants(t *testing.T) 
 		t.Errorf("the tenant's watch of a service that does not exist: AlertsSynced %s %q, want NotFound", c.Reason, c.Message)
 	}
 }
+
+// pagedAlerts are n alerts of the management API's list of a service, ids
+// in order, each a filler in state OK.
+func pagedAlerts(n int) []map[string]any {
+	alerts := make([]map[string]any, n)
+	for i := range alerts {
+		alerts[i] = map[string]any{"id": fmt.Sprintf("77%022d", i), "name": fmt.Sprintf("filler %d", i), "state": "OK"}
+	}
+	return alerts
+}
+
+// Issue 39: a service with 1,200 alerts on the management API, two pages
+// of the list, on a key at the real budget (10 calls per 10 s, bursts of
+// 2) shared with a small watch: the big watch shows every alert, the last
+// of page two among them, within one interval of its creation, and the
+// small watch keeps its interval meanwhile. Before, the first page went
+// with the sync's calls and the second asked the budget at call time, was
+// refused ("waiting 2s for room"), deferred the whole part, and the next
+// sync began at offset 0 again: the watch never showed an alert.
+func TestAManagementAlertListOfManyPagesCompletesWithinAnInterval(t *testing.T) {
+	t.Parallel()
+	const every = 30 * time.Second // the least interval a watch may ask for
+	f := newFixture(t)
+	_, budgets := scaledDownKey(f.fake, 10, 2) // the real key's budget, two services
+	startOwnManager(t, "mgmtpaging", budgets)
+	f.fake.SetServiceAlerts(fakecloud.DefaultOrganizationID, distinctService(0), pagedAlerts(1200))
+	f.fake.SetServiceAlerts(fakecloud.DefaultOrganizationID, distinctService(1), pagedAlerts(12))
+	last := fmt.Sprintf("77%022d", 1199)
+	watch := func(name string, service int, alertIDs ...string) {
+		w := f.newWatch(name)
+		w.Labels = map[string]string{ownManagerLabel: "mgmtpaging"}
+		w.Spec.ServiceID = distinctService(service)
+		w.Spec.AlertIDs = alertIDs
+		w.Spec.AlertsFrom = swv1.AlertsFromManagementAPI
+		w.Spec.AlertSelector = &swv1.AlertSelector{All: true}
+		w.Spec.Interval = metav1.Duration{Duration: every}
+		f.create(w)
+	}
+	f.create(f.managementSecret())
+	created := time.Now()
+	watch("small", 1)
+	watch("big", 0, last)
+
+	big := f.waitFor("big", every, "Ready with its 1,200 alerts within one interval", func(w *swv1.ServiceWatch) bool {
+		return isReady(w) && w.Status.Summary.Alerts == 1200
+	})
+	t.Logf("the 1,200-alert watch was Ready %v after its creation", time.Since(created).Round(100*time.Millisecond))
+	if i := slices.IndexFunc(big.Status.Alerts, func(a swv1.AlertStatus) bool { return a.ID == last }); i < 0 || ptr.Deref(big.Status.Alerts[i].Name, "") != "filler 1199" {
+		t.Errorf("the alert named in spec, the last of page two, is not in status as the cloud lists it: %s", indentedJSON(big.Status.Alerts[:min(3, len(big.Status.Alerts))]))
+	}
+
+	// One more round: the big watch stays complete, and the small one
+	// keeps its interval beside it.
+	time.Sleep(time.Until(created.Add(every * 3 / 2)))
+	big = f.get("big")
+	if c := meta.FindStatusCondition(big.Status.Conditions, swv1.ConditionAlertsSynced); c == nil || c.Status != metav1.ConditionTrue || big.Status.Summary.Alerts != 1200 {
+		t.Errorf("the big watch after one more round: AlertsSynced %+v, %d alerts; want True and 1200", c, big.Status.Summary.Alerts)
+	}
+	var small []time.Time
+	pages := map[string]int{}
+	for _, c := range f.fake.CallLog() {
+		switch {
+		case c.Operation == fakecloud.OpListPipes && c.ServiceID == distinctService(1) && c.Status == 200:
+			small = append(small, c.Time)
+		case c.Operation == fakecloud.OpListServiceAlerts && c.ServiceID == distinctService(0):
+			pages[c.Query]++
+		}
+		if c.Status == 429 {
+			t.Errorf("the cloud answered 429 at %v", c.Time)
+		}
+	}
+	if len(small) < 2 {
+		t.Fatalf("the small watch synced %d times in %v at an interval of %v", len(small), time.Since(created), every)
+	}
+	for i := 1; i < len(small); i++ {
+		if period := small[i].Sub(small[i-1]); period > every*11/10 {
+			t.Errorf("the small watch's period %d was %v: want its interval %v within 10 %%", i, period, every)
+		}
+	}
+	t.Logf("the small watch synced %d times; the big watch's list pages: %v", len(small), pages)
+}
