@@ -32,7 +32,8 @@ func pageLimit(limit int) int {
 // showed it would take: the next read's admission reserves them all at
 // once, so that a list of several pages is read whole in one sync, not
 // begun in every sync and finished in none. A count is forgotten keepFor
-// after it was last noted. Safe for concurrent use.
+// after it was last noted. Safe for concurrent use; a nil PageCounts keeps
+// nothing.
 type PageCounts[K comparable] struct {
 	now func() time.Time
 	mu  sync.Mutex
@@ -53,6 +54,9 @@ func NewPageCounts[K comparable](now func() time.Time) *PageCounts[K] {
 // Note records that a read of key took (or needs) pages pages, kept for
 // keepFor; the counts past their time go.
 func (p *PageCounts[K]) Note(key K, pages int, keepFor time.Duration) {
+	if p == nil {
+		return
+	}
 	now := p.now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -64,8 +68,12 @@ func (p *PageCounts[K]) Note(key K, pages int, keepFor time.Duration) {
 	p.of[key] = pageCount{pages: max(1, pages), until: now.Add(keepFor)}
 }
 
-// Of is the pages the last read of key took; 0 when none is known.
+// Of is the pages the last read of key took; 0 when none is known (or p
+// is nil: no counts kept).
 func (p *PageCounts[K]) Of(key K) int {
+	if p == nil {
+		return 0
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c, ok := p.of[key]
