@@ -68,7 +68,9 @@ func readAlerts(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 		}
 		return readOneByOne(ctx, cloud, in, true)
 	case err != nil:
-		return readFailed(err)
+		res := readFailed(err)
+		res.sayWhy = unfinished(err)
+		return res
 	case !listing.Serves(alertselect.NeedOf(&w.Spec)):
 		// Rare: read twice, for others' needs each time (see readAlertList).
 		return wholeFailed(w, newFailure(swv1.ReasonUnreachable, "the host's alert list was read for the other watches that share it before this watch's selector; reading it again"))
@@ -168,6 +170,14 @@ func listAlerts(ctx context.Context, cloud Cloud, in *syncScope, keep alertlist.
 		in.pageCounts.Note(key, needed, needKeptFor(in.watch))
 	}
 	return l, err
+}
+
+// unfinished tells whether err left a list read halfway, a page past the
+// first refused room in the budget: the alerts keep their last complete
+// list, and the condition says why.
+func unfinished(err error) bool {
+	refused, ok := errors.AsType[*budgetRefusalError](err)
+	return ok && refused.page > 1
 }
 
 // listPage is a page of an alert list about to be read: at, from 1, of

@@ -412,14 +412,15 @@ func TestAManagementAlertListOfManyPagesCompletesWithinAnInterval(t *testing.T) 
 	if c := meta.FindStatusCondition(big.Status.Conditions, swv1.ConditionAlertsSynced); c == nil || c.Status != metav1.ConditionTrue || big.Status.Summary.Alerts != 1200 {
 		t.Errorf("the big watch after one more round: AlertsSynced %+v, %d alerts; want True and 1200", c, big.Status.Summary.Alerts)
 	}
-	var small []time.Time
-	pages := map[string]int{}
+	var small, firstPages, secondPages []time.Time
 	for _, c := range f.fake.CallLog() {
 		switch {
 		case c.Operation == fakecloud.OpListPipes && c.ServiceID == distinctService(1) && c.Status == 200:
 			small = append(small, c.Time)
+		case c.Operation == fakecloud.OpListServiceAlerts && c.ServiceID == distinctService(0) && strings.Contains(c.Query, "offset=0"):
+			firstPages = append(firstPages, c.Time)
 		case c.Operation == fakecloud.OpListServiceAlerts && c.ServiceID == distinctService(0):
-			pages[c.Query]++
+			secondPages = append(secondPages, c.Time)
 		}
 		if c.Status == 429 {
 			t.Errorf("the cloud answered 429 at %v", c.Time)
@@ -433,5 +434,63 @@ func TestAManagementAlertListOfManyPagesCompletesWithinAnInterval(t *testing.T) 
 			t.Errorf("the small watch's period %d was %v: want its interval %v within 10 %%", i, period, every)
 		}
 	}
-	t.Logf("the small watch synced %d times; the big watch's list pages: %v", len(small), pages)
+	// Once a read has shown how many pages the list takes, the next sync
+	// reserves them all with its other calls: its second page follows its
+	// first at once, where the first read's waited for room.
+	if len(firstPages) < 2 || len(secondPages) != len(firstPages) {
+		t.Fatalf("the big watch's list was read from offset 0 %d times and from page two %d times in %v: want two whole reads", len(firstPages), len(secondPages), time.Since(created))
+	}
+	var gaps []time.Duration
+	for i := range firstPages {
+		gaps = append(gaps, secondPages[i].Sub(firstPages[i]).Round(10*time.Millisecond))
+	}
+	if last := gaps[len(gaps)-1]; last > time.Second {
+		t.Errorf("the last read's second page came %v after its first: want it reserved with the sync, at once", last)
+	}
+	t.Logf("the small watch synced %d times; the big watch's list read %d times, page two after page one by %v", len(small), len(firstPages), gaps)
+}
+
+// Issue 39: a list that outgrows what its key admits in one sync (three
+// pages beside the two management calls, on a key of 4 calls per 10 s)
+// says why it waits, and the watch keeps its last complete list, never a
+// part of the new one or none.
+func TestAManagementAlertListThatCannotFinishKeepsItsLastCompleteList(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	_, budgets := scaledDownKey(f.fake, 4, 1)
+	startOwnManager(t, "mgmtpaging-unfinished", budgets)
+	f.fake.SetServiceAlerts(fakecloud.DefaultOrganizationID, distinctService(0), pagedAlerts(1200))
+	w := f.newWatch("big")
+	w.Labels = map[string]string{ownManagerLabel: "mgmtpaging-unfinished"}
+	w.Spec.ServiceID = distinctService(0)
+	w.Spec.AlertsFrom = swv1.AlertsFromManagementAPI
+	w.Spec.AlertSelector = &swv1.AlertSelector{All: true}
+	w.Spec.Interval = metav1.Duration{Duration: 30 * time.Second}
+	f.create(f.managementSecret())
+	f.create(w)
+	f.waitFor("big", 30*time.Second, "Ready with its 1,200 alerts", func(w *swv1.ServiceWatch) bool {
+		return isReady(w) && w.Status.Summary.Alerts == 1200
+	})
+
+	f.fake.SetServiceAlerts(fakecloud.DefaultOrganizationID, distinctService(0), pagedAlerts(2500))
+	f.requestSync("big", time.Now().Format(time.RFC3339Nano)) // read afresh, not the list read for the last sync
+	got := f.waitFor("big", 20*time.Second, "waiting for room for the list's third page", func(w *swv1.ServiceWatch) bool {
+		c := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionAlertsSynced)
+		return c != nil && c.Reason == swv1.ReasonRateLimited
+	})
+	c := meta.FindStatusCondition(got.Status.Conditions, swv1.ConditionAlertsSynced)
+	for _, words := range []string{"page 3 of 3 of the alert list", "rate budget", "last complete list"} {
+		if !strings.Contains(c.Message, words) {
+			t.Errorf("AlertsSynced %s %q: want it to say %q", c.Reason, c.Message, words)
+		}
+	}
+	t.Logf("AlertsSynced %s: %s", c.Reason, c.Message)
+	if got.Status.Summary.Alerts != 1200 || len(got.Status.Alerts) == 0 {
+		t.Errorf("a list that could not finish left %d alerts in status (summary %d): want the last complete list's 1200", len(got.Status.Alerts), got.Status.Summary.Alerts)
+	}
+	for _, call := range f.fake.CallLog() {
+		if call.Status == 429 {
+			t.Errorf("the cloud answered 429 at %v", call.Time)
+		}
+	}
 }
