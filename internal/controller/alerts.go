@@ -141,10 +141,11 @@ func readUnread(ctx context.Context, cloud Cloud, in *syncScope, picked alertsel
 }
 
 // listAlerts pages through the host's list, handing each alert to keep.
-// Its first page was admitted with the sync (or is asked for now, see
-// admitAtCall; ask: always); each further page asks the budget as it goes,
-// so a long list never sends a call the budget did not admit. Each page's
-// work is charged to the namespace's decode share.
+// As many pages as the last read took were admitted with the sync (see
+// pagesToReserve; ask: none); each further page asks the budget as it
+// goes, waiting a little for room (admitPage), so a long list never sends
+// a call the budget did not admit. Each page's work is charged to the
+// namespace's decode share.
 func listAlerts(ctx context.Context, cloud Cloud, in *syncScope, keep alertlist.Keep, ask bool) (alertlist.Listing, error) {
 	src, key := in.alertSource(), in.alertListRead()
 	// called counts the pages asked for; needed is what the list's total
