@@ -67,6 +67,8 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 		if n, expected = r.toReserve(in, batch, admitted.unreserved); expected {
 			return admission{wait: expectRetry}
 		}
+		admitted.reservedPages = r.pagesToReserve(in, admitted.unreserved, size)
+		n += max(0, admitted.reservedPages-1) // the list read counts its first page already
 	}
 	if in.management.failure == nil {
 		reads := in.managementReads()
@@ -151,6 +153,20 @@ func (r *ServiceWatchReconciler) toReserve(in *syncScope, reads []readKey, unres
 		n++
 	}
 	return n, expected
+}
+
+// pagesToReserve are the pages of the watch's alert list that its sync
+// reserves with its other calls: as many as the last read of the list took,
+// as fit in a batch of size (see pacing.ListPages); 0 when the sync reads
+// no list or another watch's read answers it. Reserved together, a list of
+// several pages is read whole in one sync, the pacer starting it when the
+// key has room for all of them.
+func (r *ServiceWatchReconciler) pagesToReserve(in *syncScope, unreserved map[readKey]bool, size int) int {
+	key := in.alertListRead()
+	if !in.alertsByList || unreserved[key] {
+		return 0
+	}
+	return pacing.ListPages(r.listPages.Of(key), 0, size)
 }
 
 // expect tells the shared reads that the reads of reads the sync reserved

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/alertselect"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/sharedread"
 	"github.com/servicewatch/servicewatch/internal/slim"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
@@ -66,7 +68,9 @@ func readAlerts(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 		}
 		return readOneByOne(ctx, cloud, in, true)
 	case err != nil:
-		return readFailed(err)
+		res := readFailed(err)
+		res.sayWhy = unfinished(err)
+		return res
 	case !listing.Serves(alertselect.NeedOf(&w.Spec)):
 		// Rare: read twice, for others' needs each time (see readAlertList).
 		return wholeFailed(w, newFailure(swv1.ReasonUnreachable, "the host's alert list was read for the other watches that share it before this watch's selector; reading it again"))
@@ -137,19 +141,97 @@ func readUnread(ctx context.Context, cloud Cloud, in *syncScope, picked alertsel
 }
 
 // listAlerts pages through the host's list, handing each alert to keep.
-// Its first page was admitted with the sync (or is asked for now, see
-// admitAtCall; ask: always); each further page asks the budget as it goes,
-// so a long list never sends a call the budget did not admit. Each page's
-// work is charged to the namespace's decode share.
+// As many pages as the last read took were admitted with the sync (see
+// pagesToReserve; ask: none); each further page asks the budget as it
+// goes, waiting a little for room (admitPage), so a long list never sends
+// a call the budget did not admit. Each page's work is charged to the
+// namespace's decode share.
 func listAlerts(ctx context.Context, cloud Cloud, in *syncScope, keep alertlist.Keep, ask bool) (alertlist.Listing, error) {
-	src, key, first := in.alertSource(), in.alertListRead(), true
-	return alertlist.ReadAll(ctx, cloudapi.MaxAlertPageLimit, func(ctx context.Context, offset int, each func(*cloudapi.AlertResult) int) (cloudapi.AlertPage, error) {
-		if err := in.admitAtCall(src.API, key, ask || !first); err != nil {
+	src, key := in.alertSource(), in.alertListRead()
+	// called counts the pages asked for; needed is what the list's total
+	// says a whole read takes.
+	called, needed := 0, in.pageCounts.Of(key)
+	l, err := alertlist.ReadAll(ctx, cloudapi.MaxAlertPageLimit, func(ctx context.Context, offset int, each func(*cloudapi.AlertResult) int) (cloudapi.AlertPage, error) {
+		called++
+		if err := admitPage(ctx, in, src.API, key, listPage{at: called, of: needed, ask: ask}); err != nil {
 			return cloudapi.AlertPage{}, err
 		}
-		first = false
-		return cloud.ListAlerts(ctx, src, cloudapi.AlertPageRequest{Limit: cloudapi.MaxAlertPageLimit, Offset: offset, Each: each, Work: in.chargeWork})
+		page, err := cloud.ListAlerts(ctx, src, cloudapi.AlertPageRequest{Limit: cloudapi.MaxAlertPageLimit, Offset: offset, Each: each, Work: in.chargeWork})
+		if err == nil && page.Total >= 0 {
+			needed = max(needed, alertlist.PagesFor(page.Total, cloudapi.MaxAlertPageLimit))
+		}
+		return page, err
 	}, keep)
+	// The next sync reserves the pages this read took, or, when it did not
+	// end, at least those its list's total showed it needs.
+	switch {
+	case err == nil:
+		in.pageCounts.Note(key, l.Pages, needKeptFor(in.watch))
+	case needed > in.pageCounts.Of(key):
+		in.pageCounts.Note(key, needed, needKeptFor(in.watch))
+	}
+	return l, err
+}
+
+// unfinished tells whether err left a list read halfway, a page past the
+// first refused room in the budget: the alerts keep their last complete
+// list, and the condition says why.
+func unfinished(err error) bool {
+	refused, ok := errors.AsType[*budgetRefusalError](err)
+	return ok && refused.page > 1
+}
+
+// listPage is a page of an alert list about to be read: at, from 1, of
+// the pages the list is known to need (0: unknown); ask: admission
+// reserved none of them.
+type listPage struct {
+	at, of int
+	ask    bool
+}
+
+// admitPage asks the budget for the call of page, unless the sync's
+// admission reserved it (see admission.reservedPages; the first page, when
+// the sync reserved the list read at all). A short wait for room it waits
+// out (pacing.MayWaitForPage): the pages of a list make one read, and a
+// read left to the next sync would begin again from its first page, and
+// never end while the key is busy. A longer wait, or the sync's context
+// ending, is the refusal (a deferral: the alerts keep their last list).
+func admitPage(ctx context.Context, in *syncScope, api string, key readKey, page listPage) error {
+	if !page.ask && !in.unreserved[key] && page.at <= max(1, in.reservedPages) {
+		return nil
+	}
+	every, left := interval(in.watch), untilDeadline(ctx)
+	for waited := time.Duration(0); ; {
+		wait := in.budgets.Admit(api, key.url, key.credential, 1)
+		if wait <= 0 {
+			return nil
+		}
+		refusal := &budgetRefusalError{api: api, wait: wait, page: page.at, pages: page.of}
+		if !pacing.MayWaitForPage(waited, wait, every, left) || sleep(ctx, wait) != nil {
+			return refusal
+		}
+		waited += wait
+	}
+}
+
+// untilDeadline is the time left to ctx's deadline; 0 when it has none.
+func untilDeadline(ctx context.Context) time.Duration {
+	if at, ok := ctx.Deadline(); ok {
+		return max(time.Nanosecond, time.Until(at))
+	}
+	return 0
+}
+
+// sleep waits d, or until ctx ends (its error).
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for room in the rate budget: %w", ctx.Err())
+	}
 }
 
 // readOneByOne fetches every alert ID of the spec, a few at a time: a

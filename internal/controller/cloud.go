@@ -95,9 +95,17 @@ const expectRetry = 100 * time.Millisecond
 type budgetRefusalError struct {
 	api  string
 	wait time.Duration
+	// page, when positive, is the page of an alert list that waits (from
+	// 1), of pages the list was known to need.
+	page, pages int
 }
 
 func (b *budgetRefusalError) Error() string {
+	if b.page > 1 {
+		return fmt.Sprintf("page %d of %d of the alert list would wait %s more for room in the %s API's rate budget, longer than a sync waits; "+
+			"the alerts keep their last complete list, and the next sync reserves its pages with its other calls, as many as the key admits at once",
+			b.page, max(b.page, b.pages), b.wait.Round(time.Second), b.api)
+	}
 	return fmt.Sprintf("waiting %s for room in the %s API's rate budget", b.wait.Round(time.Second), b.api)
 }
 

@@ -73,6 +73,10 @@ type partResult struct {
 	// deferred: the part did not run this time; its data and condition stay
 	// as they are (or, when it never ran, its condition says why).
 	deferred *failure
+	// sayWhy: a deferred part's condition says why even when it has one
+	// (a list read begun and left unfinished: its data stays the last
+	// complete read's, older than its condition would tell).
+	sayWhy bool
 }
 
 // readCloud runs the parts concurrently: they are independent, and a slow one

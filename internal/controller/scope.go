@@ -43,6 +43,8 @@ type syncScope struct {
 	// alertNeeds are what the watches sharing each alert list use of it
 	// (the read keeps only that).
 	alertNeeds *alertselect.Needs[readKey]
+	// pageCounts are the pages the last read of each alert list took.
+	pageCounts *alertlist.PageCounts[readKey]
 	// keepBytes bounds what a list call keeps: the status size limit.
 	keepBytes int
 	// metricBytes bounds the items a list call gathers for the state
@@ -125,6 +127,11 @@ type admission struct {
 	// unreserved are the reads that asked for no budget: a read of another
 	// watch will answer them (see syncScope.admitAtCall).
 	unreserved map[readKey]bool
+	// reservedPages are the pages of its alert list the sync reserved
+	// with its other calls (0: its first, if the list read is reserved;
+	// see pacing.ListPages); the pages past them ask the budget as the
+	// read reaches them (admitPage).
+	reservedPages int
 	// alertBatch are the alerts this sync fetches when the token's budget
 	// admits fewer at once than the watch has; nil: all of them.
 	alertBatch map[string]bool

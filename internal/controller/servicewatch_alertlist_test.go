@@ -382,3 +382,157 @@ func grepLines(text, s string) string {
 	}
 	return strings.Join(out, "")
 }
+
+// pagedAlerts are n alerts of the management API's list of a service, ids
+// in order, each a filler in state OK.
+func pagedAlerts(n int) []map[string]any {
+	alerts := make([]map[string]any, n)
+	for i := range alerts {
+		alerts[i] = map[string]any{"id": fmt.Sprintf("77%022d", i), "name": fmt.Sprintf("filler %d", i), "state": "OK"}
+	}
+	return alerts
+}
+
+// Issue 39: a service with 1,200 alerts on the management API, two pages
+// of the list, on a key at the real budget (10 calls per 10 s, bursts of
+// 2) shared with a small watch: the big watch shows every alert, the last
+// of page two among them, within one interval of its creation, and the
+// small watch keeps its interval meanwhile. Before, the first page went
+// with the sync's calls and the second asked the budget at call time, was
+// refused ("waiting 2s for room"), deferred the whole part, and the next
+// sync began at offset 0 again: the watch never showed an alert.
+func TestAManagementAlertListOfManyPagesCompletesWithinAnInterval(t *testing.T) {
+	t.Parallel()
+	const every = 30 * time.Second // the least interval a watch may ask for
+	f := newFixture(t)
+	_, budgets := scaledDownKey(f.fake, 10, 2) // the real key's budget, two services
+	startOwnManager(t, "mgmtpaging", budgets)
+	f.fake.SetServiceAlerts(fakecloud.DefaultOrganizationID, distinctService(0), pagedAlerts(1200))
+	f.fake.SetServiceAlerts(fakecloud.DefaultOrganizationID, distinctService(1), pagedAlerts(12))
+	last := fmt.Sprintf("77%022d", 1199)
+	watch := func(name string, service int, alertIDs ...string) {
+		w := f.newWatch(name)
+		w.Labels = map[string]string{ownManagerLabel: "mgmtpaging"}
+		w.Spec.ServiceID = distinctService(service)
+		w.Spec.AlertIDs = alertIDs
+		w.Spec.AlertsFrom = swv1.AlertsFromManagementAPI
+		w.Spec.AlertSelector = &swv1.AlertSelector{All: true}
+		w.Spec.Interval = metav1.Duration{Duration: every}
+		f.create(w)
+	}
+	f.create(f.managementSecret())
+	created := time.Now()
+	watch("small", 1)
+	watch("big", 0, last)
+
+	big := f.waitFor("big", every, "Ready with its 1,200 alerts within one interval", func(w *swv1.ServiceWatch) bool {
+		return isReady(w) && w.Status.Summary.Alerts == 1200
+	})
+	t.Logf("the 1,200-alert watch was Ready %v after its creation", time.Since(created).Round(100*time.Millisecond))
+	if i := slices.IndexFunc(big.Status.Alerts, func(a swv1.AlertStatus) bool { return a.ID == last }); i < 0 || ptr.Deref(big.Status.Alerts[i].Name, "") != "filler 1199" {
+		t.Errorf("the alert named in spec, the last of page two, is not in status as the cloud lists it: %s", indentedJSON(big.Status.Alerts[:min(3, len(big.Status.Alerts))]))
+	}
+
+	// A sync the user asks for reads the list afresh: with every page
+	// reserved now (see below).
+	f.requestSync("big", time.Now().Format(time.RFC3339Nano))
+	secondPage := func() int {
+		n := 0
+		for _, c := range f.fake.CallLog() {
+			if c.Operation == fakecloud.OpListServiceAlerts && c.ServiceID == distinctService(0) && !strings.Contains(c.Query, "offset=0") {
+				n++
+			}
+		}
+		return n
+	}
+	waitForCalls(t, "the big watch's second whole read", 2, secondPage)
+
+	// Beside it, the small watch keeps its interval; the big one stays
+	// complete.
+	time.Sleep(time.Until(created.Add(every * 3 / 2)))
+	big = f.get("big")
+	if c := meta.FindStatusCondition(big.Status.Conditions, swv1.ConditionAlertsSynced); c == nil || c.Status != metav1.ConditionTrue || big.Status.Summary.Alerts != 1200 {
+		t.Errorf("the big watch after one more round: AlertsSynced %+v, %d alerts; want True and 1200", c, big.Status.Summary.Alerts)
+	}
+	var small, firstPages, secondPages []time.Time
+	for _, c := range f.fake.CallLog() {
+		switch {
+		case c.Operation == fakecloud.OpListPipes && c.ServiceID == distinctService(1) && c.Status == 200:
+			small = append(small, c.Time)
+		case c.Operation == fakecloud.OpListServiceAlerts && c.ServiceID == distinctService(0) && strings.Contains(c.Query, "offset=0"):
+			firstPages = append(firstPages, c.Time)
+		case c.Operation == fakecloud.OpListServiceAlerts && c.ServiceID == distinctService(0):
+			secondPages = append(secondPages, c.Time)
+		}
+		if c.Status == 429 {
+			t.Errorf("the cloud answered 429 at %v", c.Time)
+		}
+	}
+	if len(small) < 2 {
+		t.Fatalf("the small watch synced %d times in %v at an interval of %v", len(small), time.Since(created), every)
+	}
+	for i := 1; i < len(small); i++ {
+		if period := small[i].Sub(small[i-1]); period > every*11/10 {
+			t.Errorf("the small watch's period %d was %v: want its interval %v within 10 %%", i, period, every)
+		}
+	}
+	// Once a read has shown how many pages the list takes, the next sync
+	// reserves them all with its other calls: its second page follows its
+	// first at once, where the first read's waited for room.
+	if len(firstPages) < 2 || len(secondPages) < 2 {
+		t.Fatalf("the big watch's list was read from offset 0 %d times and from page two %d times in %v: want two whole reads", len(firstPages), len(secondPages), time.Since(created))
+	}
+	var gaps []time.Duration
+	for i := range min(len(firstPages), len(secondPages)) {
+		gaps = append(gaps, secondPages[i].Sub(firstPages[i]).Round(10*time.Millisecond))
+	}
+	if second := gaps[1]; second > time.Second {
+		t.Errorf("the second read's second page came %v after its first: want it reserved with the sync, at once", second)
+	}
+	t.Logf("the small watch synced %d times; the big watch's list read %d times, page two after page one by %v", len(small), len(firstPages), gaps)
+}
+
+// Issue 39: a list that outgrows what its key admits in one sync (three
+// pages beside the two management calls, on a key of 4 calls per 10 s)
+// says why it waits, and the watch keeps its last complete list, never a
+// part of the new one or none.
+func TestAManagementAlertListThatCannotFinishKeepsItsLastCompleteList(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	_, budgets := scaledDownKey(f.fake, 4, 1)
+	startOwnManager(t, "mgmtpaging-unfinished", budgets)
+	f.fake.SetServiceAlerts(fakecloud.DefaultOrganizationID, distinctService(0), pagedAlerts(1200))
+	w := f.newWatch("big")
+	w.Labels = map[string]string{ownManagerLabel: "mgmtpaging-unfinished"}
+	w.Spec.ServiceID = distinctService(0)
+	w.Spec.AlertsFrom = swv1.AlertsFromManagementAPI
+	w.Spec.AlertSelector = &swv1.AlertSelector{All: true}
+	w.Spec.Interval = metav1.Duration{Duration: 30 * time.Second}
+	f.create(f.managementSecret())
+	f.create(w)
+	f.waitFor("big", 30*time.Second, "Ready with its 1,200 alerts", func(w *swv1.ServiceWatch) bool {
+		return isReady(w) && w.Status.Summary.Alerts == 1200
+	})
+
+	f.fake.SetServiceAlerts(fakecloud.DefaultOrganizationID, distinctService(0), pagedAlerts(2500))
+	f.requestSync("big", time.Now().Format(time.RFC3339Nano)) // read afresh, not the list read for the last sync
+	got := f.waitFor("big", 20*time.Second, "waiting for room for the list's third page", func(w *swv1.ServiceWatch) bool {
+		c := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionAlertsSynced)
+		return c != nil && c.Reason == swv1.ReasonRateLimited
+	})
+	c := meta.FindStatusCondition(got.Status.Conditions, swv1.ConditionAlertsSynced)
+	for _, words := range []string{"page 3 of 3 of the alert list", "rate budget", "last complete list"} {
+		if !strings.Contains(c.Message, words) {
+			t.Errorf("AlertsSynced %s %q: want it to say %q", c.Reason, c.Message, words)
+		}
+	}
+	t.Logf("AlertsSynced %s: %s", c.Reason, c.Message)
+	if got.Status.Summary.Alerts != 1200 || len(got.Status.Alerts) == 0 {
+		t.Errorf("a list that could not finish left %d alerts in status (summary %d): want the last complete list's 1200", len(got.Status.Alerts), got.Status.Summary.Alerts)
+	}
+	for _, call := range f.fake.CallLog() {
+		if call.Status == 429 {
+			t.Errorf("the cloud answered 429 at %v", call.Time)
+		}
+	}
+}

@@ -124,6 +124,9 @@ type ServiceWatchReconciler struct {
 	routes *alertlist.Routes
 	// alertNeeds are what the watches sharing each alert list use of it.
 	alertNeeds *alertselect.Needs[readKey]
+	// listPages are the pages the last read of each alert list took: a
+	// sync reserves them all (see admission).
+	listPages *alertlist.PageCounts[readKey]
 	// secrets knows the versions of the referenced Secrets (a
 	// secretwatch.Watch, which SetupWithManager starts).
 	secrets secretVersioner
@@ -293,6 +296,9 @@ func (r *ServiceWatchReconciler) defaults() {
 	if r.alertNeeds == nil {
 		r.alertNeeds = alertselect.NewNeeds[readKey](r.clock.Now)
 	}
+	if r.listPages == nil {
+		r.listPages = alertlist.NewPageCounts[readKey](r.clock.Now)
+	}
 	if r.routes == nil {
 		r.routes = alertlist.NewRoutes(r.clock.Now, cmp.Or(r.Options.AlertListRetry, 10*time.Minute))
 	}
@@ -425,7 +431,7 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, s *syncScope) ctrl.R
 func (r *ServiceWatchReconciler) learnAccess(ctx context.Context, s *syncScope) (ctrl.Result, bool) {
 	s.management, s.alerts = r.accessOf(ctx, s.watch, s.secretVersions)
 	s.routes, s.alertsByList = r.routes, r.routes.UseList(alertlist.RouteOf(s.alertSource(), s.alerts.digest))
-	s.alertNeeds = r.alertNeeds
+	s.alertNeeds, s.pageCounts = r.alertNeeds, r.listPages
 	if s.alertsByList && s.alerts.failure == nil && alertselect.InUse(&s.watch.Spec) {
 		// Before any read of the list begins, so that it keeps this need.
 		r.alertNeeds.Register(s.p.Key.String(), s.alertListRead(), alertselect.NeedOf(&s.watch.Spec), needKeptFor(s.watch))

@@ -229,10 +229,10 @@ func applyResults(watch *swv1.ServiceWatch, parts []part, results []partResult, 
 }
 
 // setPartCondition reports one part's result in its condition. A deferred
-// part keeps the condition it has, if any.
+// part keeps the condition it has, if any, unless it must say why.
 func setPartCondition(watch *swv1.ServiceWatch, condType string, res partResult) {
 	if res.deferred != nil {
-		if conditions.Get(watch, condType) == nil {
+		if conditions.Get(watch, condType) == nil || res.sayWhy {
 			setCondition(watch, metav1.Condition{Type: condType, Status: metav1.ConditionFalse, Reason: res.deferred.reason, Message: res.deferred.message})
 		}
 		return
