@@ -18,7 +18,7 @@ import (
 )
 
 // The scenarios of what a big or hostile answer costs the manager: one
-// watch's big answer and its heap, the noisy neighbour, rejected status
+// watch's big answer and its heap, the noisy neighbor, rejected status
 // writes.
 
 // bigAnswer is a fault that makes one watch's sync read a lot.
