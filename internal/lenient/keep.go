@@ -13,8 +13,11 @@ import (
 
 // Keeper receives the items of one list response as they are decoded, and
 // keeps what a list promises: each distinct item once, and of those the
-// longest prefix of the id order that fits the byte budget, its big items
-// slimmed first when WithSlim is set. Items that share
+// longest prefix of the (rank, id) order that fits the byte budget, its big
+// items slimmed first when WithSlim is set and cut to their identities
+// before any is dropped when WithIdentities is. The rank (WithRank) puts
+// the items a user must act on first, so that they are the last to go;
+// Items gives the kept ones in id order, whatever their rank. Items that share
 // an id are settled by their content (the encoding that sorts first is
 // kept), never by their order, and items without an id are ordered by a hash
 // of their content, so that the same items in another order keep the same.
@@ -38,6 +41,7 @@ import (
 // the size of the response.
 type Keeper[T any] struct {
 	idOf   func(*T) string
+	rank   func(*T) int // nil: every item ranks 0
 	each   func(*T)
 	charge func(*T) int // nil: the JSON size alone
 	budget int          // <= 0: keep everything
@@ -92,7 +96,7 @@ const minSlimCap = 1024
 // WithSlim makes the keeper slim big items (cut lists inside them, to the
 // same length in each item above a common cap) before it drops any whole
 // item, so that one big item never hides the others. Items are dropped, from
-// the end of the id order, only once the cap is at minSlimCap (and, with
+// the end of the (rank, id) order, only once the cap is at minSlimCap (and, with
 // WithIdentities, their identities do not fit either). slim should
 // charge its own work to work, as the keeper charges its decoding and
 // encoding of the items it slims again.
@@ -106,13 +110,32 @@ func (k *Keeper[T]) WithSlim(slim func(item *T, target int) (T, error), work *Wo
 // identities (bareCharge says what one is charged so, without building
 // it), no whole item is dropped: at the end, the items that save most are
 // cut to their identities until the list fits (see cutToIdentities). When
-// the identities do not fit either, whole items go from the end of the id
-// order, as without it. Until that is known, the items at minSlimCap are
-// all kept: at most budget ÷ (an identity's charge) of them, about 1,600
-// pipes of up to 1 KiB each for the default 800 KiB.
+// the identities do not fit either, whole items go from the end of the
+// (rank, id) order until the identities of the rest do, and those are cut
+// likewise: the list keeps as many items as fit by identity. The items
+// kept meanwhile are at minSlimCap: at most budget ÷ (an identity's charge)
+// of them, about 1,600 to 3,000 pipes of up to 1 KiB each for the default
+// 800 KiB.
 func (k *Keeper[T]) WithIdentities(bareCharge func(item *T) (int, error)) *Keeper[T] {
 	k.bareCharge = bareCharge
 	return k
+}
+
+// WithRank orders the items for keeping by rank before id: the lowest rank
+// is kept first and dropped (or cut to its identity) last. An id ranks as
+// its first occurrence: a later duplicate of another rank settles which
+// occurrence is kept only while its id is kept.
+func (k *Keeper[T]) WithRank(rank func(*T) int) *Keeper[T] {
+	k.rank = rank
+	return k
+}
+
+// rankOf is item's rank, 0 without WithRank.
+func (k *Keeper[T]) rankOf(item *T) int {
+	if k.rank == nil {
+		return 0
+	}
+	return k.rank(item)
 }
 
 // WithReplace has replace hear each time a duplicate takes the place of the
@@ -165,7 +188,7 @@ const MinItemCharge = 64
 // keep stores item if it belongs to the longest fitting prefix of what was
 // seen so far, dropping what no longer does.
 func (k *Keeper[T]) keep(item *T, id string) error {
-	key := itemKey{id: id, seq: k.total}
+	key := itemKey{rank: k.rankOf(item), id: id, seq: k.total}
 	if id != "" && k.hasCutoff && !key.less(k.cutoff) {
 		return nil
 	}
@@ -221,10 +244,9 @@ func (k *Keeper[T]) keep(item *T, id string) error {
 }
 
 // identityCharge is what item is charged cut to its identity (at most its
-// charge, callers), 0 when the keeper has no identity step or it cannot
-// matter any more: a whole item was dropped already.
+// charge, callers), 0 when the keeper has no identity step.
 func (k *Keeper[T]) identityCharge(item *T, callers int) (int, error) {
-	if k.bareCharge == nil || k.hasCutoff {
+	if k.bareCharge == nil {
 		return 0, nil
 	}
 	c, err := k.bareCharge(item)
@@ -283,14 +305,15 @@ func (k *Keeper[T]) wholeOf(callers, size int) int {
 // encoding sorts first (both slimmed to the cap, once slimming began). The id counts the largest charge of its
 // occurrences, so that the prefix that fits does not depend on which came
 // first either (a charge that only grows keeps the invariant of keep). An id
-// at or after the cutoff stays dropped, whatever its occurrences.
+// at or after the cutoff stays dropped, whatever its occurrences, and so
+// does one whose first occurrence, of another rank, was dropped.
 func (k *Keeper[T]) duplicate(item *T, id string) error {
-	if k.hasCutoff && id >= k.cutoff.id { // ids are distinct among the kept
+	if k.hasCutoff && !(itemKey{rank: k.rankOf(item), id: id}).idBefore(k.cutoff) {
 		return nil
 	}
 	i, ok := k.kept.find(id)
-	if !ok { // cannot happen: an id before the cutoff is kept
-		return fmt.Errorf("duplicate id %q is neither kept nor dropped", id)
+	if !ok { // its first occurrence ranked after the cutoff: dropped
+		return nil
 	}
 	off, size, err := k.encode(item)
 	if err != nil {
@@ -369,6 +392,7 @@ func (k *Keeper[T]) fit() error {
 		}
 		dropped := k.kept.pop()
 		k.used -= dropped.charge
+		k.bareSum -= int(dropped.bareCharge)
 		k.cutoff, k.hasCutoff = dropped.key, true
 	}
 	k.compactArena()
@@ -403,7 +427,8 @@ func (k *Keeper[T]) compactArena() {
 	k.arena = fresh
 }
 
-// Items decodes the kept items, in key order. The Keeper is spent after it.
+// Items decodes the kept items, in id order (items without an id first,
+// by content), whatever their rank. The Keeper is spent after it.
 // The result is never nil, so that an empty result reads as an empty list.
 func (k *Keeper[T]) Items() ([]T, error) {
 	if k.capBytes > 0 {
@@ -419,6 +444,14 @@ func (k *Keeper[T]) Items() ([]T, error) {
 		}
 	}
 	entries := k.kept.sorted()
+	if k.rank != nil {
+		slices.SortFunc(entries, func(a, b keptEntry) int {
+			if a.key.listedBefore(b.key) {
+				return -1
+			}
+			return 1
+		})
+	}
 	out := make([]T, len(entries))
 	// One decoder for all, reading the encodings in key order as a stream of
 	// values: json.Unmarshal would allocate its state once per item.
@@ -652,17 +685,18 @@ func clampInt32(n int) int32 { return int32(min(n, math.MaxInt32)) }
 
 // identitiesFit reports whether the kept items, over the budget with the
 // cap at its floor, would fit cut to their identities: then no whole item
-// goes yet. Counted from the charges alone, so that a list whose
-// identities do not fit either (the worst answer for memory: thousands of
-// small pipes) cuts none of its items to one. Once a whole item went, the
-// identities of the items seen no longer fit, and more items only add.
+// goes yet. Counted from the charges alone. When they do not, whole items
+// go from the end of the (rank, id) order only until the identities of
+// the rest fit (fit): the list keeps as many items as the budget holds by
+// identity, and cuts them at the end (cutToIdentities), so that a long list
+// lists about budget ÷ (an identity's charge) items, not budget ÷ the cap.
 func (k *Keeper[T]) identitiesFit() bool {
-	return k.bareCharge != nil && !k.identitiesCut && !k.hasCutoff && k.capBytes <= minSlimCap && k.bareSum <= k.budget
+	return k.bareCharge != nil && !k.identitiesCut && k.capBytes <= minSlimCap && k.bareSum <= k.budget
 }
 
 // cutToIdentities cuts kept items to their identities, those that save most
-// first (among equals, from the end of the id order, where whole items
-// would go: the same items in any order give the same list), until the
+// first (among equals, from the end of the (rank, id) order, where whole
+// items would go: the same items in any order give the same list), until the
 // list fits; what still does not fit (an identity
 // charged more than counted) then goes by whole items, as always.
 func (k *Keeper[T]) cutToIdentities() error {
@@ -678,7 +712,7 @@ func (k *Keeper[T]) cutToIdentities() error {
 			return d
 		}
 		if es[b].key.less(es[a].key) {
-			return -1 // from the end of the id order, where whole items would go
+			return -1 // from the end of the (rank, id) order, where whole items would go
 		}
 		return 1
 	})

@@ -83,28 +83,37 @@ func bareRecordSize(omitted *field, whole []string, prev map[string]int32) (json
 }
 
 // Identities is the last step of slimming a list to budget, once its items
-// are at their floor (MinCap) and the list still does not fit: if the items
-// cut to their identities would fit, as many as it takes are, those that
-// save most first (among equals, from the end of the list, where whole
-// items would go: the same items always give the same list), and true; else nothing is cut, and false: the list
-// is then cut by whole items, from its end, as before. Whether identities
-// fit is counted from their charges first, so that a list too long for its
-// identities (the worst answer for memory) builds none. charges are the
-// items' charges, and are kept up to date.
+// are at their floor (MinCap) and the list still does not fit: of the
+// longest prefix of the list whose items cut to their identities would fit
+// (all of it, when they all fit), as many items as it takes are cut, those
+// that save most first (among equals, from the end of the list, where
+// whole items would go: the same items always give the same list), so that
+// the prefix fits; the items after it are then cut by whole items (the
+// caller's bound.Prefix). It reports whether the whole list fits so, and
+// false, cutting nothing, when not even the first identity fits. Whether
+// identities fit is counted from their charges first (no identity is built
+// for an item after the prefix). charges are the items' charges, and are
+// kept up to date.
 func (s *Slimmer[T]) Identities(items []T, charges []int, budget int) (bool, error) {
-	bares := make([]int, len(items))
-	total := 0
+	n, total := 0, 0
+	bares := make([]int, 0, len(items))
 	for i := range items {
 		c, err := s.BareCharge(&items[i])
 		if err != nil {
 			return false, err
 		}
-		bares[i] = min(c+1, charges[i]) // and its comma
-		if total += bares[i]; total > budget {
-			return false, nil
+		bare := min(c+1, charges[i]) // and its comma
+		if total+bare > budget {
+			break
 		}
+		total += bare
+		bares = append(bares, bare)
+		n++
 	}
-	order := make([]int, len(items))
+	if n == 0 {
+		return false, nil
+	}
+	order := make([]int, n)
 	for i := range order {
 		order[i] = i
 	}
@@ -114,7 +123,7 @@ func (s *Slimmer[T]) Identities(items []T, charges []int, budget int) (bool, err
 		}
 		return b - a // from the end, where whole items would go
 	})
-	used := sum(charges)
+	used := sum(charges[:n])
 	for _, i := range order {
 		if used <= budget || charges[i] <= bares[i] {
 			break
@@ -126,7 +135,7 @@ func (s *Slimmer[T]) Identities(items []T, charges []int, budget int) (bool, err
 		used += charge + 1 - charges[i]
 		items[i], charges[i] = bare, charge+1
 	}
-	return true, nil
+	return n == len(items), nil
 }
 
 // topPlan is T's plan with its identity members and omitted record planned
