@@ -86,7 +86,7 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, ran
 	slimmer := slim.New[T](shape).WithWork(in.work.Charge)
 	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, read: read, work: in.work,
 		strict: lenient.NewStrictFor(in.scrub, in.work), keep: lenient.NewKeeper(idOf, opts.KeepBytes, opts.Charge, opts.Each).
-			WithRank(rank).WithReplace(opts.Replace).WithSlim(slimmer.Item, in.work).WithIdentities(slimmer.BareCharge)}
+			WithRank(rank).WithReplace(opts.Replace).WithSlim(slimmer.Item, in.work).WithIdentities(slimmer.BareCharge, slimmer.IdentityCharge, slimmer.Identity)}
 	err := lenient.ReadObject(dec, env.member)
 	if err == nil {
 		err = expectEnd(dec)

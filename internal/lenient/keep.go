@@ -69,10 +69,15 @@ type Keeper[T any] struct {
 	slim     func(item *T, target int) (T, error)
 	capBytes int
 	// bareCharge, when set, is what an item is charged cut to its identity
-	// (see WithIdentities); bareSum sums it over the kept items while none
-	// was dropped, and identitiesCut says the last step was taken.
+	// with its omitted record, aloneCharge without it (see WithIdentities);
+	// bareSum and aloneSum sum them over the kept items, and identitiesCut
+	// says the last step was taken. identity cuts an item to its identity
+	// alone.
 	bareCharge    func(item *T) (int, error)
+	aloneCharge   func(item *T) (int, error)
+	identity      func(item *T) (T, int, error)
 	bareSum       int
+	aloneSum      int
 	identitiesCut bool
 	// work is the answer's decode work, to which the keeper charges what
 	// slimming kept items costs it (their decoding and encoding).
@@ -116,8 +121,14 @@ func (k *Keeper[T]) WithSlim(slim func(item *T, target int) (T, error), work *Wo
 // kept meanwhile are at minSlimCap: at most budget ÷ (an identity's charge)
 // of them, about 1,600 to 3,000 pipes of up to 1 KiB each for the default
 // 800 KiB.
-func (k *Keeper[T]) WithIdentities(bareCharge func(item *T) (int, error)) *Keeper[T] {
-	k.bareCharge = bareCharge
+//
+// When the identities with their omitted records do not fit, but those
+// alone do (aloneCharge; identity cuts an item so), the items are cut to
+// their identities alone: a record is a map, about 300 bytes decoded, twice
+// a pipe's identity. aloneCharge and identity may be nil: then the
+// identities keep their records, and fewer items are listed.
+func (k *Keeper[T]) WithIdentities(bareCharge, aloneCharge func(item *T) (int, error), identity func(item *T) (T, int, error)) *Keeper[T] {
+	k.bareCharge, k.aloneCharge, k.identity = bareCharge, aloneCharge, identity
 	return k
 }
 
@@ -192,15 +203,15 @@ func (k *Keeper[T]) keep(item *T, id string) error {
 	if id != "" && k.hasCutoff && !key.less(k.cutoff) {
 		return nil
 	}
-	callers, bare := -1, 0 // the caller's charge, once computed; the identity's
+	callers, bare, alone := -1, 0, 0 // the caller's charge, once computed; the identity's, with its record and alone
 	if id != "" && k.slim != nil && k.budget > 0 && k.charge != nil {
 		callers = k.charge(item)
 		var err error
-		if bare, err = k.identityCharge(item, callers); err != nil {
+		if bare, alone, err = k.identityCharge(item, callers); err != nil {
 			return err
 		}
 		if whole := k.wholeOf(callers, 0); k.used+whole > k.budget || (k.capBytes > 0 && whole > k.capBytes) {
-			return k.keepSlimmed(item, key, whole, bare)
+			return k.keepSlimmed(item, key, whole, bare, alone)
 		}
 	}
 	off, size, err := k.encode(item)
@@ -240,33 +251,44 @@ func (k *Keeper[T]) keep(item *T, id string) error {
 	if bare == 0 {
 		bare = charge // no identity to cut it to
 	}
-	return k.push(keptEntry{key: key, off: off, size: size, charge: charge, whole: whole, bareCharge: clampInt32(bare)})
+	if alone == 0 {
+		alone = bare
+	}
+	return k.push(keptEntry{key: key, off: off, size: size, charge: charge, whole: whole, bareCharge: clampInt32(bare), aloneCharge: clampInt32(alone)})
 }
 
 // identityCharge is what item is charged cut to its identity (at most its
-// charge, callers), 0 when the keeper has no identity step.
-func (k *Keeper[T]) identityCharge(item *T, callers int) (int, error) {
+// charge, callers), with its omitted record and alone; 0 when the keeper
+// has no identity step.
+func (k *Keeper[T]) identityCharge(item *T, callers int) (bare, alone int, err error) {
 	if k.bareCharge == nil {
-		return 0, nil
+		return 0, 0, nil
 	}
-	c, err := k.bareCharge(item)
-	if err != nil {
-		return 0, fmt.Errorf("size identity: %w", err)
+	of := func(size func(*T) (int, error)) (int, error) {
+		c, err := size(item)
+		if err != nil {
+			return 0, fmt.Errorf("size identity: %w", err)
+		}
+		return min(max(c+1, MinItemCharge), max(callers, MinItemCharge)), nil // +1: its newline
 	}
-	return min(max(c+1, MinItemCharge), max(callers, MinItemCharge)), nil // +1: its newline
+	if bare, err = of(k.bareCharge); err != nil || k.aloneCharge == nil {
+		return bare, bare, err
+	}
+	alone, err = of(k.aloneCharge)
+	return bare, alone, err
 }
 
 // keepSlimmed keeps an item that needs room: the cap is lowered with it
 // counted, and the item is slimmed from its decoded form as it comes,
 // without encoding it whole first (a 1 MB item slimmed to 256 KiB is
 // encoded once, at 256 KiB).
-func (k *Keeper[T]) keepSlimmed(item *T, key itemKey, whole, bare int) error {
+func (k *Keeper[T]) keepSlimmed(item *T, key itemKey, whole, bare, alone int) error {
 	if k.used+whole > k.budget {
 		if err := k.lowerCap(whole); err != nil {
 			return err
 		}
 	}
-	e := keptEntry{key: key, whole: whole, bareCharge: clampInt32(bare)}
+	e := keptEntry{key: key, whole: whole, bareCharge: clampInt32(bare), aloneCharge: clampInt32(alone)}
 	var err error
 	if k.capBytes > 0 && whole > k.capBytes {
 		e.off, e.size, e.charge, err = k.slimmed(item, k.capBytes)
@@ -286,6 +308,7 @@ func (k *Keeper[T]) push(e keptEntry) error {
 	k.kept.push(e)
 	k.used += e.charge
 	k.bareSum += int(e.bareCharge)
+	k.aloneSum += int(e.aloneCharge)
 	return k.fit()
 }
 
@@ -331,11 +354,17 @@ func (k *Keeper[T]) duplicate(item *T, id string) error {
 	}
 	e := &k.kept.entries[i]
 	e.whole = max(e.whole, capped)
-	if bare, err := k.identityCharge(item, callers); err != nil {
+	bare, alone, err := k.identityCharge(item, callers)
+	if err != nil {
 		return err
-	} else if bare > int(e.bareCharge) {
+	}
+	if bare > int(e.bareCharge) {
 		k.bareSum += bare - int(e.bareCharge)
 		e.bareCharge = int32(bare)
+	}
+	if alone > int(e.aloneCharge) {
+		k.aloneSum += alone - int(e.aloneCharge)
+		e.aloneCharge = int32(alone)
 	}
 	charge := max(slimmedCharge, e.charge)
 	if bytes.Compare(k.arena[off:off+size], k.arena[e.off:e.off+e.size]) < 0 {
@@ -393,6 +422,7 @@ func (k *Keeper[T]) fit() error {
 		dropped := k.kept.pop()
 		k.used -= dropped.charge
 		k.bareSum -= int(dropped.bareCharge)
+		k.aloneSum -= int(dropped.aloneCharge)
 		k.cutoff, k.hasCutoff = dropped.key, true
 	}
 	k.compactArena()
@@ -691,7 +721,7 @@ func clampInt32(n int) int32 { return int32(min(n, math.MaxInt32)) }
 // identity, and cuts them at the end (cutToIdentities), so that a long list
 // lists about budget ÷ (an identity's charge) items, not budget ÷ the cap.
 func (k *Keeper[T]) identitiesFit() bool {
-	return k.bareCharge != nil && !k.identitiesCut && k.capBytes <= minSlimCap && k.bareSum <= k.budget
+	return k.bareCharge != nil && !k.identitiesCut && k.capBytes <= minSlimCap && min(k.bareSum, k.aloneSum) <= k.budget
 }
 
 // cutToIdentities cuts kept items to their identities, those that save most
@@ -706,7 +736,12 @@ func (k *Keeper[T]) cutToIdentities() error {
 	for i := range order {
 		order[i] = i
 	}
+	// With their records when those fit, else alone.
+	withRecords := k.bareSum <= k.budget || k.identity == nil
 	saves := func(e *keptEntry) int { return e.charge - int(e.bareCharge) }
+	if !withRecords {
+		saves = func(e *keptEntry) int { return e.charge - int(e.aloneCharge) }
+	}
 	slices.SortFunc(order, func(a, b int) int {
 		if d := saves(&es[b]) - saves(&es[a]); d != 0 {
 			return d
@@ -721,16 +756,42 @@ func (k *Keeper[T]) cutToIdentities() error {
 		if k.used <= k.budget || saves(e) <= 0 {
 			break
 		}
-		if err := k.cutToIdentity(e); err != nil {
+		if err := k.cutToIdentity(e, withRecords); err != nil {
 			return err
 		}
 	}
 	return k.fit()
 }
 
-// cutToIdentity cuts a kept entry to its identity, from its encoding
-// (a target of 0: nothing fits but the identity, so a cut entry is bare).
-func (k *Keeper[T]) cutToIdentity(e *keptEntry) error {
-	_, err := k.reslimTo(e, 0)
-	return err
+// cutToIdentity cuts a kept entry to its identity, from its encoding: with
+// its omitted record (a target of 0: nothing fits but the identity, so a
+// cut entry is bare), or alone.
+func (k *Keeper[T]) cutToIdentity(e *keptEntry, withRecord bool) error {
+	if withRecord {
+		_, err := k.reslimTo(e, 0)
+		return err
+	}
+	if err := k.work.Charge(ItemByteWork * e.size); err != nil {
+		return err
+	}
+	var item T
+	if err := json.Unmarshal(k.arena[e.off:e.off+e.size], &item); err != nil {
+		return fmt.Errorf("decode kept item: %w", err)
+	}
+	alone, _, err := k.identity(&item)
+	if err != nil {
+		return fmt.Errorf("cut item to its identity: %w", err)
+	}
+	off, size, err := k.encode(&alone)
+	if err != nil {
+		return err
+	}
+	charge := max(size, MinItemCharge, k.chargeOf(&alone))
+	if charge >= e.charge {
+		k.forget(off, size)
+		return nil
+	}
+	k.used += charge - e.charge
+	e.off, e.size, e.charge, e.bare = off, size, charge, true
+	return nil
 }

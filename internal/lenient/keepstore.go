@@ -102,6 +102,9 @@ type keptEntry struct {
 	// bareCharge is its charge cut to its identity (see WithIdentities): an
 	// int32 beside bare, in what was padding, so that the entry is no bigger.
 	bareCharge int32
+	// aloneCharge is its charge cut to its identity alone, without the
+	// omitted record.
+	aloneCharge int32
 }
 
 // keptHeap is a max-heap of entries by key. Once a duplicate has asked

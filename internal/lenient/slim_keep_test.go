@@ -29,7 +29,7 @@ func keepSlimmedItems(t *testing.T, pipes []swv1.Pipe, budget int) []swv1.Pipe {
 	t.Helper()
 	s := slim.New[swv1.Pipe](slim.Pipes)
 	k := NewKeeper(func(p *swv1.Pipe) string { return *p.ID }, budget, bound.GoSize[swv1.Pipe], nil).
-		WithSlim(s.Item, nil).WithIdentities(s.BareCharge)
+		WithSlim(s.Item, nil).WithIdentities(s.BareCharge, s.IdentityCharge, s.Identity)
 	for i := range pipes {
 		if err := k.Add(&pipes[i], Report{}); err != nil {
 			t.Fatal(err)
@@ -96,7 +96,7 @@ func TestKeeperCutsToIdentitiesBeforeWholeItemsGo(t *testing.T) {
 		identities bool
 	}{
 		"identities fit: all 3000 kept":                {budget: 2 << 20, identities: true},
-		"identities do not fit: a prefix, by identity": {budget: 1 << 20},
+		"identities do not fit: a prefix, by identity": {budget: 512 << 10},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -155,7 +155,7 @@ func TestSlimmedKeepPacksIdentitiesFailingFirst(t *testing.T) {
 	}
 	s := slim.New[swv1.Pipe](slim.Pipes)
 	k := NewKeeper(func(p *swv1.Pipe) string { return *p.ID }, budget, bound.GoSize[swv1.Pipe], nil).
-		WithSlim(s.Item, nil).WithIdentities(s.BareCharge).
+		WithSlim(s.Item, nil).WithIdentities(s.BareCharge, s.IdentityCharge, s.Identity).
 		WithRank(func(p *swv1.Pipe) int { return map[bool]int{true: 0, false: 1}[p.NeedsAttention()] })
 	for i := range pipes {
 		if err := k.Add(&pipes[i], Report{}); err != nil {

@@ -98,7 +98,7 @@ func TestListCutsToIdentitiesBeforeWholeItemsGo(t *testing.T) {
 		identities bool
 	}{
 		"identities fit: all 3000 kept":                {budget: 2 << 20, identities: true},
-		"identities do not fit: a prefix, by identity": {budget: 1 << 20},
+		"identities do not fit: a prefix, by identity": {budget: 512 << 10},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
