@@ -335,8 +335,19 @@ func setTruncatedCondition(watch *swv1.ServiceWatch, parts []part, read []int, l
 		return
 	}
 	setCondition(watch, metav1.Condition{Type: swv1.ConditionStatusTruncated, Status: metav1.ConditionTrue, Reason: swv1.ReasonTooLarge,
-		Message: fmt.Sprintf("status lists %s (%d items left out) to stay under %d KiB; summary counts are complete%s",
-			joinAnd(counts), left, limit>>10, cutMessage(cuts, left))})
+		Message: fmt.Sprintf("status lists %s (%d items left out) to stay under %d KiB; summary counts are complete%s%s",
+			joinAnd(counts), left, limit>>10, leftOutMessage(left), cutMessage(cuts, left))})
+}
+
+// leftOutMessage says, when whole items were left out, which were kept and
+// where to look for the others: the summary counts them all, and the state
+// metrics show them, within their own bound.
+func leftOutMessage(left int) string {
+	if left == 0 {
+		return ""
+	}
+	return "; kept first: the items that need attention (failing pipes and endpoints, firing alerts), some by identity alone;" +
+		" the others are in servicewatch_pipe_info and the other state metrics, up to --item-metrics-max-bytes"
 }
 
 // cutMessage names the items cut inside (as their omitted records do), as
