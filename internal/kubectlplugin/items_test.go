@@ -1,0 +1,28 @@
+package kubectlplugin
+
+import (
+	"strings"
+	"testing"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
+)
+
+// get says, for a watch whose status lists fewer pipes than its summary
+// counts, how many were left out and where the others are; a watch that
+// lists them all gets no note.
+func TestLeftOutNotes(t *testing.T) {
+	cut := serviceWatch{Status: swv1.ServiceWatchStatus{Pipes: make([]swv1.Pipe, 3064), Summary: &swv1.Summary{Pipes: 10_000}}}
+	cut.Namespace, cut.Name = "data", "big"
+	whole := serviceWatch{Status: swv1.ServiceWatchStatus{Pipes: make([]swv1.Pipe, 2), Summary: &swv1.Summary{Pipes: 2}}}
+	whole.Namespace, whole.Name = "data", "small"
+	pipes, _ := findKind("pipes")
+	notes := leftOutNotes([]serviceWatch{whole, cut, {}}, pipes)
+	if len(notes) != 1 {
+		t.Fatalf("notes %q, want one for data/big", notes)
+	}
+	for _, want := range []string{"data/big lists 3064 of its 10000 pipes", "need attention are kept first", "servicewatch_pipe_info"} {
+		if !strings.Contains(notes[0], want) {
+			t.Errorf("note %q does not say %q", notes[0], want)
+		}
+	}
+}
