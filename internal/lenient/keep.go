@@ -37,8 +37,8 @@ import (
 // counts, and decodes them once more at the end: a decoded item can take
 // thirty times its encoding ({} is a whole swv1.Pipe), and a heap of decoded
 // items would also be copied each time it grows. So its memory is about the
-// budget, 40 bytes per kept item and 8 to 16 bytes per distinct id, never
-// the size of the response.
+// budget, under 100 bytes per kept item and 8 to 16 bytes per distinct
+// id, never the size of the response.
 type Keeper[T any] struct {
 	idOf   func(*T) string
 	rank   func(*T) int // nil: every item ranks 0
@@ -89,8 +89,10 @@ type Keeper[T any] struct {
 
 // minSlimCap is the least cap slimming goes down to: under it an item is
 // about its identity already (a bare pipe is charged 300 to 500 bytes
-// decoded), and the list is cut to identities (WithIdentities) when they
-// fit, else by whole items. At 512, the worst
+// decoded), and the list is cut to identities (WithIdentities), then by
+// whole items. (Since issue 39 that answer's pipes are cut to their
+// identities alone, as many as fit: 4,244 kept instead of 1,462, for about
+// 57 % more garbage per call; see docs/benchmarks.md.) At 512, the worst
 // answer for memory (memory-worst-60's: 10,100 pipes of empty nested
 // objects, each about 600 bytes decoded) had every one of its pipes cut to
 // its identity and a new omitted record, for 20 % more garbage per call and
