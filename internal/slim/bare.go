@@ -31,7 +31,7 @@ func (s *Slimmer[T]) IdentityCharge(item *T) (int, error) {
 // too long for its items' identities with their records, so that it lists
 // as many items as the budget holds. The item as it is, when that is no
 // larger.
-func (s *Slimmer[T]) Identity(item *T) (T, int, error) {
+func (s *Slimmer[T]) Identity(item *T) (identity T, charge int, err error) {
 	s.plan()
 	if s.omitted == nil {
 		return *item, 0, ErrNoOmittedRecord
@@ -41,7 +41,7 @@ func (s *Slimmer[T]) Identity(item *T) (T, int, error) {
 	for _, f := range s.identity {
 		out.FieldByIndex(f.index).Set(v.FieldByIndex(f.index))
 	}
-	identity, _ := reflect.TypeAssert[T](out)
+	identity, _ = reflect.TypeAssert[T](out)
 	sized, err := s.measure(out, math.MaxInt, math.MaxInt, nil)
 	if err != nil {
 		return *item, 0, err
@@ -150,9 +150,9 @@ func (s *Slimmer[T]) Identities(items []T, charges []int, budget int) (bool, err
 
 // identityPrefix is the longest prefix of items whose identities, as
 // charge counts them, fit budget, and their charges so.
-func (s *Slimmer[T]) identityPrefix(items []T, charges []int, budget int, charge func(*T) (int, error)) (int, []int, error) {
+func (s *Slimmer[T]) identityPrefix(items []T, charges []int, budget int, charge func(*T) (int, error)) (n int, bares []int, err error) {
 	total := 0
-	bares := make([]int, 0, len(items))
+	bares = make([]int, 0, len(items))
 	for i := range items {
 		c, err := charge(&items[i])
 		if err != nil {
