@@ -51,7 +51,9 @@ type ReversePrivateEndpoint struct {
 	PrivateDNSNames []string `json:"privateDnsNames,omitzero"`
 	// status of the endpoint as the cloud spells it (for example Ready,
 	// Provisioning, PendingAcceptance, Rejected, Failed, Expired). Values
-	// the operator does not know are kept as sent.
+	// the operator does not know are kept as sent. An endpoint Failed,
+	// Rejected or Expired needs attention: it is listed first when the list
+	// does not fit in status.
 	// +optional
 	Status *string `json:"status,omitempty"`
 	// gcpServiceAttachment is the service attachment a
@@ -168,7 +170,9 @@ type AlertStatus struct {
 	// +optional
 	Source *string `json:"source,omitempty"`
 	// state of the alert as the cloud spells it: ALERT (firing), OK,
-	// INSUFFICIENT_DATA, DISABLED and PENDING have been seen.
+	// INSUFFICIENT_DATA, DISABLED and PENDING have been seen. An alert that
+	// fires, has executionErrors or an error needs attention: it is listed
+	// first when the list does not fit in status.
 	// +optional
 	State *string `json:"state,omitempty"`
 	// channel is where the alert is sent (the first of channels on servers

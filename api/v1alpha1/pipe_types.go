@@ -17,6 +17,9 @@ type Pipe struct {
 	Name *string `json:"name,omitempty"`
 	// state is the pipe's current state as the cloud spells it (for example
 	// Running or Stopped). Values the operator does not know are kept as sent.
+	// A pipe in a failing state (Failed, InternalError or Degraded, in any
+	// case) needs attention: when status.pipes does not fit, those pipes are
+	// listed first (see status.pipes).
 	// +optional
 	State *string `json:"state,omitempty"`
 	// scaling is how the pipe is sized.

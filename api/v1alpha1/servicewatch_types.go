@@ -252,19 +252,29 @@ type ServiceWatchStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
 	// pipes are the data-ingestion pipes of the service, ordered by id.
+	// When they do not fit the status size limit, the pipes that need
+	// attention (a failing state, see state) are kept first, then the
+	// others in id order; big pipes are cut inside, then pipes are cut to
+	// their identity (id, name, state, sourceKind: with an omitted record
+	// when those fit, else alone) before any pipe is left out. What is kept
+	// is still ordered by id; summary counts every pipe, and the
+	// StatusTruncated condition says how many were left out.
 	// +optional
 	// +listType=atomic
 	Pipes []Pipe `json:"pipes,omitempty"`
 
 	// reversePrivateEndpoints are the reverse private endpoints of the
-	// service, ordered by id.
+	// service, ordered by id. When they do not fit, those that need
+	// attention (a failing status) are kept first, as for pipes.
 	// +optional
 	// +listType=atomic
 	ReversePrivateEndpoints []ReversePrivateEndpoint `json:"reversePrivateEndpoints,omitempty"`
 
 	// alerts has one entry per spec.alertIds entry, in the same order, then
 	// one per alert spec.alertSelector matched, ordered by id; selectedBy
-	// says which.
+	// says which. When they do not fit, the alerts that need attention
+	// (firing, failing to evaluate, unreadable) are kept first, as for
+	// pipes, and what is kept keeps this order.
 	// +optional
 	// +listType=atomic
 	Alerts []AlertStatus `json:"alerts,omitempty"`

@@ -129,7 +129,8 @@
 //
 // A list response is decoded as it streams in, one item at a time, and what
 // is kept (lenient.Keeper) is bounded by ListOptions.KeepBytes: the longest prefix of the
-// items, ordered by id, whose JSON fits. Duplicated ids are kept once, the
+// items, ordered by id after those that need attention, that fits (cut to
+// their identities if need be). Duplicated ids are kept once, the
 // occurrence whose encoding sorts first winning, so that the order of a
 // response never changes what is kept. List.Total and ListOptions.Each still
 // cover every distinct item. A call's memory thus follows KeepBytes plus 8

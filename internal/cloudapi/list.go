@@ -27,13 +27,26 @@ type listInput[T any] struct {
 
 // decodePipes decodes a list-pipes response body.
 func decodePipes(body io.Reader, httpStatus int, in listInput[swv1.Pipe]) (List[swv1.Pipe], error) {
-	return decodeList(body, httpStatus, pipeID, lenient.ReadPipe, slim.Pipes, in)
+	return decodeList(body, httpStatus, pipeID, attentionFirst[swv1.Pipe], lenient.ReadPipe, slim.Pipes, in)
 }
 
 // decodeReversePrivateEndpoints decodes a list-reverse-private-endpoints
 // response body.
 func decodeReversePrivateEndpoints(body io.Reader, httpStatus int, in listInput[swv1.ReversePrivateEndpoint]) (List[swv1.ReversePrivateEndpoint], error) {
-	return decodeList(body, httpStatus, endpointID, lenient.ReadEndpoint, slim.Endpoints, in)
+	return decodeList(body, httpStatus, endpointID, attentionFirst[swv1.ReversePrivateEndpoint], lenient.ReadEndpoint, slim.Endpoints, in)
+}
+
+// attentionFirst ranks the items that need attention (a pipe or endpoint
+// in a failing state, see the API types' NeedsAttention) before the
+// others: a list that does not fit keeps them first.
+func attentionFirst[T any, P interface {
+	*T
+	NeedsAttention() bool
+}](item *T) int {
+	if P(item).NeedsAttention() {
+		return 0
+	}
+	return 1
 }
 
 func pipeID(p *swv1.Pipe) string { return deref(p.ID) }
@@ -62,8 +75,10 @@ type itemRead[T any] func(strict *lenient.Strict, raw []byte, item *T) (lenient.
 // its work budget: nothing of it is kept.
 //
 // An item too big for KeepBytes is slimmed (shape says what it keeps, see
-// internal/slim) before any whole item is dropped.
-func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, read itemRead[T], shape slim.Shape, in listInput[T]) (List[T], error) {
+// internal/slim) before any whole item is dropped; when the list does not
+// fit, the items rank ranks first (those that need attention) are kept
+// first.
+func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, rank func(*T) int, read itemRead[T], shape slim.Shape, in listInput[T]) (List[T], error) {
 	dec := json.NewDecoder(body)
 	// Numbers in skipped members stay text: 1e999 is valid JSON.
 	dec.UseNumber()
@@ -71,7 +86,7 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, rea
 	slimmer := slim.New[T](shape).WithWork(in.work.Charge)
 	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, read: read, work: in.work,
 		strict: lenient.NewStrictFor(in.scrub, in.work), keep: lenient.NewKeeper(idOf, opts.KeepBytes, opts.Charge, opts.Each).
-			WithReplace(opts.Replace).WithSlim(slimmer.Item, in.work).WithIdentities(slimmer.BareCharge)}
+			WithRank(rank).WithReplace(opts.Replace).WithSlim(slimmer.Item, in.work).WithIdentities(slimmer.BareCharge, slimmer.IdentityCharge, slimmer.Identity)}
 	err := lenient.ReadObject(dec, env.member)
 	if err == nil {
 		err = expectEnd(dec)

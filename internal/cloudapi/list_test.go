@@ -125,8 +125,10 @@ func TestListDuplicatesAreChosenByContent(t *testing.T) {
 	}
 }
 
-// KeepBytes cuts the id order; Total and Each still cover every pipe, so
-// counts by state stay exact.
+// KeepBytes keeps the failing pipes first (d is Failed), then a prefix of
+// the id order, and lists them by id (issue 39: it kept "a b", the id
+// prefix); Total and Each still cover every pipe, so counts by state stay
+// exact.
 func TestListKeepBytesKeepsAPrefixAndCountsEverything(t *testing.T) {
 	body := `{"status":200,"result":[{"id":"c","state":"Running"},{"id":"a","state":"Running"},` +
 		`{"id":"b","state":"Stopped"},{"id":"d","state":"Failed"}]}`
@@ -137,8 +139,8 @@ func TestListKeepBytesKeepsAPrefixAndCountsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pipeIDs(got.Items) != "a b" || got.Total != 4 {
-		t.Errorf("kept %q of %d, want \"a b\" of 4", pipeIDs(got.Items), got.Total)
+	if pipeIDs(got.Items) != "a d" || got.Total != 4 {
+		t.Errorf("kept %q of %d, want \"a d\" of 4", pipeIDs(got.Items), got.Total)
 	}
 	if byState["Running"] != 2 || byState["Stopped"] != 1 || byState["Failed"] != 1 {
 		t.Errorf("counted %v", byState)

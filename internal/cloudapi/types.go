@@ -47,8 +47,11 @@ type List[T any] struct {
 	// error's is (credentials scrubbed, at most 200 characters).
 	RequestID string
 	// Items are the response's distinct items ordered by id (items without an
-	// id first, ordered by a hash of their content), cut to the longest
-	// prefix of that order that fits ListOptions.KeepBytes. The same items in
+	// id first, ordered by a hash of their content). When they do not fit
+	// ListOptions.KeepBytes, the items that need attention (a failing state,
+	// see the API types' NeedsAttention) are kept first, then the others in
+	// id order, slimmed and cut to their identities before any is left out
+	// (see lenient.Keeper); what is kept is still ordered by id. The same items in
 	// another order give the same Items: a cloud that shuffles its answer
 	// does not change the status.
 	//

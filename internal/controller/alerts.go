@@ -34,9 +34,11 @@ func alertsPart() part {
 			cuts: func(s *swv1.ServiceWatchStatus) []string {
 				return slim.Cuts("alert", s.Alerts, func(a *swv1.AlertStatus) (*string, map[string]int32) { return &a.ID, a.Omitted })
 			},
-			keep:   func(s *swv1.ServiceWatchStatus, n int) { s.Alerts = s.Alerts[:n] },
-			length: func(s *swv1.ServiceWatchStatus) int { return len(s.Alerts) },
-			total:  func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.Alerts) },
+			keep:      func(s *swv1.ServiceWatchStatus, n int) { s.Alerts = s.Alerts[:n] },
+			attention: func(s *swv1.ServiceWatchStatus) []bool { return needsAttention(s.Alerts) },
+			reorder:   func(s *swv1.ServiceWatchStatus, order []int) { s.Alerts = permuted(s.Alerts, order) },
+			length:    func(s *swv1.ServiceWatchStatus) int { return len(s.Alerts) },
+			total:     func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.Alerts) },
 		},
 	}
 }

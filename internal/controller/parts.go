@@ -112,9 +112,11 @@ func pipesPart() part {
 			cuts: func(s *swv1.ServiceWatchStatus) []string {
 				return slim.Cuts("pipe", s.Pipes, func(p *swv1.Pipe) (*string, map[string]int32) { return p.ID, p.Omitted })
 			},
-			keep:   func(s *swv1.ServiceWatchStatus, n int) { s.Pipes = s.Pipes[:n] },
-			length: func(s *swv1.ServiceWatchStatus) int { return len(s.Pipes) },
-			total:  func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.Pipes) },
+			keep:      func(s *swv1.ServiceWatchStatus, n int) { s.Pipes = s.Pipes[:n] },
+			attention: func(s *swv1.ServiceWatchStatus) []bool { return needsAttention(s.Pipes) },
+			reorder:   func(s *swv1.ServiceWatchStatus, order []int) { s.Pipes = permuted(s.Pipes, order) },
+			length:    func(s *swv1.ServiceWatchStatus) int { return len(s.Pipes) },
+			total:     func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.Pipes) },
 		},
 	}
 }
@@ -238,7 +240,11 @@ func endpointsPart() part {
 			cuts: func(s *swv1.ServiceWatchStatus) []string {
 				return slim.Cuts("endpoint", s.ReversePrivateEndpoints, func(e *swv1.ReversePrivateEndpoint) (*string, map[string]int32) { return e.ID, e.Omitted })
 			},
-			keep:   func(s *swv1.ServiceWatchStatus, n int) { s.ReversePrivateEndpoints = s.ReversePrivateEndpoints[:n] },
+			keep:      func(s *swv1.ServiceWatchStatus, n int) { s.ReversePrivateEndpoints = s.ReversePrivateEndpoints[:n] },
+			attention: func(s *swv1.ServiceWatchStatus) []bool { return needsAttention(s.ReversePrivateEndpoints) },
+			reorder: func(s *swv1.ServiceWatchStatus, order []int) {
+				s.ReversePrivateEndpoints = permuted(s.ReversePrivateEndpoints, order)
+			},
 			length: func(s *swv1.ServiceWatchStatus) int { return len(s.ReversePrivateEndpoints) },
 			total:  func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.ReversePrivateEndpoints) },
 		},

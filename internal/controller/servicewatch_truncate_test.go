@@ -142,3 +142,74 @@ func TestTruncateSlimsABigPipeFirst(t *testing.T) {
 		t.Errorf("status is %d bytes, over the limit of %d", size, limit)
 	}
 }
+
+// Each list keeps its items that need attention first when it does not fit
+// (issue 39): failing pipes and endpoints, firing alerts, though they come
+// last in the list's order, are all kept, with others after them, and what
+// is kept stays in the list's order.
+func TestTruncateKeepsWhatNeedsAttentionFirst(t *testing.T) {
+	const n, failing, limit = 1000, 20, 96 << 10
+	pad := strings.Repeat("x", 600)
+	tests := map[string]struct {
+		fill func(s *swv1.ServiceWatchStatus, i int, fails bool)
+		ids  func(s *swv1.ServiceWatchStatus) (ids []string, attention []bool)
+	}{
+		"pipes": {
+			fill: func(s *swv1.ServiceWatchStatus, i int, fails bool) {
+				s.Pipes = append(s.Pipes, swv1.Pipe{ID: ptr.To(fmt.Sprintf("p-%04d", i)), State: ptr.To(map[bool]string{true: "Degraded", false: "Running"}[fails]), CreatedAt: &pad})
+			},
+			ids: func(s *swv1.ServiceWatchStatus) (ids []string, attention []bool) {
+				for i := range s.Pipes {
+					ids, attention = append(ids, *s.Pipes[i].ID), append(attention, s.Pipes[i].NeedsAttention())
+				}
+				return ids, attention
+			},
+		},
+		"endpoints": {
+			fill: func(s *swv1.ServiceWatchStatus, i int, fails bool) {
+				s.ReversePrivateEndpoints = append(s.ReversePrivateEndpoints, swv1.ReversePrivateEndpoint{ID: ptr.To(fmt.Sprintf("e-%04d", i)),
+					Status: ptr.To(map[bool]string{true: "Rejected", false: "Ready"}[fails]), DNSNames: []string{pad}})
+			},
+			ids: func(s *swv1.ServiceWatchStatus) (ids []string, attention []bool) {
+				for i := range s.ReversePrivateEndpoints {
+					e := &s.ReversePrivateEndpoints[i]
+					ids, attention = append(ids, *e.ID), append(attention, e.NeedsAttention())
+				}
+				return ids, attention
+			},
+		},
+		"alerts": {
+			fill: func(s *swv1.ServiceWatchStatus, i int, fails bool) {
+				s.Alerts = append(s.Alerts, swv1.AlertStatus{ID: fmt.Sprintf("a-%04d", i), State: ptr.To(map[bool]string{true: "ALERT", false: "OK"}[fails]), Message: &pad})
+			},
+			ids: func(s *swv1.ServiceWatchStatus) (ids []string, attention []bool) {
+				for i := range s.Alerts {
+					ids, attention = append(ids, s.Alerts[i].ID), append(attention, s.Alerts[i].NeedsAttention())
+				}
+				return ids, attention
+			},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := &swv1.ServiceWatchStatus{Summary: &swv1.Summary{}}
+			for i := range n {
+				tt.fill(s, i, i >= n-failing)
+			}
+			truncate(s, listsOf(syncParts()), limit)
+			ids, attention := tt.ids(s)
+			kept := 0
+			for i, a := range attention {
+				if a {
+					kept++
+				}
+				if i > 0 && ids[i-1] >= ids[i] {
+					t.Fatalf("not in list order at %d: %s then %s", i, ids[i-1], ids[i])
+				}
+			}
+			if kept != failing || len(ids) <= failing || len(ids) == n {
+				t.Errorf("kept %d of %d items, %d of the %d that need attention; want them all and others", len(ids), n, kept, failing)
+			}
+		})
+	}
+}

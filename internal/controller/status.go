@@ -335,8 +335,19 @@ func setTruncatedCondition(watch *swv1.ServiceWatch, parts []part, read []int, l
 		return
 	}
 	setCondition(watch, metav1.Condition{Type: swv1.ConditionStatusTruncated, Status: metav1.ConditionTrue, Reason: swv1.ReasonTooLarge,
-		Message: fmt.Sprintf("status lists %s (%d items left out) to stay under %d KiB; summary counts are complete%s",
-			joinAnd(counts), left, limit>>10, cutMessage(cuts, left))})
+		Message: fmt.Sprintf("status lists %s (%d items left out) to stay under %d KiB; summary counts are complete%s%s",
+			joinAnd(counts), left, limit>>10, leftOutMessage(left), cutMessage(cuts, left))})
+}
+
+// leftOutMessage says, when whole items were left out, which were kept and
+// where to look for the others: the summary counts them all, and the state
+// metrics show them, within their own bound.
+func leftOutMessage(left int) string {
+	if left == 0 {
+		return ""
+	}
+	return "; kept first: the items that need attention (failing pipes and endpoints, firing alerts), some by identity alone;" +
+		" the others are in servicewatch_pipe_info and the other state metrics, up to --item-metrics-max-bytes"
 }
 
 // cutMessage names the items cut inside (as their omitted records do), as
@@ -412,20 +423,29 @@ type statusList struct {
 	sizes    func(s *swv1.ServiceWatchStatus) []int
 	// slim cuts inside the list's big items until it fits a budget, and
 	// cuts says, per item, what that left out.
-	slim   func(s *swv1.ServiceWatchStatus, budget int)
-	cuts   func(s *swv1.ServiceWatchStatus) []string
-	keep   func(s *swv1.ServiceWatchStatus, n int)
-	length func(s *swv1.ServiceWatchStatus) int
+	slim func(s *swv1.ServiceWatchStatus, budget int)
+	cuts func(s *swv1.ServiceWatchStatus) []string
+	keep func(s *swv1.ServiceWatchStatus, n int)
+	// attention says, per item, whether it needs attention (the API
+	// types' NeedsAttention): those are kept first when the list is cut.
+	attention func(s *swv1.ServiceWatchStatus) []bool
+	// reorder puts the list's items in the order of the positions given.
+	reorder func(s *swv1.ServiceWatchStatus, order []int)
+	length  func(s *swv1.ServiceWatchStatus) int
 	// total is how many items the cloud has, for a list that keeps fewer
 	// while it streams; nil: the list holds every item it read.
 	total func(w *swv1.ServiceWatch) int
 }
 
-// truncate cuts the status lists, each from the end of its stable order,
-// until the status fits in limit bytes, both as JSON and decoded (see
-// DefaultStatusSizeLimit); the summary keeps the real counts. The same input
-// always gives the same output, so a large, unchanged service still yields
-// a byte-identical status.
+// truncate cuts the status lists until the status fits in limit bytes,
+// both as JSON and decoded (see DefaultStatusSizeLimit); the summary keeps
+// the real counts. Each list keeps its items that need attention first,
+// then the others, each group in list order (id order): its items are
+// slimmed, then cut to their identities, and whole items go from the end
+// of that order only when their identities do not fit. What is kept is
+// shown in list order again, so that users and diffs see a stable order.
+// The same input always gives the same output, so a large, unchanged
+// service still yields a byte-identical status.
 func truncate(status *swv1.ServiceWatchStatus, lists []statusList, limit int) {
 	if limit > 0 && fixedSize(status) > limit {
 		lists = slices.Clone(lists)
@@ -439,12 +459,65 @@ func truncate(status *swv1.ServiceWatchStatus, lists []statusList, limit int) {
 		}
 		budget -= fixedSize(&bare)
 		for _, l := range lists { // big items are slimmed before whole ones go
+			order := attentionFirst(l.attention(status))
+			l.reorder(status, order)
 			l.slim(status, budget)
 			n, used := bound.Prefix(l.sizes(status), budget)
 			budget -= used
 			l.keep(status, n)
+			l.reorder(status, listOrder(order[:n]))
 		}
 	}
+}
+
+// attentionFirst is the order that puts the items that need attention
+// first, then the others, each group in list order: the positions in the
+// list of the items in that order.
+func attentionFirst(needs []bool) []int {
+	order := make([]int, 0, len(needs))
+	for _, first := range []bool{true, false} {
+		for i, n := range needs {
+			if n == first {
+				order = append(order, i)
+			}
+		}
+	}
+	return order
+}
+
+// listOrder is the order that puts items back in list order, given the
+// list positions they came from (from, distinct).
+func listOrder(from []int) []int {
+	order := make([]int, len(from))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return from[a] - from[b] })
+	return order
+}
+
+// permuted is items in order (positions in items).
+func permuted[T any](items []T, order []int) []T {
+	if items == nil {
+		return nil
+	}
+	out := make([]T, len(order))
+	for i, from := range order {
+		out[i] = items[from]
+	}
+	return out
+}
+
+// needsAttention is, per item, whether it needs attention.
+func needsAttention[T any, P interface {
+	*T
+	NeedsAttention() bool
+}](items []T) []bool {
+	needs := make([]bool, len(items))
+	for i := range items {
+		needs[i] = P(&items[i]).NeedsAttention()
+	}
+	return needs
 }
 
 // fixedSize is the size status is measured at for truncation (the larger

@@ -72,6 +72,9 @@ func (p *plugin) get(ctx context.Context, args []string, o getOptions) error {
 		return err
 	}
 	rows := selectRows(watches, kind, o.states)
+	for _, note := range leftOutNotes(watches, kind) {
+		_ = printf(p.streams.ErrOut, "Note: %s.\n", note)
+	}
 	if err := sortRows(rows, kind, o.sortBy); err != nil {
 		return err
 	}

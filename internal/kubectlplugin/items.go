@@ -1,6 +1,7 @@
 package kubectlplugin
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,14 +33,24 @@ type itemKind struct {
 	// wideColumns head the columns of row.wide (-o wide).
 	wideColumns []string
 	rows        func(w *serviceWatch) []row
+	// counts are how many items the watch's status lists and how many its
+	// summary counts: fewer listed when the status was cut to its size.
+	counts func(w *serviceWatch) (listed, total int)
+	// metric is the state metric that shows the items of the kind.
+	metric string
 }
 
 // itemKinds are the kinds get knows, in the order its help lists them.
 func itemKinds() []itemKind {
 	return []itemKind{
-		{plural: "pipes", aliases: []string{"pipe"}, kindColumn: "SOURCE", wideColumns: []string{"DESTINATION", "REPLICAS", "UPDATED"}, rows: pipeRows},
-		{plural: "endpoints", aliases: []string{"endpoint", "reverseprivateendpoints", "rpe"}, kindColumn: "TYPE", wideColumns: []string{"ENDPOINT ID", "DNS NAMES"}, rows: endpointRows},
-		{plural: "alerts", aliases: []string{"alert"}, kindColumn: "SOURCE", wideColumns: []string{"THRESHOLD", "SILENCED UNTIL", "ERROR"}, rows: alertRows},
+		{plural: "pipes", aliases: []string{"pipe"}, kindColumn: "SOURCE", wideColumns: []string{"DESTINATION", "REPLICAS", "UPDATED"}, rows: pipeRows,
+			metric: "servicewatch_pipe_info", counts: func(w *serviceWatch) (int, int) { return len(w.Status.Pipes), summaryCount(w, summaryPipes) }},
+		{plural: "endpoints", aliases: []string{"endpoint", "reverseprivateendpoints", "rpe"}, kindColumn: "TYPE", wideColumns: []string{"ENDPOINT ID", "DNS NAMES"}, rows: endpointRows,
+			metric: "servicewatch_reverse_private_endpoint_info", counts: func(w *serviceWatch) (int, int) {
+				return len(w.Status.ReversePrivateEndpoints), summaryCount(w, summaryEndpoints)
+			}},
+		{plural: "alerts", aliases: []string{"alert"}, kindColumn: "SOURCE", wideColumns: []string{"THRESHOLD", "SILENCED UNTIL", "ERROR"}, rows: alertRows,
+			metric: "servicewatch_alert_info", counts: func(w *serviceWatch) (int, int) { return len(w.Status.Alerts), summaryCount(w, summaryAlerts) }},
 	}
 }
 
@@ -139,4 +150,36 @@ func str(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// The counts of a watch's summary, by kind.
+const (
+	summaryPipes = iota
+	summaryEndpoints
+	summaryAlerts
+)
+
+// summaryCount is the summary's count of one kind of item (0 without a
+// summary).
+func summaryCount(w *serviceWatch, kind int) int {
+	sum := w.Status.Summary
+	if sum == nil {
+		return 0
+	}
+	return int([]int32{sum.Pipes, sum.ReversePrivateEndpoints, sum.Alerts}[kind])
+}
+
+// leftOutNotes say, for each watch whose status lists fewer items of kind
+// than its summary counts (its status was cut to its size limit), how many
+// are left out and where to look for them.
+func leftOutNotes(watches []serviceWatch, kind itemKind) []string {
+	var notes []string
+	for i := range watches {
+		w := &watches[i]
+		if listed, total := kind.counts(w); listed < total {
+			notes = append(notes, fmt.Sprintf("%s/%s lists %d of its %d %s (its status was cut to fit; those that need attention are kept first): "+
+				"the others are in the %s metric and the cloud console", w.Namespace, w.Name, listed, total, kind.plural, kind.metric))
+		}
+	}
+	return notes
 }

@@ -1,6 +1,7 @@
 package kubectlplugin
 
 import (
+	"strings"
 	"testing"
 
 	"k8s.io/utils/ptr"
@@ -23,6 +24,26 @@ func TestAlertRowsNameAnAlertByItsNameElseItsDisplayName(t *testing.T) {
 	for i, r := range rows {
 		if r.name != want[i] {
 			t.Errorf("alert %s: NAME %q, want %q", r.id, r.name, want[i])
+		}
+	}
+}
+
+// get says, for a watch whose status lists fewer pipes than its summary
+// counts, how many were left out and where the others are; a watch that
+// lists them all gets no note.
+func TestLeftOutNotes(t *testing.T) {
+	cut := serviceWatch{Status: swv1.ServiceWatchStatus{Pipes: make([]swv1.Pipe, 3064), Summary: &swv1.Summary{Pipes: 10_000}}}
+	cut.Namespace, cut.Name = "data", "big"
+	whole := serviceWatch{Status: swv1.ServiceWatchStatus{Pipes: make([]swv1.Pipe, 2), Summary: &swv1.Summary{Pipes: 2}}}
+	whole.Namespace, whole.Name = "data", "small"
+	pipes, _ := findKind("pipes")
+	notes := leftOutNotes([]serviceWatch{whole, cut, {}}, pipes)
+	if len(notes) != 1 {
+		t.Fatalf("notes %q, want one for data/big", notes)
+	}
+	for _, want := range []string{"data/big lists 3064 of its 10000 pipes", "need attention are kept first", "servicewatch_pipe_info"} {
+		if !strings.Contains(notes[0], want) {
+			t.Errorf("note %q does not say %q", notes[0], want)
 		}
 	}
 }

@@ -13,8 +13,11 @@ import (
 
 // Keeper receives the items of one list response as they are decoded, and
 // keeps what a list promises: each distinct item once, and of those the
-// longest prefix of the id order that fits the byte budget, its big items
-// slimmed first when WithSlim is set. Items that share
+// longest prefix of the (rank, id) order that fits the byte budget, its big
+// items slimmed first when WithSlim is set and cut to their identities
+// before any is dropped when WithIdentities is. The rank (WithRank) puts
+// the items a user must act on first, so that they are the last to go;
+// Items gives the kept ones in id order, whatever their rank. Items that share
 // an id are settled by their content (the encoding that sorts first is
 // kept), never by their order, and items without an id are ordered by a hash
 // of their content, so that the same items in another order keep the same.
@@ -34,10 +37,11 @@ import (
 // counts, and decodes them once more at the end: a decoded item can take
 // thirty times its encoding ({} is a whole swv1.Pipe), and a heap of decoded
 // items would also be copied each time it grows. So its memory is about the
-// budget, 40 bytes per kept item and 8 to 16 bytes per distinct id, never
-// the size of the response.
+// budget, under 100 bytes per kept item and 8 to 16 bytes per distinct
+// id, never the size of the response.
 type Keeper[T any] struct {
 	idOf   func(*T) string
+	rank   func(*T) int // nil: every item ranks 0
 	each   func(*T)
 	charge func(*T) int // nil: the JSON size alone
 	budget int          // <= 0: keep everything
@@ -65,10 +69,15 @@ type Keeper[T any] struct {
 	slim     func(item *T, target int) (T, error)
 	capBytes int
 	// bareCharge, when set, is what an item is charged cut to its identity
-	// (see WithIdentities); bareSum sums it over the kept items while none
-	// was dropped, and identitiesCut says the last step was taken.
+	// with its omitted record, aloneCharge without it (see WithIdentities);
+	// bareSum and aloneSum sum them over the kept items, and identitiesCut
+	// says the last step was taken. identity cuts an item to its identity
+	// alone.
 	bareCharge    func(item *T) (int, error)
+	aloneCharge   func(item *T) (int, error)
+	identity      func(item *T) (T, int, error)
 	bareSum       int
+	aloneSum      int
 	identitiesCut bool
 	// work is the answer's decode work, to which the keeper charges what
 	// slimming kept items costs it (their decoding and encoding).
@@ -80,8 +89,10 @@ type Keeper[T any] struct {
 
 // minSlimCap is the least cap slimming goes down to: under it an item is
 // about its identity already (a bare pipe is charged 300 to 500 bytes
-// decoded), and the list is cut to identities (WithIdentities) when they
-// fit, else by whole items. At 512, the worst
+// decoded), and the list is cut to identities (WithIdentities), then by
+// whole items. (Since issue 39 that answer's pipes are cut to their
+// identities alone, as many as fit: 4,244 kept instead of 1,462, for about
+// 57 % more garbage per call; see docs/benchmarks.md.) At 512, the worst
 // answer for memory (memory-worst-60's: 10,100 pipes of empty nested
 // objects, each about 600 bytes decoded) had every one of its pipes cut to
 // its identity and a new omitted record, for 20 % more garbage per call and
@@ -92,7 +103,7 @@ const minSlimCap = 1024
 // WithSlim makes the keeper slim big items (cut lists inside them, to the
 // same length in each item above a common cap) before it drops any whole
 // item, so that one big item never hides the others. Items are dropped, from
-// the end of the id order, only once the cap is at minSlimCap (and, with
+// the end of the (rank, id) order, only once the cap is at minSlimCap (and, with
 // WithIdentities, their identities do not fit either). slim should
 // charge its own work to work, as the keeper charges its decoding and
 // encoding of the items it slims again.
@@ -106,13 +117,38 @@ func (k *Keeper[T]) WithSlim(slim func(item *T, target int) (T, error), work *Wo
 // identities (bareCharge says what one is charged so, without building
 // it), no whole item is dropped: at the end, the items that save most are
 // cut to their identities until the list fits (see cutToIdentities). When
-// the identities do not fit either, whole items go from the end of the id
-// order, as without it. Until that is known, the items at minSlimCap are
-// all kept: at most budget ÷ (an identity's charge) of them, about 1,600
-// pipes of up to 1 KiB each for the default 800 KiB.
-func (k *Keeper[T]) WithIdentities(bareCharge func(item *T) (int, error)) *Keeper[T] {
-	k.bareCharge = bareCharge
+// the identities do not fit either, whole items go from the end of the
+// (rank, id) order until the identities of the rest do, and those are cut
+// likewise: the list keeps as many items as fit by identity. The items
+// kept meanwhile are at minSlimCap: at most budget ÷ (an identity's charge)
+// of them, about 1,600 to 3,000 pipes of up to 1 KiB each for the default
+// 800 KiB.
+//
+// When the identities with their omitted records do not fit, but those
+// alone do (aloneCharge; identity cuts an item so), the items are cut to
+// their identities alone: a record is a map, about 300 bytes decoded, twice
+// a pipe's identity. aloneCharge and identity may be nil: then the
+// identities keep their records, and fewer items are listed.
+func (k *Keeper[T]) WithIdentities(bareCharge, aloneCharge func(item *T) (int, error), identity func(item *T) (T, int, error)) *Keeper[T] {
+	k.bareCharge, k.aloneCharge, k.identity = bareCharge, aloneCharge, identity
 	return k
+}
+
+// WithRank orders the items for keeping by rank before id: the lowest rank
+// is kept first and dropped (or cut to its identity) last. An id ranks as
+// its first occurrence: a later duplicate of another rank settles which
+// occurrence is kept only while its id is kept.
+func (k *Keeper[T]) WithRank(rank func(*T) int) *Keeper[T] {
+	k.rank = rank
+	return k
+}
+
+// rankOf is item's rank, 0 without WithRank.
+func (k *Keeper[T]) rankOf(item *T) int {
+	if k.rank == nil {
+		return 0
+	}
+	return k.rank(item)
 }
 
 // WithReplace has replace hear each time a duplicate takes the place of the
@@ -165,19 +201,19 @@ const MinItemCharge = 64
 // keep stores item if it belongs to the longest fitting prefix of what was
 // seen so far, dropping what no longer does.
 func (k *Keeper[T]) keep(item *T, id string) error {
-	key := itemKey{id: id, seq: k.total}
+	key := itemKey{rank: k.rankOf(item), id: id, seq: k.total}
 	if id != "" && k.hasCutoff && !key.less(k.cutoff) {
 		return nil
 	}
-	callers, bare := -1, 0 // the caller's charge, once computed; the identity's
+	callers, bare, alone := -1, 0, 0 // the caller's charge, once computed; the identity's, with its record and alone
 	if id != "" && k.slim != nil && k.budget > 0 && k.charge != nil {
 		callers = k.charge(item)
 		var err error
-		if bare, err = k.identityCharge(item, callers); err != nil {
+		if bare, alone, err = k.identityCharge(item, callers); err != nil {
 			return err
 		}
 		if whole := k.wholeOf(callers, 0); k.used+whole > k.budget || (k.capBytes > 0 && whole > k.capBytes) {
-			return k.keepSlimmed(item, key, whole, bare)
+			return k.keepSlimmed(item, key, whole, bare, alone)
 		}
 	}
 	off, size, err := k.encode(item)
@@ -217,34 +253,44 @@ func (k *Keeper[T]) keep(item *T, id string) error {
 	if bare == 0 {
 		bare = charge // no identity to cut it to
 	}
-	return k.push(keptEntry{key: key, off: off, size: size, charge: charge, whole: whole, bareCharge: clampInt32(bare)})
+	if alone == 0 {
+		alone = bare
+	}
+	return k.push(keptEntry{key: key, off: off, size: size, charge: charge, whole: whole, bareCharge: clampInt32(bare), aloneCharge: clampInt32(alone)})
 }
 
 // identityCharge is what item is charged cut to its identity (at most its
-// charge, callers), 0 when the keeper has no identity step or it cannot
-// matter any more: a whole item was dropped already.
-func (k *Keeper[T]) identityCharge(item *T, callers int) (int, error) {
-	if k.bareCharge == nil || k.hasCutoff {
-		return 0, nil
+// charge, callers), with its omitted record and alone; 0 when the keeper
+// has no identity step.
+func (k *Keeper[T]) identityCharge(item *T, callers int) (bare, alone int, err error) {
+	if k.bareCharge == nil {
+		return 0, 0, nil
 	}
-	c, err := k.bareCharge(item)
-	if err != nil {
-		return 0, fmt.Errorf("size identity: %w", err)
+	of := func(size func(*T) (int, error)) (int, error) {
+		c, err := size(item)
+		if err != nil {
+			return 0, fmt.Errorf("size identity: %w", err)
+		}
+		return min(max(c+1, MinItemCharge), max(callers, MinItemCharge)), nil // +1: its newline
 	}
-	return min(max(c+1, MinItemCharge), max(callers, MinItemCharge)), nil // +1: its newline
+	if bare, err = of(k.bareCharge); err != nil || k.aloneCharge == nil {
+		return bare, bare, err
+	}
+	alone, err = of(k.aloneCharge)
+	return bare, alone, err
 }
 
 // keepSlimmed keeps an item that needs room: the cap is lowered with it
 // counted, and the item is slimmed from its decoded form as it comes,
 // without encoding it whole first (a 1 MB item slimmed to 256 KiB is
 // encoded once, at 256 KiB).
-func (k *Keeper[T]) keepSlimmed(item *T, key itemKey, whole, bare int) error {
+func (k *Keeper[T]) keepSlimmed(item *T, key itemKey, whole, bare, alone int) error {
 	if k.used+whole > k.budget {
 		if err := k.lowerCap(whole); err != nil {
 			return err
 		}
 	}
-	e := keptEntry{key: key, whole: whole, bareCharge: clampInt32(bare)}
+	e := keptEntry{key: key, whole: whole, bareCharge: clampInt32(bare), aloneCharge: clampInt32(alone)}
 	var err error
 	if k.capBytes > 0 && whole > k.capBytes {
 		e.off, e.size, e.charge, err = k.slimmed(item, k.capBytes)
@@ -264,6 +310,7 @@ func (k *Keeper[T]) push(e keptEntry) error {
 	k.kept.push(e)
 	k.used += e.charge
 	k.bareSum += int(e.bareCharge)
+	k.aloneSum += int(e.aloneCharge)
 	return k.fit()
 }
 
@@ -283,14 +330,15 @@ func (k *Keeper[T]) wholeOf(callers, size int) int {
 // encoding sorts first (both slimmed to the cap, once slimming began). The id counts the largest charge of its
 // occurrences, so that the prefix that fits does not depend on which came
 // first either (a charge that only grows keeps the invariant of keep). An id
-// at or after the cutoff stays dropped, whatever its occurrences.
+// at or after the cutoff stays dropped, whatever its occurrences, and so
+// does one whose first occurrence, of another rank, was dropped.
 func (k *Keeper[T]) duplicate(item *T, id string) error {
-	if k.hasCutoff && id >= k.cutoff.id { // ids are distinct among the kept
+	if k.hasCutoff && !(itemKey{rank: k.rankOf(item), id: id}).idBefore(k.cutoff) {
 		return nil
 	}
 	i, ok := k.kept.find(id)
-	if !ok { // cannot happen: an id before the cutoff is kept
-		return fmt.Errorf("duplicate id %q is neither kept nor dropped", id)
+	if !ok { // its first occurrence ranked after the cutoff: dropped
+		return nil
 	}
 	off, size, err := k.encode(item)
 	if err != nil {
@@ -308,11 +356,17 @@ func (k *Keeper[T]) duplicate(item *T, id string) error {
 	}
 	e := &k.kept.entries[i]
 	e.whole = max(e.whole, capped)
-	if bare, err := k.identityCharge(item, callers); err != nil {
+	bare, alone, err := k.identityCharge(item, callers)
+	if err != nil {
 		return err
-	} else if bare > int(e.bareCharge) {
+	}
+	if bare > int(e.bareCharge) {
 		k.bareSum += bare - int(e.bareCharge)
 		e.bareCharge = int32(bare)
+	}
+	if alone > int(e.aloneCharge) {
+		k.aloneSum += alone - int(e.aloneCharge)
+		e.aloneCharge = int32(alone)
 	}
 	charge := max(slimmedCharge, e.charge)
 	if bytes.Compare(k.arena[off:off+size], k.arena[e.off:e.off+e.size]) < 0 {
@@ -369,6 +423,8 @@ func (k *Keeper[T]) fit() error {
 		}
 		dropped := k.kept.pop()
 		k.used -= dropped.charge
+		k.bareSum -= int(dropped.bareCharge)
+		k.aloneSum -= int(dropped.aloneCharge)
 		k.cutoff, k.hasCutoff = dropped.key, true
 	}
 	k.compactArena()
@@ -403,7 +459,8 @@ func (k *Keeper[T]) compactArena() {
 	k.arena = fresh
 }
 
-// Items decodes the kept items, in key order. The Keeper is spent after it.
+// Items decodes the kept items, in id order (items without an id first,
+// by content), whatever their rank. The Keeper is spent after it.
 // The result is never nil, so that an empty result reads as an empty list.
 func (k *Keeper[T]) Items() ([]T, error) {
 	if k.capBytes > 0 {
@@ -419,6 +476,14 @@ func (k *Keeper[T]) Items() ([]T, error) {
 		}
 	}
 	entries := k.kept.sorted()
+	if k.rank != nil {
+		slices.SortFunc(entries, func(a, b keptEntry) int {
+			if a.key.listedBefore(b.key) {
+				return -1
+			}
+			return 1
+		})
+	}
 	out := make([]T, len(entries))
 	// One decoder for all, reading the encodings in key order as a stream of
 	// values: json.Unmarshal would allocate its state once per item.
@@ -652,17 +717,18 @@ func clampInt32(n int) int32 { return int32(min(n, math.MaxInt32)) }
 
 // identitiesFit reports whether the kept items, over the budget with the
 // cap at its floor, would fit cut to their identities: then no whole item
-// goes yet. Counted from the charges alone, so that a list whose
-// identities do not fit either (the worst answer for memory: thousands of
-// small pipes) cuts none of its items to one. Once a whole item went, the
-// identities of the items seen no longer fit, and more items only add.
+// goes yet. Counted from the charges alone. When they do not, whole items
+// go from the end of the (rank, id) order only until the identities of
+// the rest fit (fit): the list keeps as many items as the budget holds by
+// identity, and cuts them at the end (cutToIdentities), so that a long list
+// lists about budget ÷ (an identity's charge) items, not budget ÷ the cap.
 func (k *Keeper[T]) identitiesFit() bool {
-	return k.bareCharge != nil && !k.identitiesCut && !k.hasCutoff && k.capBytes <= minSlimCap && k.bareSum <= k.budget
+	return k.bareCharge != nil && !k.identitiesCut && k.capBytes <= minSlimCap && min(k.bareSum, k.aloneSum) <= k.budget
 }
 
 // cutToIdentities cuts kept items to their identities, those that save most
-// first (among equals, from the end of the id order, where whole items
-// would go: the same items in any order give the same list), until the
+// first (among equals, from the end of the (rank, id) order, where whole
+// items would go: the same items in any order give the same list), until the
 // list fits; what still does not fit (an identity
 // charged more than counted) then goes by whole items, as always.
 func (k *Keeper[T]) cutToIdentities() error {
@@ -672,13 +738,18 @@ func (k *Keeper[T]) cutToIdentities() error {
 	for i := range order {
 		order[i] = i
 	}
+	// With their records when those fit, else alone.
+	withRecords := k.bareSum <= k.budget || k.identity == nil
 	saves := func(e *keptEntry) int { return e.charge - int(e.bareCharge) }
+	if !withRecords {
+		saves = func(e *keptEntry) int { return e.charge - int(e.aloneCharge) }
+	}
 	slices.SortFunc(order, func(a, b int) int {
 		if d := saves(&es[b]) - saves(&es[a]); d != 0 {
 			return d
 		}
 		if es[b].key.less(es[a].key) {
-			return -1 // from the end of the id order, where whole items would go
+			return -1 // from the end of the (rank, id) order, where whole items would go
 		}
 		return 1
 	})
@@ -687,16 +758,42 @@ func (k *Keeper[T]) cutToIdentities() error {
 		if k.used <= k.budget || saves(e) <= 0 {
 			break
 		}
-		if err := k.cutToIdentity(e); err != nil {
+		if err := k.cutToIdentity(e, withRecords); err != nil {
 			return err
 		}
 	}
 	return k.fit()
 }
 
-// cutToIdentity cuts a kept entry to its identity, from its encoding
-// (a target of 0: nothing fits but the identity, so a cut entry is bare).
-func (k *Keeper[T]) cutToIdentity(e *keptEntry) error {
-	_, err := k.reslimTo(e, 0)
-	return err
+// cutToIdentity cuts a kept entry to its identity, from its encoding: with
+// its omitted record (a target of 0: nothing fits but the identity, so a
+// cut entry is bare), or alone.
+func (k *Keeper[T]) cutToIdentity(e *keptEntry, withRecord bool) error {
+	if withRecord {
+		_, err := k.reslimTo(e, 0)
+		return err
+	}
+	if err := k.work.Charge(ItemByteWork * e.size); err != nil {
+		return err
+	}
+	var item T
+	if err := json.Unmarshal(k.arena[e.off:e.off+e.size], &item); err != nil {
+		return fmt.Errorf("decode kept item: %w", err)
+	}
+	alone, _, err := k.identity(&item)
+	if err != nil {
+		return fmt.Errorf("cut item to its identity: %w", err)
+	}
+	off, size, err := k.encode(&alone)
+	if err != nil {
+		return err
+	}
+	charge := max(size, MinItemCharge, k.chargeOf(&alone))
+	if charge >= e.charge {
+		k.forget(off, size)
+		return nil
+	}
+	k.used += charge - e.charge
+	e.off, e.size, e.charge, e.bare = off, size, charge, true
+	return nil
 }

@@ -259,3 +259,64 @@ func TestContentHashIsFNV1a(t *testing.T) {
 		}
 	}
 }
+
+// A keeper with a rank keeps the lowest rank first: of items that do not
+// all fit, those that need attention (rank 0) are kept before any other,
+// each group by id, and what is kept is listed by id, whatever the rank
+// and whatever order the items came in.
+func TestKeeperKeepsTheLowestRankFirst(t *testing.T) {
+	const size = 100
+	tests := map[string]struct {
+		ids     []string
+		failing string // ids of rank 0, as one string of letters
+		fit     int    // items the budget holds (and half of one more)
+		want    string
+	}{
+		"everything fits":            {ids: strings.Split("abcdef", ""), failing: "ef", fit: 6, want: "abcdef"},
+		"no failing: the id prefix":  {ids: strings.Split("abcdef", ""), fit: 3, want: "abc"},
+		"failing last in id order":   {ids: strings.Split("abcdef", ""), failing: "ef", fit: 3, want: "aef"},
+		"failing scattered":          {ids: strings.Split("abcdef", ""), failing: "bdf", fit: 4, want: "abdf"},
+		"more failing than fit":      {ids: strings.Split("abcdef", ""), failing: "cdef", fit: 2, want: "cd"},
+		"only failing fit, exactly":  {ids: strings.Split("abcdef", ""), failing: "ace", fit: 3, want: "ace"},
+		"everything failing":         {ids: strings.Split("abcdef", ""), failing: "abcdef", fit: 2, want: "ab"},
+		"nothing fits":               {ids: strings.Split("abcdef", ""), failing: "f", fit: 0, want: ""},
+		"a duplicate ranks as first": {ids: strings.Split("abcdefa", ""), failing: "f", fit: 2, want: "af"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			rank := func(it *testItem) int {
+				if strings.Contains(tt.failing, it.ID) {
+					return 0
+				}
+				return 1
+			}
+			items := make([]testItem, len(tt.ids))
+			for i, id := range tt.ids {
+				items[i] = item(t, id, size)
+			}
+			rng := rand.New(rand.NewPCG(7, uint64(len(name))))
+			for round := range 6 {
+				k := NewKeeper(testItemID, tt.fit*size+size/2, nil, nil).WithRank(rank)
+				for _, it := range items {
+					if err := k.Add(&it, Report{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				kept, err := k.Items()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := ""
+				for _, it := range kept {
+					got += it.ID
+				}
+				if got != tt.want {
+					t.Fatalf("round %d (items in order %v): kept %q, want %q", round, tt.ids, got, tt.want)
+				}
+				if !strings.Contains(name, "duplicate") { // a duplicate ranks as its first occurrence: order matters
+					rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
+				}
+			}
+		})
+	}
+}

@@ -6,8 +6,8 @@ import (
 )
 
 // The storage under a Keeper: the arena of kept encodings, the ordered
-// index of kept entries (a max-heap by key, so the last in id order goes
-// first when the budget is short) and the reader that streams them back.
+// index of kept entries (a max-heap by key, so the last in (rank, id) order
+// goes first when the budget is short) and the reader that streams them back.
 
 // entryReader reads the encodings of entries one after the other. Each ends
 // in a newline, so together they are a stream of JSON values.
@@ -49,16 +49,36 @@ func (a *arena) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// itemKey orders items: by id, items without an id ("") first, those by a
-// hash of their content; seq, the item's place among the distinct items of
-// the response, orders what is left equal (identical items, in practice).
+// itemKey orders items for keeping: by rank (see WithRank: the items that
+// need attention first), then by id, items without an id ("") first, those
+// by a hash of their content; seq, the item's place among the distinct
+// items of the response, orders what is left equal (identical items, in
+// practice).
 type itemKey struct {
+	rank    int
 	id      string
 	content uint64
 	seq     int
 }
 
 func (a itemKey) less(b itemKey) bool {
+	if a.rank != b.rank {
+		return a.rank < b.rank
+	}
+	return a.listedBefore(b)
+}
+
+// idBefore reports whether a comes before b by rank, then id alone.
+func (a itemKey) idBefore(b itemKey) bool {
+	if a.rank != b.rank {
+		return a.rank < b.rank
+	}
+	return a.id < b.id
+}
+
+// listedBefore orders keys as the list shows them: by id, whatever their
+// rank.
+func (a itemKey) listedBefore(b itemKey) bool {
 	if c := strings.Compare(a.id, b.id); c != 0 {
 		return c < 0
 	}
@@ -82,6 +102,9 @@ type keptEntry struct {
 	// bareCharge is its charge cut to its identity (see WithIdentities): an
 	// int32 beside bare, in what was padding, so that the entry is no bigger.
 	bareCharge int32
+	// aloneCharge is its charge cut to its identity alone, without the
+	// omitted record.
+	aloneCharge int32
 }
 
 // keptHeap is a max-heap of entries by key. Once a duplicate has asked

@@ -60,7 +60,7 @@ func BenchmarkKeeperPipes(b *testing.B) {
 					case "slim":
 						k.WithSlim(s.Item, nil)
 					case "identities":
-						k.WithSlim(s.Item, nil).WithIdentities(s.BareCharge)
+						k.WithSlim(s.Item, nil).WithIdentities(s.BareCharge, s.IdentityCharge, s.Identity)
 					}
 					for i := range pipes {
 						if err := k.Add(&pipes[i], Report{}); err != nil {

@@ -16,6 +16,45 @@ import (
 // (the worst answer for memory: thousands of pipes of nothing but an id)
 // pays a walk of each item's top members and no allocation.
 func (s *Slimmer[T]) BareCharge(item *T) (int, error) {
+	return s.identityCharge(item, true)
+}
+
+// IdentityCharge is bound.Charge of item as Identity cuts it: its identity
+// members alone, without an omitted record. A record is a map, about 300
+// bytes decoded however few its entries: twice the identity of a pipe.
+func (s *Slimmer[T]) IdentityCharge(item *T) (int, error) {
+	return s.identityCharge(item, false)
+}
+
+// Identity is item cut to its identity members alone, without an omitted
+// record (see IdentityCharge), and its charge: the last resort of a list
+// too long for its items' identities with their records, so that it lists
+// as many items as the budget holds. The item as it is, when that is no
+// larger.
+func (s *Slimmer[T]) Identity(item *T) (identity T, charge int, err error) {
+	s.plan()
+	if s.omitted == nil {
+		return *item, 0, ErrNoOmittedRecord
+	}
+	v := ptrValue(item)
+	out := reflect.New(s.root.typ).Elem()
+	for _, f := range s.identity {
+		out.FieldByIndex(f.index).Set(v.FieldByIndex(f.index))
+	}
+	identity, _ = reflect.TypeAssert[T](out)
+	sized, err := s.measure(out, math.MaxInt, math.MaxInt, nil)
+	if err != nil {
+		return *item, 0, err
+	}
+	if whole := bound.Charge(item); whole <= sized.charge {
+		return *item, whole, s.charge(ValueWork * len(s.root.fields))
+	}
+	return identity, sized.charge, s.charge(ValueWork * len(s.root.fields))
+}
+
+// identityCharge counts item cut to its identity, with its omitted record
+// or without.
+func (s *Slimmer[T]) identityCharge(item *T, withRecord bool) (int, error) {
 	top, omitted := s.topPlan()
 	if omitted == nil {
 		return 0, ErrNoOmittedRecord
@@ -45,7 +84,10 @@ func (s *Slimmer[T]) BareCharge(item *T) (int, error) {
 		m.json += f.nameBytes
 		m.value(f.node, fv)
 	}
-	j, h := bareRecordSize(omitted, whole, prev)
+	j, h := 0, 0
+	if withRecord {
+		j, h = bareRecordSize(omitted, whole, prev)
+	}
 	if j > 0 && written > 0 {
 		j++ // its comma
 	}
@@ -83,27 +125,52 @@ func bareRecordSize(omitted *field, whole []string, prev map[string]int32) (json
 }
 
 // Identities is the last step of slimming a list to budget, once its items
-// are at their floor (MinCap) and the list still does not fit: if the items
-// cut to their identities would fit, as many as it takes are, those that
-// save most first (among equals, from the end of the list, where whole
-// items would go: the same items always give the same list), and true; else nothing is cut, and false: the list
-// is then cut by whole items, from its end, as before. Whether identities
-// fit is counted from their charges first, so that a list too long for its
-// identities (the worst answer for memory) builds none. charges are the
-// items' charges, and are kept up to date.
+// are at their floor (MinCap) and the list still does not fit. When its
+// items cut to their identities with their omitted records (BareCharge)
+// would fit, as many as it takes are cut so, those that save most first
+// (among equals, from the end of the list, where whole items would go: the
+// same items always give the same list), and true. Else the longest prefix
+// of the list whose items' identities alone (IdentityCharge, no record)
+// fit is cut to them likewise (Identity), and false: the items after it go
+// whole (the caller's bound.Prefix), so that the list keeps as many items
+// as the budget holds. Whether identities fit is counted from their charges
+// first. charges are the items' charges, and are kept up to date.
 func (s *Slimmer[T]) Identities(items []T, charges []int, budget int) (bool, error) {
-	bares := make([]int, len(items))
-	total := 0
-	for i := range items {
-		c, err := s.BareCharge(&items[i])
-		if err != nil {
-			return false, err
-		}
-		bares[i] = min(c+1, charges[i]) // and its comma
-		if total += bares[i]; total > budget {
-			return false, nil
-		}
+	withRecords := func(item *T) (T, int, error) { return s.Slim(item, 0) }
+	n, bares, err := s.identityPrefix(items, charges, budget, s.BareCharge)
+	if err != nil || n == len(items) {
+		return true, s.cutToIdentities(items[:n], charges, bares, budget, withRecords)
 	}
+	n, bares, err = s.identityPrefix(items, charges, budget, s.IdentityCharge)
+	if err != nil {
+		return false, err
+	}
+	return false, s.cutToIdentities(items[:n], charges, bares, budget, s.Identity)
+}
+
+// identityPrefix is the longest prefix of items whose identities, as
+// charge counts them, fit budget, and their charges so.
+func (s *Slimmer[T]) identityPrefix(items []T, charges []int, budget int, charge func(*T) (int, error)) (n int, bares []int, err error) {
+	total := 0
+	bares = make([]int, 0, len(items))
+	for i := range items {
+		c, err := charge(&items[i])
+		if err != nil {
+			return 0, nil, err
+		}
+		bare := min(c+1, charges[i]) // and its comma
+		if total+bare > budget {
+			break
+		}
+		total += bare
+		bares = append(bares, bare)
+	}
+	return len(bares), bares, nil
+}
+
+// cutToIdentities cuts items (a prefix of the list) by cut until their
+// charges fit budget, those that save most first.
+func (s *Slimmer[T]) cutToIdentities(items []T, charges, bares []int, budget int, cut func(*T) (T, int, error)) error {
 	order := make([]int, len(items))
 	for i := range order {
 		order[i] = i
@@ -114,19 +181,19 @@ func (s *Slimmer[T]) Identities(items []T, charges []int, budget int) (bool, err
 		}
 		return b - a // from the end, where whole items would go
 	})
-	used := sum(charges)
+	used := sum(charges[:len(items)])
 	for _, i := range order {
 		if used <= budget || charges[i] <= bares[i] {
 			break
 		}
-		bare, charge, err := s.Slim(&items[i], 0)
+		bare, charge, err := cut(&items[i])
 		if err != nil {
-			return false, err
+			return err
 		}
 		used += charge + 1 - charges[i]
 		items[i], charges[i] = bare, charge+1
 	}
-	return true, nil
+	return nil
 }
 
 // topPlan is T's plan with its identity members and omitted record planned

@@ -25,9 +25,9 @@ func List[T any](items []T, budget int, shape Shape) []T {
 
 // List is the package's List with this Slimmer's work charge: a list whose
 // slimming runs out of work is left as far as it got. A list that does not
-// fit with its items at MinCap has items cut to their identities, when
-// that makes it fit (see Identities): whole items go only when identities
-// no longer fit.
+// fit with its items at MinCap has items cut to their identities (see
+// Identities): of the longest prefix whose identities fit, so that whole
+// items go from its end only for want of room for their identities.
 func (s *Slimmer[T]) List(items []T, budget int) []T {
 	charges := bound.Charges(items)
 	if sum(charges) <= budget {
