@@ -67,7 +67,7 @@ func (a *Accounts) release(k usedKey) {
 
 // WeightOf is the weight of namespace on budget (a ratebudget.BudgetID):
 // its account's spec.namespaceWeights when the budget is an account's key,
-// else 1. It is the ServiceWatch controller's keyshare.Weights.
+// else 1. It is the ServiceWatch controller's tenancy.Weights.
 func (a *Accounts) WeightOf(budget, namespace string) float64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
