@@ -25,13 +25,11 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/egress"
-	"github.com/servicewatch/servicewatch/internal/keyshare"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
-	"github.com/servicewatch/servicewatch/internal/statusbudget"
 	"github.com/servicewatch/servicewatch/internal/storagemigration"
 	"github.com/servicewatch/servicewatch/internal/syncmetrics"
-	"github.com/servicewatch/servicewatch/internal/workshare"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 // config is everything the flags set.
@@ -106,8 +104,8 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.reconciler.MaxSyncsPerNamespace, "max-syncs-per-namespace", defaults.MaxSyncsPerNamespace, "How many of those the watches of one namespace may hold, on all hosts together, so that one namespace leaves the rest to the others (namespaces that wait take turns); one namespace syncs at most this many divided by the cloud's latency per second.")
 	fs.IntVar(&cfg.reconciler.MaxConcurrentReconciles, "reconcile-workers", defaults.MaxConcurrentReconciles, "How many reconcile workers run; they do only Kubernetes work (cloud calls run in the background).")
 	fs.IntVar(&cfg.reconciler.AlertConcurrency, "alert-concurrency", defaults.AlertConcurrency, "How many alerts of one ServiceWatch are fetched at once.")
-	fs.IntVar(&cfg.statusBudget.namespace, "namespace-status-budget", statusbudget.DefaultNamespaceBytes, "Bytes the statuses of one namespace's ServiceWatches may keep together in the manager's memory, charged as --status-size-limit charges them; a watch past its namespace's share has its lists cut and says so (StatusTruncated). 0: no bound.")
-	fs.IntVar(&cfg.statusBudget.total, "total-status-budget", statusbudget.DefaultManagerBytes, "Bytes the statuses of all ServiceWatches may keep together, divided into equal parts between the namespaces with watches (a namespace keeps at most its part, whatever the others keep); the default fits the Deployment's 256 Mi with headroom. 0: no bound.")
+	fs.IntVar(&cfg.statusBudget.namespace, "namespace-status-budget", tenancy.DefaultNamespaceStatusBytes, "Bytes the statuses of one namespace's ServiceWatches may keep together in the manager's memory, charged as --status-size-limit charges them; a watch past its namespace's share has its lists cut and says so (StatusTruncated). 0: no bound.")
+	fs.IntVar(&cfg.statusBudget.total, "total-status-budget", tenancy.DefaultManagerStatusBytes, "Bytes the statuses of all ServiceWatches may keep together, divided into equal parts between the namespaces with watches (a namespace keeps at most its part, whatever the others keep); the default fits the Deployment's 256 Mi with headroom. 0: no bound.")
 	fs.IntVar(&cfg.reconciler.StatusSizeLimit, "status-size-limit", defaults.StatusSizeLimit, "Largest status in bytes, each item charged the larger of its JSON and its decoded size (the manager's cache holds it decoded); the lists are truncated past it.")
 	fs.DurationVar(&cfg.reconciler.SyncTimeout, "sync-timeout", defaults.SyncTimeout, "Longest one sync may take.")
 	fs.DurationVar(&cfg.cloud.Timeout, "cloud-timeout", cloudapi.DefaultTimeout, "Timeout of one cloud API call.")
@@ -211,7 +209,7 @@ func validate(cfg config) error {
 			return fmt.Errorf("%s must be positive", name)
 		}
 	}
-	if err := keyshare.Validate(cfg.reservedShare); err != nil {
+	if err := tenancy.ValidateReserve(cfg.reservedShare); err != nil {
 		return fmt.Errorf("--reserved-budget-share: %w", err)
 	}
 	if cfg.statusBudget.namespace < 0 || cfg.statusBudget.total < 0 {
@@ -275,10 +273,10 @@ func run(ctx context.Context, cfg config) error {
 		Recorder:     mgr.GetEventRecorder("servicewatch-controller"),
 		Metrics:      metrics,
 		StateMetrics: stateMetrics,
-		StatusBudget: statusbudget.New(statusbudget.Budget{Bytes: cfg.statusBudget.namespace, Setting: "--namespace-status-budget"},
-			statusbudget.Budget{Bytes: cfg.statusBudget.total, Setting: "--total-status-budget"}),
+		StatusBudget: tenancy.NewStatusLedger(tenancy.StatusBudget{Bytes: cfg.statusBudget.namespace, Setting: "--namespace-status-budget"},
+			tenancy.StatusBudget{Bytes: cfg.statusBudget.total, Setting: "--total-status-budget"}),
 		// Each namespace's share of the work of decoding the cloud's answers.
-		WorkShares: workshare.New(workshare.DefaultRate, workshare.DefaultBurst, time.Now),
+		WorkShares: tenancy.NewWorkShares(tenancy.DefaultWorkRate, tenancy.DefaultWorkBurst, time.Now),
 		Options:    cfg.reconciler,
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {

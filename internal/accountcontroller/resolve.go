@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/accountpolicy"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
@@ -194,7 +193,7 @@ func (a *Accounts) Resolve(ctx context.Context, watch *swv1.ServiceWatch) Grant 
 		return refused(swv1.ReasonSecretUnreadable, "unread", err.Error())
 	}
 	trigger := fmt.Sprintf("%s/%d", account.UID, account.Generation)
-	if err := accountpolicy.Decide(&account, subject); err != nil {
+	if err := DecideUse(&account, subject); err != nil {
 		g := refused(swv1.ReasonAccountNotAllowed, "", err.Error()+"; no Secret was read and nothing was sent")
 		g.Trigger = trigger + "|" + g.Refusal.Message
 		return g
@@ -211,12 +210,12 @@ func refused(reason, trigger, message string) Grant {
 // subjectOf is the watch as the account's conditions see it: its namespace
 // with the labels the API server has for it, what it reads, and whether it
 // reads alerts with the account's alert token.
-func (a *Accounts) subjectOf(ctx context.Context, watch *swv1.ServiceWatch) (accountpolicy.Subject, error) {
+func (a *Accounts) subjectOf(ctx context.Context, watch *swv1.ServiceWatch) (Subject, error) {
 	var ns corev1.Namespace
 	if err := a.Client.Get(ctx, client.ObjectKey{Name: watch.Namespace}, &ns); err != nil {
-		return accountpolicy.Subject{}, fmt.Errorf("reading namespace %q: %w", watch.Namespace, err)
+		return Subject{}, fmt.Errorf("reading namespace %q: %w", watch.Namespace, err)
 	}
-	return accountpolicy.Subject{Namespace: ns.Name, NamespaceLabels: ns.Labels,
+	return Subject{Namespace: ns.Name, NamespaceLabels: ns.Labels,
 		OrganizationID: watch.Spec.OrganizationID, ServiceID: watch.Spec.ServiceID, AlertToken: ReadsAlertToken(watch)}, nil
 }
 

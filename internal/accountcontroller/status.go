@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/accountpolicy"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
@@ -108,7 +107,7 @@ func (a *Accounts) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 func setReady(account *swv1.ClusterCloudAccount) {
 	c := metav1.Condition{Type: swv1.ConditionReady, Status: metav1.ConditionTrue, Reason: swv1.ReasonAccountValid,
 		Message: fmt.Sprintf("%d conditions, all valid", len(account.Spec.Conditions)), ObservedGeneration: account.Generation}
-	if err := accountpolicy.Validate(account); err != nil {
+	if err := ValidateAccount(account); err != nil {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, swv1.ReasonInvalidConditions, err.Error()+": that condition selects no namespace"
 	}
 	meta.SetStatusCondition(&account.Status.Conditions, c)
@@ -126,7 +125,7 @@ func (a *Accounts) setUse(ctx context.Context, account *swv1.ClusterCloudAccount
 			byNamespace[w.Namespace] = use
 		}
 		use.Watches++
-		if subject, err := a.subjectOf(ctx, w); err == nil && accountpolicy.Decide(account, subject) == nil {
+		if subject, err := a.subjectOf(ctx, w); err == nil && DecideUse(account, subject) == nil {
 			use.Allowed++
 		}
 	}
@@ -137,10 +136,10 @@ func (a *Accounts) setUse(ctx context.Context, account *swv1.ClusterCloudAccount
 	slices.Sort(names)
 	account.Status.Watches, account.Status.NamespaceCount = int32(len(watches)), int32(len(names))
 	account.Status.Namespaces = nil
-	shares := accountpolicy.SharePercents(account, slices.DeleteFunc(slices.Clone(names), func(ns string) bool { return byNamespace[ns].Allowed == 0 }))
+	shares := SharePercents(account, slices.DeleteFunc(slices.Clone(names), func(ns string) bool { return byNamespace[ns].Allowed == 0 }))
 	for _, name := range names[:min(len(names), maxNamespacesShown)] {
 		use := byNamespace[name]
-		use.Weight, use.SharePercent = accountpolicy.Weight(account, name), shares[name]
+		use.Weight, use.SharePercent = NamespaceWeight(account, name), shares[name]
 		account.Status.Namespaces = append(account.Status.Namespaces, *use)
 	}
 }

@@ -43,7 +43,7 @@ const (
 	// shapes no sample has, and only an answer shaped to cost far more per
 	// byte than any real one (millions of {} cost 54 units per byte) runs
 	// out, after a bounded part of its bytes. What a namespace decodes over
-	// time is bounded by its share (internal/workshare).
+	// time is bounded by its share (internal/tenancy).
 	DefaultDecodeWorkPerByte = 24
 	// minDecodeWork is the least default work budget, for a small
 	// MaxResponseBytes: about 10 ms of one core, so that a small cap is

@@ -140,5 +140,5 @@
 // against Options.MaxDecodeWork, which no real answer reaches (see
 // DefaultDecodeWorkPerByte); an answer that does fails the call with
 // ReasonDecodeBudgetExceeded, and ListOptions.Work tells the caller what
-// each answer cost, to charge to whoever asked (internal/workshare).
+// each answer cost, to charge to whoever asked (internal/tenancy).
 package cloudapi

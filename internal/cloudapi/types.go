@@ -37,7 +37,7 @@ type ListOptions[T any] struct {
 	// Work, when set, is told once per call how much decoding its answer
 	// cost, in units of lenient.Work (about one byte scanned each), whether
 	// the call succeeded or not: the caller charges it to whoever asked for
-	// the call (see internal/workshare).
+	// the call (see internal/tenancy).
 	Work func(units int64)
 }
 

@@ -15,7 +15,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/workshare"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 // victimScale shrinks the hostile answer, the work budget and the
@@ -53,12 +53,12 @@ func BenchmarkVictimLatencyUnderHostileNamespace(b *testing.B) {
 		name     string
 		hostile  bool
 		maxWork  int64
-		newShare func() *workshare.Shares
+		newShare func() *tenancy.WorkShares
 	}{
-		{"no_hostile", false, 0, func() *workshare.Shares { return nil }},
-		{"before", true, noBudget, func() *workshare.Shares { return nil }},
-		{"after", true, 0, func() *workshare.Shares {
-			return workshare.New(workshare.DefaultRate/victimScale, workshare.DefaultBurst/victimScale, time.Now)
+		{"no_hostile", false, 0, func() *tenancy.WorkShares { return nil }},
+		{"before", true, noBudget, func() *tenancy.WorkShares { return nil }},
+		{"after", true, 0, func() *tenancy.WorkShares {
+			return tenancy.NewWorkShares(tenancy.DefaultWorkRate/victimScale, tenancy.DefaultWorkBurst/victimScale, time.Now)
 		}},
 	}
 	for _, v := range variants {
@@ -88,7 +88,7 @@ type victimResult struct {
 // runVictimScenario runs the hostile namespace (when hostile) and the
 // victim for d through c, pacing each namespace's reads by shares as the
 // controller's admission does.
-func runVictimScenario(b *testing.B, c *cloudapi.Client, url string, hostile bool, shares *workshare.Shares, d time.Duration) victimResult {
+func runVictimScenario(b *testing.B, c *cloudapi.Client, url string, hostile bool, shares *tenancy.WorkShares, d time.Duration) victimResult {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	read := func(namespace string) (time.Duration, error) {

@@ -15,7 +15,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/syncmetrics"
-	"github.com/servicewatch/servicewatch/internal/workshare"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 // Alert pages are decoded on the namespace's share of decode work, as
@@ -48,7 +48,7 @@ func TestAlertPagesAreChargedToTheNamespacesDecodeShare(t *testing.T) {
 	budgets := &budgetCloud{}
 	const rate = 100_000 // units a second
 	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: budgets, Metrics: metrics, clock: pacing.NewClock(now, nil),
-		secrets: noSecrets{}, WorkShares: workshare.New(rate, rate, now)}
+		secrets: noSecrets{}, WorkShares: tenancy.NewWorkShares(rate, rate, now)}
 	r.defaults()
 	r.pacer = testPacer(r.clock.Now)
 	scopeIn := func(namespace string) *syncScope {

@@ -116,7 +116,7 @@ type admission struct {
 	// nothing is sent meanwhile, and nothing is written.
 	wait time.Duration
 	// overShare: wait is for the namespace's share of decode work
-	// (workshare), not for a rate budget.
+	// (tenancy.WorkShares), not for a rate budget.
 	overShare bool
 	overSpent string // why work the user asked for waits: its namespace spent past its share of a key
 	// alertsDeferred: the management calls go ahead, the alert calls wait

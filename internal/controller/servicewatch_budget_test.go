@@ -11,9 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/keyshare"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 func TestSetIntervalMetCondition(t *testing.T) {
@@ -22,7 +22,7 @@ func TestSetIntervalMetCondition(t *testing.T) {
 	if condition(w, swv1.ConditionIntervalMet) != "absent" {
 		t.Error("IntervalMet present while the interval is met")
 	}
-	setIntervalMetCondition(w, pacing.Allowance{Every: 132 * time.Second, Share: keyshare.Share{Share: 1.0 / 6, Need: 1.0 / 3}})
+	setIntervalMetCondition(w, pacing.Allowance{Every: 132 * time.Second, Share: tenancy.Share{Share: 1.0 / 6, Need: 1.0 / 3}})
 	if got := condition(w, swv1.ConditionIntervalMet); got != "False/BudgetExceeded" {
 		t.Errorf("IntervalMet = %s", got)
 	}

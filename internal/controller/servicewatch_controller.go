@@ -32,15 +32,13 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/fairqueue"
-	"github.com/servicewatch/servicewatch/internal/keyshare"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/readrunner"
 	"github.com/servicewatch/servicewatch/internal/secretwatch"
 	"github.com/servicewatch/servicewatch/internal/sharedread"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
-	"github.com/servicewatch/servicewatch/internal/statusbudget"
 	"github.com/servicewatch/servicewatch/internal/syncmetrics"
-	"github.com/servicewatch/servicewatch/internal/workshare"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 // Options tune the reconciler; the manager's flags set them.
@@ -101,13 +99,13 @@ type ServiceWatchReconciler struct {
 	// collector no registry reads.
 	StateMetrics *statemetrics.Collector
 	// StatusBudget bounds what statuses keep by namespace; nil: no bound.
-	StatusBudget *statusbudget.Ledger
+	StatusBudget *tenancy.StatusLedger
 	// WorkShares defer the syncs of a namespace whose answers cost more than its share to decode; nil: none.
-	WorkShares *workshare.Shares
+	WorkShares *tenancy.WorkShares
 	// Accounts resolves the ClusterCloudAccounts watches refer to; nil: none.
 	Accounts *accountcontroller.Accounts
 	// ShareWeights weigh the namespaces that share a key; nil: equal.
-	ShareWeights keyshare.Weights
+	ShareWeights tenancy.Weights
 	Options      Options
 
 	// parts are the parts of every sync (syncParts), built once.

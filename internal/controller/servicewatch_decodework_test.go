@@ -16,7 +16,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/syncmetrics"
-	"github.com/servicewatch/servicewatch/internal/workshare"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 // costlyCloud answers every list with an answer that cost units of work to
@@ -48,7 +48,7 @@ func TestANamespaceOverItsDecodeShareWaitsAndOthersDoNot(t *testing.T) {
 	}
 	cloud := &costlyCloud{units: 5000}
 	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, clock: pacing.NewClock(now, nil),
-		secrets: noSecrets{}, WorkShares: workshare.New(100, 1000, now)} // 100 units a second, 1000 at once
+		secrets: noSecrets{}, WorkShares: tenancy.NewWorkShares(100, 1000, now)} // 100 units a second, 1000 at once
 	r.defaults()
 	r.pacer = testPacer(r.clock.Now)
 	scopeIn := func(namespace string) *syncScope {

@@ -8,7 +8,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/benchmem"
-	"github.com/servicewatch/servicewatch/internal/statusbudget"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 // BenchmarkNamespaceWorstCase is what one namespace's watches cost in the
@@ -16,7 +16,7 @@ import (
 // memory (worstShapes' first: {"id":"00000000"} × 12,800): n statuses
 // written as writeStatus writes them, then decoded from their JSON as the
 // cache decodes them. before bounds each watch alone (the status size
-// limit); after also books them in a statusbudget.Ledger with the default
+// limit); after also books them in a tenancy.StatusLedger with the default
 // budgets. retained-MiB is the live heap of the n decoded watches.
 //
 //	go test -short -run='^$' -bench=NamespaceWorstCase -benchtime=1x ./internal/controller/
@@ -25,9 +25,9 @@ func BenchmarkNamespaceWorstCase(b *testing.B) {
 	for _, n := range []int{10, 40, 70} {
 		for _, when := range []string{"before", "after"} {
 			b.Run(fmt.Sprintf("watches-%d/%s", n, when), func(b *testing.B) {
-				var ledger *statusbudget.Ledger // nil: no bound, as before
+				var ledger *tenancy.StatusLedger // nil: no bound, as before
 				if when == "after" {
-					ledger = statusbudget.New(statusbudget.Budget{Bytes: statusbudget.DefaultNamespaceBytes}, statusbudget.Budget{Bytes: statusbudget.DefaultManagerBytes})
+					ledger = tenancy.NewStatusLedger(tenancy.StatusBudget{Bytes: tenancy.DefaultNamespaceStatusBytes}, tenancy.StatusBudget{Bytes: tenancy.DefaultManagerStatusBytes})
 				}
 				raws := make([][]byte, n)
 				for i := range raws {

@@ -17,7 +17,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
-	"github.com/servicewatch/servicewatch/internal/statusbudget"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 // Memory is bounded per namespace, not only per watch: four watches of one
@@ -121,8 +121,8 @@ func TestStatusBudgetPartPerNamespace(t *testing.T) {
 	crowded := newNamedFixture(t, t.Name()+"-crowded")
 	victim := newNamedFixture(t, t.Name()+"-victim")
 	fast := ratebudget.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000}
-	ledger := statusbudget.New(statusbudget.Budget{Setting: "--namespace-status-budget"}, // no bound
-		statusbudget.Budget{Bytes: managerBytes, Setting: "--total-status-budget"})
+	ledger := tenancy.NewStatusLedger(tenancy.StatusBudget{Setting: "--namespace-status-budget"}, // no bound
+		tenancy.StatusBudget{Bytes: managerBytes, Setting: "--total-status-budget"})
 	startOwnManager(t, manager, cloudapi.NewBudgets(fast, fast), func(_ ctrl.Manager, r *controller.ServiceWatchReconciler) {
 		r.StatusBudget = ledger
 	})

@@ -27,8 +27,8 @@ import (
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
-	"github.com/servicewatch/servicewatch/internal/statusbudget"
 	"github.com/servicewatch/servicewatch/internal/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 	"github.com/servicewatch/servicewatch/internal/testenv"
 )
 
@@ -111,7 +111,7 @@ func runSuite(m *testing.M, e *testenv.Env) (int, error) {
 	// TestNamespaceStatusBudget cuts its later watches; no test but that one
 	// has more than one large status in a namespace. No bound in all: the
 	// suite's namespaces add up.
-	r.StatusBudget = statusbudget.New(statusbudget.Budget{Bytes: suiteNamespaceStatusBudget, Setting: "--namespace-status-budget"}, statusbudget.Budget{})
+	r.StatusBudget = tenancy.NewStatusLedger(tenancy.StatusBudget{Bytes: suiteNamespaceStatusBudget, Setting: "--namespace-status-budget"}, tenancy.StatusBudget{})
 	if err := r.SetupWithManager(mgr); err != nil {
 		return 0, err
 	}

@@ -5,14 +5,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/servicewatch/servicewatch/internal/keyshare"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 // demands knows, for each rate budget (an API key or token at one API host,
 // named by the full digest of the credential and host, never by the short
 // fingerprint the metrics show: two credentials whose fingerprints collide
 // must not share a book entry), what the watches that use it ask of it, by
-// namespace. Each namespace gets a fair share of the budget (keyshare.Divide:
+// namespace. Each namespace gets a fair share of the budget (tenancy.Divide:
 // by weight, what an idle namespace leaves going to the others); when a
 // namespace's watches ask for more calls than its share, each one's interval
 // is stretched by the same factor, so that they share the namespace's part
@@ -105,7 +105,7 @@ type Demand[R comparable] struct {
 	// group.
 	AcrossGroups bool
 	// Namespace is the watch's namespace, which shares the budget with the
-	// others by Weight (<= 0: 1); see keyshare.Divide.
+	// others by Weight (<= 0: 1); see tenancy.Divide.
 	Namespace string
 	Weight    float64
 }
@@ -115,7 +115,7 @@ type Demand[R comparable] struct {
 // stretched, the share of the budget that stretches it most.
 type Allowance struct {
 	Every time.Duration
-	Share keyshare.Share
+	Share tenancy.Share
 }
 
 // Stretched tells whether the budgets stretch the watch's interval, and
@@ -124,7 +124,7 @@ func (a Allowance) Stretched(every time.Duration) (string, bool) {
 	if a.Every <= every {
 		return "", false
 	}
-	return keyshare.Message(a.Share), true
+	return tenancy.ShareMessage(a.Share), true
 }
 
 // Ratio is the demand ratio shown under one metric label. Budgets whose
@@ -138,7 +138,7 @@ type Ratio struct {
 	// Namespaces are the shares of the namespaces that use a budget of this
 	// label, in calls per second (with colliding labels, the last budget's
 	// wins).
-	Namespaces map[string]keyshare.Share
+	Namespaces map[string]tenancy.Share
 }
 
 // newDemands returns an empty book.
@@ -162,11 +162,11 @@ func (b *demands[K, R]) Note(key K, every time.Duration, group uint64, demands [
 
 // NoteShare is Note, with the share of the budget that stretches the watch
 // most.
-func (b *demands[K, R]) NoteShare(key K, every time.Duration, group uint64, demands []Demand[R]) (float64, keyshare.Share) {
+func (b *demands[K, R]) NoteShare(key K, every time.Duration, group uint64, demands []Demand[R]) (float64, tenancy.Share) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.removeLocked(key)
-	factor, worst := 1.0, keyshare.Share{}
+	factor, worst := 1.0, tenancy.Share{}
 	for _, d := range demands {
 		if len(d.Reads) == 0 || d.Allowed <= 0 {
 			continue
@@ -226,13 +226,13 @@ func (ns *namespaceUse[R]) add(ask sharedAsk[R], n int) {
 	}
 }
 
-// shares divides the budget between its namespaces (keyshare.Divide).
-func (u *budgetUse[K, R]) shares() map[string]keyshare.Share {
-	claims := make([]keyshare.Claim, 0, len(u.namespaces))
+// shares divides the budget between its namespaces (tenancy.Divide).
+func (u *budgetUse[K, R]) shares() map[string]tenancy.Share {
+	claims := make([]tenancy.Claim, 0, len(u.namespaces))
 	for name, ns := range u.namespaces {
-		claims = append(claims, keyshare.Claim{Namespace: name, Weight: ns.weight, Need: max(0, ns.perSecond)})
+		claims = append(claims, tenancy.Claim{Namespace: name, Weight: ns.weight, Need: max(0, ns.perSecond)})
 	}
-	return keyshare.Divide(u.allowed, claims)
+	return tenancy.Divide(u.allowed, claims)
 }
 
 // ratio is the calls per second asked divided by those allowed.

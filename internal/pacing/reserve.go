@@ -6,7 +6,7 @@ import (
 )
 
 // reservations keep a rate budget's room for the syncs of the namespaces
-// within their share of it (keyshare), against the namespaces over theirs.
+// within their share of it (tenancy), against the namespaces over theirs.
 // A namespace over its share takes everything the others leave
 // (work-conserving), so the budget is always spent; without reservations,
 // a watch of a namespace within its share that came due found it spent and

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/servicewatch/servicewatch/internal/keyshare"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 // Store holds the budgets of one process: the controller asks it before a
@@ -45,9 +45,9 @@ func NewStore(limits map[string]RateLimit) *Store {
 }
 
 // NewReservingStore is NewStore keeping reserved of each budget (a share in
-// [0, 1), see keyshare.Validate) for callers outside the manager: a
+// [0, 1), see tenancy.ValidateReserve) for callers outside the manager: a
 // Terraform run, a scraper using the same key. The manager keeps to the
-// rest (keyshare.Usable: at least one call per window), and its admissions
+// rest (tenancy.Usable: at least one call per window), and its admissions
 // and Allowance say so.
 func NewReservingStore(limits map[string]RateLimit, reserved float64) *Store {
 	usable := make(map[string]RateLimit, len(limits))
@@ -66,16 +66,16 @@ func NewStoreAt(limits map[string]RateLimit, reserved float64, now func() time.T
 	return s
 }
 
-// reserving is l less reserved of its calls (see keyshare.Usable).
+// reserving is l less reserved of its calls (see tenancy.Usable).
 func reserving(l RateLimit, reserved float64) RateLimit {
 	if l.enabled() {
-		l.Requests = keyshare.Usable(l.Requests, reserved)
+		l.Requests = tenancy.Usable(l.Requests, reserved)
 		l.Burst = min(l.Burst, l.Requests)
 	}
 	return l
 }
 
-// SetReserve makes reserved (a share in [0, 1), see keyshare.Validate) the
+// SetReserve makes reserved (a share in [0, 1), see tenancy.ValidateReserve) the
 // reserve of one budget, api with cred at baseURL, in place of the store's:
 // a cloud account's reserve for the key's callers outside the cluster. The
 // budget keeps its hold, and what it admitted in the window under way

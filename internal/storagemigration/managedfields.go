@@ -13,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/servicewatch/servicewatch/internal/managedfields"
 )
 
 // errConversionNotNone is a CRD whose versions may differ in schema: an
@@ -32,7 +30,7 @@ type Renamed struct {
 
 // CleanManagedFields moves the managed fields entries of every object of
 // the CRD that name a version it no longer serves to its storage version
-// (package managedfields says why renaming, not dropping). It writes the
+// (staleentries.go says why renaming, not dropping). It writes the
 // main resource, not status, so it needs rights the manager does not have:
 // `kubectl servicewatch migrate` runs it with the user's. Safe to run
 // twice: an object without such entries is not written.
@@ -53,7 +51,7 @@ func (m *Migrator) CleanManagedFields(ctx context.Context, name string) (Renamed
 	var failures []error
 	err = m.eachObject(ctx, crd, p, func(obj *metav1.PartialObjectMetadata) error {
 		r.Objects++
-		if managedfields.CountStale(obj.ManagedFields, p.group, p.isServed) == 0 {
+		if countStaleEntries(obj.ManagedFields, p.group, p.isServed) == 0 {
 			return nil
 		}
 		r.Stale++
@@ -89,7 +87,7 @@ func logRenamed(log logr.Logger, r Renamed, p plan) {
 // computes anew. An object deleted meanwhile needs nothing.
 func (m *Migrator) renameStale(ctx context.Context, obj *metav1.PartialObjectMetadata, p plan) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		entries, _, err := managedfields.Rename(obj.ManagedFields, p.group, p.isServed, p.storage)
+		entries, _, err := renameStaleEntries(obj.ManagedFields, p.group, p.isServed, p.storage)
 		if err != nil {
 			return err
 		}
@@ -136,7 +134,7 @@ func (m *Migrator) reportStale(ctx context.Context, name string) {
 	}
 	stale := 0
 	err = m.eachObject(ctx, crd, p, func(obj *metav1.PartialObjectMetadata) error {
-		if managedfields.CountStale(obj.ManagedFields, p.group, p.isServed) > 0 {
+		if countStaleEntries(obj.ManagedFields, p.group, p.isServed) > 0 {
 			stale++
 		}
 		return nil

@@ -8,9 +8,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/servicewatch/servicewatch/internal/keyshare"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 // A registry takes the metrics once; the read-slot waits have a series per
@@ -48,7 +48,7 @@ func TestNamespaceSharesFollowTheNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	publish := func(r pacing.Ratio) { m.PublishBudgetDemands(func() []pacing.Ratio { return []pacing.Ratio{r} }) }
-	publish(pacing.Ratio{API: "management", Label: "abc", Ratio: 2, Namespaces: map[string]keyshare.Share{
+	publish(pacing.Ratio{API: "management", Label: "abc", Ratio: 2, Namespaces: map[string]tenancy.Share{
 		"big": {Share: 0.7, Need: 1.6}, "one": {Share: 0.07, Need: 0.07},
 	}})
 	want := `
@@ -60,7 +60,7 @@ servicewatch_budget_namespace_share{api="management",budget="abc",namespace="one
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "servicewatch_budget_namespace_share"); err != nil {
 		t.Error(err)
 	}
-	publish(pacing.Ratio{API: "management", Label: "abc", Ratio: 1.8, Namespaces: map[string]keyshare.Share{"big": {Share: 0.9, Need: 1.6}}})
+	publish(pacing.Ratio{API: "management", Label: "abc", Ratio: 1.8, Namespaces: map[string]tenancy.Share{"big": {Share: 0.9, Need: 1.6}}})
 	if n, _ := testutil.GatherAndCount(reg, "servicewatch_budget_namespace_share", "servicewatch_budget_namespace_need"); n != 2 {
 		t.Errorf("series once one namespace left: %d, want big's share and need (2)", n)
 	}

@@ -1,10 +1,10 @@
-package accountpolicy_test
+package accountcontroller_test
 
 import (
 	"testing"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/accountpolicy"
+	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 )
 
 func percent(p int32) *int32 { return &p }
@@ -21,7 +21,7 @@ func TestReserveIsTheAccountsOrTheFlags(t *testing.T) {
 		{percent(95), 0.9, true}, // the CRD refuses it; an old object is capped
 	} {
 		a := &swv1.ClusterCloudAccount{Spec: swv1.ClusterCloudAccountSpec{ReservedPercent: tc.percent}}
-		if got, set := accountpolicy.Reserve(a); got != tc.want || set != tc.set {
+		if got, set := accountcontroller.AccountReserve(a); got != tc.want || set != tc.set {
 			t.Errorf("case %d: reserve %v (set %v), want %v (%v)", i, got, set, tc.want, tc.set)
 		}
 	}
@@ -40,7 +40,7 @@ func TestSharesFollowTheNamespaceWeights(t *testing.T) {
 		{[]string{"light"}, map[string]int32{"light": 100}},
 		{nil, map[string]int32{}},
 	} {
-		got := accountpolicy.SharePercents(a, tc.namespaces)
+		got := accountcontroller.SharePercents(a, tc.namespaces)
 		if len(got) != len(tc.want) {
 			t.Errorf("%v: shares %v, want %v", tc.namespaces, got, tc.want)
 		}
@@ -50,10 +50,10 @@ func TestSharesFollowTheNamespaceWeights(t *testing.T) {
 			}
 		}
 	}
-	if w := accountpolicy.Weight(a, "light"); w != 1 {
+	if w := accountcontroller.NamespaceWeight(a, "light"); w != 1 {
 		t.Errorf("a namespace not listed weighs %d, want 1", w)
 	}
-	if w := accountpolicy.Weights(a); w["heavy"] != 3 || len(w) != 2 {
+	if w := accountcontroller.NamespaceWeights(a); w["heavy"] != 3 || len(w) != 2 {
 		t.Errorf("weights %v, want heavy 3, absent 5", w)
 	}
 }

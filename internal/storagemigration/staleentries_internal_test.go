@@ -1,4 +1,4 @@
-package managedfields_test
+package storagemigration
 
 import (
 	"encoding/json"
@@ -8,8 +8,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/servicewatch/servicewatch/internal/managedfields"
 )
 
 const group = "cloud.servicewatch.io"
@@ -30,7 +28,7 @@ func entry(manager string, op metav1.ManagedFieldsOperationType, version, subres
 	}
 }
 
-func TestRename(t *testing.T) {
+func TestRenameStaleEntries(t *testing.T) {
 	const (
 		spec   = `{"f:spec":{"f:interval":{}}}`
 		labels = `{"f:metadata":{"f:labels":{"f:team":{}}}}`
@@ -84,34 +82,34 @@ func TestRename(t *testing.T) {
 	}} {
 		t.Run(tt.name, func(t *testing.T) {
 			before := deepCopy(tt.in)
-			got, stale, err := managedfields.Rename(tt.in, group, servedV1beta1, "v1beta1")
+			got, stale, err := renameStaleEntries(tt.in, group, servedV1beta1, "v1beta1")
 			if err != nil {
 				t.Fatal(err)
 			}
 			if stale != tt.wantStale {
 				t.Errorf("stale = %d, want %d", stale, tt.wantStale)
 			}
-			if stale != managedfields.CountStale(tt.in, group, servedV1beta1) {
-				t.Errorf("Rename found %d stale entries, CountStale %d", stale, managedfields.CountStale(tt.in, group, servedV1beta1))
+			if stale != countStaleEntries(tt.in, group, servedV1beta1) {
+				t.Errorf("renameStaleEntries found %d stale entries, countStaleEntries %d", stale, countStaleEntries(tt.in, group, servedV1beta1))
 			}
 			if !equal(t, got, tt.want) {
 				t.Errorf("got\n%s\nwant\n%s", show(t, got), show(t, tt.want))
 			}
 			if !reflect.DeepEqual(tt.in, before) {
-				t.Errorf("Rename changed its input:\n%s", show(t, tt.in))
+				t.Errorf("renameStaleEntries changed its input:\n%s", show(t, tt.in))
 			}
 		})
 	}
 }
 
-func TestRenameRefusesAFieldSetItCannotRead(t *testing.T) {
+func TestRenameStaleEntriesRefusesAFieldSetItCannotRead(t *testing.T) {
 	update := metav1.ManagedFieldsOperationUpdate
 	in := []metav1.ManagedFieldsEntry{
 		entry("kubectl-edit", update, "v1alpha1", "", 1, `not json`),
 		entry("kubectl-edit", update, "v1beta1", "", 2, `{"f:spec":{}}`),
 	}
-	if _, _, err := managedfields.Rename(in, group, servedV1beta1, "v1beta1"); err == nil || !strings.Contains(err.Error(), `"kubectl-edit"`) {
-		t.Errorf("Rename = %v, want an error naming the manager", err)
+	if _, _, err := renameStaleEntries(in, group, servedV1beta1, "v1beta1"); err == nil || !strings.Contains(err.Error(), `"kubectl-edit"`) {
+		t.Errorf("renameStaleEntries = %v, want an error naming the manager", err)
 	}
 }
 

@@ -1,29 +1,29 @@
-package workshare
+package tenancy
 
 import (
 	"sync"
 	"time"
 )
 
-// Defaults for New. A unit of work is about 10 ns of one core (see
+// Defaults for NewWorkShares. A unit of work is about 10 ns of one core (see
 // lenient.Work).
 const (
-	// DefaultRate is the work each namespace earns per second: 10 Mi units,
+	// DefaultWorkRate is the work each namespace earns per second: 10 Mi units,
 	// about a tenth of a core. A namespace whose watches read two lists of
 	// a thousand real pipes each (14 Mi units a list) every 30 s, the
 	// shortest interval, uses a tenth of it; a hostile one, decoding the
 	// worst answers back to back, would use ten times its share.
-	DefaultRate = 10 << 20
-	// DefaultBurst is the most work a namespace can use at once before it
+	DefaultWorkRate = 10 << 20
+	// DefaultWorkBurst is the most work a namespace can use at once before it
 	// waits: 768 Mi units, the default budget of two answers
 	// (cloudapi.DefaultDecodeWorkPerByte at the default 16 MiB cap), so
 	// that one sync of the largest real lists never waits.
-	DefaultBurst = 768 << 20
+	DefaultWorkBurst = 768 << 20
 )
 
-// Shares is a token bucket of decode work per namespace. The zero value and
+// WorkShares is a token bucket of decode work per namespace. The zero value and
 // nil are unbounded: nobody waits. It is safe for concurrent use.
-type Shares struct {
+type WorkShares struct {
 	rate, burst float64
 	now         func() time.Time
 
@@ -41,15 +41,15 @@ type bucket struct {
 	at    time.Time
 }
 
-// New returns Shares where each namespace earns rate units of work per
+// NewWorkShares returns WorkShares where each namespace earns rate units of work per
 // second, up to burst; now is the clock.
-func New(rate, burst float64, now func() time.Time) *Shares {
-	return &Shares{rate: rate, burst: burst, now: now, buckets: map[string]*bucket{}}
+func NewWorkShares(rate, burst float64, now func() time.Time) *WorkShares {
+	return &WorkShares{rate: rate, burst: burst, now: now, buckets: map[string]*bucket{}}
 }
 
 // Charge counts units of work a read of namespace did. A namespace may go
 // into debt: a read's work is only known once it is done.
-func (s *Shares) Charge(namespace string, units int64) {
+func (s *WorkShares) Charge(namespace string, units int64) {
 	if s == nil || s.rate <= 0 || units <= 0 {
 		return
 	}
@@ -62,7 +62,7 @@ func (s *Shares) Charge(namespace string, units int64) {
 
 // Wait is how long namespace's next reads must wait before it has earned
 // back the work it used beyond its share; 0 when it may read now.
-func (s *Shares) Wait(namespace string) time.Duration {
+func (s *WorkShares) Wait(namespace string) time.Duration {
 	if s == nil || s.rate <= 0 {
 		return 0
 	}
@@ -85,7 +85,7 @@ func (s *Shares) Wait(namespace string) time.Duration {
 
 // refilled is namespace's bucket with what it earned since it was last
 // seen; a new namespace starts full.
-func (s *Shares) refilled(namespace string) *bucket {
+func (s *WorkShares) refilled(namespace string) *bucket {
 	now := s.now()
 	b, ok := s.buckets[namespace]
 	if !ok {
@@ -99,7 +99,7 @@ func (s *Shares) refilled(namespace string) *bucket {
 }
 
 // Tracked counts the namespaces whose use of work is remembered.
-func (s *Shares) Tracked() int {
+func (s *WorkShares) Tracked() int {
 	if s == nil {
 		return 0
 	}

@@ -1,4 +1,4 @@
-package statusbudget_test
+package tenancy_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servicewatch/servicewatch/internal/statusbudget"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 const kib = 1 << 10
@@ -30,8 +30,8 @@ type step struct {
 // (here min(150, 200/n) KiB for n namespaces): what one keeps, fixed parts
 // included, never takes another's part.
 func TestLedger(t *testing.T) {
-	nsBudget := statusbudget.Budget{Bytes: 150 * kib, Setting: "--max-namespace-status-bytes"}
-	allBudget := statusbudget.Budget{Bytes: 200 * kib, Setting: "--max-status-bytes"}
+	nsBudget := tenancy.StatusBudget{Bytes: 150 * kib, Setting: "--max-namespace-status-bytes"}
+	allBudget := tenancy.StatusBudget{Bytes: 200 * kib, Setting: "--max-status-bytes"}
 	for _, tt := range []struct {
 		name  string
 		steps []step
@@ -94,7 +94,7 @@ func TestLedger(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			l := statusbudget.New(nsBudget, allBudget)
+			l := tenancy.NewStatusLedger(nsBudget, allBudget)
 			for i, s := range tt.steps {
 				nsBefore, _ := l.Kept(s.ns)
 				switch s.op {
@@ -148,12 +148,12 @@ func assertTellsOfItsNamespaceOnly(t *testing.T, note, ns string, nsKept int) {
 // comes later is guaranteed its part at once, and the others give back what
 // they kept above theirs as they write again).
 func TestLedgerNeverGrantsPastABudget(t *testing.T) {
-	l := statusbudget.New(statusbudget.Budget{Bytes: 1000}, statusbudget.Budget{Bytes: 2500})
+	l := tenancy.NewStatusLedger(tenancy.StatusBudget{Bytes: 1000}, tenancy.StatusBudget{Bytes: 2500})
 	namespaces := []string{"a", "b", "c", "d"}
 	for _, n := range namespaces {
 		l.HoldIfNew(n, "first", func() int { return 1 })
 	}
-	var grants []statusbudget.Grant
+	var grants []tenancy.StatusGrant
 	for i := range 60 {
 		grants = append(grants, l.Room(namespaces[i%4], string(rune('A'+i)), 300+i*7, true))
 		for _, n := range namespaces {
@@ -173,13 +173,13 @@ func TestLedgerNeverGrantsPastABudget(t *testing.T) {
 // A write that keeps the lists it has is not bounded again, and no
 // budget (or no ledger) bounds nothing.
 func TestWhatIsNotBounded(t *testing.T) {
-	l := statusbudget.New(statusbudget.Budget{Bytes: 10}, statusbudget.Budget{})
+	l := tenancy.NewStatusLedger(tenancy.StatusBudget{Bytes: 10}, tenancy.StatusBudget{})
 	l.Hold("a", "w1", 10)
 	g := l.Room("a", "w2", 100, false)
 	if g.Bytes != 100 || g.Kept(func() int { t.Error("size asked of a grant for old lists"); return 0 }) != "" {
 		t.Errorf("old lists: %+v", g)
 	}
-	for _, l := range []*statusbudget.Ledger{statusbudget.New(statusbudget.Budget{}, statusbudget.Budget{}), nil} {
+	for _, l := range []*tenancy.StatusLedger{tenancy.NewStatusLedger(tenancy.StatusBudget{}, tenancy.StatusBudget{}), nil} {
 		l.Hold("a", "w1", 1<<30)
 		if g := l.Room("a", "w2", 1<<30, true); g.Bytes != 1<<30 || g.Kept(func() int { return 1 }) != "" {
 			t.Errorf("Room = %+v, want all of it", g)

@@ -1,4 +1,4 @@
-package statusbudget
+package tenancy
 
 import (
 	"fmt"
@@ -10,25 +10,25 @@ import (
 // "Memory"), a watch whose answers are the worst for memory costs the
 // manager about 3.6 MiB all told (memory-worst-60: 276 MiB for 60 such
 // watches, 58 MiB for one alone), about 4.5 times the 800 KiB its status
-// keeps. DefaultManagerBytes, 32 MiB, is 40 such statuses: 58 + 40 × 3.6 =
-// 202 MiB, some 54 MiB under the limit. DefaultNamespaceBytes, 8 MiB, is 10
+// keeps. DefaultManagerStatusBytes, 32 MiB, is 40 such statuses: 58 + 40 × 3.6 =
+// 202 MiB, some 54 MiB under the limit. DefaultNamespaceStatusBytes, 8 MiB, is 10
 // of them, so that it takes four namespaces at the worst case to fill the
 // manager's budget; an ordinary watch's status keeps a few KiB, so a
 // namespace holds well over a thousand of those.
 const (
-	DefaultNamespaceBytes = 8 << 20
-	DefaultManagerBytes   = 32 << 20
+	DefaultNamespaceStatusBytes = 8 << 20
+	DefaultManagerStatusBytes   = 32 << 20
 )
 
-// Budget is one bound on the bytes statuses keep, and the setting a user
+// StatusBudget is one bound on the bytes statuses keep, and the setting a user
 // changes it with, named in the messages that report it. Bytes <= 0: no
 // bound.
-type Budget struct {
+type StatusBudget struct {
 	Bytes   int
 	Setting string
 }
 
-// Ledger books what each watch's status keeps, the fixed part (conditions,
+// StatusLedger books what each watch's status keeps, the fixed part (conditions,
 // counts, room for messages) as well as the lists. Within a namespace, room
 // is handed out first come, first kept: a watch keeps the room it holds as
 // long as it exists, so that a new watch never takes the data of one its
@@ -41,10 +41,10 @@ type Budget struct {
 // cut to nothing still keeps its fixed part (a few KiB), which no budget can
 // refuse and which is booked too: a namespace with very many watches passes
 // its part by that much per watch, has its own lists cut to nothing, and
-// takes nothing of another namespace's part. A nil Ledger bounds nothing and
+// takes nothing of another namespace's part. A nil StatusLedger bounds nothing and
 // books nothing.
-type Ledger struct {
-	namespace, manager Budget
+type StatusLedger struct {
+	namespace, manager StatusBudget
 
 	mu      sync.Mutex
 	held    map[watchKey]int
@@ -54,20 +54,20 @@ type Ledger struct {
 
 type watchKey struct{ namespace, name string }
 
-// New returns a ledger with a budget per namespace and one for the manager.
-func New(namespace, manager Budget) *Ledger {
-	return &Ledger{namespace: namespace, manager: manager, held: map[watchKey]int{}, byNS: map[string]int{}}
+// NewStatusLedger returns a ledger with a budget per namespace and one for the manager.
+func NewStatusLedger(namespace, manager StatusBudget) *StatusLedger {
+	return &StatusLedger{namespace: namespace, manager: manager, held: map[watchKey]int{}, byNS: map[string]int{}}
 }
 
-// Grant is the room a watch may keep for one status write.
-type Grant struct {
+// StatusGrant is the room a watch may keep for one status write.
+type StatusGrant struct {
 	// Bytes is the most the watch's status may keep: at least 1 (a status
 	// size limit of 0 would bound nothing).
 	Bytes int
 	// why says which budget bounds Bytes below what the watch asked for;
 	// "" when none does.
 	why    string
-	ledger *Ledger
+	ledger *StatusLedger
 	key    watchKey
 }
 
@@ -80,15 +80,15 @@ type Grant struct {
 // what the status keeps. Its reason names the watch's own namespace and the
 // settings only: never what other namespaces keep, how many there are, nor
 // what all watches keep.
-func (l *Ledger) Room(namespace, name string, want int, newLists bool) Grant {
+func (l *StatusLedger) Room(namespace, name string, want int, newLists bool) StatusGrant {
 	if l == nil || !newLists {
-		return Grant{Bytes: want}
+		return StatusGrant{Bytes: want}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	key := watchKey{namespace, name}
 	siblings := l.byNS[namespace] - l.held[key] // the namespace's other watches
-	g := Grant{Bytes: want, ledger: l, key: key}
+	g := StatusGrant{Bytes: want, ledger: l, key: key}
 	if left, ok := leftOf(l.namespace, siblings); ok && left < g.Bytes {
 		g.Bytes, g.why = left, fmt.Sprintf("the other watches of namespace %s keep %d KiB of the %d KiB its watches may keep together (%s)",
 			namespace, siblings>>10, l.namespace.Bytes>>10, l.namespace.Setting)
@@ -108,7 +108,7 @@ func (l *Ledger) Room(namespace, name string, want int, newLists bool) Grant {
 // What other namespaces keep does not count: they are bounded by their own
 // parts, so what one namespace keeps, however many watches it has, never
 // takes another's part.
-func (l *Ledger) managerRoomOf(namespace string, siblings int) (int, bool) {
+func (l *StatusLedger) managerRoomOf(namespace string, siblings int) (int, bool) {
 	if l.manager.Bytes <= 0 {
 		return 0, false
 	}
@@ -118,7 +118,7 @@ func (l *Ledger) managerRoomOf(namespace string, siblings int) (int, bool) {
 // partOf is the part of the manager's budget that each namespace with
 // watches, namespace among them, may keep: an equal part, so that the parts
 // together never pass the manager's budget.
-func (l *Ledger) partOf(namespace string) int {
+func (l *StatusLedger) partOf(namespace string) int {
 	n := len(l.byNS)
 	if _, ok := l.byNS[namespace]; !ok {
 		n++
@@ -128,7 +128,7 @@ func (l *Ledger) partOf(namespace string) int {
 
 // leftOf is what b leaves once others bytes are kept, and whether b bounds
 // anything.
-func leftOf(b Budget, others int) (int, bool) {
+func leftOf(b StatusBudget, others int) (int, bool) {
 	if b.Bytes <= 0 {
 		return 0, false
 	}
@@ -140,7 +140,7 @@ func leftOf(b Budget, others int) (int, bool) {
 // cut past what the status size limit asks ("; " and the reason), or ""
 // when no budget bounded them. A grant from a nil ledger or for old lists
 // books nothing and does not call size.
-func (g Grant) Kept(size func() int) string {
+func (g StatusGrant) Kept(size func() int) string {
 	if g.ledger == nil {
 		return ""
 	}
@@ -153,7 +153,7 @@ func (g Grant) Kept(size func() int) string {
 
 // Hold books bytes as what the watch namespace/name keeps now, in place of
 // what it booked before.
-func (l *Ledger) Hold(namespace, name string, bytes int) {
+func (l *StatusLedger) Hold(namespace, name string, bytes int) {
 	if l == nil {
 		return
 	}
@@ -165,7 +165,7 @@ func (l *Ledger) Hold(namespace, name string, bytes int) {
 // HoldIfNew books what the watch keeps (size, asked only then) if it has
 // booked nothing yet: a watch the manager finds at start keeps its place,
 // counted before any other watch asks for room.
-func (l *Ledger) HoldIfNew(namespace, name string, size func() int) {
+func (l *StatusLedger) HoldIfNew(namespace, name string, size func() int) {
 	if l == nil {
 		return
 	}
@@ -178,7 +178,7 @@ func (l *Ledger) HoldIfNew(namespace, name string, size func() int) {
 }
 
 // Release forgets a watch that went away; its room is free for the others.
-func (l *Ledger) Release(namespace, name string) {
+func (l *StatusLedger) Release(namespace, name string) {
 	if l == nil {
 		return
 	}
@@ -191,7 +191,7 @@ func (l *Ledger) Release(namespace, name string) {
 
 // Kept returns what the watches of namespace keep together, and what all
 // watches keep.
-func (l *Ledger) Kept(namespace string) (inNamespace, inTotal int) {
+func (l *StatusLedger) Kept(namespace string) (inNamespace, inTotal int) {
 	if l == nil {
 		return 0, 0
 	}
@@ -200,7 +200,7 @@ func (l *Ledger) Kept(namespace string) (inNamespace, inTotal int) {
 	return l.byNS[namespace], l.inTotal
 }
 
-func (l *Ledger) set(key watchKey, bytes int) {
+func (l *StatusLedger) set(key watchKey, bytes int) {
 	diff := bytes - l.held[key]
 	l.held[key] = bytes
 	l.byNS[key.namespace] += diff

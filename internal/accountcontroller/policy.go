@@ -1,4 +1,4 @@
-package accountpolicy
+package accountcontroller
 
 import (
 	"fmt"
@@ -35,13 +35,13 @@ type Subject struct {
 	AlertToken bool
 }
 
-// Decide tells whether the account allows s; when it does not, the error
+// DecideUse tells whether the account allows s; when it does not, the error
 // says, per condition (the first few), why not. A subject that reads alerts
 // with the account's alert token is allowed only by a condition that names
 // no organizations or services, unless the account's alert API is
 // Unrestricted: the alert API answers with any alert the token reads, so
 // the management API's refusal of another service's alerts would not hold.
-func Decide(account *swv1.ClusterCloudAccount, s Subject) error {
+func DecideUse(account *swv1.ClusterCloudAccount, s Subject) error {
 	conds := account.Spec.Conditions
 	if len(conds) == 0 {
 		return fmt.Errorf("ClusterCloudAccount %q has no conditions, so no namespace may use it; its owner adds one that selects namespace %q",
@@ -109,7 +109,7 @@ func selects(c *swv1.AccountCondition, s Subject) (selected bool, whyNot string)
 	}
 	var problems []string
 	if c.NamespaceSelector != nil {
-		sel, err := Selector(c.NamespaceSelector)
+		sel, err := namespaceSelector(c.NamespaceSelector)
 		switch {
 		case err != nil:
 			problems = append(problems, "its namespaceSelector is invalid ("+err.Error()+")")
@@ -118,7 +118,7 @@ func selects(c *swv1.AccountCondition, s Subject) (selected bool, whyNot string)
 		}
 	}
 	for _, pattern := range c.NamespaceRegexes {
-		re, err := Regex(pattern)
+		re, err := namespacePattern(pattern)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("its namespaceRegexes entry %q is invalid (%v)", pattern, err))
 			continue
@@ -134,9 +134,9 @@ func selects(c *swv1.AccountCondition, s Subject) (selected bool, whyNot string)
 	return false, why
 }
 
-// Selector is the label selector of a condition; an empty selector selects
+// namespaceSelector is the label selector of a condition; an empty selector selects
 // every namespace, as Kubernetes' selectors do.
-func Selector(s *metav1.LabelSelector) (labels.Selector, error) {
+func namespaceSelector(s *metav1.LabelSelector) (labels.Selector, error) {
 	sel, err := metav1.LabelSelectorAsSelector(s)
 	if err != nil {
 		return nil, fmt.Errorf("namespaceSelector: %w", err)
@@ -144,10 +144,10 @@ func Selector(s *metav1.LabelSelector) (labels.Selector, error) {
 	return sel, nil
 }
 
-// Regex compiles a namespaceRegexes entry, anchored at both ends so that
+// namespacePattern compiles a namespaceRegexes entry, anchored at both ends so that
 // "team-.*" cannot select "x-team-a". RE2 matches in linear time, and the
 // CRD bounds a pattern to 256 bytes: no pattern can make matching slow.
-func Regex(pattern string) (*regexp.Regexp, error) {
+func namespacePattern(pattern string) (*regexp.Regexp, error) {
 	re, err := regexp.Compile("^(?:" + pattern + ")$")
 	if err != nil {
 		return nil, fmt.Errorf("namespaceRegexes %q: %w", pattern, err)
@@ -155,17 +155,17 @@ func Regex(pattern string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// Validate is the first invalid part of the account's conditions, nil when
+// ValidateAccount is the first invalid part of the account's conditions, nil when
 // every selector and pattern is valid: the account's Ready condition.
-func Validate(account *swv1.ClusterCloudAccount) error {
+func ValidateAccount(account *swv1.ClusterCloudAccount) error {
 	for i, c := range account.Spec.Conditions {
 		if c.NamespaceSelector != nil {
-			if _, err := Selector(c.NamespaceSelector); err != nil {
+			if _, err := namespaceSelector(c.NamespaceSelector); err != nil {
 				return fmt.Errorf("conditions[%d]: %w", i, err)
 			}
 		}
 		for _, p := range c.NamespaceRegexes {
-			if _, err := Regex(p); err != nil {
+			if _, err := namespacePattern(p); err != nil {
 				return fmt.Errorf("conditions[%d]: %w", i, err)
 			}
 		}

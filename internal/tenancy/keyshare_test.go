@@ -1,11 +1,11 @@
-package keyshare_test
+package tenancy_test
 
 import (
 	"math"
 	"strings"
 	"testing"
 
-	"github.com/servicewatch/servicewatch/internal/keyshare"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 func TestDivide(t *testing.T) {
@@ -13,39 +13,39 @@ func TestDivide(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		capacity float64
-		claims   []keyshare.Claim
+		claims   []tenancy.Claim
 		want     map[string]float64 // shares
 	}{
 		{"one namespace alone gets the whole key", key,
-			[]keyshare.Claim{{Namespace: "big", Need: 5}},
+			[]tenancy.Claim{{Namespace: "big", Need: 5}},
 			map[string]float64{"big": key}},
 		{"equal weights: three busy namespaces get a third each", 0.9,
-			[]keyshare.Claim{{Namespace: "a", Need: 1}, {Namespace: "b", Need: 2}, {Namespace: "c", Need: 3}},
+			[]tenancy.Claim{{Namespace: "a", Need: 1}, {Namespace: "b", Need: 2}, {Namespace: "c", Need: 3}},
 			map[string]float64{"a": 0.3, "b": 0.3, "c": 0.3}},
 		{"an idle namespace's share goes to the others", 0.9,
-			[]keyshare.Claim{{Namespace: "idle", Need: 0}, {Namespace: "b", Need: 2}, {Namespace: "c", Need: 3}},
+			[]tenancy.Claim{{Namespace: "idle", Need: 0}, {Namespace: "b", Need: 2}, {Namespace: "c", Need: 3}},
 			map[string]float64{"idle": 0, "b": 0.45, "c": 0.45}},
 		{"50, 5 and 1 watches: the small ones get what they need, the big one the rest", 0.9,
-			[]keyshare.Claim{{Namespace: "n50", Need: 50.0 / 30}, {Namespace: "n5", Need: 5.0 / 30}, {Namespace: "n1", Need: 1.0 / 30}},
+			[]tenancy.Claim{{Namespace: "n50", Need: 50.0 / 30}, {Namespace: "n5", Need: 5.0 / 30}, {Namespace: "n1", Need: 1.0 / 30}},
 			map[string]float64{"n50": 0.9 - 6.0/30, "n5": 5.0 / 30, "n1": 1.0 / 30}},
 		{"weights: 2 to 1", 0.9,
-			[]keyshare.Claim{{Namespace: "heavy", Weight: 2, Need: 5}, {Namespace: "light", Weight: 1, Need: 5}},
+			[]tenancy.Claim{{Namespace: "heavy", Weight: 2, Need: 5}, {Namespace: "light", Weight: 1, Need: 5}},
 			map[string]float64{"heavy": 0.6, "light": 0.3}},
 		{"a heavy namespace that needs little leaves the rest", 0.9,
-			[]keyshare.Claim{{Namespace: "heavy", Weight: 5, Need: 0.1}, {Namespace: "light", Weight: 1, Need: 5}},
+			[]tenancy.Claim{{Namespace: "heavy", Weight: 5, Need: 0.1}, {Namespace: "light", Weight: 1, Need: 5}},
 			map[string]float64{"heavy": 0.1, "light": 0.8}},
 		{"all fit: everyone gets what it needs", 0.9,
-			[]keyshare.Claim{{Namespace: "a", Need: 0.2}, {Namespace: "b", Need: 0.3}},
+			[]tenancy.Claim{{Namespace: "a", Need: 0.2}, {Namespace: "b", Need: 0.3}},
 			map[string]float64{"a": 0.2, "b": 0.3}},
 		{"a weight of 0 or NaN counts as 1", 0.9,
-			[]keyshare.Claim{{Namespace: "a", Weight: 0, Need: 5}, {Namespace: "b", Weight: math.NaN(), Need: 5}, {Namespace: "c", Weight: 1, Need: 5}},
+			[]tenancy.Claim{{Namespace: "a", Weight: 0, Need: 5}, {Namespace: "b", Weight: math.NaN(), Need: 5}, {Namespace: "c", Weight: 1, Need: 5}},
 			map[string]float64{"a": 0.3, "b": 0.3, "c": 0.3}},
 		{"no limit: everyone gets what it needs", 0,
-			[]keyshare.Claim{{Namespace: "a", Need: 7}},
+			[]tenancy.Claim{{Namespace: "a", Need: 7}},
 			map[string]float64{"a": 7}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := keyshare.Divide(tc.capacity, tc.claims)
+			got := tenancy.Divide(tc.capacity, tc.claims)
 			sum := 0.0
 			for ns, want := range tc.want {
 				if math.Abs(got[ns].Share-want) > 1e-9 {
@@ -63,7 +63,7 @@ func TestDivide(t *testing.T) {
 // One namespace's many watches stretch its own interval, never another's
 // beyond what that one's share allows.
 func TestFactorStretchesOnlyTheNamespaceOverItsShare(t *testing.T) {
-	shares := keyshare.Divide(1, []keyshare.Claim{
+	shares := tenancy.Divide(1, []tenancy.Claim{
 		{Namespace: "n500", Need: 500.0 / 30}, {Namespace: "n1", Need: 2.0 / 30}, {Namespace: "n5", Need: 0.2},
 	})
 	for ns, want := range map[string]float64{"n1": 1, "n5": 1, "n500": (500.0 / 30) / (1 - 2.0/30 - 0.2)} {
@@ -71,7 +71,7 @@ func TestFactorStretchesOnlyTheNamespaceOverItsShare(t *testing.T) {
 			t.Errorf("%s stretched by %v, want %v", ns, got, want)
 		}
 	}
-	if got := (keyshare.Share{Need: 1}).Factor(); !math.IsInf(got, 1) {
+	if got := (tenancy.Share{Need: 1}).Factor(); !math.IsInf(got, 1) {
 		t.Errorf("no share for a need: factor %v, want +Inf", got)
 	}
 }
@@ -90,7 +90,7 @@ func TestUsable(t *testing.T) {
 		{0, 0.5, 0}, // no limit stays none
 		{10, -1, 10},
 	} {
-		if got := keyshare.Usable(tc.requests, tc.reserved); got != tc.want {
+		if got := tenancy.Usable(tc.requests, tc.reserved); got != tc.want {
 			t.Errorf("Usable(%d, %v) = %d, want %d", tc.requests, tc.reserved, got, tc.want)
 		}
 	}
@@ -98,21 +98,21 @@ func TestUsable(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	for _, ok := range []float64{0, 0.2, 0.99} {
-		if err := keyshare.Validate(ok); err != nil {
-			t.Errorf("Validate(%v) = %v", ok, err)
+		if err := tenancy.ValidateReserve(ok); err != nil {
+			t.Errorf("ValidateReserve(%v) = %v", ok, err)
 		}
 	}
 	for _, bad := range []float64{-0.1, 1, 2, math.NaN()} {
-		if err := keyshare.Validate(bad); err == nil {
-			t.Errorf("Validate(%v) accepted", bad)
+		if err := tenancy.ValidateReserve(bad); err == nil {
+			t.Errorf("ValidateReserve(%v) accepted", bad)
 		}
 	}
 }
 
 func TestMessage(t *testing.T) {
-	got := keyshare.Message(keyshare.Share{Share: 0.33, Need: 0.6})
+	got := tenancy.ShareMessage(tenancy.Share{Share: 0.33, Need: 0.6})
 	if want := "this namespace's share of the key is 19.8 calls/min; its watches need 36.0"; got != want {
-		t.Errorf("Message = %q, want %q", got, want)
+		t.Errorf("ShareMessage = %q, want %q", got, want)
 	}
 	if strings.Contains(got, "NaN") {
 		t.Error(got)

@@ -1,10 +1,10 @@
-package workshare_test
+package tenancy_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/servicewatch/servicewatch/internal/workshare"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 // fakeClock is a clock the test moves.
@@ -45,7 +45,7 @@ func TestShares(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
-			s := workshare.New(rate, burst, clock.now)
+			s := tenancy.NewWorkShares(rate, burst, clock.now)
 			for i, st := range tt.steps {
 				clock.advance(st.advance)
 				for ns, units := range st.charge {
@@ -65,7 +65,7 @@ func TestShares(t *testing.T) {
 // the namespaces that read recently.
 func TestSharesForgetIdleNamespaces(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
-	s := workshare.New(100, 1000, clock.now)
+	s := tenancy.NewWorkShares(100, 1000, clock.now)
 	s.Charge("a", 500)
 	if s.Tracked() != 1 {
 		t.Fatalf("tracked %d namespaces, want 1", s.Tracked())
@@ -76,11 +76,11 @@ func TestSharesForgetIdleNamespaces(t *testing.T) {
 	}
 }
 
-// nil Shares bound nothing, so that a reconciler built without them works.
+// nil WorkShares bound nothing, so that a reconciler built without them works.
 func TestNilSharesNeverWait(t *testing.T) {
-	var s *workshare.Shares
+	var s *tenancy.WorkShares
 	s.Charge("a", 1<<40)
 	if s.Wait("a") != 0 {
-		t.Error("nil Shares made a namespace wait")
+		t.Error("nil WorkShares made a namespace wait")
 	}
 }

@@ -1,4 +1,4 @@
-package accountpolicy_test
+package accountcontroller_test
 
 import (
 	"maps"
@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/accountpolicy"
+	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 )
 
 const (
@@ -21,17 +21,17 @@ func account(conds ...swv1.AccountCondition) *swv1.ClusterCloudAccount {
 	return &swv1.ClusterCloudAccount{ObjectMeta: metav1.ObjectMeta{Name: "org-main"}, Spec: swv1.ClusterCloudAccountSpec{Conditions: conds}}
 }
 
-func subject(ns string, nsLabels map[string]string) accountpolicy.Subject {
-	l := map[string]string{accountpolicy.TrustedNamespaceLabel: ns}
+func subject(ns string, nsLabels map[string]string) accountcontroller.Subject {
+	l := map[string]string{accountcontroller.TrustedNamespaceLabel: ns}
 	maps.Copy(l, nsLabels)
-	return accountpolicy.Subject{Namespace: ns, NamespaceLabels: l, OrganizationID: org, ServiceID: service}
+	return accountcontroller.Subject{Namespace: ns, NamespaceLabels: l, OrganizationID: org, ServiceID: service}
 }
 
-func TestDecide(t *testing.T) {
+func TestDecideUse(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		account *swv1.ClusterCloudAccount
-		subject accountpolicy.Subject
+		subject accountcontroller.Subject
 		// refused is "" when allowed, else words the refusal must say.
 		refused []string
 	}{
@@ -40,13 +40,13 @@ func TestDecide(t *testing.T) {
 		{"another name", account(swv1.AccountCondition{Namespaces: []string{"team-a"}}), subject("team-b", nil),
 			[]string{"conditions[0]", `namespace "team-b" is not among its namespaces`}},
 		{"by the trusted name label", account(swv1.AccountCondition{NamespaceSelector: &metav1.LabelSelector{
-			MatchLabels: map[string]string{accountpolicy.TrustedNamespaceLabel: "team-a"}}}), subject("team-a", nil), nil},
+			MatchLabels: map[string]string{accountcontroller.TrustedNamespaceLabel: "team-a"}}}), subject("team-a", nil), nil},
 		{"by a tenant's label, absent", account(swv1.AccountCondition{NamespaceSelector: &metav1.LabelSelector{
 			MatchLabels: map[string]string{"billing": "platform"}}}), subject("team-b", nil), []string{"namespaceSelector"}},
 		{"by a tenant's label, set (tenant-controlled)", account(swv1.AccountCondition{NamespaceSelector: &metav1.LabelSelector{
 			MatchLabels: map[string]string{"billing": "platform"}}}), subject("team-b", map[string]string{"billing": "platform"}), nil},
 		{"a label cannot fake the trusted one", account(swv1.AccountCondition{NamespaceSelector: &metav1.LabelSelector{
-			MatchLabels: map[string]string{accountpolicy.TrustedNamespaceLabel: "team-a"}}}), subject("team-b", nil), []string{"conditions[0]"}},
+			MatchLabels: map[string]string{accountcontroller.TrustedNamespaceLabel: "team-a"}}}), subject("team-b", nil), []string{"conditions[0]"}},
 		{"by pattern", account(swv1.AccountCondition{NamespaceRegexes: []string{"team-.*"}}), subject("team-a", nil), nil},
 		{"patterns are anchored", account(swv1.AccountCondition{NamespaceRegexes: []string{"team-.*"}}), subject("x-team-a", nil), []string{"namespaceRegexes"}},
 		{"an invalid pattern allows nothing and says so", account(swv1.AccountCondition{NamespaceRegexes: []string{"team-("}}), subject("team-a", nil),
@@ -63,7 +63,7 @@ func TestDecide(t *testing.T) {
 			swv1.AccountCondition{Namespaces: []string{"x"}}), subject("team-a", nil), []string{"conditions[3]", "and 2 more conditions"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := accountpolicy.Decide(tc.account, tc.subject)
+			err := accountcontroller.DecideUse(tc.account, tc.subject)
 			if tc.refused == nil {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -86,13 +86,13 @@ func TestDecide(t *testing.T) {
 // alerts with it is allowed only by a condition that names no
 // organizations or services, unless the account says its alert API is
 // Unrestricted.
-func TestDecideTheAlertToken(t *testing.T) {
+func TestDecideUseTheAlertToken(t *testing.T) {
 	withAlerts := func(scope string, conds ...swv1.AccountCondition) *swv1.ClusterCloudAccount {
 		a := account(conds...)
 		a.Spec.AlertAPI = &swv1.AccountAlertAPISpec{AccountAPISpec: swv1.AccountAPISpec{SecretRef: swv1.SecretReference{Name: "token"}}, Scope: scope}
 		return a
 	}
-	tokenOf := func(ns string) accountpolicy.Subject {
+	tokenOf := func(ns string) accountcontroller.Subject {
 		s := subject(ns, nil)
 		s.AlertToken = true
 		return s
@@ -103,7 +103,7 @@ func TestDecideTheAlertToken(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		account *swv1.ClusterCloudAccount
-		subject accountpolicy.Subject
+		subject accountcontroller.Subject
 		refused []string
 	}{
 		{"a service condition refuses the token", withAlerts("", byService), tokenOf("team-a"),
@@ -119,7 +119,7 @@ func TestDecideTheAlertToken(t *testing.T) {
 		{"another namespace is told of its namespace", withAlerts("", byService), tokenOf("team-b"), []string{`namespace "team-b"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := accountpolicy.Decide(tc.account, tc.subject)
+			err := accountcontroller.DecideUse(tc.account, tc.subject)
 			if tc.refused == nil {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -138,7 +138,7 @@ func TestDecideTheAlertToken(t *testing.T) {
 	}
 }
 
-func TestValidate(t *testing.T) {
+func TestValidateAccount(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		cond  swv1.AccountCondition
@@ -151,7 +151,7 @@ func TestValidate(t *testing.T) {
 			{Key: "a", Operator: "Like"}}}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := accountpolicy.Validate(account(tc.cond))
+			err := accountcontroller.ValidateAccount(account(tc.cond))
 			if (err == nil) != tc.valid {
 				t.Errorf("Validate: %v, want valid %v", err, tc.valid)
 			}

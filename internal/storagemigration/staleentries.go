@@ -1,4 +1,20 @@
-package managedfields
+package storagemigration
+
+// This file holds the pure rules of the managed-fields pass (managedfields.go
+// writes what they compute): which entries name a version the CRD no longer
+// serves, and those entries renamed to its storage version.
+//
+// The API server converts an object to the version of each of its managed
+// fields entries whenever someone applies or updates it. Once a version is
+// removed from a CRD, an entry that still names it makes every apply fail
+// ("request to convert CR to an invalid group/version",
+// kubernetes/kubernetes#111937): GitOps tools stop working on the object.
+// Dropping such entries would lose who owns which field, and a GitOps tool
+// would then leave behind the fields it stops applying. Where the versions
+// share one schema (conversion None, as servicewatch's do), an entry's
+// field set is as true of the storage version as of the version it names,
+// so the entry is renamed instead, and merged with the manager's own entry
+// of that version when it has one.
 
 import (
 	"encoding/json"
@@ -8,37 +24,38 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Stale says whether entry names a version of group that served does not
-// accept.
-func Stale(entry metav1.ManagedFieldsEntry, group string, served func(version string) bool) bool {
+// staleEntry says whether entry names a version of group that served does
+// not accept.
+func staleEntry(entry metav1.ManagedFieldsEntry, group string, served func(version string) bool) bool {
 	g, v, ok := strings.Cut(entry.APIVersion, "/")
 	return ok && g == group && !served(v)
 }
 
-// CountStale is how many of entries are Stale.
-func CountStale(entries []metav1.ManagedFieldsEntry, group string, served func(version string) bool) int {
+// countStaleEntries is how many of entries are stale (staleEntry).
+func countStaleEntries(entries []metav1.ManagedFieldsEntry, group string, served func(version string) bool) int {
 	n := 0
 	for _, e := range entries {
-		if Stale(e, group, served) {
+		if staleEntry(e, group, served) {
 			n++
 		}
 	}
 	return n
 }
 
-// Rename returns entries with every Stale one naming group/to instead, and
-// how many were stale. A renamed entry that now has the identity of another
-// (the same manager, operation and subresource and, but for applies, API
-// version: what the API server keys managed fields by) is merged into it:
-// the union of their field sets, at the later of their times. The order of
-// the other entries is kept. entries itself is not changed.
-func Rename(entries []metav1.ManagedFieldsEntry, group string, served func(version string) bool, to string) ([]metav1.ManagedFieldsEntry, int, error) {
+// renameStaleEntries returns entries with every stale one (staleEntry)
+// naming group/to instead, and how many were stale. A renamed entry that now
+// has the identity of another (the same manager, operation and subresource
+// and, but for applies, API version: what the API server keys managed fields
+// by) is merged into it: the union of their field sets, at the later of
+// their times. The order of the other entries is kept. entries itself is not
+// changed.
+func renameStaleEntries(entries []metav1.ManagedFieldsEntry, group string, served func(version string) bool, to string) ([]metav1.ManagedFieldsEntry, int, error) {
 	out := make([]metav1.ManagedFieldsEntry, 0, len(entries))
 	at := map[identity]int{} // identity → index in out
 	stale := 0
 	for _, e := range entries {
 		e = *e.DeepCopy()
-		if Stale(e, group, served) {
+		if staleEntry(e, group, served) {
 			stale++
 			e.APIVersion = group + "/" + to
 		}
@@ -49,7 +66,7 @@ func Rename(entries []metav1.ManagedFieldsEntry, group string, served func(versi
 			out = append(out, e)
 			continue
 		}
-		merged, err := merge(out[i], e)
+		merged, err := mergeEntries(out[i], e)
 		if err != nil {
 			return nil, stale, fmt.Errorf("merging the managed fields of %q (%s): %w", e.Manager, e.Operation, err)
 		}
@@ -72,8 +89,9 @@ func identityOf(e metav1.ManagedFieldsEntry) identity {
 	return id
 }
 
-// merge is one entry owning the fields of both a and b, at the later time.
-func merge(a, b metav1.ManagedFieldsEntry) (metav1.ManagedFieldsEntry, error) {
+// mergeEntries is one entry owning the fields of both a and b, at the later
+// time.
+func mergeEntries(a, b metav1.ManagedFieldsEntry) (metav1.ManagedFieldsEntry, error) {
 	fields, err := unionFields(a.FieldsV1, b.FieldsV1)
 	if err != nil {
 		return a, err

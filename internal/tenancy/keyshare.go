@@ -1,4 +1,4 @@
-package keyshare
+package tenancy
 
 import (
 	"fmt"
@@ -93,7 +93,7 @@ func compare(a, b float64) int {
 // Usable is the part of requests (a key's calls per window) the manager
 // keeps to when reserved of it is left to callers outside the cluster: at
 // least one call, so that a reserve near 1 slows the manager down rather
-// than stopping it. reserved outside [0, 1) reserves nothing (Validate
+// than stopping it. reserved outside [0, 1) reserves nothing (ValidateReserve
 // refuses it earlier).
 func Usable(requests int, reserved float64) int {
 	if requests <= 0 || !(reserved > 0 && reserved < 1) {
@@ -102,21 +102,21 @@ func Usable(requests int, reserved float64) int {
 	return max(1, int(math.Floor(float64(requests)*(1-reserved))))
 }
 
-// Validate refuses a reserved share the manager cannot keep: it must be in
+// ValidateReserve refuses a reserved share the manager cannot keep: it must be in
 // [0, 1).
-func Validate(reserved float64) error {
+func ValidateReserve(reserved float64) error {
 	if !(reserved >= 0 && reserved < 1) {
 		return fmt.Errorf("the reserved share of a key's budget must be at least 0 and less than 1, not %v", reserved)
 	}
 	return nil
 }
 
-// Message says, for a namespace whose watches are stretched, what share of
+// ShareMessage says, for a namespace whose watches are stretched, what share of
 // the key it gets and what its watches would need, in the words of the
 // IntervalMet condition. Calls are counted per minute, whatever the key's
 // window: one unit for every API (the management key's 10 per 10 s, the
 // alert token's 100 per minute) and whole numbers for the usual shares.
-func Message(s Share) string {
+func ShareMessage(s Share) string {
 	return fmt.Sprintf("this namespace's share of the key is %.1f calls/min; its watches need %.1f",
 		s.Share*60, s.Need*60)
 }
