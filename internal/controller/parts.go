@@ -11,7 +11,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/sharedread"
+	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
 	"github.com/servicewatch/servicewatch/internal/slim"
 	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
