@@ -52,7 +52,7 @@ type Env struct {
 // that tests work from any package directory.
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
 // Options say where a control plane's parts are and how its client behaves.
