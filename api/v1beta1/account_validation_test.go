@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/testenv"
+	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
 // A watch uses either a Secret of its namespace or an account, never both

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/testenv"
+	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
 // earlierGroup is the group of a copy of the ServiceWatch CRD, so that its

@@ -19,7 +19,7 @@ import (
 
 	swv1alpha1 "github.com/servicewatch/servicewatch/api/v1alpha1"
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/testenv"
+	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
 // Both CRDs serve v1alpha1 and v1beta1 with one schema and store v1beta1:

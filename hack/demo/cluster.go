@@ -21,10 +21,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/childproc"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
-	"github.com/servicewatch/servicewatch/internal/testenv"
+	"github.com/servicewatch/servicewatch/internal/testsupport/childproc"
+	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
 type serviceWatch = swv1.ServiceWatch

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/servicewatch/servicewatch/internal/childproc"
+	"github.com/servicewatch/servicewatch/internal/testsupport/childproc"
 )
 
 type options struct {

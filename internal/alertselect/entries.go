@@ -10,7 +10,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
 )
 
 // maxListMessageBytes bounds the list of failing or incomplete alerts in

@@ -14,8 +14,8 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/alertlist"
 	"github.com/servicewatch/servicewatch/internal/alertselect"
-	"github.com/servicewatch/servicewatch/internal/benchmem"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/testsupport/benchmem"
 )
 
 // pagedHost serves n alerts in pages of 1000, each made as it is sent

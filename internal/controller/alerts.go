@@ -12,10 +12,10 @@ import (
 	"github.com/servicewatch/servicewatch/internal/alertselect"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
+	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
-	"github.com/servicewatch/servicewatch/internal/sharedread"
 	"github.com/servicewatch/servicewatch/internal/slim"
-	"github.com/servicewatch/servicewatch/internal/statemetrics"
 )
 
 func alertsPart() part {

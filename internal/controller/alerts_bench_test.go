@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/servicewatch/servicewatch/internal/alertlist"
-	"github.com/servicewatch/servicewatch/internal/benchmem"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/testsupport/benchmem"
 )
 
 // BenchmarkAlertListHeap is the heap one sync of a watch naming one alert

@@ -13,8 +13,8 @@ import (
 
 	"github.com/servicewatch/servicewatch/internal/alertlist"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 

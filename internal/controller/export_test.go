@@ -14,9 +14,9 @@ import (
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
+	"github.com/servicewatch/servicewatch/internal/controller/secretwatch"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
-	"github.com/servicewatch/servicewatch/internal/secretwatch"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 // NewTestReconciler is a reconciler outside any manager, whose background

@@ -7,7 +7,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/sharedread"
+	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
 )
 
 // readFailed is the result of a part whose read failed, or whose call waits

@@ -22,8 +22,8 @@ import (
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
-	"github.com/servicewatch/servicewatch/internal/testenv"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
 // A cluster where only the ServiceWatch CRD was applied, on a control plane

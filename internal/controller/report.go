@@ -13,8 +13,8 @@ import (
 	"github.com/servicewatch/servicewatch/internal/alertselect"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/conditions"
-	"github.com/servicewatch/servicewatch/internal/statemetrics"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 )
 
 // maxEventNoteBytes is the longest note events.k8s.io accepts.

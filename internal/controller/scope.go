@@ -7,9 +7,9 @@ import (
 	"github.com/servicewatch/servicewatch/internal/alertlist"
 	"github.com/servicewatch/servicewatch/internal/alertselect"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
-	"github.com/servicewatch/servicewatch/internal/sharedread"
 )
 
 // syncScope is one sync of one watch, from the reconcile that starts it to

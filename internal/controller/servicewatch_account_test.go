@@ -19,8 +19,8 @@ import (
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
-	"github.com/servicewatch/servicewatch/internal/testenv"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
 // operatorNamespace is the suite manager's --account-namespace: where the

@@ -13,9 +13,9 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/conditions"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 // batchCloud's alert budget admits at most maxBatch calls at once, as a

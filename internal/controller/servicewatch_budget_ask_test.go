@@ -10,9 +10,9 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
-	"github.com/servicewatch/servicewatch/internal/sharedread"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 // The scenario the claims exist for: a key's budget is spent, a new watch is

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 

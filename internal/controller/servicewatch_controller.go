@@ -30,14 +30,14 @@ import (
 	"github.com/servicewatch/servicewatch/internal/alertlist"
 	"github.com/servicewatch/servicewatch/internal/alertselect"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/controller/secretwatch"
+	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/fairqueue"
+	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/readrunner"
-	"github.com/servicewatch/servicewatch/internal/secretwatch"
-	"github.com/servicewatch/servicewatch/internal/sharedread"
-	"github.com/servicewatch/servicewatch/internal/statemetrics"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 

@@ -13,8 +13,8 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 // countingReader counts the Secrets read through it from the API server.

@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/servicewatch/servicewatch/internal/controller"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
-	"github.com/servicewatch/servicewatch/internal/testenv"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
 // A watch deleted while its read ran has no status left to write: the write

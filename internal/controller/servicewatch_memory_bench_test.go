@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/benchmem"
+	"github.com/servicewatch/servicewatch/internal/testsupport/benchmem"
 )
 
 // BenchmarkWorstCaseStatus is what one watch's status costs in the manager's

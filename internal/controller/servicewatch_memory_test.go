@@ -12,12 +12,12 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/benchmem"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
+	"github.com/servicewatch/servicewatch/internal/testsupport/benchmem"
 )
 
 // worstShapes are the lists a cloud can fill a status with that cost the

@@ -9,7 +9,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 )
 
 // reviewedCondition is a condition another writer (a reviewer's tool, a

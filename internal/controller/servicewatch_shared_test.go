@@ -11,9 +11,9 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
-	"github.com/servicewatch/servicewatch/internal/sharedread"
 )
 
 // newFakeClock is a clock the test moves.

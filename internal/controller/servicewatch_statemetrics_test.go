@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
 )
 
 // The source kind is derived where the pipe is read (cloudapi, which tests

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/benchmem"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
+	"github.com/servicewatch/servicewatch/internal/testsupport/benchmem"
 )
 
 // BenchmarkNamespaceWorstCase is what one namespace's watches cost in the

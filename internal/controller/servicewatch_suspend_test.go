@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/servicewatch/servicewatch/internal/controller"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 )
 
 // A suspended watch leaves the budget book: the other watches on its

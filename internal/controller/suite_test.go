@@ -26,10 +26,10 @@ import (
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
-	"github.com/servicewatch/servicewatch/internal/statemetrics"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
-	"github.com/servicewatch/servicewatch/internal/testenv"
+	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
 // The suite runs one real manager, with the real cloud client, against a real

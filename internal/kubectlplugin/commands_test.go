@@ -20,7 +20,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 
-	"github.com/servicewatch/servicewatch/internal/testenv"
+	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
 // transcript is a run as a golden file holds it: the exit status, then

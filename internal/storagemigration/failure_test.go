@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/servicewatch/servicewatch/internal/storagemigration"
-	"github.com/servicewatch/servicewatch/internal/testenv"
+	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
 // An object whose write is refused (here by an admission policy, as a

@@ -17,7 +17,7 @@ import (
 
 	"github.com/servicewatch/servicewatch/internal/kubectlplugin"
 	"github.com/servicewatch/servicewatch/internal/storagemigration"
-	"github.com/servicewatch/servicewatch/internal/testenv"
+	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
 // The release that removes v1alpha1 from the CRD breaks every apply to an

@@ -16,9 +16,9 @@ import (
 
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/storagemigration"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
-	"github.com/servicewatch/servicewatch/internal/testenv"
+	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
 // upgradeWatches is how many live watches the upgrade carries.

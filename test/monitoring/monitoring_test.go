@@ -29,8 +29,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/yaml"
 
-	"github.com/servicewatch/servicewatch/internal/statemetrics"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 )
 
 func root() string {

@@ -33,7 +33,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/servicewatch/servicewatch/internal/childproc"
+	"github.com/servicewatch/servicewatch/internal/testsupport/childproc"
 )
 
 type options struct {

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/childproc"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/testsupport/childproc"
 )
 
 // runEnv is everything one scenario runs against with one manager binary:

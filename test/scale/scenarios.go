@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/childproc"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/testsupport/childproc"
 )
 
 // scenario is one measurement; run returns its table cell.

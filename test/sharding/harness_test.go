@@ -24,8 +24,8 @@ import (
 	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
-	"github.com/servicewatch/servicewatch/internal/testenv"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
 // shardLabel is the label whose value names a watch's shard, as the README

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/servicewatch/servicewatch/internal/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
 )
 
 var families = []string{

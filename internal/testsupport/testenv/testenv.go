@@ -28,8 +28,8 @@ import (
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 )
 
 // Env is a running control plane with a client for it.
@@ -52,7 +52,7 @@ type Env struct {
 // that tests work from any package directory.
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
 // Options say where a control plane's parts are and how its client behaves.
@@ -162,7 +162,7 @@ func configureAudit(env *envtest.Environment) (string, error) {
 // SecretReads counts the gets of the Secret namespace/name that the API
 // server's audit log holds so far (Options.AuditSecretReads). The manager
 // reads a Secret's data only with a get; its list and watch of Secrets
-// carry their metadata alone (see internal/secretwatch), so they are not
+// carry their metadata alone (see internal/controller/secretwatch), so they are not
 // reads of a key.
 func (e *Env) SecretReads(namespace, name string) (int, error) {
 	if e.auditLog == "" {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/servicewatch/servicewatch/internal/childproc"
+	"github.com/servicewatch/servicewatch/internal/testsupport/childproc"
 )
 
 func TestCleanupRunsInReverseAndReportsEveryFailure(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
-	"github.com/servicewatch/servicewatch/internal/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 

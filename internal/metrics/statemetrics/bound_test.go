@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/servicewatch/servicewatch/internal/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
 )
 
 // TestItemSeriesBoundedInBytes: past the bound, a scrape shows the first

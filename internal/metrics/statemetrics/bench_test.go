@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/servicewatch/servicewatch/internal/benchmem"
-	"github.com/servicewatch/servicewatch/internal/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/testsupport/benchmem"
 )
 
 // BenchmarkScrape measures one scrape (gather and text encoding, as the

@@ -4,7 +4,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/servicewatch/servicewatch/internal/benchmem"
+	"github.com/servicewatch/servicewatch/internal/testsupport/benchmem"
 )
 
 // What f keeps counts; what it allocates and drops does not.
