@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
@@ -104,7 +103,7 @@ func checkDemo(ctx context.Context, p *progress, cp *controlPlane, kubeconfig st
 	if err := cp.client.Get(ctx, client.ObjectKeyFromObject(w), &cur); err != nil {
 		return err
 	}
-	if cur.Status.LastHandledRequestedAt != requested || !conditions.IsReady(&cur) {
+	if cur.Status.LastHandledRequestedAt != requested || !cur.IsReady() {
 		return fmt.Errorf("after the requested sync: lastHandledRequestedAt=%q, %s", cur.Status.LastHandledRequestedAt, waitingOn(&cur))
 	}
 	p.sayf("the sync was handled: status.lastHandledRequestedAt=%s, still Ready", requested)

@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/testsupport/childproc"
 	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
@@ -194,7 +193,7 @@ func (cp *controlPlane) awaitReady(ctx context.Context, p *progress, w *serviceW
 		if err := cp.client.Get(ctx, client.ObjectKeyFromObject(w), &cur); err != nil {
 			return nil, err
 		}
-		if conditions.IsReady(&cur) {
+		if cur.IsReady() {
 			return &cur, nil
 		}
 		state := waitingOn(&cur)

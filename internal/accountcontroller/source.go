@@ -7,7 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/alertselect"
+	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
@@ -83,7 +83,7 @@ func (a *Accounts) SourceOf(ctx context.Context, watch *swv1.ServiceWatch, alert
 // API, and has no spec.alertApi of its own. A watch whose alerts come from
 // the management API needs no token, nor one with no alerts.
 func ReadsAlertToken(watch *swv1.ServiceWatch) bool {
-	return alertselect.InUse(&watch.Spec) && !alertselect.FromManagement(&watch.Spec) && watch.Spec.AlertAPI == nil
+	return alerts.InUse(&watch.Spec) && !alerts.FromManagement(&watch.Spec) && watch.Spec.AlertAPI == nil
 }
 
 // throughAccount is s with the account's URL and Secret. The watch's own

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/redact"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/redact"
 )
 
 // decodeAlertBefore is decodeAlert as it was before issue 27 (commit

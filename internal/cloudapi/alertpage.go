@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/servicewatch/servicewatch/internal/lenient"
-	"github.com/servicewatch/servicewatch/internal/redact"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/redact"
 )
 
 // alertPageReader reads one answer of a host's alert list as it streams

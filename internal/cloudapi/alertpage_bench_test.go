@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servicewatch/servicewatch/internal/cloudapi/redact"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
-	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
 // alertBodies returns n alerts of the current shape (testdata's, about 2

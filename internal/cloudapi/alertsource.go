@@ -12,8 +12,8 @@ import (
 	"strconv"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/lenient"
-	"github.com/servicewatch/servicewatch/internal/redact"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/redact"
 )
 
 // AlertSource locates where one watch's alerts are served: the alert API

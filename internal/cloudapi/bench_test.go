@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/redact"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/redact"
 )
 
 // pipesBody returns a list-pipes body of n realistic pipes with distinct ids

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/redact"
 	"github.com/servicewatch/servicewatch/internal/egress"
-	"github.com/servicewatch/servicewatch/internal/lenient"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
-	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
 // Defaults for Options.

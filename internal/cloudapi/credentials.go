@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/servicewatch/servicewatch/internal/cloudapi/redact"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
-	"github.com/servicewatch/servicewatch/internal/redact"
 )
 
 // MaxCredentialBytes bounds each part of a credential: a key ID, a key

@@ -9,12 +9,12 @@
 //
 //   - internal/egress: where credentials may go (the URL allow-list the
 //     controller checks, the dial-time guard of Options.DenyLocalAddresses);
-//   - internal/redact: keeping credentials out of messages and items;
+//   - internal/cloudapi/redact: keeping credentials out of messages and items;
 //   - internal/ratebudget: the client-side rate budgets, whose holds after a
 //     429 the client honors and records (Options.Budgets);
-//   - internal/lenient: reading the cloud's items into the api/v1beta1
+//   - internal/cloudapi/lenient: reading the cloud's items into the api/v1beta1
 //     types, keeping what it can of an odd one;
-//   - internal/hostkey: when two URLs name one host;
+//   - internal/egress (HostKey): when two URLs name one host;
 //   - internal/bound: cutting strings to a size.
 //
 // # Operations
@@ -38,7 +38,7 @@
 //     (the organization key, the management envelope and budget);
 //   - [Client.ListAlerts]: a page of the alerts, GET {alertsBase}/api/v2/alerts
 //     or .../observability/alerts, ?limit=&offset=; a host without the list
-//     route answers [ErrNoListRoute], and internal/alertlist reads the pages
+//     route answers [ErrNoListRoute], and internal/alerts reads the pages
 //     whole.
 //
 // Base URLs may carry a path prefix and may or may not end in a slash.
@@ -109,7 +109,7 @@
 //
 // Items are decoded straight into the api/v1beta1 types, the one schema of
 // the cloud's data, whose field documentation kubectl explain shows. Each
-// item of a list is read on its own, member by member (internal/lenient),
+// item of a list is read on its own, member by member (internal/cloudapi/lenient),
 // so that no list is lost to one odd item: absent fields and nulls stay nil,
 // enumerations are plain strings, decimals are swv1.Decimal in the form the
 // API server stores them, numbers are also read from numeric strings and

@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/servicewatch/servicewatch/internal/lenient"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
 )
 
 // errorDetails is what an error response body may tell: the service's words

@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/servicewatch/servicewatch/internal/lenient"
-	"github.com/servicewatch/servicewatch/internal/redact"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/redact"
 )
 
 // The seed corpus is committed under testdata/fuzz/<FuzzName>; f.Add seeds

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/lenient"
-	"github.com/servicewatch/servicewatch/internal/redact"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/redact"
 )
 
 // hostileBody is a list-pipes body of about size bytes whose items are made

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/lenient"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
 )
 
 // A list of empty objects is cut by count, not only by bytes: each item

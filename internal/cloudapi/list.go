@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/lenient"
-	"github.com/servicewatch/servicewatch/internal/redact"
-	"github.com/servicewatch/servicewatch/internal/slim"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/redact"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/slim"
 )
 
 // listDecoder decodes the body of a list response.
@@ -75,7 +75,7 @@ type itemRead[T any] func(strict *lenient.Strict, raw []byte, item *T) (lenient.
 // its work budget: nothing of it is kept.
 //
 // An item too big for KeepBytes is slimmed (shape says what it keeps, see
-// internal/slim) before any whole item is dropped; when the list does not
+// internal/cloudapi/slim) before any whole item is dropped; when the list does not
 // fit, the items rank ranks first (those that need attention) are kept
 // first.
 func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, rank func(*T) int, read itemRead[T], shape slim.Shape, in listInput[T]) (List[T], error) {

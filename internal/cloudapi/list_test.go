@@ -13,7 +13,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/lenient"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
 )
 
 func listPipesWith(t *testing.T, body string, opts pipeOptions) (cloudapi.List[swv1.Pipe], error) {

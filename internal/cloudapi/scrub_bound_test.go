@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/redact"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/redact"
 )
 
 // echoAlertID serves an alert API that answers every alert ID with a 404

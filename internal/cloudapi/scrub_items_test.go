@@ -11,7 +11,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/lenient"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
 )
 
 // A service that echoes the caller's own credential in a successful list

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/lenient"
-	"github.com/servicewatch/servicewatch/internal/redact"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/redact"
 )
 
 // decodeWork decodes body as a list of pipes the way a call does (the

@@ -12,9 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/alertselect"
+	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
@@ -34,7 +33,7 @@ func (r *ServiceWatchReconciler) admit(ctx context.Context, in *syncScope) (ctrl
 	if in.overShare {
 		log.FromContext(ctx).Info("sync deferred: the namespace's cloud answers cost more than its share of decode work", "wait", in.wait)
 	}
-	if c := conditions.Get(in.watch, swv1.ConditionReconciling); in.overSpent != "" && (c == nil || c.Reason != swv1.ReasonBudgetExceeded) {
+	if c := in.watch.Condition(swv1.ConditionReconciling); in.overSpent != "" && (c == nil || c.Reason != swv1.ReasonBudgetExceeded) {
 		if _, err := r.writeStatus(ctx, in.watch, statusChange{announce: in.overSpent, waits: true}); err == nil {
 			r.emit(ctx, in.watch, []event{newEvent(corev1.EventTypeWarning, swv1.ReasonBudgetExceeded, in.overSpent)})
 		}
@@ -52,13 +51,13 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 		return admission{wait: wait, overShare: true}
 	}
 	admitted := admission{unreserved: map[readKey]bool{}}
-	alerts := alertselect.InUse(&in.watch.Spec) && in.alerts.failure == nil
+	withAlerts := alerts.InUse(&in.watch.Spec) && in.alerts.failure == nil
 	// Alerts from the management API are asked for with its other calls, at
 	// once: two asks of one budget by one watch would hold each other back.
-	together := alerts && alertselect.FromManagement(&in.watch.Spec)
+	together := withAlerts && alerts.FromManagement(&in.watch.Spec)
 	var batch []readKey
-	size, n := r.Budgets.MaxBatch(alertselect.API(&in.watch.Spec)), 0
-	if alerts {
+	size, n := r.Budgets.MaxBatch(alerts.API(&in.watch.Spec)), 0
+	if withAlerts {
 		if together && size > 0 {
 			size = max(1, size-len(in.managementReads()))
 		}
@@ -86,17 +85,17 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 			r.expect(reads, admitted.unreserved)
 		}
 	}
-	if alerts && !together && n > 0 {
-		if wait := r.ask(key, level, alertselect.API(&in.watch.Spec), in.alerts.url, in.alerts.digest, n); wait > 0 {
+	if withAlerts && !together && n > 0 {
+		if wait := r.ask(key, level, alerts.API(&in.watch.Spec), in.alerts.url, in.alerts.digest, n); wait > 0 {
 			if level == pacing.User {
-				return r.waiting(in, ratebudget.BudgetID(alertselect.API(&in.watch.Spec), in.alerts.url, in.alerts.digest), alertselect.BudgetName(&in.watch.Spec), wait)
+				return r.waiting(in, ratebudget.BudgetID(alerts.API(&in.watch.Spec), in.alerts.url, in.alerts.digest), alerts.BudgetName(&in.watch.Spec), wait)
 			}
 			admitted.alertsDeferred, admitted.alertsRoomAt = true, r.clock.Now().Add(wait)
 		} else {
 			r.expect(batch, admitted.unreserved)
 		}
 	}
-	if all := len(in.alertReads()); alerts && !admitted.alertsDeferred && len(batch) < all {
+	if all := len(in.alertReads()); withAlerts && !admitted.alertsDeferred && len(batch) < all {
 		admitted.alertBatch = make(map[string]bool, len(batch))
 		for _, read := range batch {
 			admitted.alertBatch[read.alertID] = true
@@ -190,7 +189,7 @@ func (r *ServiceWatchReconciler) noteDemand(_ context.Context, in *syncScope) (c
 			Reads:  in.managementReads(),
 		})
 	}
-	if api := alertselect.API(&in.watch.Spec); alertselect.InUse(&in.watch.Spec) && in.alerts.failure == nil {
+	if api := alerts.API(&in.watch.Spec); alerts.InUse(&in.watch.Spec) && in.alerts.failure == nil {
 		demands = append(demands, pacing.Demand[readKey]{
 			API:    api,
 			Budget: ratebudget.BudgetID(api, in.alerts.url, in.alerts.digest),
@@ -257,7 +256,7 @@ func (r *ServiceWatchReconciler) restoreHold(ctx context.Context, w *swv1.Servic
 // honourRetryAfter).
 func waitsAlone(w *swv1.ServiceWatch) bool {
 	for _, t := range []string{swv1.ConditionPipesSynced, swv1.ConditionReversePrivateEndpointsSynced, swv1.ConditionAlertsSynced} {
-		if c := conditions.Get(w, t); c != nil && c.Reason == swv1.ReasonServerError {
+		if c := w.Condition(t); c != nil && c.Reason == swv1.ReasonServerError {
 			return true
 		}
 	}

@@ -8,14 +8,13 @@ import (
 	"time"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/alertlist"
-	"github.com/servicewatch/servicewatch/internal/alertselect"
+	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/slim"
 	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
 	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
-	"github.com/servicewatch/servicewatch/internal/slim"
 )
 
 func alertsPart() part {
@@ -23,7 +22,7 @@ func alertsPart() part {
 		name:      "alerts",
 		condition: swv1.ConditionAlertsSynced,
 		noun:      "alerts",
-		inUse:     func(w *swv1.ServiceWatch) bool { return alertselect.InUse(&w.Spec) },
+		inUse:     func(w *swv1.ServiceWatch) bool { return alerts.InUse(&w.Spec) },
 		read:      readAlerts,
 		count:     func(s *swv1.ServiceWatchStatus) int32 { return s.Summary.Alerts },
 		list: statusList{
@@ -49,36 +48,36 @@ func alertsPart() part {
 func readAlerts(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 	w := in.watch
 	switch {
-	case !alertselect.InUse(&w.Spec):
+	case !alerts.InUse(&w.Spec):
 		return alertsResult(nil, 0, "", "")
 	case in.alertsDeferred:
 		return partResult{deferred: newFailure(swv1.ReasonRateLimited, "waiting for room in the %s's rate budget until %s; the alerts keep their last data until then",
-			alertselect.BudgetName(&w.Spec), in.alertsRoomAt.UTC().Format("15:04:05 MST"))}
+			alerts.BudgetName(&w.Spec), in.alertsRoomAt.UTC().Format("15:04:05 MST"))}
 	case in.alerts.failure != nil:
 		return wholeFailed(w, in.alerts.failure)
 	case !in.alertsByList && w.Spec.AlertSelector != nil:
-		return wholeFailed(w, asFailure(alertselect.NoListRoute(in.alerts.url)))
+		return wholeFailed(w, asFailure(alerts.NoListRoute(in.alerts.url)))
 	case !in.alertsByList:
 		return readOneByOne(ctx, cloud, in, false)
 	}
 	listing, err := readAlertList(ctx, cloud, in)
 	switch {
 	case errors.Is(err, cloudapi.ErrNoListRoute):
-		in.routes.NoList(alertlist.RouteOf(in.alertSource(), in.alerts.digest))
+		in.routes.NoList(alerts.RouteOf(in.alertSource(), in.alerts.digest))
 		if w.Spec.AlertSelector != nil {
-			return wholeFailed(w, asFailure(alertselect.NoListRoute(in.alerts.url)))
+			return wholeFailed(w, asFailure(alerts.NoListRoute(in.alerts.url)))
 		}
 		return readOneByOne(ctx, cloud, in, true)
 	case err != nil:
 		res := readFailed(err)
 		res.sayWhy = unfinished(err)
 		return res
-	case !listing.Serves(alertselect.NeedOf(&w.Spec)):
+	case !listing.Serves(alerts.NeedOf(&w.Spec)):
 		// Rare: read twice, for others' needs each time (see readAlertList).
 		return wholeFailed(w, newFailure(swv1.ReasonUnreachable, "the host's alert list was read for the other watches that share it before this watch's selector; reading it again"))
 	}
-	in.routes.Listed(alertlist.RouteOf(in.alertSource(), in.alerts.digest))
-	picked := alertselect.Pick(w.Spec.AlertIDs, w.Spec.AlertSelector, listing)
+	in.routes.Listed(alerts.RouteOf(in.alertSource(), in.alerts.digest))
+	picked := alerts.Pick(w.Spec.AlertIDs, w.Spec.AlertSelector, listing)
 	if waiting := readUnread(ctx, cloud, in, picked); waiting != nil {
 		return partResult{deferred: waiting}
 	}
@@ -90,14 +89,14 @@ func readAlerts(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 // that leave this watch's selector out is no use to it, and it reads the
 // list afresh (its need is registered first, so that the fresh read keeps
 // it).
-func readAlertList(ctx context.Context, cloud Cloud, in *syncScope) (*alertselect.Index, error) {
-	key, need := in.alertListRead(), alertselect.NeedOf(&in.watch.Spec)
+func readAlertList(ctx context.Context, cloud Cloud, in *syncScope) (*alerts.Index, error) {
+	key, need := in.alertListRead(), alerts.NeedOf(&in.watch.Spec)
 	in.alertNeeds.Register(in.p.Key.String(), key, need, needKeptFor(in.watch))
 	maxAge, ask := listAge(in), false
 	for {
-		listing, err := sharedread.DoWithin(ctx, in.shared, key, maxAge, func(ctx context.Context) (*alertselect.Index, error) {
+		listing, err := sharedread.DoWithin(ctx, in.shared, key, maxAge, func(ctx context.Context) (*alerts.Index, error) {
 			// Kept for the watches that share the list: what they use of it.
-			filter := alertselect.NewFilter(append(in.alertNeeds.Of(key), need), listKeepBytes(in))
+			filter := alerts.NewFilter(append(in.alertNeeds.Of(key), need), listKeepBytes(in))
 			c := filter.Collect()
 			l, err := listAlerts(ctx, cloud, in, c.Keep, ask)
 			return c.Index(l.Read, l.Seen.Has, l.Stopped), err
@@ -122,7 +121,7 @@ func needKeptFor(w *swv1.ServiceWatch) time.Duration { return 2*interval(w) + ti
 // readUnread reads on their own the IDs the list read but did not keep
 // (named after it was read), a few at a time; waiting says one of them
 // waits for the budget.
-func readUnread(ctx context.Context, cloud Cloud, in *syncScope, picked alertselect.Picked) *failure {
+func readUnread(ctx context.Context, cloud Cloud, in *syncScope, picked alerts.Picked) *failure {
 	deferred := make([]*failure, len(picked.Unread))
 	limit := make(chan struct{}, max(1, in.alertConcurrency))
 	var wg sync.WaitGroup
@@ -148,19 +147,19 @@ func readUnread(ctx context.Context, cloud Cloud, in *syncScope, picked alertsel
 // goes, waiting a little for room (admitPage), so a long list never sends
 // a call the budget did not admit. Each page's work is charged to the
 // namespace's decode share.
-func listAlerts(ctx context.Context, cloud Cloud, in *syncScope, keep alertlist.Keep, ask bool) (alertlist.Listing, error) {
+func listAlerts(ctx context.Context, cloud Cloud, in *syncScope, keep alerts.Keep, ask bool) (alerts.Listing, error) {
 	src, key := in.alertSource(), in.alertListRead()
 	// called counts the pages asked for; needed is what the list's total
 	// says a whole read takes.
 	called, needed := 0, in.pageCounts.Of(key)
-	l, err := alertlist.ReadAll(ctx, cloudapi.MaxAlertPageLimit, func(ctx context.Context, offset int, each func(*cloudapi.AlertResult) int) (cloudapi.AlertPage, error) {
+	l, err := alerts.ReadAll(ctx, cloudapi.MaxAlertPageLimit, func(ctx context.Context, offset int, each func(*cloudapi.AlertResult) int) (cloudapi.AlertPage, error) {
 		called++
 		if err := admitPage(ctx, in, src.API, key, listPage{at: called, of: needed, ask: ask}); err != nil {
 			return cloudapi.AlertPage{}, err
 		}
 		page, err := cloud.ListAlerts(ctx, src, cloudapi.AlertPageRequest{Limit: cloudapi.MaxAlertPageLimit, Offset: offset, Each: each, Work: in.chargeWork})
 		if err == nil && page.Total >= 0 {
-			needed = max(needed, alertlist.PagesFor(page.Total, cloudapi.MaxAlertPageLimit))
+			needed = max(needed, alerts.PagesFor(page.Total, cloudapi.MaxAlertPageLimit))
 		}
 		return page, err
 	}, keep)
@@ -242,13 +241,13 @@ func sleep(ctx context.Context, d time.Duration) error {
 // each asks the budget for itself.
 func readOneByOne(ctx context.Context, cloud Cloud, in *syncScope, askEach bool) partResult {
 	ids := in.watch.Spec.AlertIDs
-	entries := make([]alertselect.Entry, len(ids))
+	entries := make([]alerts.Entry, len(ids))
 	deferred := make([]*failure, len(ids))
 	limit := make(chan struct{}, max(1, in.alertConcurrency))
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		if in.alertBatch != nil && !in.alertBatch[id] {
-			entries[i] = alertselect.Later(&in.watch.Spec, in.watch.Status.Alerts, id, len(in.alertBatch))
+			entries[i] = alerts.Later(&in.watch.Spec, in.watch.Status.Alerts, id, len(in.alertBatch))
 			continue
 		}
 		wg.Go(func() {
@@ -270,7 +269,7 @@ func readOneByOne(ctx context.Context, cloud Cloud, in *syncScope, askEach bool)
 
 // readAlert fetches one alert; waiting says that its call waits for the
 // budget. A panic is the entry's failure.
-func readAlert(ctx context.Context, cloud Cloud, in *syncScope, id string, askEach bool) (e alertselect.Entry, waiting *failure) {
+func readAlert(ctx context.Context, cloud Cloud, in *syncScope, id string, askEach bool) (e alerts.Entry, waiting *failure) {
 	var panicked *failure
 	defer func() {
 		e.ID, e.SelectedBy, e.Failed = id, swv1.SelectedByID, entryFailure(panicked, e.Failed)
@@ -287,38 +286,38 @@ func readAlert(ctx context.Context, cloud Cloud, in *syncScope, id string, askEa
 	})
 	if err != nil {
 		if waiting := deferral(err); waiting != nil {
-			return alertselect.Entry{}, waiting
+			return alerts.Entry{}, waiting
 		}
-		return alertselect.Entry{Failed: entryFailure(cloudFailure(err), nil)}, nil
+		return alerts.Entry{Failed: entryFailure(cloudFailure(err), nil)}, nil
 	}
-	return alertselect.Entry{Alert: &got.Alert, LeftOut: got.LeftOut}, nil
+	return alerts.Entry{Alert: &got.Alert, LeftOut: got.LeftOut}, nil
 }
 
 // alertsResult is the alerts part's result: its entries (see
-// alertselect.Apply) and its condition. Unlike the lists, the alerts part
+// alerts.Apply) and its condition. Unlike the lists, the alerts part
 // applies even when some entries failed: each keeps its last successful
 // fetch and says why.
-func alertsResult(entries []alertselect.Entry, matched int, stopped, readBy string) partResult {
-	told := alertselect.Tell(entries, stopped)
+func alertsResult(entries []alerts.Entry, matched int, stopped, readBy string) partResult {
+	told := alerts.Tell(entries, stopped)
 	res := partResult{message: told.Message, failure: asFailure(told.Failure)}
 	var full []swv1.AlertStatus // what apply wrote, before any truncation
 	res.metricItems = func(w *statemetrics.Watch) {
-		w.Alerts, w.AlertsTotal = alertselect.Items(full), len(full)+max(0, matched-alertselect.MaxSelected)
+		w.Alerts, w.AlertsTotal = alerts.Items(full), len(full)+max(0, matched-alerts.MaxSelected)
 	}
-	res.apply = func(s *swv1.ServiceWatchStatus) { full = alertselect.Apply(s, entries, matched, readBy) }
+	res.apply = func(s *swv1.ServiceWatchStatus) { full = alerts.Apply(s, entries, matched, readBy) }
 	return res
 }
 
 // wholeFailed is the result of an alerts part that could not read at all:
 // every entry keeps its last data and says why; the condition carries f.
 func wholeFailed(w *swv1.ServiceWatch, f *failure) partResult {
-	res := alertsResult(alertselect.AllFailed(&w.Spec, w.Status.Alerts, entryFailure(f, nil)), 0, "", w.Status.AlertsReadBy)
+	res := alertsResult(alerts.AllFailed(&w.Spec, w.Status.Alerts, entryFailure(f, nil)), 0, "", w.Status.AlertsReadBy)
 	res.failure = f
 	return res
 }
 
 // asFailure is an entry's failure as the part's.
-func asFailure(f *alertselect.ReadError) *failure {
+func asFailure(f *alerts.ReadError) *failure {
 	if f == nil {
 		return nil
 	}
@@ -326,9 +325,9 @@ func asFailure(f *alertselect.ReadError) *failure {
 }
 
 // entryFailure is f as an entry's failure; or, when f is nil, otherwise.
-func entryFailure(f *failure, otherwise *alertselect.ReadError) *alertselect.ReadError {
+func entryFailure(f *failure, otherwise *alerts.ReadError) *alerts.ReadError {
 	if f == nil {
 		return otherwise
 	}
-	return &alertselect.ReadError{Reason: f.reason, Message: f.message, RetryAfter: f.retryAfter}
+	return &alerts.ReadError{Reason: f.reason, Message: f.message, RetryAfter: f.retryAfter}
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/servicewatch/servicewatch/internal/alertlist"
+	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/testsupport/benchmem"
 )
@@ -69,7 +69,7 @@ func BenchmarkAlertListHeap(b *testing.B) {
 				w.Spec.AlertIDs = []string{"7"}
 				in := &syncScope{watch: w, budgets: &budgetCloud{}, shared: newSharedReads(sharedFreshness, time.Now),
 					alerts: newAlertAccess(srv.URL, cloudapi.NewBearerToken("t")), alertsByList: true,
-					routes: alertlist.NewRoutes(time.Now, time.Minute), keepBytes: DefaultStatusSizeLimit}
+					routes: alerts.NewRoutes(time.Now, time.Minute), keepBytes: DefaultStatusSizeLimit}
 				var res partResult
 				kept = max(kept, benchmem.Growth(func() { res = readAlerts(context.Background(), cloud, in) }))
 				if res.failure != nil && !strings.Contains(res.failure.message, "more than") {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/servicewatch/servicewatch/internal/alertlist"
+	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
@@ -58,7 +58,7 @@ func TestAlertPagesAreChargedToTheNamespacesDecodeShare(t *testing.T) {
 		in := r.newScope(context.Background(), w)
 		in.management = newManagementAccess("https://api.example.com", cloudapi.NewBasicCredentials("k-"+namespace, "s"))
 		in.alerts = newAlertAccess(srv.URL, cloudapi.NewBearerToken("t-"+namespace))
-		in.routes, in.alertsByList = alertlist.NewRoutes(now, time.Minute), true
+		in.routes, in.alertsByList = alerts.NewRoutes(now, time.Minute), true
 		return in
 	}
 	hostile, victim := scopeIn("hostile"), scopeIn("victim")

@@ -13,7 +13,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
-	"github.com/servicewatch/servicewatch/internal/alertselect"
+	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
@@ -119,7 +119,7 @@ func (r *ServiceWatchReconciler) readManagementAccess(ctx context.Context, c api
 
 // alertAccess is the watch's access to the alert API; see managementAccess.
 func (r *ServiceWatchReconciler) alertAccess(ctx context.Context, watch *swv1.ServiceWatch, versions map[string]string) alertAccess {
-	if !alertselect.InUse(&watch.Spec) || alertselect.FromManagement(&watch.Spec) {
+	if !alerts.InUse(&watch.Spec) || alerts.FromManagement(&watch.Spec) {
 		return alertAccess{} // from the management API, see accessOf
 	}
 	if watch.Spec.AlertAPI == nil && watch.Spec.ManagementAPI.AccountRef == nil { // the CRD forbids this; an old object may still have it
@@ -197,7 +197,7 @@ func (r *ServiceWatchReconciler) accessOf(ctx context.Context, watch *swv1.Servi
 	wg.Go(func() { m = r.managementAccess(ctx, watch, versions) })
 	wg.Go(func() { a = r.alertAccess(ctx, watch, versions) })
 	wg.Wait()
-	if alertselect.FromManagement(&watch.Spec) { // the management key's host, credential and budget; nothing more to read
+	if alerts.FromManagement(&watch.Spec) { // the management key's host, credential and budget; nothing more to read
 		a = alertAccess{apiAccess: m.apiAccess}
 		a.unread = false
 	}

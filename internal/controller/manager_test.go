@@ -19,7 +19,6 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
@@ -135,9 +134,9 @@ func TestAccountsCRDIsOptional(t *testing.T) {
 	watch("shared", swv1.ManagementAPISpec{AccountRef: &swv1.AccountRef{Name: "org-main"}})
 	waitFor("own", "Ready", 30*time.Second, isReady)
 	refused := waitFor("shared", "Stalled AccountNotFound", 30*time.Second, func(w *swv1.ServiceWatch) bool {
-		return conditions.Is(w, swv1.ConditionStalled, metav1.ConditionTrue, swv1.ReasonAccountNotFound)
+		return w.ConditionIs(swv1.ConditionStalled, metav1.ConditionTrue, swv1.ReasonAccountNotFound)
 	})
-	if msg := conditions.Get(refused, swv1.ConditionStalled).Message; !strings.Contains(msg, "ClusterCloudAccount CRD is not installed") {
+	if msg := refused.Condition(swv1.ConditionStalled).Message; !strings.Contains(msg, "ClusterCloudAccount CRD is not installed") {
 		t.Errorf("the watch of an account says %q: want that the CRD is not installed", msg)
 	}
 	if v := gauge(t, reg, "servicewatch_accounts_enabled", nil); v != 0 {
@@ -152,7 +151,7 @@ func TestAccountsCRDIsOptional(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor("own", "synced again", 30*time.Second, func(w *swv1.ServiceWatch) bool {
-		return w.Status.LastHandledRequestedAt == "again" && conditions.IsReady(w)
+		return w.Status.LastHandledRequestedAt == "again" && w.IsReady()
 	})
 
 	if _, err := envtest.InstallCRDs(bare.Config, envtest.CRDInstallOptions{Paths: []string{filepath.Join(crds, "cloud.servicewatch.io_clustercloudaccounts.yaml")}}); err != nil {

@@ -11,9 +11,9 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/slim"
 	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
 	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
-	"github.com/servicewatch/servicewatch/internal/slim"
 )
 
 // part is one independent piece of a sync. Everything that differs between

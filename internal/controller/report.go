@@ -10,9 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/alertselect"
+	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/bound"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 )
@@ -42,9 +41,9 @@ type event struct {
 // and empties it when the watch is Ready.
 func eventsFor(before, after *swv1.ServiceWatch, parts []part, told episode) []event {
 	var events []event
-	ready := conditions.IsReady(after)
+	ready := after.IsReady()
 	for _, p := range parts {
-		old, cur := conditions.Get(before, p.condition), conditions.Get(after, p.condition)
+		old, cur := before.Condition(p.condition), after.Condition(p.condition)
 		if !changed(old, cur) {
 			continue
 		}
@@ -57,8 +56,8 @@ func eventsFor(before, after *swv1.ServiceWatch, parts []part, told episode) []e
 			events = append(events, newEvent(corev1.EventTypeNormal, p.condition, p.condition+" recovered: "+cur.Message))
 		}
 	}
-	events = append(events, intervalEvents(conditions.Get(before, swv1.ConditionIntervalMet), conditions.Get(after, swv1.ConditionIntervalMet))...)
-	old, cur := conditions.Get(before, swv1.ConditionReady), conditions.Get(after, swv1.ConditionReady)
+	events = append(events, intervalEvents(before.Condition(swv1.ConditionIntervalMet), after.Condition(swv1.ConditionIntervalMet))...)
+	old, cur := before.Condition(swv1.ConditionReady), after.Condition(swv1.ConditionReady)
 	if changed(old, cur) {
 		switch {
 		case cur.Status == metav1.ConditionTrue:
@@ -106,7 +105,7 @@ func (e *episodes) events(before, after *swv1.ServiceWatch, parts []part) []even
 	if !ok {
 		told = episode{}
 		for _, p := range parts { // told before a restart, or at the first sync
-			if c := conditions.Get(before, p.condition); c != nil && c.Status == metav1.ConditionFalse {
+			if c := before.Condition(p.condition); c != nil && c.Status == metav1.ConditionFalse {
 				told.tell(p.condition, c.Reason)
 			}
 		}
@@ -168,7 +167,7 @@ func recordSync(m *syncmetrics.Metrics, watch *swv1.ServiceWatch, parts []part) 
 		if !p.inUse(watch) {
 			continue
 		}
-		if c := conditions.Get(watch, p.condition); c != nil {
+		if c := watch.Condition(p.condition); c != nil {
 			m.RecordSync(p.name, c.Reason)
 		}
 	}
@@ -212,6 +211,6 @@ func statusMetricsOf(watch *swv1.ServiceWatch) statemetrics.Watch {
 	for i := range s.ReversePrivateEndpoints {
 		w.Endpoints[i] = endpointItem(&s.ReversePrivateEndpoints[i])
 	}
-	w.Alerts = alertselect.Items(s.Alerts)
+	w.Alerts = alerts.Items(s.Alerts)
 	return w
 }

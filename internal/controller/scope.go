@@ -4,8 +4,7 @@ import (
 	"time"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/alertlist"
-	"github.com/servicewatch/servicewatch/internal/alertselect"
+	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
 	"github.com/servicewatch/servicewatch/internal/pacing"
@@ -38,13 +37,13 @@ type syncScope struct {
 	alertConcurrency int
 	// routes know which hosts list alerts; alertsByList: this sync reads
 	// its alerts from the host's list, not one ID at a time.
-	routes       *alertlist.Routes
+	routes       *alerts.Routes
 	alertsByList bool
 	// alertNeeds are what the watches sharing each alert list use of it
 	// (the read keeps only that).
-	alertNeeds *alertselect.Needs[readKey]
+	alertNeeds *alerts.Needs[readKey]
 	// pageCounts are the pages the last read of each alert list took.
-	pageCounts *alertlist.PageCounts[readKey]
+	pageCounts *alerts.PageCounts[readKey]
 	// keepBytes bounds what a list call keeps: the status size limit.
 	keepBytes int
 	// metricBytes bounds the items a list call gathers for the state
@@ -102,7 +101,7 @@ func (in *syncScope) ended(results []partResult, startedAt, endedAt time.Time) {
 // reachesCloud tells whether a sync with this access gets as far as calling
 // the cloud; lastSyncTime records only such attempts.
 func (in *syncScope) reachesCloud() bool {
-	return in.management.failure == nil || (alertselect.InUse(&in.watch.Spec) && in.alerts.failure == nil)
+	return in.management.failure == nil || (alerts.InUse(&in.watch.Spec) && in.alerts.failure == nil)
 }
 
 // record is the sync as the schedule learns of it (pacing.Pacer.Synced).
@@ -154,7 +153,7 @@ func (in *syncScope) alertRead(id string) readKey {
 // host and credential, and for the management API per service.
 func (in *syncScope) alertListRead() readKey {
 	key := readKey{kind: alertListReadKind, url: in.alerts.url, credential: in.alerts.digest}
-	if alertselect.FromManagement(&in.watch.Spec) {
+	if alerts.FromManagement(&in.watch.Spec) {
 		key.organizationID, key.serviceID = in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID
 	}
 	return key
@@ -165,7 +164,7 @@ func (in *syncScope) alertListRead() readKey {
 // when none does: a management API list is its service's, whose group the
 // watch is in already.
 func (in *syncScope) sharedListGroup() uint64 {
-	if !in.alertsByList || in.alerts.failure != nil || !alertselect.SharedList(&in.watch.Spec) {
+	if !in.alertsByList || in.alerts.failure != nil || !alerts.SharedList(&in.watch.Spec) {
 		return 0
 	}
 	return pacing.GroupOf(alertListReadKind, in.alerts.url, string(in.alerts.digest[:]))
@@ -173,12 +172,12 @@ func (in *syncScope) sharedListGroup() uint64 {
 
 // alertSource is where the sync reads its alerts, with which credential.
 func (in *syncScope) alertSource() cloudapi.AlertSource {
-	return alertselect.Source(&in.watch.Spec, in.alerts.url, in.alerts.token, in.management.creds)
+	return alerts.Source(&in.watch.Spec, in.alerts.url, in.alerts.token, in.management.creds)
 }
 
 // listAge is how old a list another watch read may be for this sync to
-// reuse it (alertselect.ListAge).
-func listAge(in *syncScope) time.Duration { return alertselect.ListAge(interval(in.watch), in.fresh) }
+// reuse it (alerts.ListAge).
+func listAge(in *syncScope) time.Duration { return alerts.ListAge(interval(in.watch), in.fresh) }
 
 // managementReads are the reads a sync makes of the management API.
 func (in *syncScope) managementReads() []readKey {

@@ -16,7 +16,6 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
@@ -151,7 +150,7 @@ func (f *fixture) labelNamespace(labels map[string]string) {
 func stalledWith(reason string, words ...string) func(*swv1.ServiceWatch) bool {
 	return func(w *swv1.ServiceWatch) bool {
 		c := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionStalled)
-		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != reason || conditions.IsReady(w) {
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != reason || w.IsReady() {
 			return false
 		}
 		for _, word := range words {
@@ -288,7 +287,7 @@ func TestAccountTenantRelabelsItsNamespace(t *testing.T) {
 	if got := ns.Labels["kubernetes.io/metadata.name"]; got != f.ns {
 		t.Fatalf("the API server let the tenant set kubernetes.io/metadata.name to %q", got)
 	}
-	if w := f.get("relabelled"); conditions.IsReady(w) {
+	if w := f.get("relabelled"); w.IsReady() {
 		t.Fatal("a namespace that tried to fake the trusted label was allowed")
 	}
 	if n, calls := suiteSecretReads.of(f.accountSecret())+auditedReads(t, f.accountSecret()), f.fake.CallLog(); n != 0 || len(calls) != 0 {

@@ -16,7 +16,6 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
@@ -135,7 +134,7 @@ func TestAccountWeightsShareTheKey(t *testing.T) {
 		var msg string
 		for deadline := time.Now().Add(60 * time.Second); msg == "" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 			for i := range 6 {
-				if c := conditions.Get(tc.f.get(fmt.Sprintf("w%02d", i)), swv1.ConditionIntervalMet); c != nil && strings.Contains(c.Message, tc.want) {
+				if c := tc.f.get(fmt.Sprintf("w%02d", i)).Condition(swv1.ConditionIntervalMet); c != nil && strings.Contains(c.Message, tc.want) {
 					msg = c.Message
 				}
 			}
@@ -245,7 +244,7 @@ func TestRequestedSyncsLeaveAnotherNamespaceItsInterval(t *testing.T) {
 	var waited string
 	for deadline := first.Add(40 * time.Second); len(pipesCalls(requesting, first)) < 2 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		for _, name := range names {
-			if c := conditions.Get(requester.get(name), swv1.ConditionReconciling); c != nil && c.Reason == swv1.ReasonBudgetExceeded {
+			if c := requester.get(name).Condition(swv1.ConditionReconciling); c != nil && c.Reason == swv1.ReasonBudgetExceeded {
 				waited = c.Message
 			}
 		}

@@ -12,7 +12,6 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
@@ -119,7 +118,7 @@ func TestAlertsLargerThanTheBudgetAreFetchedInBatches(t *testing.T) {
 	if got := condition(big, swv1.ConditionAlertsSynced); got != "True/Synced" {
 		t.Errorf("once every alert was fetched, AlertsSynced is %s", got)
 	}
-	if c := conditions.Get(big, swv1.ConditionAlertsSynced); !strings.HasPrefix(c.Message, "Fetched 3 of 7 alerts") {
+	if c := big.Condition(swv1.ConditionAlertsSynced); !strings.HasPrefix(c.Message, "Fetched 3 of 7 alerts") {
 		t.Errorf("AlertsSynced says %q, want it to tell that a batch was fetched", c.Message)
 	}
 	for _, a := range big.Status.Alerts {

@@ -10,8 +10,7 @@ import (
 	"time"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/alertlist"
-	"github.com/servicewatch/servicewatch/internal/alertselect"
+	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 )
 
@@ -54,20 +53,20 @@ func BenchmarkAlertsOf100Watches(b *testing.B) {
 		}
 		return out
 	}
-	apply := func(entries []alertselect.Entry) {
+	apply := func(entries []alerts.Entry) {
 		s := swv1.ServiceWatchStatus{Summary: &swv1.Summary{}}
-		alertselect.Apply(&s, entries, 0, "")
+		alerts.Apply(&s, entries, 0, "")
 	}
 	b.Run("before", func(b *testing.B) {
 		for b.Loop() {
 			for w := range watches {
-				var entries []alertselect.Entry
+				var entries []alerts.Entry
 				for _, id := range ids(w) {
 					got, err := client.GetAlertFrom(ctx, src, id)
 					if err != nil {
 						b.Fatal(err)
 					}
-					entries = append(entries, alertselect.Entry{ID: id, SelectedBy: swv1.SelectedByID, Alert: &got.Alert})
+					entries = append(entries, alerts.Entry{ID: id, SelectedBy: swv1.SelectedByID, Alert: &got.Alert})
 				}
 				apply(entries)
 			}
@@ -75,12 +74,12 @@ func BenchmarkAlertsOf100Watches(b *testing.B) {
 	})
 	b.Run("after", func(b *testing.B) {
 		for b.Loop() {
-			needs := make([]alertselect.Need, watches)
+			needs := make([]alerts.Need, watches)
 			for w := range needs {
 				needs[w].IDs = ids(w)
 			}
-			c := alertselect.NewFilter(needs, 2*DefaultStatusSizeLimit).Collect()
-			listing, err := alertlist.ReadAll(ctx, cloudapi.MaxAlertPageLimit, func(ctx context.Context, offset int, each func(*cloudapi.AlertResult) int) (cloudapi.AlertPage, error) {
+			c := alerts.NewFilter(needs, 2*DefaultStatusSizeLimit).Collect()
+			listing, err := alerts.ReadAll(ctx, cloudapi.MaxAlertPageLimit, func(ctx context.Context, offset int, each func(*cloudapi.AlertResult) int) (cloudapi.AlertPage, error) {
 				return client.ListAlerts(ctx, src, cloudapi.AlertPageRequest{Limit: cloudapi.MaxAlertPageLimit, Offset: offset, Each: each})
 			}, c.Keep)
 			if err != nil {
@@ -88,7 +87,7 @@ func BenchmarkAlertsOf100Watches(b *testing.B) {
 			}
 			idx := c.Index(listing.Read, listing.Seen.Has, listing.Stopped) // once, shared by the watches
 			for w := range watches {
-				apply(alertselect.Pick(ids(w), nil, idx).Entries)
+				apply(alerts.Pick(ids(w), nil, idx).Entries)
 			}
 		}
 	})

@@ -12,7 +12,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
@@ -57,7 +56,7 @@ func TestOneBigPipeNeverHidesTheOthers(t *testing.T) {
 	if ptr.Deref(big.SourceKind, "") != "postgres" || left == 0 || int(left)+kept != mappings {
 		t.Errorf("big pipe: %d table mappings kept, omitted %v; want the rest of %d counted", kept, big.Omitted, mappings)
 	}
-	c := conditions.Get(w, swv1.ConditionStatusTruncated)
+	c := w.Condition(swv1.ConditionStatusTruncated)
 	want := fmt.Sprintf("pipe %s: %d source.postgres.tableMappings", bigID, left)
 	if c == nil || c.Reason != swv1.ReasonTooLarge || !strings.Contains(c.Message, want) || len(c.Message) > 2048 {
 		t.Errorf("StatusTruncated = %+v, want TooLarge naming %q, bounded", c, want)

@@ -27,17 +27,16 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
-	"github.com/servicewatch/servicewatch/internal/alertlist"
-	"github.com/servicewatch/servicewatch/internal/alertselect"
+	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/controller/fairqueue"
+	"github.com/servicewatch/servicewatch/internal/controller/readrunner"
 	"github.com/servicewatch/servicewatch/internal/controller/secretwatch"
 	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
 	"github.com/servicewatch/servicewatch/internal/egress"
-	"github.com/servicewatch/servicewatch/internal/fairqueue"
 	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
-	"github.com/servicewatch/servicewatch/internal/readrunner"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
@@ -119,12 +118,12 @@ type ServiceWatchReconciler struct {
 	// shared lets watches that read the same thing share the calls.
 	shared *sharedread.Reads[readKey]
 	// routes know which hosts serve the alert list.
-	routes *alertlist.Routes
+	routes *alerts.Routes
 	// alertNeeds are what the watches sharing each alert list use of it.
-	alertNeeds *alertselect.Needs[readKey]
+	alertNeeds *alerts.Needs[readKey]
 	// listPages are the pages the last read of each alert list took: a
 	// sync reserves them all (see admission).
-	listPages *alertlist.PageCounts[readKey]
+	listPages *alerts.PageCounts[readKey]
 	// secrets knows the versions of the referenced Secrets (a
 	// secretwatch.Watch, which SetupWithManager starts).
 	secrets secretVersioner
@@ -292,13 +291,13 @@ func (r *ServiceWatchReconciler) defaults() {
 		r.shared = newSharedReads(sharedFreshness, r.clock.Now)
 	}
 	if r.alertNeeds == nil {
-		r.alertNeeds = alertselect.NewNeeds[readKey](r.clock.Now)
+		r.alertNeeds = alerts.NewNeeds[readKey](r.clock.Now)
 	}
 	if r.listPages == nil {
-		r.listPages = alertlist.NewPageCounts[readKey](r.clock.Now)
+		r.listPages = alerts.NewPageCounts[readKey](r.clock.Now)
 	}
 	if r.routes == nil {
-		r.routes = alertlist.NewRoutes(r.clock.Now, cmp.Or(r.Options.AlertListRetry, 10*time.Minute))
+		r.routes = alerts.NewRoutes(r.clock.Now, cmp.Or(r.Options.AlertListRetry, 10*time.Minute))
 	}
 	if r.StateMetrics == nil {
 		r.StateMetrics = statemetrics.NewCollector(true)
@@ -428,11 +427,11 @@ func (r *ServiceWatchReconciler) start(ctx context.Context, s *syncScope) ctrl.R
 // and the level of its work.
 func (r *ServiceWatchReconciler) learnAccess(ctx context.Context, s *syncScope) (ctrl.Result, bool) {
 	s.management, s.alerts = r.accessOf(ctx, s.watch, s.secretVersions)
-	s.routes, s.alertsByList = r.routes, r.routes.UseList(alertlist.RouteOf(s.alertSource(), s.alerts.digest))
+	s.routes, s.alertsByList = r.routes, r.routes.UseList(alerts.RouteOf(s.alertSource(), s.alerts.digest))
 	s.alertNeeds, s.pageCounts = r.alertNeeds, r.listPages
-	if s.alertsByList && s.alerts.failure == nil && alertselect.InUse(&s.watch.Spec) {
+	if s.alertsByList && s.alerts.failure == nil && alerts.InUse(&s.watch.Spec) {
 		// Before any read of the list begins, so that it keeps this need.
-		r.alertNeeds.Register(s.p.Key.String(), s.alertListRead(), alertselect.NeedOf(&s.watch.Spec), needKeptFor(s.watch))
+		r.alertNeeds.Register(s.p.Key.String(), s.alertListRead(), alerts.NeedOf(&s.watch.Spec), needKeptFor(s.watch))
 	}
 	r.pacer.ReadsList(s.p.Key, s.sharedListGroup())
 	s.fresh, s.level = r.pacer.Fresh(s.p), r.pacer.Level(s.p)

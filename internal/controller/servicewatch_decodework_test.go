@@ -13,7 +13,6 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
@@ -99,7 +98,7 @@ func TestAnAnswerOverItsDecodeBudgetKeepsThePartsLastData(t *testing.T) {
 	res := readPipes(context.Background(), cloud, in)
 	applyResults(w, parts, []partResult{res, endpointsOK(2), alertsFetched(nil)}, DefaultStatusSizeLimit)
 
-	c := conditions.Get(w, swv1.ConditionPipesSynced)
+	c := w.Condition(swv1.ConditionPipesSynced)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != swv1.ReasonDecodeBudgetExceeded || !strings.Contains(c.Message, "decode work budget exceeded") {
 		t.Errorf("PipesSynced = %+v, want False, DecodeBudgetExceeded, saying why", c)
 	}
@@ -109,7 +108,7 @@ func TestAnAnswerOverItsDecodeBudgetKeepsThePartsLastData(t *testing.T) {
 	if w.Status.Summary.ReversePrivateEndpoints != 2 {
 		t.Errorf("the endpoints were not written: summary %d", w.Status.Summary.ReversePrivateEndpoints)
 	}
-	if conditions.Get(w, swv1.ConditionStalled) != nil {
+	if w.Condition(swv1.ConditionStalled) != nil {
 		t.Error("the watch stalled; the answer may change")
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
@@ -43,7 +42,7 @@ func TestFrontAnswersShowTheirWords(t *testing.T) {
 			f := newFixture(t)
 			f.faultyWatch(tt.name, tt.op, tt.fault)
 			w := f.waitFor(tt.name, 20*time.Second, tt.cond+" "+tt.reason, conditionIs(tt.cond, metav1.ConditionFalse, tt.reason))
-			msg := conditions.Get(w, tt.cond).Message
+			msg := w.Condition(tt.cond).Message
 			for _, s := range tt.want {
 				if !strings.Contains(msg, s) {
 					t.Errorf("%s message %q lacks %q", tt.cond, msg, s)
@@ -79,7 +78,7 @@ func TestUnavailableWaitsForRetryAfter(t *testing.T) {
 	f.faultyWatch("unavailable", fakecloud.OpListPipes, fault)
 	w := f.waitFor("unavailable", 20*time.Second, "PipesSynced ServerError",
 		conditionIs(swv1.ConditionPipesSynced, metav1.ConditionFalse, swv1.ReasonServerError))
-	if msg := conditions.Get(w, swv1.ConditionPipesSynced).Message; !strings.Contains(msg, "scheduled maintenance") || !strings.Contains(msg, "retry after 8s") {
+	if msg := w.Condition(swv1.ConditionPipesSynced).Message; !strings.Contains(msg, "scheduled maintenance") || !strings.Contains(msg, "retry after 8s") {
 		t.Errorf("PipesSynced message %q lacks the service's words or the wait", msg)
 	}
 	if w.Status.RetryNotBefore == nil {

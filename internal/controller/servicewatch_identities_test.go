@@ -8,7 +8,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 )
 
 // mediumPipes are n Postgres pipes of about 1.5 kB of JSON each (22 table
@@ -55,7 +54,7 @@ func TestTruncateKeepsEveryIdentityThatFits(t *testing.T) {
 					t.Fatalf("pipe %d: %+v; want %s with its identity", i, p, want)
 				}
 			}
-			c := conditions.Get(w, swv1.ConditionStatusTruncated)
+			c := w.Condition(swv1.ConditionStatusTruncated)
 			kept := len(w.Status.Pipes)
 			switch {
 			case c == nil:

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
@@ -162,8 +161,8 @@ func TestOversizedInputsKeepStatusWritable(t *testing.T) {
 		f.createSecrets()
 		f.create(f.newWatch("many-missing", ids...))
 		w := f.waitFor("many-missing", 30*time.Second, "AlertsSynced NotFound", conditionIs(swv1.ConditionAlertsSynced, metav1.ConditionFalse, swv1.ReasonNotFound))
-		if len(w.Status.Alerts) != 100 || !strings.Contains(conditions.Get(w, swv1.ConditionAlertsSynced).Message, "100 of 100 alerts failed") {
-			t.Errorf("status does not tell of the 100 failing alerts: %d entries, %q", len(w.Status.Alerts), conditions.Get(w, swv1.ConditionAlertsSynced).Message)
+		if len(w.Status.Alerts) != 100 || !strings.Contains(w.Condition(swv1.ConditionAlertsSynced).Message, "100 of 100 alerts failed") {
+			t.Errorf("status does not tell of the 100 failing alerts: %d entries, %q", len(w.Status.Alerts), w.Condition(swv1.ConditionAlertsSynced).Message)
 		}
 		if events := f.waitForEvent("many-missing", swv1.ReasonNotFound); len(events) == 0 {
 			t.Error("no Warning event for the failing alerts")
@@ -194,7 +193,7 @@ func TestOversizedInputsKeepStatusWritable(t *testing.T) {
 				cut++
 			}
 		}
-		if c := conditions.Get(w, swv1.ConditionStatusTruncated); cut == 0 || !strings.Contains(c.Message, "alert big-") {
+		if c := w.Condition(swv1.ConditionStatusTruncated); cut == 0 || !strings.Contains(c.Message, "alert big-") {
 			t.Errorf("%d alerts cut, StatusTruncated %q: want the cut ones named", cut, c.Message)
 		}
 		if !isReady(w) {

@@ -17,7 +17,6 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
@@ -81,7 +80,7 @@ func TestNamespacesShareOneKeyFairly(t *testing.T) {
 	}{{one, "w0", 15 * time.Second}, {mid, "w0", 20 * time.Second}, {mid, "w1", 30 * time.Second}} {
 		got := w.f.waitFor(w.name, time.Until(created.Add(w.within)), "Ready within "+w.within.String()+" of creation, while another namespace's 20 calls wait for the key", isReady)
 		t.Logf("%s/%s Ready after %v", w.f.ns, w.name, time.Since(created).Round(time.Millisecond))
-		if c := conditions.Get(got, swv1.ConditionIntervalMet); c != nil {
+		if c := got.Condition(swv1.ConditionIntervalMet); c != nil {
 			t.Errorf("%s/%s is stretched though its namespace fits its share of the key: %s", w.f.ns, w.name, c.Message)
 		}
 	}
@@ -91,7 +90,7 @@ func TestNamespacesShareOneKeyFairly(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for stretched == nil && time.Now().Before(deadline) {
 		for i := range 10 {
-			if w := big.get(fmt.Sprintf("w%02d", i)); conditions.Is(w, swv1.ConditionIntervalMet, metav1.ConditionFalse, swv1.ReasonBudgetExceeded) {
+			if w := big.get(fmt.Sprintf("w%02d", i)); w.ConditionIs(swv1.ConditionIntervalMet, metav1.ConditionFalse, swv1.ReasonBudgetExceeded) {
 				stretched = w
 			}
 		}
@@ -100,7 +99,7 @@ func TestNamespacesShareOneKeyFairly(t *testing.T) {
 	if stretched == nil {
 		t.Fatal("no watch of the big namespace says IntervalMet False within 30 s")
 	}
-	if msg := conditions.Get(stretched, swv1.ConditionIntervalMet).Message; !strings.Contains(msg, "this namespace's share of the key is") || !strings.Contains(msg, "its watches need 40.0") {
+	if msg := stretched.Condition(swv1.ConditionIntervalMet).Message; !strings.Contains(msg, "this namespace's share of the key is") || !strings.Contains(msg, "its watches need 40.0") {
 		t.Errorf("IntervalMet message %q does not give the namespace's share and its need (40 calls/min)", msg)
 	}
 

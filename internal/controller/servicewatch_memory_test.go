@@ -14,7 +14,6 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/testsupport/benchmem"
@@ -74,7 +73,7 @@ func TestStatusOfTinyItemsIsBoundedDecoded(t *testing.T) {
 			if len(raw) > limit || bound.GoSize(&w.Status) > limit {
 				t.Errorf("status is %d bytes of JSON and %d decoded, want both within %d", len(raw), bound.GoSize(&w.Status), limit)
 			}
-			if conditions.Get(w, swv1.ConditionStatusTruncated) == nil {
+			if w.Condition(swv1.ConditionStatusTruncated) == nil {
 				t.Error("no StatusTruncated condition")
 			}
 			// What the cache holds is the status decoded from the API

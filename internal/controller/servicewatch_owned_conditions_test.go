@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 )
@@ -23,7 +22,7 @@ func (f *fixture) setOthersConditions(name string, conds ...metav1.Condition) *s
 	w := f.get(name)
 	for _, c := range conds {
 		c.ObservedGeneration = w.Generation
-		conditions.Set(w, c)
+		w.SetCondition(c)
 	}
 	if err := env.Client.Status().Update(f.ctx, w); err != nil {
 		f.t.Fatalf("setting conditions of %s as another writer: %v", name, err)
@@ -44,7 +43,7 @@ func TestAnotherWritersConditionSurvivesSyncs(t *testing.T) {
 
 	for i := range 3 {
 		w := f.requestSyncAndWait("reviewed")
-		c := conditions.Get(w, reviewedCondition)
+		c := w.Condition(reviewedCondition)
 		if c == nil || c.Status != reviewed.Status || c.Reason != reviewed.Reason || c.Message != reviewed.Message {
 			t.Fatalf("after sync %d, the other writer's condition is %+v, want %+v", i+1, c, reviewed)
 		}
@@ -69,11 +68,11 @@ func TestAnotherWritersConditionSurvivesSyncs(t *testing.T) {
 	r.WriteInterruptedSync(f.ctx, stale) // every part fails: Unreachable
 
 	w := f.get("reviewed")
-	if c := conditions.Get(w, reviewedCondition); c == nil || c.Reason != rejected.Reason || c.Message != rejected.Message {
+	if c := w.Condition(reviewedCondition); c == nil || c.Reason != rejected.Reason || c.Message != rejected.Message {
 		t.Errorf("a write built on a stale copy clobbered the other writer's condition: %+v, want %+v", c, rejected)
 	}
-	if !conditions.Is(w, swv1.ConditionReady, metav1.ConditionFalse, swv1.ReasonUnreachable) ||
-		!conditions.Is(w, swv1.ConditionPipesSynced, metav1.ConditionFalse, swv1.ReasonUnreachable) {
+	if !w.ConditionIs(swv1.ConditionReady, metav1.ConditionFalse, swv1.ReasonUnreachable) ||
+		!w.ConditionIs(swv1.ConditionPipesSynced, metav1.ConditionFalse, swv1.ReasonUnreachable) {
 		t.Errorf("the controller's write did not win on its own conditions: %s", indentedJSON(w.Status.Conditions))
 	}
 	if len(w.Status.Pipes) == 0 {
@@ -110,10 +109,10 @@ func TestAConflictingStatusWriteIsCounted(t *testing.T) {
 		t.Errorf("servicewatch_status_write_conflicts_total is %g after one conflicting write, want 1", got)
 	}
 	w := f.get("contended")
-	if !conditions.Is(w, swv1.ConditionPipesSynced, metav1.ConditionFalse, swv1.ReasonUnreachable) {
+	if !w.ConditionIs(swv1.ConditionPipesSynced, metav1.ConditionFalse, swv1.ReasonUnreachable) {
 		t.Errorf("the write was not built again after its conflict: %s", indentedJSON(w.Status.Conditions))
 	}
-	if conditions.Get(w, reviewedCondition) == nil {
+	if w.Condition(reviewedCondition) == nil {
 		t.Error("the write after the conflict clobbered the other writer's condition")
 	}
 }

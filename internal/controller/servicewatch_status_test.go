@@ -11,8 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/alertselect"
-	"github.com/servicewatch/servicewatch/internal/conditions"
+	"github.com/servicewatch/servicewatch/internal/alerts"
 )
 
 // Fixtures for the pure status rules: results built the way the parts build
@@ -66,18 +65,18 @@ func failed(reason, message string) partResult {
 }
 
 func alertsFetched(ids []string, fs ...*failure) partResult {
-	entries := make([]alertselect.Entry, len(ids))
+	entries := make([]alerts.Entry, len(ids))
 	for i, id := range ids {
-		entries[i] = alertselect.Entry{ID: id, SelectedBy: swv1.SelectedByID, Alert: &swv1.AlertStatus{ID: id, Name: ptr.To("name of " + id)}}
+		entries[i] = alerts.Entry{ID: id, SelectedBy: swv1.SelectedByID, Alert: &swv1.AlertStatus{ID: id, Name: ptr.To("name of " + id)}}
 		if i < len(fs) && fs[i] != nil {
-			entries[i] = alertselect.Entry{ID: id, SelectedBy: swv1.SelectedByID, Failed: entryFailure(fs[i], nil)}
+			entries[i] = alerts.Entry{ID: id, SelectedBy: swv1.SelectedByID, Failed: entryFailure(fs[i], nil)}
 		}
 	}
 	return alertsResult(entries, 0, "", swv1.AlertsReadOneByOne)
 }
 
 func condition(w *swv1.ServiceWatch, t string) string {
-	c := conditions.Get(w, t)
+	c := w.Condition(t)
 	if c == nil {
 		return "absent"
 	}
@@ -182,7 +181,7 @@ func TestApplyResults(t *testing.T) {
 					t.Errorf("%s = %s, want %s", typ, got, want)
 				}
 			}
-			if c := conditions.Get(w, swv1.ConditionReconciling); c != nil {
+			if c := w.Condition(swv1.ConditionReconciling); c != nil {
 				t.Errorf("Reconciling outlived the sync that ended it")
 			}
 			for _, c := range w.Status.Conditions {
@@ -191,7 +190,7 @@ func TestApplyResults(t *testing.T) {
 				}
 			}
 			if tt.wantReadyMsg != "" {
-				if got := conditions.Get(w, swv1.ConditionReady).Message; got != tt.wantReadyMsg {
+				if got := w.Condition(swv1.ConditionReady).Message; got != tt.wantReadyMsg {
 					t.Errorf("Ready message = %q, want %q", got, tt.wantReadyMsg)
 				}
 			}
@@ -240,7 +239,7 @@ func TestConditionMessagesAreBounded(t *testing.T) {
 			t.Errorf("%s message is %d bytes, over %d", c.Type, len(c.Message), maxConditionMessageBytes)
 		}
 	}
-	msg := conditions.Get(w, swv1.ConditionAlertsSynced).Message
+	msg := w.Condition(swv1.ConditionAlertsSynced).Message
 	if !strings.HasPrefix(msg, "100 of 100 alerts failed: 000-") || !strings.Contains(msg, "more") {
 		t.Errorf("AlertsSynced does not list the first failing IDs then how many more: %q", msg)
 	}
@@ -295,7 +294,7 @@ func TestBuildStatus(t *testing.T) {
 		}},
 		{"synced: Ready, the generation and request handled, Reconciling ended, lastSyncTime in whole seconds",
 			synced(pipesOK(), endpointsOK(0), alertsFetched(nil)), func(t *testing.T, w *swv1.ServiceWatch) {
-				if !conditions.IsReady(w) || condition(w, swv1.ConditionReconciling) != "absent" {
+				if !w.IsReady() || condition(w, swv1.ConditionReconciling) != "absent" {
 					t.Errorf("Ready %s, Reconciling %s", condition(w, swv1.ConditionReady), condition(w, swv1.ConditionReconciling))
 				}
 				if w.Status.ObservedGeneration != w.Generation || w.Status.LastHandledRequestedAt != "req-1" {

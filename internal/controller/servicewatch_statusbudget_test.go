@@ -13,7 +13,6 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
@@ -50,8 +49,8 @@ func TestNamespaceStatusBudget(t *testing.T) {
 	other.create(other.newWatch("alone"))
 	truncated := conditionIs(swv1.ConditionStatusTruncated, metav1.ConditionTrue, swv1.ReasonTooLarge)
 	alone := other.waitFor("alone", 60*time.Second, "StatusTruncated", truncated)
-	if strings.Contains(conditions.Get(alone, swv1.ConditionStatusTruncated).Message, "namespace") {
-		t.Errorf("the watch alone in its namespace was cut for a namespace budget: %s", conditions.Get(alone, swv1.ConditionStatusTruncated).Message)
+	if strings.Contains(alone.Condition(swv1.ConditionStatusTruncated).Message, "namespace") {
+		t.Errorf("the watch alone in its namespace was cut for a namespace budget: %s", alone.Condition(swv1.ConditionStatusTruncated).Message)
 	}
 	full := len(alone.Status.Pipes)
 
@@ -59,7 +58,7 @@ func TestNamespaceStatusBudget(t *testing.T) {
 	var fewest *swv1.ServiceWatch
 	for _, name := range names {
 		w := crowded.waitFor(name, 60*time.Second, "StatusTruncated", truncated)
-		msg := conditions.Get(w, swv1.ConditionStatusTruncated).Message
+		msg := w.Condition(swv1.ConditionStatusTruncated).Message
 		if w.Status.Summary.Pipes != total {
 			t.Errorf("%s: summary.pipes = %d, want the full %d", name, w.Status.Summary.Pipes, total)
 		}
@@ -150,9 +149,9 @@ func TestStatusBudgetPartPerNamespace(t *testing.T) {
 	victim.createSecrets()
 	victim.create(own(victim.newWatch("first")))
 	first := victim.waitFor("first", 30*time.Second, "Ready", isReady)
-	if len(first.Status.Pipes) != pipes || conditions.Get(first, swv1.ConditionStatusTruncated) != nil {
+	if len(first.Status.Pipes) != pipes || first.Condition(swv1.ConditionStatusTruncated) != nil {
 		t.Errorf("the other namespace's first watch lists %d of its %d pipes (StatusTruncated %+v): the stalled watches took its room",
-			len(first.Status.Pipes), pipes, conditions.Get(first, swv1.ConditionStatusTruncated))
+			len(first.Status.Pipes), pipes, first.Condition(swv1.ConditionStatusTruncated))
 	}
 	firstBytes, _ := ledger.Kept(victim.ns)
 	t.Logf("first is charged %d bytes", firstBytes)
@@ -160,7 +159,7 @@ func TestStatusBudgetPartPerNamespace(t *testing.T) {
 	victim.create(own(victim.newWatch("second")))
 	second := victim.waitFor("second", 30*time.Second, "StatusTruncated",
 		conditionIs(swv1.ConditionStatusTruncated, metav1.ConditionTrue, swv1.ReasonTooLarge))
-	msg := conditions.Get(second, swv1.ConditionStatusTruncated).Message
+	msg := second.Condition(swv1.ConditionStatusTruncated).Message
 	if len(second.Status.Pipes) >= pipes || !strings.Contains(msg, "namespace "+victim.ns) || !strings.Contains(msg, "--total-status-budget") {
 		t.Errorf("the second watch lists %d of %d pipes, StatusTruncated %q: want fewer, cut for its namespace's part of --total-status-budget", len(second.Status.Pipes), pipes, msg)
 	}

@@ -10,7 +10,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 )
 
 func manyPipes(n int) []swv1.Pipe {
@@ -55,7 +54,7 @@ func TestTruncate(t *testing.T) {
 			if tt.fitsIn && len(raw) > limit {
 				t.Errorf("status is %d bytes, over the limit of %d", len(raw), limit)
 			}
-			c := conditions.Get(w, swv1.ConditionStatusTruncated)
+			c := w.Condition(swv1.ConditionStatusTruncated)
 			if (c != nil) != tt.wantTruncated {
 				t.Fatalf("StatusTruncated = %+v, want present %v", c, tt.wantTruncated)
 			}
@@ -134,7 +133,7 @@ func TestTruncateSlimsABigPipeFirst(t *testing.T) {
 	if kept == 0 || int(left)+kept != 4000 || got.Name == nil || got.State == nil {
 		t.Errorf("big pipe kept %d mappings, omitted %v", kept, got.Omitted)
 	}
-	c := conditions.Get(w, swv1.ConditionStatusTruncated)
+	c := w.Condition(swv1.ConditionStatusTruncated)
 	if want := fmt.Sprintf("pipe pipe-00002: %d source.postgres.tableMappings left out", left); c == nil || !strings.Contains(c.Message, want) {
 		t.Errorf("StatusTruncated = %+v, want it to say %q", c, want)
 	}

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 )
 
 // Waiting is not truncation (issue 29): alerts whose budget has not yet
@@ -26,10 +25,10 @@ func TestWaitingAlertsAreNotTruncated(t *testing.T) {
 
 	w := testWatch(ids...)
 	applyResults(w, syncParts(), []partResult{pipesOK(), endpointsOK(0), waiting}, DefaultStatusSizeLimit)
-	if c := conditions.Get(w, swv1.ConditionStatusTruncated); c != nil {
+	if c := w.Condition(swv1.ConditionStatusTruncated); c != nil {
 		t.Errorf("alerts waiting for their first fetch read as truncated: %s %q", c.Reason, c.Message)
 	}
-	if c := conditions.Get(w, swv1.ConditionAlertsSynced); c == nil || c.Status != metav1.ConditionFalse ||
+	if c := w.Condition(swv1.ConditionAlertsSynced); c == nil || c.Status != metav1.ConditionFalse ||
 		c.Reason != swv1.ReasonRateLimited || !strings.Contains(c.Message, "waiting") {
 		t.Errorf("AlertsSynced = %+v, want False/RateLimited saying the alerts wait", c)
 	}
@@ -37,7 +36,7 @@ func TestWaitingAlertsAreNotTruncated(t *testing.T) {
 	// A size that cuts alerts still says so, with the alerts the sync read.
 	cut := testWatch(ids...)
 	applyResults(cut, syncParts(), []partResult{pipesOK(), endpointsOK(0), alertsFetched(ids)}, 1)
-	c := conditions.Get(cut, swv1.ConditionStatusTruncated)
+	c := cut.Condition(swv1.ConditionStatusTruncated)
 	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != swv1.ReasonTooLarge ||
 		!strings.Contains(c.Message, fmt.Sprintf("%d of 10 alerts", len(cut.Status.Alerts))) || len(cut.Status.Alerts) == 10 {
 		t.Errorf("alerts cut by a 1-byte limit: %d kept, StatusTruncated %+v; want fewer than 10 and the cut named", len(cut.Status.Alerts), c)

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
@@ -47,7 +46,7 @@ func pacedOf(watch *swv1.ServiceWatch, secretVersions map[string]string, default
 		Group:     readHash(watch, defaultURL),
 		NewSpec:   newSpec(watch),
 		Requested: requested(watch),
-		Ready:     conditions.IsReady(watch),
+		Ready:     watch.IsReady(),
 	}
 	if t := watch.Status.LastSyncTime; t != nil {
 		p.LastSync = t.Time

@@ -16,7 +16,6 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
@@ -81,7 +80,7 @@ func (r *ServiceWatchReconciler) writeStatus(ctx context.Context, watch *swv1.Se
 		before := watch.DeepCopy()
 		buildStatus(watch, change, room.Bytes)
 		note := room.Kept(func() int { return fixedSize(&watch.Status) }) // books it; says why its lists were cut, if the budget did
-		if c := conditions.Get(watch, swv1.ConditionStatusTruncated); c != nil {
+		if c := watch.Condition(swv1.ConditionStatusTruncated); c != nil {
 			c.Message += note
 		}
 		keepOthersConditions(watch, before.Status.Conditions)
@@ -232,7 +231,7 @@ func applyResults(watch *swv1.ServiceWatch, parts []part, results []partResult, 
 // part keeps the condition it has, if any, unless it must say why.
 func setPartCondition(watch *swv1.ServiceWatch, condType string, res partResult) {
 	if res.deferred != nil {
-		if conditions.Get(watch, condType) == nil || res.sayWhy {
+		if watch.Condition(condType) == nil || res.sayWhy {
 			setCondition(watch, metav1.Condition{Type: condType, Status: metav1.ConditionFalse, Reason: res.deferred.reason, Message: res.deferred.message})
 		}
 		return
@@ -249,7 +248,7 @@ func setPartCondition(watch *swv1.ServiceWatch, condType string, res partResult)
 func setCondition(watch *swv1.ServiceWatch, c metav1.Condition) {
 	c.ObservedGeneration = watch.Generation
 	c.Message = bound.Cut(c.Message, maxConditionMessageBytes)
-	conditions.Set(watch, c)
+	watch.SetCondition(c)
 }
 
 // setSummaryConditions derives Ready and Stalled from the part conditions,
@@ -257,11 +256,11 @@ func setCondition(watch *swv1.ServiceWatch, c metav1.Condition) {
 func setSummaryConditions(watch *swv1.ServiceWatch, parts []part) {
 	var failing []metav1.Condition
 	for _, p := range parts {
-		if c := conditions.Get(watch, p.condition); c != nil && c.Status != metav1.ConditionTrue {
+		if c := watch.Condition(p.condition); c != nil && c.Status != metav1.ConditionTrue {
 			failing = append(failing, *c)
 		}
 	}
-	conditions.Delete(watch, swv1.ConditionReconciling)
+	watch.DeleteCondition(swv1.ConditionReconciling)
 	setStalledCondition(watch, failing)
 	setReadyCondition(watch, parts, failing)
 }
@@ -275,7 +274,7 @@ func setStalledCondition(watch *swv1.ServiceWatch, failing []metav1.Condition) {
 			return
 		}
 	}
-	conditions.Delete(watch, swv1.ConditionStalled)
+	watch.DeleteCondition(swv1.ConditionStalled)
 }
 
 // setReadyCondition is True when every part synced; otherwise False with the
@@ -300,8 +299,8 @@ func setReadyCondition(watch *swv1.ServiceWatch, parts []part, failing []metav1.
 
 // markSuspended records that the watch is suspended: no data is touched.
 func markSuspended(watch *swv1.ServiceWatch) {
-	conditions.Delete(watch, swv1.ConditionReconciling)
-	conditions.Delete(watch, swv1.ConditionStalled)
+	watch.DeleteCondition(swv1.ConditionReconciling)
+	watch.DeleteCondition(swv1.ConditionStalled)
 	setCondition(watch, metav1.Condition{Type: swv1.ConditionReady, Status: metav1.ConditionFalse, Reason: swv1.ReasonSuspended,
 		Message: "spec.suspend is true: no calls to the cloud; the status keeps its last data"})
 	watch.Status.ObservedGeneration = watch.Generation
@@ -331,7 +330,7 @@ func setTruncatedCondition(watch *swv1.ServiceWatch, parts []part, read []int, l
 		cuts = append(cuts, p.list.cuts(&watch.Status)...)
 	}
 	if left == 0 && len(cuts) == 0 {
-		conditions.Delete(watch, swv1.ConditionStatusTruncated)
+		watch.DeleteCondition(swv1.ConditionStatusTruncated)
 		return
 	}
 	setCondition(watch, metav1.Condition{Type: swv1.ConditionStatusTruncated, Status: metav1.ConditionTrue, Reason: swv1.ReasonTooLarge,
@@ -380,7 +379,7 @@ func setIntervalMetCondition(watch *swv1.ServiceWatch, allowed pacing.Allowance)
 	every := interval(watch)
 	share, stretched := allowed.Stretched(every)
 	if !stretched {
-		conditions.Delete(watch, swv1.ConditionIntervalMet)
+		watch.DeleteCondition(swv1.ConditionIntervalMet)
 		return
 	}
 	setCondition(watch, metav1.Condition{Type: swv1.ConditionIntervalMet, Status: metav1.ConditionFalse, Reason: swv1.ReasonBudgetExceeded,

@@ -11,7 +11,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
@@ -76,7 +75,7 @@ func TestStatusListsEveryFailingPipeFirst(t *testing.T) {
 	if w.Status.Summary.Pipes != total || !maps.Equal(w.Status.Summary.PipesByState, wantByState) {
 		t.Errorf("summary: %d pipes by state %v, want %d by %v", w.Status.Summary.Pipes, w.Status.Summary.PipesByState, total, wantByState)
 	}
-	msg := conditions.Get(w, swv1.ConditionStatusTruncated).Message
+	msg := w.Condition(swv1.ConditionStatusTruncated).Message
 	for _, want := range []string{fmt.Sprintf("%d of %d pipes", len(w.Status.Pipes), total), "need attention", "servicewatch_pipe_info"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("StatusTruncated %q does not say %q", msg, want)

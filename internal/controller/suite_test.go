@@ -22,7 +22,6 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
@@ -274,10 +273,10 @@ func (f *fixture) waitFor(name string, timeout time.Duration, what string, check
 
 // conditionIs returns a check that the condition has the status and reason.
 func conditionIs(condType string, status metav1.ConditionStatus, reason string) func(*swv1.ServiceWatch) bool {
-	return func(w *swv1.ServiceWatch) bool { return conditions.Is(w, condType, status, reason) }
+	return func(w *swv1.ServiceWatch) bool { return w.ConditionIs(condType, status, reason) }
 }
 
-func isReady(w *swv1.ServiceWatch) bool { return conditions.IsReady(w) }
+func isReady(w *swv1.ServiceWatch) bool { return w.IsReady() }
 
 // requestSync sets the requested-at annotation, as `kubectl annotate` would.
 func (f *fixture) requestSync(name, value string) {

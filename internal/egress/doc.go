@@ -20,6 +20,13 @@
 //
 // It is separate from the cloud client so that what may be called is not
 // mixed with how it is called: it knows no HTTP client, no credential and no
-// Kubernetes type, only URLs and addresses, and hosts are compared as
-// internal/hostkey normalises them.
+// Kubernetes type, only URLs and addresses.
+//
+// HostKey says when two URLs name the same API host: the one normalisation
+// of a host that the allow-list, the rate budgets and the controller's
+// per-host read slots all use. A host is counted in several places (a rate budget
+// per credential and host, an allow-list entry, a slot of concurrent reads
+// per host), and each had grown its own notion of one: with three notions,
+// "API.example.com:443" and "https://api.example.com" could share a budget
+// yet hold two read slots. One function, one answer.
 package egress

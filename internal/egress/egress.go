@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-
-	"github.com/servicewatch/servicewatch/internal/hostkey"
 )
 
 // URLAllowList is the API base URLs and hosts watches may use. The zero
@@ -80,10 +78,10 @@ func parseAllowEntry(raw string) (allowEntry, error) {
 	if err != nil {
 		return allowEntry{}, err
 	}
-	e := allowEntry{raw: raw, host: hostkey.Name(u.Hostname()), port: u.Port(), path: path}
+	e := allowEntry{raw: raw, host: HostName(u.Hostname()), port: u.Port(), path: path}
 	if isURL {
 		e.scheme = u.Scheme
-		e.port = hostkey.Port(u.Scheme, u.Port())
+		e.port = HostPort(u.Scheme, u.Port())
 	}
 	return e, nil
 }
@@ -132,10 +130,10 @@ func (e allowEntry) matchesHost(u *url.URL) bool {
 	if e.scheme != "" && e.scheme != u.Scheme {
 		return false
 	}
-	if e.port != "" && e.port != hostkey.Port(u.Scheme, u.Port()) {
+	if e.port != "" && e.port != HostPort(u.Scheme, u.Port()) {
 		return false
 	}
-	host := hostkey.Name(u.Hostname())
+	host := HostName(u.Hostname())
 	if suffix, wild := strings.CutPrefix(e.host, "*"); wild {
 		return strings.HasSuffix(host, suffix) && len(host) > len(suffix)
 	}

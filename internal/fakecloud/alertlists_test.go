@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/servicewatch/servicewatch/internal/alertlist"
+	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
@@ -243,7 +243,7 @@ func TestAlertListFaultsReadWhole(t *testing.T) {
 			}
 			c := cloudapi.New(cloudapi.Options{})
 			seen := map[string]bool{}
-			got, err := alertlist.ReadAll(t.Context(), 10, func(ctx context.Context, offset int, each func(*cloudapi.AlertResult) int) (cloudapi.AlertPage, error) {
+			got, err := alerts.ReadAll(t.Context(), 10, func(ctx context.Context, offset int, each func(*cloudapi.AlertResult) int) (cloudapi.AlertPage, error) {
 				return c.ListAlerts(ctx, src, cloudapi.AlertPageRequest{Limit: 10, Offset: offset, Each: each})
 			}, func(a *cloudapi.AlertResult) int {
 				if seen[a.Alert.ID] {

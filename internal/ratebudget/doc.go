@@ -19,7 +19,7 @@
 // kept under its part (RateLimited: CauseOthers) or not (CauseManager).
 //
 // Budgets are keyed by a SHA-256 digest of the API, the host (see
-// internal/hostkey) and the credential's digest, never by the credential
+// egress.HostKey) and the credential's digest, never by the credential
 // itself ([BudgetID]); [Fingerprint] gives a short form for metrics labels.
 // Budgets that are as good as new (no hold, nothing left in their window) are
 // forgotten, so that rotated credentials do not accumulate.

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 
-	"github.com/servicewatch/servicewatch/internal/hostkey"
+	"github.com/servicewatch/servicewatch/internal/egress"
 )
 
 // CredentialID names the credential a budget is of by its digest, which is
@@ -39,13 +39,13 @@ func Sum(parts ...string) [sha256.Size]byte {
 }
 
 // budgetKeyOf identifies the budget of cred at baseURL on api: the API, its
-// host as hostkey keys it (as the service sees it: "API.example.com:443" and
+// host as egress.HostKey keys it (as the service sees it: "API.example.com:443" and
 // "https://api.example.com" are one host) and the credential's digest, so
 // that the digest alone names the budget. A base URL that does not parse keys
 // by its text: calls to it fail anyway.
 func budgetKeyOf(api, baseURL string, cred CredentialID) budgetKey {
 	d := cred.Digest()
-	return Sum("budget", api, hostkey.FromURL(baseURL), string(d[:]))
+	return Sum("budget", api, egress.HostKeyFromURL(baseURL), string(d[:]))
 }
 
 // BudgetID returns the full identifier of the budget (api, baseURL host,

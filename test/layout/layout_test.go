@@ -48,3 +48,26 @@ func TestNoProductionFileIsTooLong(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// maxRooms is the most top-level packages internal/ may hold, test support
+// included: the few domains of the project a reader sees at a glance. A
+// package only one room uses is nested under that room.
+const maxRooms = 15
+
+// TestInternalHasFewRooms: see maxRooms.
+func TestInternalHasFewRooms(t *testing.T) {
+	entries, err := os.ReadDir(filepath.Join("..", "..", "internal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rooms []string
+	for _, e := range entries {
+		if e.IsDir() {
+			rooms = append(rooms, e.Name())
+		}
+	}
+	if len(rooms) > maxRooms {
+		t.Errorf("internal/ has %d rooms, more than %d: nest a package one room uses under that room, merge fragments into the room that owns their concern\n%s",
+			len(rooms), maxRooms, strings.Join(rooms, "\n"))
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
@@ -106,7 +105,7 @@ func intervalMet(ctx context.Context, c client.Client, namespace string) (stretc
 	}
 	var messages []string
 	for i := range list.Items {
-		if cond := conditions.Get(&list.Items[i], swv1.ConditionIntervalMet); cond != nil {
+		if cond := list.Items[i].Condition(swv1.ConditionIntervalMet); cond != nil {
 			messages = append(messages, cond.Message)
 		}
 	}
@@ -142,12 +141,12 @@ func refusedScenario(ctx context.Context, e *runEnv) (string, error) {
 	}
 	var got swv1.ServiceWatch
 	stalled := waitUntil(ctx, time.Minute, func() bool {
-		return e.cp.client.Get(ctx, client.ObjectKeyFromObject(w), &got) == nil && conditions.Get(&got, swv1.ConditionStalled) != nil
+		return e.cp.client.Get(ctx, client.ObjectKeyFromObject(w), &got) == nil && got.Condition(swv1.ConditionStalled) != nil
 	})
 	if !stalled {
 		return "", errors.New("the watch was not Stalled within a minute")
 	}
 	gets, errGets := e.cp.secretGets(ctx)
 	calls, errCalls := e.cloud.calls(ctx)
-	return fmt.Sprintf("Stalled %s; %d Secret reads, %d cloud calls", conditions.Get(&got, swv1.ConditionStalled).Reason, gets, len(calls)), errors.Join(errGets, errCalls)
+	return fmt.Sprintf("Stalled %s; %d Secret reads, %d cloud calls", got.Condition(swv1.ConditionStalled).Reason, gets, len(calls)), errors.Join(errGets, errCalls)
 }

@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/conditions"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
@@ -187,7 +186,7 @@ func (w *world) waitUntil(what string, timeout time.Duration, check func(*swv1.S
 	}
 }
 
-func isReady(watch *swv1.ServiceWatch) bool { return conditions.IsReady(watch) }
+func isReady(watch *swv1.ServiceWatch) bool { return watch.IsReady() }
 
 func (w *world) lease(name string) *coordinationv1.Lease {
 	w.t.Helper()

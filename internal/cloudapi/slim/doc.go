@@ -1,0 +1,23 @@
+// Package slim makes one item of a status list (a pipe, a reverse private
+// endpoint, an alert) smaller by cutting inside it: every list it holds, at
+// any depth (table mappings, field mappings, columns, DNS mappings,
+// otherFields), is cut to its first k entries for the largest k that fits a
+// byte target, and the item's omitted record counts, by JSON path, what was
+// left out. An item whose bare identity (its id, name, state, kind) is all
+// that fits keeps only that, and says so.
+//
+// It is separate from the keeper of a list response (internal/cloudapi/lenient) and
+// from the status truncation (internal/controller) because both need the
+// same rule, so that one big item never hides the others: cut inside the
+// big items first, drop whole items only when identities no longer fit.
+//
+// It works on the typed items, through a plan of their type built once
+// (which members are lists, at which JSON path, how encoding/json writes and
+// omits each): sizing an item cut to k is a walk of what the cut keeps that
+// adds up its JSON and decoded size as bound.Charge counts them, and the cut
+// reslices lists, copying only the structs on the way to a cut list. Nothing
+// is encoded or decoded, so one rule serves every item type without a line
+// per field and costs about what the kept part of the item costs to walk;
+// the work is charged to the caller's budget (the answer's decode work in a
+// list call). It is pure and table-tested.
+package slim
