@@ -20,7 +20,10 @@ ETCD := $(ENVTEST_DIR)/etcd
 # plane binaries are.
 export KUBEBUILDER_ASSETS := $(ENVTEST_DIR)
 
-GO_TEST_FLAGS ?= -count=1 -timeout=20m
+# Locally, go test reuses the result of a package whose code, test files and
+# the files and environment variables its tests read have not changed; CI
+# (CI=true, as .ci/run sets it) runs every test again.
+GO_TEST_FLAGS ?= -timeout=20m $(if $(filter true,$(CI)),-count=1)
 
 # promtool and helm are built from Go modules into bin/, one file per
 # version, so a version bump here rebuilds them and nothing is downloaded as a
@@ -48,12 +51,12 @@ help: ## Show this help.
 
 .PHONY: manifests
 manifests: ## Generate the CRD and RBAC manifests from the Go types and markers.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./internal/controller/...;./internal/accountcontroller/...;./internal/storagemigration/..." output:crd:artifacts:config=config/crd/bases
+	hack/keepmtime.sh config/crd/bases config/rbac -- $(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./internal/controller/...;./internal/accountcontroller/...;./internal/storagemigration/..." output:crd:artifacts:config=config/crd/bases
 
 .PHONY: generate
 generate: ## Write api/v1alpha1 from api/v1beta1 (one schema, two served versions) and the DeepCopy methods of the API types.
-	hack/apicopy/copy.sh
-	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+	hack/keepmtime.sh api -- hack/apicopy/copy.sh
+	hack/keepmtime.sh api -- $(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
 .PHONY: fmt
 fmt: ## Run go fmt.
@@ -78,6 +81,9 @@ lint-fix: golangci-lint ## Run golangci-lint and apply the fixes it knows (forma
 	$(GOLANGCI_LINT) run --fix ./...
 	cd test/monitoring && $(GOLANGCI_LINT) run --config ../../.golangci.yml --fix ./...
 
+# manifests and generate keep the modification time of a file they rewrite
+# unchanged (hack/keepmtime.sh), so that go test's cache still holds the
+# packages whose tests read them.
 # test/monitoring is a module of its own (it needs Prometheus's PromQL
 # parser, whose dependencies the manager should not build with).
 .PHONY: test
