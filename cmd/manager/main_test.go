@@ -10,11 +10,11 @@ func TestParseFlags(t *testing.T) {
 	if cfg.reconciler.ManagementAPIURL != "https://api.example.com/prefix/" || cfg.reconciler.AlertAPIURL != "http://127.0.0.1:8090" {
 		t.Errorf("URLs: %q, %q", cfg.reconciler.ManagementAPIURL, cfg.reconciler.AlertAPIURL)
 	}
-	if cfg.managementRate.Requests != 5 || cfg.reconciler.MaxConcurrentSyncs != 8 {
-		t.Errorf("management rate %+v, max concurrent syncs %d", cfg.managementRate, cfg.reconciler.MaxConcurrentSyncs)
+	if cfg.budgets.managementRate.Requests != 5 || cfg.reconciler.MaxConcurrentSyncs != 8 {
+		t.Errorf("management rate %+v, max concurrent syncs %d", cfg.budgets.managementRate, cfg.reconciler.MaxConcurrentSyncs)
 	}
-	if cfg.reservedShare != 0.3 {
-		t.Errorf("reserved budget share %v, want 0.3", cfg.reservedShare)
+	if cfg.budgets.reservedShare != 0.3 {
+		t.Errorf("reserved budget share %v, want 0.3", cfg.budgets.reservedShare)
 	}
 
 	for _, bad := range [][]string{
@@ -52,8 +52,8 @@ func TestParseScopeFlags(t *testing.T) {
 	if got := cfg.reconciler.Scope.WatchSelector.String(); got != "sharding.servicewatch.io/shard=one" {
 		t.Errorf("selector = %q", got)
 	}
-	if cfg.leaderElectionID != "servicewatch-one" {
-		t.Errorf("leader election ID = %q", cfg.leaderElectionID)
+	if cfg.leaderElection.id != "servicewatch-one" {
+		t.Errorf("leader election ID = %q", cfg.leaderElection.id)
 	}
 	all, err := parseFlags(nil)
 	if err != nil || len(all.reconciler.Scope.Namespaces) != 0 || all.reconciler.Scope.WatchSelector != nil {
@@ -66,10 +66,10 @@ func TestMetricsFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if def.metricsAddr != ":8443" || !def.metrics.secure || !def.metrics.itemMetrics || def.metrics.enableHTTP2 {
-		t.Errorf("defaults: address %q, %+v; want :8443, secure, item metrics, no HTTP/2", def.metricsAddr, def.metrics)
+	if def.metrics.addr != ":8443" || !def.metrics.secure || !def.metrics.itemMetrics || def.metrics.enableHTTP2 {
+		t.Errorf("defaults: address %q, %+v; want :8443, secure, item metrics, no HTTP/2", def.metrics.addr, def.metrics)
 	}
-	opts := metricsServerOptions(def.metricsAddr, def.metrics)
+	opts := metricsServerOptions(def.metrics)
 	if !opts.SecureServing || opts.FilterProvider == nil {
 		t.Error("by default metrics are not served over HTTPS with authentication and authorization")
 	}
@@ -77,7 +77,7 @@ func TestMetricsFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts := metricsServerOptions(dev.metricsAddr, dev.metrics); opts.SecureServing || opts.FilterProvider != nil || dev.metrics.itemMetrics {
+	if opts := metricsServerOptions(dev.metrics); opts.SecureServing || opts.FilterProvider != nil || dev.metrics.itemMetrics {
 		t.Errorf("--metrics-secure=false --item-metrics=false: %+v, item metrics %v", opts, dev.metrics.itemMetrics)
 	}
 }
@@ -124,8 +124,8 @@ func TestStorageMigrationFlag(t *testing.T) {
 		want bool
 	}{{nil, true}, {[]string{"--storage-migration=false"}, false}} {
 		cfg, err := parseFlags(c.args)
-		if err != nil || cfg.storageMigration != c.want {
-			t.Errorf("%v: storage migration %v (%v), want %v", c.args, cfg.storageMigration, err, c.want)
+		if err != nil || cfg.storageMigration.enabled != c.want {
+			t.Errorf("%v: storage migration %v (%v), want %v", c.args, cfg.storageMigration.enabled, err, c.want)
 		}
 	}
 }

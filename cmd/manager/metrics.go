@@ -7,23 +7,13 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
-// metricsConfig is how the metrics endpoint serves.
-type metricsConfig struct {
-	secure      bool
-	certDir     string
-	enableHTTP2 bool
-	itemMetrics bool
-	// itemMetricsMaxBytes bounds the item series of one watch.
-	itemMetricsMaxBytes int
-}
-
 // metricsServerOptions serves metrics as kubebuilder scaffolds it: by default
 // over HTTPS, to callers whose bearer token the API server accepts
 // (TokenReview) and who may GET the non-resource URL /metrics
 // (SubjectAccessReview). The endpoint names every watch, pipe and alert, so
 // it is not for any pod that reaches the port.
-func metricsServerOptions(addr string, cfg metricsConfig) metricsserver.Options {
-	opts := metricsserver.Options{BindAddress: addr}
+func metricsServerOptions(cfg metricsOptions) metricsserver.Options {
+	opts := metricsserver.Options{BindAddress: cfg.addr}
 	if !cfg.secure {
 		return opts
 	}

@@ -68,7 +68,7 @@ func TestMetricsEndpointAccess(t *testing.T) {
 		{"plain http (--metrics-secure=false), no token", false, "", http.StatusOK},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			url := serveMetrics(t, managerConfig, metricsConfig{secure: tt.secure})
+			url := serveMetrics(t, managerConfig, metricsOptions{addr: "127.0.0.1:0", secure: tt.secure})
 			got, body := get(t, url, tt.token)
 			if got != tt.want {
 				t.Fatalf("GET %s: %d, want %d\n%s", url, got, tt.want, body)
@@ -82,13 +82,13 @@ func TestMetricsEndpointAccess(t *testing.T) {
 
 // serveMetrics starts a metrics server with the manager's options on a free
 // loopback port, serving a registry with one known metric.
-func serveMetrics(t *testing.T, cfg *rest.Config, mc metricsConfig) string {
+func serveMetrics(t *testing.T, cfg *rest.Config, mc metricsOptions) string {
 	t.Helper()
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := metricsserver.NewServer(metricsServerOptions("127.0.0.1:0", mc), cfg, httpClient)
+	srv, err := metricsserver.NewServer(metricsServerOptions(mc), cfg, httpClient)
 	if err != nil {
 		t.Fatal(err)
 	}
