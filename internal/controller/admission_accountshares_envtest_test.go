@@ -64,6 +64,10 @@ func TestAccountReserveKeepsTheManagerUnderHalf(t *testing.T) {
 	// key's whole budget (the key's scaled-down 4 per 10 s).
 	busyAccountWatches(f, "reserve", f.accountName(), 0, 8)
 	start := time.Now()
+	// Real time: what is tested is the rate the manager, on the real clock,
+	// keeps in any of the cloud's 10 s windows; 25 s holds two whole ones.
+	// The strict rule of the pacer is tested with an injected clock
+	// (internal/pacing).
 	time.Sleep(25 * time.Second)
 
 	var times []time.Time

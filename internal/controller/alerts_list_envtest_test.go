@@ -176,7 +176,10 @@ func TestAlertHostWithoutAListRouteAndItsUpgrade(t *testing.T) {
 	}
 
 	f.fake.SetAlertListRoute(fakecloud.AlertListPaged)
-	time.Sleep(suiteAlertListRetry) // the manager's memory of the host's answer ages
+	// The manager's memory of the host's answer ages: real time, as the
+	// suite's manager (shared by every test) keeps it on the real clock,
+	// for suiteAlertListRetry (10 minutes in production).
+	time.Sleep(suiteAlertListRetry)
 	lists := f.fake.Calls(fakecloud.OpListAlerts)
 	w = f.requestSyncAndWait("old")
 	if w.Status.AlertsReadBy != swv1.AlertsReadByList || f.fake.Calls(fakecloud.OpListAlerts) == lists {
@@ -241,7 +244,9 @@ func TestEveryWatchOfAnAlertListSeesAChangeAtItsNextSync(t *testing.T) {
 	f.fake.SetData(data)
 	f.createSecrets()
 	for i := range n {
-		// Created 2 s apart, so that the services' first syncs spread.
+		// Created 2 s apart, so that the services' first syncs spread: real
+		// time, as the phases tested are the suite manager's, on the real
+		// clock.
 		w := f.newWatch(fmt.Sprintf("w%d", i), fakecloud.DefaultAlertID)
 		w.Spec.ServiceID, w.Spec.Interval = serviceOf(i), metav1.Duration{Duration: interval}
 		f.create(w)
@@ -262,6 +267,8 @@ func TestEveryWatchOfAnAlertListSeesAChangeAtItsNextSync(t *testing.T) {
 			read = slices.MaxFunc(lists, time.Time.Compare)
 		}
 	}
+	// The change comes 5 s after the round's read, on the manager's real
+	// clock: what is tested is which later syncs see it.
 	time.Sleep(time.Until(read.Add(5 * time.Second)))
 	data = f.fake.Data()
 	data.Alerts[fakecloud.DefaultAlertID]["state"] = changed
@@ -448,7 +455,9 @@ func TestAManagementAlertListOfManyPagesCompletesWithinAnInterval(t *testing.T) 
 	waitForCalls(t, "the big watch's second whole read", 2, secondPage)
 
 	// Beside it, the small watch keeps its interval; the big one stays
-	// complete.
+	// complete. Real time: what is observed is one and a half intervals of
+	// the manager's schedule, on the real clock (30 s is the least interval
+	// a watch may ask for).
 	time.Sleep(time.Until(created.Add(every * 3 / 2)))
 	big = f.get("big")
 	if c := meta.FindStatusCondition(big.Status.Conditions, swv1.ConditionAlertsSynced); c == nil || c.Status != metav1.ConditionTrue || big.Status.Summary.Alerts != 1200 {

@@ -210,10 +210,16 @@ func scaledDownKey(fake *fakecloud.Server, requests, services int) (ratebudget.R
 // waitForCalls waits until calls counts at least want, for up to 20 s.
 func waitForCalls(t *testing.T, what string, want int, calls func() int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	waitForCallsWithin(t, what, want, 20*time.Second, calls)
+}
+
+// waitForCallsWithin is waitForCalls for up to within.
+func waitForCallsWithin(t *testing.T, what string, want int, within time.Duration, calls func() int) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for calls() < want {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d of %d calls after 20s", what, calls(), want)
+			t.Fatalf("%s: %d of %d calls after %v", what, calls(), want, within)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -58,7 +58,8 @@ func TestWatchesOfOneServiceShareTheirCalls(t *testing.T) {
 	// The watches sync again together at their phase, 15 to 45 s after
 	// their first sync; a sync that a late Secret event caused comes within
 	// a second or two of it. The round is measured from its first call to
-	// well before the next one.
+	// well before the next one, in real time: the manager that schedules
+	// the rounds is the suite's, on the real clock.
 	var roundStart time.Time
 	deadline := readyAt.Add(50 * time.Second)
 	for roundStart.IsZero() {

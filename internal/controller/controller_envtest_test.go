@@ -259,7 +259,9 @@ func TestRejectedCredentialsStall(t *testing.T) {
 			if !conditionIs(swv1.ConditionReady, metav1.ConditionFalse, tt.reason)(w) {
 				t.Errorf("Ready: %+v", meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionReady))
 			}
-			// A stalled watch waits for the user: no tight retry loop.
+			// A stalled watch waits for the user: no tight retry loop. Real
+			// time: the manager runs on the real clock, and a loop would
+			// call within milliseconds; the interval is minutes away.
 			calls := f.fake.Calls(tt.op)
 			time.Sleep(3 * time.Second)
 			if again := f.fake.Calls(tt.op); again != calls {
@@ -409,6 +411,8 @@ func TestSuspend(t *testing.T) {
 
 	f.waitFor("paused", 20*time.Second, "Ready False Suspended", conditionIs(swv1.ConditionReady, metav1.ConditionFalse, swv1.ReasonSuspended))
 	f.requestSyncAndWait("paused") // acknowledged, still no calls
+	// Real time: a read the request had started would run in the
+	// background, on the real clock, and call within milliseconds.
 	time.Sleep(2 * time.Second)
 	if calls := len(f.fake.CallLog()); calls != 0 {
 		t.Fatalf("a suspended watch made %d calls", calls)

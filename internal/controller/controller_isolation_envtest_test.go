@@ -19,6 +19,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 // Tenants share the manager: watches whose API hangs, and watches that share
@@ -50,7 +51,9 @@ func TestHangingNeighboursDoNotDelayANewWatch(t *testing.T) {
 	for i := range 24 {
 		throttled.create(throttled.newWatch(fmt.Sprintf("throttled-%d", i)))
 	}
-	time.Sleep(time.Second) // let them meet the budget
+	// They meet the budget once their read (one, shared by the watches of
+	// the one service) has called the key: the rest wait on it.
+	waitForCalls(t, "the throttled watches' first read", 1, func() int { return throttled.fake.Calls(fakecloud.OpListPipes) })
 
 	victim := newNamedFixture(t, t.Name()+"-victim")
 	victim.createSecrets()
@@ -69,15 +72,23 @@ func TestRefusedStatusWritesDoNotLoopCloudCalls(t *testing.T) {
 	f.createSecrets()
 	f.create(f.newWatch("refused"))
 
-	time.Sleep(20 * time.Second)
-	calls := f.fake.Calls(fakecloud.OpListPipes)
-	t.Logf("%d list-pipes calls in 20s while every status write was refused", calls)
-	if calls == 0 {
-		t.Fatal("the watch never synced")
+	// Each refused write is retried on the backoff, BackoffBase then twice
+	// that after the sync ended: syncs at about 0 s, 5 s and 15 s. The
+	// third sync is the end state; a retry of the whole sync before its
+	// backoff shows as a gap shorter than the backoff.
+	waitForCallsWithin(t, "the watch's first three syncs", 3, 30*time.Second, func() int { return f.fake.Calls(fakecloud.OpListPipes) })
+	var syncs []time.Time
+	for _, c := range f.fake.CallLog() {
+		if c.Operation == fakecloud.OpListPipes {
+			syncs = append(syncs, c.Time)
+		}
 	}
-	// Backoff 5s, 10s: syncs at about 0s, 5s and 15s.
-	if calls > 4 {
-		t.Errorf("%d calls in 20s: a refused status write retried the whole sync early", calls)
+	t.Logf("list-pipes calls at %v while every status write was refused", syncs)
+	for i, backoff := range []time.Duration{pacing.BackoffBase, 2 * pacing.BackoffBase} {
+		// A tenth off for the call times' clock against the manager's.
+		if gap := syncs[i+1].Sub(syncs[i]); gap < backoff*9/10 {
+			t.Errorf("sync %d came %v after sync %d, before the backoff of %v: a refused status write retried the whole sync early", i+2, gap.Round(time.Millisecond), i+1, backoff)
+		}
 	}
 	if w := f.get("refused"); len(w.Status.Conditions) != 0 {
 		t.Fatalf("the policy let a status write through: %+v", w.Status.Conditions)

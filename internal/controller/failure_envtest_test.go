@@ -80,6 +80,9 @@ func TestServiceErrorsAreNamedForWhatTheyAre(t *testing.T) {
 				t.Error("a failing part lost its last good data")
 			}
 			// Not retried on a backoff: no second call within a few seconds.
+			// Real time: the manager schedules on the real clock; a backoff
+			// retry would come within BackoffBase (5 s), a tight loop within
+			// milliseconds, and the next interval is minutes away.
 			calls := f.fake.Calls(tt.op)
 			time.Sleep(3 * time.Second)
 			if again := f.fake.Calls(tt.op); again != calls {

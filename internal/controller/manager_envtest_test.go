@@ -78,7 +78,8 @@ func TestAccountsCRDIsOptional(t *testing.T) {
 	}
 	opts := bare.ManagerOptions()
 	opts.Cache = controller.CacheOptions(controller.Scope{})
-	opts.Controller = config.Controller{CacheSyncTimeout: 10 * time.Second, SkipNameValidation: ptr.To(true)}
+	const cacheSyncTimeout = 10 * time.Second
+	opts.Controller = config.Controller{CacheSyncTimeout: cacheSyncTimeout, SkipNameValidation: ptr.To(true)}
 	mgr, err := ctrl.NewManager(bare.Config, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +99,7 @@ func TestAccountsCRDIsOptional(t *testing.T) {
 	mgrCtx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{}) // closed when the manager stopped, with mgrErr
 	var mgrErr error
+	started := time.Now()
 	go func() {
 		defer close(done)
 		mgrErr = mgr.Start(mgrCtx)
@@ -142,8 +144,15 @@ func TestAccountsCRDIsOptional(t *testing.T) {
 	if v := gauge(t, reg, "servicewatch_accounts_enabled", nil); v != 0 {
 		t.Errorf("servicewatch_accounts_enabled = %v without the CRD, want 0", v)
 	}
-	// Past the cache sync timeout, the manager still runs and syncs.
-	time.Sleep(12 * time.Second)
+	// Past the cache sync timeout, the manager still runs and syncs. The
+	// timeout is controller-runtime's, on the real clock: the test waits
+	// until it has passed (what the waits above took counts), and fails as
+	// soon as the manager stops.
+	select {
+	case <-done:
+		t.Fatalf("the manager stopped within the cache sync timeout: %v", mgrErr)
+	case <-time.After(time.Until(started.Add(cacheSyncTimeout + 2*time.Second))):
+	}
 	own := testenv.Get[swv1.ServiceWatch](ctx, t, bare.Client, client.ObjectKey{Namespace: tenantNS, Name: "own"})
 	patch := client.MergeFrom(own.DeepCopy())
 	own.Annotations = map[string]string{swv1.RequestedAtAnnotation: "again"}
