@@ -176,7 +176,10 @@ func writeStatusAsManager(ctx context.Context, t *testing.T, w *serviceWatch, ch
 	}
 }
 
-// notReturned fails t when the plugin returned within a while.
+// notReturned fails t when the plugin returned within a while: a second of
+// real time, as the plugin is a process of its own whose wait nothing but
+// its return shows; one that returns wrongly does so within milliseconds of
+// the status it read.
 func notReturned(t *testing.T, done <-chan result, why string) {
 	t.Helper()
 	select {
@@ -359,6 +362,8 @@ func TestKubectlWaitHintWaitsForTheSync(t *testing.T) {
 		done <- cmd.Run()
 	}()
 	w := awaitRequest(ctx, t, "kubectl-wait", requestToken)
+	// Real time, as in notReturned: kubectl wait is a process whose wait
+	// nothing but its return shows.
 	select {
 	case err := <-done:
 		t.Fatalf("kubectl %s returned before the sync was handled (%v):\n%s", strings.Join(args, " "), err, out.String())
