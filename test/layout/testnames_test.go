@@ -12,7 +12,7 @@ import (
 )
 
 // TestNoTestFileHasTheOldLayoutsName: a test file is named after the source
-// file whose behaviour it tests (scope.go -> scope_test.go), never
+// file it tests (scope.go -> scope_test.go), never
 // servicewatch_*, the names of the layout where every test of the controller
 // was a servicewatch_ file and a source file's tests were spread over up to
 // seven of them.
@@ -161,7 +161,7 @@ func envtestFiles(t *testing.T, files []string) map[string]bool {
 
 func isTest(name string) bool {
 	for _, prefix := range []string{"Test", "Benchmark", "Fuzz"} {
-		if rest, ok := strings.CutPrefix(name, prefix); ok && name != "TestMain" && (rest == "" || !('a' <= rest[0] && rest[0] <= 'z')) {
+		if rest, ok := strings.CutPrefix(name, prefix); ok && name != "TestMain" && (rest == "" || rest[0] < 'a' || rest[0] > 'z') {
 			return true
 		}
 	}
