@@ -489,7 +489,9 @@ func TestUnchangedCloudWritesOnlyLastSyncTime(t *testing.T) {
 
 	prev := ready
 	for i := range 3 {
-		time.Sleep(1100 * time.Millisecond) // lastSyncTime has a resolution of one second
+		// lastSyncTime has a resolution of one second: the next sync must
+		// fall in a later second than the last one's for it to change.
+		time.Sleep(time.Until(prev.Status.LastSyncTime.Add(time.Second)))
 		calls := f.fake.Calls(fakecloud.OpListPipes)
 		f.touchSecret(fmt.Sprintf("touch-%d", i))
 		cur := nextWrite(prev, 15*time.Second)
