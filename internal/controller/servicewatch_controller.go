@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +30,8 @@ import (
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/alertlist"
 	"github.com/servicewatch/servicewatch/internal/alertselect"
+	"github.com/servicewatch/servicewatch/internal/bound"
+	"github.com/servicewatch/servicewatch/internal/changes"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller/secretwatch"
 	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
@@ -106,7 +109,10 @@ type ServiceWatchReconciler struct {
 	Accounts *accountcontroller.Accounts
 	// ShareWeights weigh the namespaces that share a key; nil: equal.
 	ShareWeights tenancy.Weights
-	Options      Options
+	// ChangeSink is offered the item state changes of every sync, besides
+	// their Events; nil: none.
+	ChangeSink changes.Sink
+	Options    Options
 
 	// parts are the parts of every sync (syncParts), built once.
 	parts []part
@@ -133,6 +139,10 @@ type ServiceWatchReconciler struct {
 	clock *pacing.Clock
 	// episodes bound the events of each watch's failure episode.
 	episodes episodes
+	// changeBudgets bound each watch's Events of item changes over time;
+	// reportingInstance names this manager in them.
+	changeBudgets     changeBudgets
+	reportingInstance string
 	// holdsRestored is set once the persisted Retry-After holds were given
 	// back to the client (restoreHolds); holdsMu orders the restoring.
 	holdsRestored atomic.Bool
@@ -303,6 +313,10 @@ func (r *ServiceWatchReconciler) defaults() {
 	if r.StateMetrics == nil {
 		r.StateMetrics = statemetrics.NewCollector(true)
 	}
+	if r.reportingInstance == "" {
+		host, _ := os.Hostname()
+		r.reportingInstance = bound.Bytes(changeReportingController+"-"+cmp.Or(host, "unknown"), 128)
+	}
 }
 
 func (r *ServiceWatchReconciler) watchesForSecret(ctx context.Context, secret client.Object) []reconcile.Request {
@@ -379,6 +393,7 @@ func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 	r.Metrics.Forget(key)
 	r.StateMetrics.Delete(key.Namespace, key.Name)
 	r.episodes.forget(key)
+	r.changeBudgets.forget(key)
 	r.StatusBudget.Release(key.Namespace, key.Name)
 }
 
@@ -530,6 +545,7 @@ func (r *ServiceWatchReconciler) tell(ctx context.Context, before, watch *swv1.S
 		fills = append(fills, res.metricItems)
 	}
 	shown := stateMetricsOf(watch, fills...)
+	showSince(&shown, s.parts, s.tracking)
 	shown.MaxItemBytes = s.statusRoom
 	r.StateMetrics.Set(shown)
 }
