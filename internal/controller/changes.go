@@ -155,6 +155,9 @@ func leftOutRecord(watch *swv1.ServiceWatch, parts []part, results []partResult,
 		}
 	}
 	record := old.Of(kept...)
+	if room == 0 { // nothing was left out
+		return record.Entries()
+	}
 	n := min(room/changes.LeftOutEntryBytes, changes.MaxLeftOut) - len(record)
 	for i, p := range parts {
 		if t.since[i] == nil || n <= 0 {

@@ -240,10 +240,12 @@ func applyResultsAt(watch *swv1.ServiceWatch, parts []part, results []partResult
 	}
 	kept, room := watch.Status.LeftOutSince, 0
 	watch.Status.LeftOutSince = nil // the lists are measured without it; it takes room of its own
-	if !now.IsZero() && sizeLimit > 0 && fixedSize(&watch.Status) > sizeLimit {
-		room = leftOutRoom(sizeLimit, items)
-	}
-	truncate(&watch.Status, listsOf(parts), sizeLimit-room)
+	truncateKeeping(&watch.Status, listsOf(parts), sizeLimit, func() int {
+		if !now.IsZero() {
+			room = leftOutRoom(sizeLimit, items)
+		}
+		return room
+	})
 	watch.Status.LeftOutSince = kept
 	if !now.IsZero() {
 		watch.Status.LeftOutSince = leftOutRecord(watch, parts, results, found, left, room)
@@ -471,7 +473,15 @@ type statusList struct {
 // The same input always gives the same output, so a large, unchanged
 // service still yields a byte-identical status.
 func truncate(status *swv1.ServiceWatchStatus, lists []statusList, limit int) {
+	truncateKeeping(status, lists, limit, func() int { return 0 })
+}
+
+// truncateKeeping is truncate that keeps, when the lists do not fit, the
+// room reserve says for what is written after them (the record of the
+// items left out).
+func truncateKeeping(status *swv1.ServiceWatchStatus, lists []statusList, limit int, reserve func() int) {
 	if limit > 0 && fixedSize(status) > limit {
+		limit -= reserve()
 		lists = slices.Clone(lists)
 		slices.SortStableFunc(lists, func(a, b statusList) int { return a.keepRank - b.keepRank })
 
