@@ -27,7 +27,7 @@ type Item struct {
 	Since time.Time
 	// Stale, on a read item: its own read failed and its state is the last
 	// good one (an alert whose fetch failed). It keeps its since and is no
-	// change.
+	// change; one never read has no since.
 	Stale bool
 }
 
@@ -89,6 +89,7 @@ func Detect(in Input) Result {
 		case listed:
 			res.Since[item.ID] = in.Now
 			res.Changes = append(res.Changes, change(in, old, item))
+		case item.Stale: // never read: its state is not known yet
 		default:
 			res.Since[item.ID] = sinceOr(in.LeftOut.Since(in.Kind, item.ID, item.State), in.Now)
 		}

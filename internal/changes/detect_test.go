@@ -78,6 +78,11 @@ func TestDetect(t *testing.T) {
 		read:      []changes.Item{{ID: "a1", State: "ALERT", Stale: true}},
 		wantSince: map[string]time.Time{"a1": t0},
 	}, {
+		name:      "an alert never read (its first fetch failed) has no since",
+		kind:      changes.KindAlert,
+		read:      []changes.Item{{ID: "a1", Stale: true}},
+		wantSince: map[string]time.Time{},
+	}, {
 		name:      "a new item is since now and no change; a gone item is no change",
 		kind:      changes.KindPipe,
 		baseline:  []changes.Item{{ID: "p1", State: "Running", Since: t0}},
