@@ -229,7 +229,7 @@ func TestRestartNeitherRepeatsNorLosesAChange(t *testing.T) {
 	}
 }
 
-// startStoppableManager runs a manager of its own for the watches labelled
+// startStoppableManager runs a manager of its own for the watches labeled
 // ownManagerLabel=name, and returns what stops it (and waits until it has);
 // the test's end stops it too.
 func startStoppableManager(t *testing.T, name string) (stop func()) {

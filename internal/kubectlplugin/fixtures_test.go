@@ -104,7 +104,7 @@ func readyStatus(w *serviceWatch) {
 	w.Status.ReversePrivateEndpoints = []swv1.ReversePrivateEndpoint{{
 		ID: ptr.To("e1000000-0000-4000-8000-000000000001"), Description: ptr.To("msk to kafka"), Status: ptr.To("Ready"),
 		Since: &metav1.Time{Time: now.Add(-50 * time.Hour)},
-		Type: ptr.To("MSK_MULTI_VPC"), EndpointID: ptr.To("vpce-0abc"), DNSNames: []string{"b-1.msk.example.com", "b-2.msk.example.com"},
+		Type:  ptr.To("MSK_MULTI_VPC"), EndpointID: ptr.To("vpce-0abc"), DNSNames: []string{"b-1.msk.example.com", "b-2.msk.example.com"},
 	}}
 	threshold := swv1.Decimal("12.25")
 	w.Status.Alerts = []swv1.AlertStatus{
