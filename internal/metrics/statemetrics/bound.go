@@ -3,6 +3,7 @@ package statemetrics
 import (
 	"container/heap"
 	"slices"
+	"time"
 )
 
 // DefaultMaxItemBytes is the default bound on the item series of one watch,
@@ -33,13 +34,21 @@ func (p Pipe) appendLabels(dst []string) []string {
 	return append(dst, p.ID, p.Name, p.State, p.SourceKind)
 }
 
-func (p Pipe) bytes() int { return labelBytes(p) }
+func (p Pipe) bytes() int { return labelBytes(p) + sinceBytes(p.Since, p.ID, p.State) }
+
+// sinceBytes charges an item's since series, when it shows.
+func sinceBytes(since time.Time, id, state string) int {
+	if since.IsZero() {
+		return 0
+	}
+	return seriesBytes + len(id) + len(state)
+}
 
 func (e Endpoint) appendLabels(dst []string) []string {
 	return append(dst, e.ID, e.Type, e.Status)
 }
 
-func (e Endpoint) bytes() int { return labelBytes(e) }
+func (e Endpoint) bytes() int { return labelBytes(e) + sinceBytes(e.Since, e.ID, e.Status) }
 
 func (a Alert) appendLabels(dst []string) []string {
 	return append(dst, a.ID, a.Name, a.State)
@@ -49,7 +58,7 @@ func (a Alert) appendLabels(dst []string) []string {
 // errors, and when they show, its failed fetch, its silence and its end, and
 // the time of its last execution error.
 func (a Alert) bytes() int {
-	n := labelBytes(a)
+	n := labelBytes(a) + sinceBytes(a.Since, a.ID, a.State)
 	perID := seriesBytes + len(a.ID)
 	n += perID // servicewatch_alert_execution_errors, always
 	for _, shown := range []bool{a.FetchFailed, a.Silenced, !a.SilencedUntil.IsZero(), !a.LastExecutionError.IsZero()} {

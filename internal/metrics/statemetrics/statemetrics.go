@@ -54,16 +54,24 @@ type Pipe struct {
 	// a kind the operator does not know; "" when the pipe has no source,
 	// several joined by "," when it has more than one.
 	SourceKind string
+	// Since is when its state was first seen with its value; zero: unknown.
+	Since time.Time
 }
 
-// Endpoint is one reverse private endpoint of a watch.
-type Endpoint struct{ ID, Type, Status string }
+// Endpoint is one reverse private endpoint of a watch; Since is when its
+// status was first seen with its value (zero: unknown).
+type Endpoint struct {
+	ID, Type, Status string
+	Since            time.Time
+}
 
 // Alert is one alert of a watch. FetchFailed is true while its latest fetch
 // failed; its other fields then are those of the last successful fetch.
 type Alert struct {
 	ID, Name, State string
-	FetchFailed     bool
+	// Since is when its state was first seen with its value; zero: unknown.
+	Since       time.Time
+	FetchFailed bool
 	// Silenced is true when the alert API reports a silence on the alert;
 	// SilencedUntil is when it ends, zero when it does not say. A silence
 	// whose end has passed at a scrape is not shown.
@@ -95,6 +103,7 @@ type watchKey struct{ namespace, name string }
 // descriptors are the metric families the collector emits.
 type descriptors struct {
 	pipeInfo, endpointInfo, alertInfo, alertFetchFailed *prometheus.Desc
+	pipeSince, endpointSince, alertSince                *prometheus.Desc
 	alertSilenced, alertSilencedUntil                   *prometheus.Desc
 	alertExecutionErrors, alertLastExecutionError       *prometheus.Desc
 	omitted                                             *prometheus.Desc
@@ -138,6 +147,15 @@ func NewCollector(itemMetrics bool, opts ...Option) *Collector {
 			alertInfo: prometheus.NewDesc("servicewatch_alert_info",
 				"An alert of a ServiceWatch, with its state as the alert API last returned it. Always 1.",
 				with("alert_id", "alert_name", "state"), nil),
+			pipeSince: prometheus.NewDesc("servicewatch_pipe_state_since_timestamp_seconds",
+				"Unix time since which a pipe of a ServiceWatch has been in its state (status.pipes[].since): its state was first seen with that value then. Absent until known.",
+				with("pipe_id", "state"), nil),
+			endpointSince: prometheus.NewDesc("servicewatch_reverse_private_endpoint_status_since_timestamp_seconds",
+				"Unix time since which a reverse private endpoint of a ServiceWatch has had its status (status.reversePrivateEndpoints[].since). Absent until known.",
+				with("endpoint_id", "status"), nil),
+			alertSince: prometheus.NewDesc("servicewatch_alert_state_since_timestamp_seconds",
+				"Unix time since which an alert of a ServiceWatch has been in its state (status.alerts[].since). Absent until known.",
+				with("alert_id", "state"), nil),
 			alertFetchFailed: prometheus.NewDesc("servicewatch_alert_fetch_failed",
 				"1 while the latest fetch of an alert of a ServiceWatch failed (its info then shows the last successful fetch); absent otherwise.",
 				with("alert_id"), nil),
@@ -213,7 +231,7 @@ func (c *Collector) Delete(namespace, name string) {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	d := c.descs
 	if c.itemMetrics {
-		for _, desc := range []*prometheus.Desc{d.pipeInfo, d.endpointInfo, d.alertInfo, d.alertFetchFailed,
+		for _, desc := range []*prometheus.Desc{d.pipeInfo, d.endpointInfo, d.alertInfo, d.pipeSince, d.endpointSince, d.alertSince, d.alertFetchFailed,
 			d.alertSilenced, d.alertSilencedUntil, d.alertExecutionErrors, d.alertLastExecutionError, d.omitted} {
 			ch <- desc
 		}
@@ -240,14 +258,22 @@ func (c *Collector) collectWatch(ch chan<- prometheus.Metric, w Watch, now time.
 	}
 	one := func(desc *prometheus.Desc, labels ...string) { gauge(desc, 1, labels...) }
 	var buf [6]string
+	since := func(desc *prometheus.Desc, t time.Time, id, state string) {
+		if !t.IsZero() {
+			gauge(desc, unixSeconds(t), id, state)
+		}
+	}
 	for _, p := range w.Pipes {
 		one(d.pipeInfo, p.appendLabels(buf[:0])...)
+		since(d.pipeSince, p.Since, p.ID, p.State)
 	}
 	for _, e := range w.Endpoints {
 		one(d.endpointInfo, e.appendLabels(buf[:0])...)
+		since(d.endpointSince, e.Since, e.ID, e.Status)
 	}
 	for _, a := range w.Alerts {
 		one(d.alertInfo, a.appendLabels(buf[:0])...)
+		since(d.alertSince, a.Since, a.ID, a.State)
 		if a.FetchFailed {
 			one(d.alertFetchFailed, a.ID)
 		}
@@ -296,10 +322,10 @@ func (c *Collector) normalize(w Watch) Watch {
 		return w
 	}
 	w.Pipes = uniqueBy(w.Pipes, func(p Pipe) Pipe {
-		return Pipe{ID: valid(p.ID), Name: valid(p.Name), State: valid(p.State), SourceKind: valid(p.SourceKind)}
+		return Pipe{ID: valid(p.ID), Name: valid(p.Name), State: valid(p.State), SourceKind: valid(p.SourceKind), Since: p.Since}
 	}, func(p Pipe) Pipe { return p })
 	w.Endpoints = uniqueBy(w.Endpoints, func(e Endpoint) Endpoint {
-		return Endpoint{ID: valid(e.ID), Type: valid(e.Type), Status: valid(e.Status)}
+		return Endpoint{ID: valid(e.ID), Type: valid(e.Type), Status: valid(e.Status), Since: e.Since}
 	}, func(e Endpoint) Endpoint { return e })
 	// Alerts are unique by ID in spec; the fetch-failed series is keyed by
 	// ID alone, so the first of a repeated ID wins.
