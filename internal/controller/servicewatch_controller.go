@@ -29,6 +29,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/alertlist"
 	"github.com/servicewatch/servicewatch/internal/alertselect"
+	"github.com/servicewatch/servicewatch/internal/changes"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller/secretwatch"
 	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
@@ -106,7 +107,9 @@ type ServiceWatchReconciler struct {
 	Accounts *accountcontroller.Accounts
 	// ShareWeights weigh the namespaces that share a key; nil: equal.
 	ShareWeights tenancy.Weights
-	Options      Options
+	// ChangeSink receives every item state change; nil: none.
+	ChangeSink changes.Sink
+	Options    Options
 
 	// parts are the parts of every sync (syncParts), built once.
 	parts []part
