@@ -21,7 +21,7 @@ import (
 // CloudEventsSink sends every change it is offered to one URL as a
 // CloudEvent, at least once: a bounded queue that Offer never waits on,
 // workers that retry with exponential backoff and jitter while the receiver
-// is down or answers 5xx, 408 or 429 (honouring Retry-After), and drop what
+// is down or answers 5xx, 408 or 429 (honoring Retry-After), and drop what
 // it rejects. It is a manager.Runnable that runs on the leader only: a
 // replica that does not sync has no change to send.
 type CloudEventsSink struct {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -49,7 +50,8 @@ type rawRequest struct {
 // stopped at the end of the test if not before.
 func startReceiver(t *testing.T, addr string, answer func(cloudevents.Event, int) protocol.Result, header http.Header) *receiver {
 	t.Helper()
-	ln, err := net.Listen("tcp", addr)
+	var lc net.ListenConfig
+	ln, err := lc.Listen(t.Context(), "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,9 +62,7 @@ func startReceiver(t *testing.T, addr string, answer func(cloudevents.Event, int
 			r.mu.Lock()
 			r.raw = append(r.raw, rawRequest{header: req.Header.Clone(), body: body})
 			r.mu.Unlock()
-			for k, v := range r.header {
-				w.Header()[k] = v
-			}
+			maps.Copy(w.Header(), r.header)
 			req.Body = io.NopCloser(bytes.NewReader(body))
 			next.ServeHTTP(w, req)
 		})
@@ -122,7 +122,8 @@ func distinctIDs(events []cloudevents.Event) map[string]int {
 // freeAddress is a loopback address on which nothing listens now.
 func freeAddress(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	var lc net.ListenConfig
+	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

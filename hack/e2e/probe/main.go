@@ -127,7 +127,8 @@ func dial(ctx context.Context, address string) result {
 func receive(listen string) (result, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ln, err := net.Listen("tcp", listen)
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", listen)
 	if err != nil {
 		return result{}, err
 	}
