@@ -225,9 +225,17 @@ func (s *CloudEventsSink) deliver(run context.Context, item queued) {
 	}
 }
 
+// drop counts a change that will not be delivered. A rejection is logged
+// (the receiver said why); an expiry or a stop follows an outage the log
+// already told of, and may concern thousands of changes at once: only at
+// V(1).
 func (s *CloudEventsSink) drop(reason string, c Change, why error) {
 	s.metrics.dropped.WithLabelValues(reason).Inc()
-	s.log.Info("change not delivered to the sink", "reason", reason, "id", c.ID,
+	log := s.log
+	if reason != DropRejected {
+		log = log.V(1)
+	}
+	log.Info("change not delivered to the sink", "reason", reason, "id", c.ID,
 		"namespace", c.Namespace, "servicewatch", c.Watch, "kind", c.Kind, "item", c.ItemID, "error", why)
 }
 
