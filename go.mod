@@ -3,6 +3,7 @@ module github.com/servicewatch/servicewatch
 go 1.26.0
 
 require (
+	github.com/cloudevents/sdk-go/v2 v2.16.2
 	github.com/fluxcd/cli-utils v1.3.0
 	github.com/go-logr/logr v1.4.4
 	github.com/google/uuid v1.6.0

@@ -22,6 +22,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
+	"github.com/servicewatch/servicewatch/internal/changes"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/egress"
@@ -53,6 +54,8 @@ type config struct {
 	// storageMigration: the leader rewrites objects stored in an older
 	// version of the CRDs and trims their storedVersions.
 	storageMigration bool
+	// changeSink is where item state changes are sent as CloudEvents.
+	changeSink changes.SinkOptions
 }
 
 func main() {
@@ -115,6 +118,8 @@ func parseFlags(args []string) (config, error) {
 	fs.Var(&cfg.managementRate, "management-rate-limit", rateLimitHelp("management key", "10.89 s for 10/10s"))
 	fs.Var(&cfg.alertRate, "alert-rate-limit", rateLimitHelp("alert token", "65.93 s for 100/1m"))
 	fs.Float64Var(&cfg.reservedShare, "reserved-budget-share", 0, "Share of each key's and token's budget, in [0, 1), left to callers outside the manager (a Terraform run, a scraper): the manager keeps under the rest (at least 1 call per period), and a 429 it gets while under counts as cause=\"others\" in servicewatch_cloud_rate_limited_total.")
+	cfg.changeSink = changes.DefaultSinkOptions()
+	cfg.changeSink.BindFlags(fs)
 	cfg.zap.Development = false
 	cfg.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -209,6 +214,9 @@ func validate(cfg config) error {
 			return fmt.Errorf("%s must be positive", name)
 		}
 	}
+	if err := cfg.changeSink.Validate(); err != nil {
+		return err
+	}
 	if err := tenancy.ValidateReserve(cfg.reservedShare); err != nil {
 		return fmt.Errorf("--reserved-budget-share: %w", err)
 	}
@@ -264,6 +272,14 @@ func run(ctx context.Context, cfg config) error {
 	// serving accounts once it appears; the metric says which.
 	accounts := &accountcontroller.Accounts{Client: mgr.GetClient(), Namespace: cfg.accountNamespace, Budgets: budgets,
 		DefaultReserve: cfg.reservedShare, Served: metrics.SetAccountsEnabled}
+	var changeSink changes.Sink // nil: none
+	if cfg.changeSink.Enabled() {
+		sink, err := addChangeSink(mgr, cfg.changeSink, cfg.cloud.DenyLocalAddresses)
+		if err != nil {
+			return err
+		}
+		changeSink = sink
+	}
 	reconciler := &controller.ServiceWatchReconciler{
 		Accounts:     accounts,
 		Client:       mgr.GetClient(),
@@ -277,6 +293,7 @@ func run(ctx context.Context, cfg config) error {
 			tenancy.StatusBudget{Bytes: cfg.statusBudget.total, Setting: "--total-status-budget"}),
 		// Each namespace's share of the work of decoding the cloud's answers.
 		WorkShares: tenancy.NewWorkShares(tenancy.DefaultWorkRate, tenancy.DefaultWorkBurst, time.Now),
+		ChangeSink: changeSink,
 		Options:    cfg.reconciler,
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
@@ -302,8 +319,24 @@ func run(ctx context.Context, cfg config) error {
 	}
 	setupLog.Info("starting manager", "managementApiUrl", cfg.reconciler.ManagementAPIURL, "alertApiUrl", cfg.reconciler.AlertAPIURL,
 		"allowedApiUrls", cfg.reconciler.AllowedAPIURLs.String(), "denyLocalAddresses", cfg.cloud.DenyLocalAddresses,
-		"watchNamespaces", cfg.reconciler.Scope.Namespaces, "watchLabelSelector", selectorString(cfg.reconciler.Scope.WatchSelector), "accountNamespace", cfg.accountNamespace, "leaderElectionId", cfg.leaderElectionID, "storageMigration", cfg.storageMigration)
+		"watchNamespaces", cfg.reconciler.Scope.Namespaces, "watchLabelSelector", selectorString(cfg.reconciler.Scope.WatchSelector), "accountNamespace", cfg.accountNamespace, "leaderElectionId", cfg.leaderElectionID, "storageMigration", cfg.storageMigration,
+		"changeSinkUrl", cfg.changeSink.URL)
 	return mgr.Start(ctx)
+}
+
+// addChangeSink runs the CloudEvents sink of opts, which names a URL, on
+// the leader, its client with the cloud calls' dial guard when deny is set.
+func addChangeSink(mgr ctrl.Manager, opts changes.SinkOptions, deny bool) (*changes.CloudEventsSink, error) {
+	sink, err := changes.NewCloudEventsSink(opts, changes.SinkDeps{
+		Registerer: ctrlmetrics.Registry, DenyLocalAddresses: deny, Log: ctrl.Log.WithName("change-sink"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(sink); err != nil {
+		return nil, err
+	}
+	return sink, nil
 }
 
 // addStorageMigration has the leader migrate our CRDs' storage at start,

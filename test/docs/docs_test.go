@@ -176,11 +176,15 @@ func TestOperationsListsEveryMetric(t *testing.T) {
 // the flag package's own set.
 const flagPattern = `\b(?:fs|flag)\.(?:\w*Var|Func|String|Bool|Int|Int64|Duration|Float64)\((?:&[^,]+,\s*)?"([a-z][a-z0-9-]*)"`
 
+// managerFlagDirs hold the manager's flags: its main, and the packages
+// whose options it binds with their BindFlags (Flux's style).
+var managerFlagDirs = []string{"cmd/manager", "internal/changes"}
+
 // managerFlags are the manager's flags, and controller-runtime's logging
 // flags when the manager binds them.
 func managerFlags(t *testing.T) []string {
 	t.Helper()
-	defined := matches(t, flagPattern, "cmd/manager")
+	defined := matches(t, flagPattern, managerFlagDirs...)
 	if len(defined) == 0 {
 		t.Fatal("no flags found under cmd/manager")
 	}
@@ -236,7 +240,7 @@ func TestDocsFlagsExist(t *testing.T) {
 // TestConfigurationListsEveryFlag: a flag the manager gains gets a row.
 func TestConfigurationListsEveryFlag(t *testing.T) {
 	doc := read(t, "docs/configuration.md")
-	for _, flag := range matches(t, flagPattern, "cmd/manager") {
+	for _, flag := range matches(t, flagPattern, managerFlagDirs...) {
 		if !strings.Contains(doc, "| `--"+flag+"` |") {
 			t.Errorf("docs/configuration.md has no row for --%s", flag)
 		}
