@@ -623,3 +623,33 @@ func noResponseCode(ctx context.Context, err error) string {
 	}
 	return "error"
 }
+
+// alertCall is the call of op on src's alerts, its path ending in
+// segments; a ConfigurationError when src cannot make one.
+func alertCall(src AlertSource, op string, segments ...string) (call, error) {
+	var cred Credential
+	var path []string
+	switch src.API {
+	case APIAlert:
+		if err := src.Token.validate(); err != nil {
+			return call{}, configError(op, err)
+		}
+		cred, path = src.Token, []string{"api", "v2", "alerts"}
+	case APIManagement:
+		if err := src.Key.validate(); err != nil {
+			return call{}, configError(op, err)
+		}
+		if src.OrganizationID == "" || src.ServiceID == "" {
+			return call{}, configError(op, errors.New("organization ID and service ID must not be empty"))
+		}
+		cred = src.Key
+		path = []string{"v1", "organizations", src.OrganizationID, "services", src.ServiceID, "observability", "alerts"}
+	default:
+		return call{}, configError(op, fmt.Errorf("alerts are served by the %q or the %q API, not %q", APIAlert, APIManagement, src.API))
+	}
+	u, err := buildURL(src.BaseURL, append(path, segments...)...)
+	if err != nil {
+		return call{}, configError(op, err)
+	}
+	return call{api: src.API, op: op, baseURL: src.BaseURL, url: u, cred: cred}, nil
+}

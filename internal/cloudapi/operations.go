@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
@@ -383,83 +383,6 @@ func (c *Client) GetAlertFrom(ctx context.Context, src AlertSource, alertID stri
 	return result, nil
 }
 
-// alertCall is the call of op on src's alerts, its path ending in
-// segments; a ConfigurationError when src cannot make one.
-func alertCall(src AlertSource, op string, segments ...string) (call, error) {
-	var cred Credential
-	var path []string
-	switch src.API {
-	case APIAlert:
-		if err := src.Token.validate(); err != nil {
-			return call{}, configError(op, err)
-		}
-		cred, path = src.Token, []string{"api", "v2", "alerts"}
-	case APIManagement:
-		if err := src.Key.validate(); err != nil {
-			return call{}, configError(op, err)
-		}
-		if src.OrganizationID == "" || src.ServiceID == "" {
-			return call{}, configError(op, errors.New("organization ID and service ID must not be empty"))
-		}
-		cred = src.Key
-		path = []string{"v1", "organizations", src.OrganizationID, "services", src.ServiceID, "observability", "alerts"}
-	default:
-		return call{}, configError(op, fmt.Errorf("alerts are served by the %q or the %q API, not %q", APIAlert, APIManagement, src.API))
-	}
-	u, err := buildURL(src.BaseURL, append(path, segments...)...)
-	if err != nil {
-		return call{}, configError(op, err)
-	}
-	return call{api: src.API, op: op, baseURL: src.BaseURL, url: u, cred: cred}, nil
-}
-
-// managedAlertEnvelope is the management API's answer of one alert.
-type managedAlertEnvelope struct {
-	Status    *int64          `json:"status"`
-	RequestID *string         `json:"requestId"`
-	Result    json.RawMessage `json:"result"`
-	Error     json.RawMessage `json:"error"`
-	Message   json.RawMessage `json:"message"`
-}
-
-// decodeManagedAlert decodes the management API's answer of one alert,
-// {"status":200,"requestId":..,"result":{...}}, its alert read and cleaned
-// as decodeAlert does. An envelope whose status disagrees with the HTTP
-// status is an envelopeStatusError with its words.
-func decodeManagedAlert(body []byte, httpStatus int, s *redact.Scrubber) (requestID string, a swv1.AlertStatus, leftOut []string, err error) {
-	var env managedAlertEnvelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		return "", a, nil, fmt.Errorf("decode management envelope: %w", err)
-	}
-	requestID = deref(env.RequestID)
-	if env.Status != nil && *env.Status != int64(httpStatus) {
-		words := envelopeWords(env.Error, env.Message)
-		return requestID, a, nil, &envelopeStatusError{Status: *env.Status, HTTPStatus: httpStatus, words: &words}
-	}
-	if lenient.FirstByte(env.Result) != '{' {
-		return requestID, a, nil, errors.New("management envelope result is not an alert object")
-	}
-	a, leftOut = lenient.ReadAlert(env.Result)
-	cleanAlert(&a, s)
-	return requestID, a, leftOut, nil
-}
-
-// envelopeWords are the words of an envelope's error or message member: a
-// string, or an object's message; error first, as the spec names it.
-func envelopeWords(members ...json.RawMessage) string {
-	for _, raw := range members {
-		if words, ok := lenient.String(raw); ok && words != "" {
-			return words
-		}
-		if obj, ok := lenient.Object(raw); ok {
-			if words := firstString(obj, "message", "error"); words != "" {
-				return words
-			}
-		}
-	}
-	return ""
-}
-
 // ListAlerts reads one page of the alerts a source serves: the alert API's
 // GET {url}/api/v2/alerts?limit=&offset= or the management API's GET
 // .../observability/alerts?limit=&offset=. Its body is read as it streams
@@ -510,26 +433,6 @@ func (c *Client) ListAlerts(ctx context.Context, src AlertSource, page AlertPage
 	return result, nil
 }
 
-// noListRoute marks err as ErrNoListRoute when it says the host has no
-// list route: a 404 or a 405 not in the API's own JSON, a 2xx that is not
-// JSON or holds no list.
-func noListRoute(err error) error {
-	e, ok := errors.AsType[*Error](err)
-	if !ok || errors.Is(err, ErrNoListRoute) {
-		return err
-	}
-	switch {
-	case (e.StatusCode == http.StatusNotFound || e.StatusCode == http.StatusMethodNotAllowed) && !e.fromAPI,
-		e.Reason == ReasonInvalidResponse && errors.Is(e.Err, errNotJSON):
-		if e.Err == nil {
-			e.Err = ErrNoListRoute
-		} else {
-			e.Err = fmt.Errorf("%w: %w", ErrNoListRoute, e.Err)
-		}
-	}
-	return err
-}
-
 // ListPipes lists the pipes of a service, keeping what opts allow. A
 // non-empty objectStorage connectionString reads "<redacted>" in every pipe
 // this returns or hands to opts.Each: the credential never leaves the client.
@@ -565,4 +468,193 @@ func listItems[T any](ctx context.Context, c *Client, op, resource string, decod
 // GetAlert fetches one alert from the alert API (see GetAlertFrom).
 func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken, alertID string) (AlertResult, error) {
 	return c.GetAlertFrom(ctx, AlertSource{API: APIAlert, BaseURL: baseURL, Token: token}, alertID)
+}
+
+// Reason classifies why a call failed. The controller maps it to a condition
+// reason, so the values are CamelCase words.
+type Reason string
+
+// The reasons a call can fail for. The HTTP status code decides the reason;
+// the response body only tells apart the 424s of an idle service, of a
+// service in another state and others, and a 404 of the API (its JSON error
+// body) from a 404 of whatever else answers at the URL.
+const (
+	// ReasonUnauthorized is a 401: the credential is wrong or missing.
+	ReasonUnauthorized Reason = "Unauthorized"
+	// ReasonForbidden is a 403: the credential may not do this.
+	ReasonForbidden Reason = "Forbidden"
+	// ReasonNotFound is a 404 that the API itself sent (its JSON error body,
+	// or the alert API's bare "Not Found"): unknown organization, service or
+	// alert.
+	ReasonNotFound Reason = "NotFound"
+	// ReasonEndpointNotFound is a 404 whose body is not the API's: an HTML
+	// page such as "Cannot GET /v1/...", or plain text. The URL reaches a web
+	// server but no such route of the API: a wrong base URL or path prefix.
+	ReasonEndpointNotFound Reason = "EndpointNotFound"
+	// ReasonBadRequest is a 400: the service rejected the request as
+	// malformed, such as an alert ID that is not one ("Params validation
+	// failed: id: Invalid ObjectId"). The same request fails again.
+	ReasonBadRequest Reason = "BadRequest"
+	// ReasonRateLimited is a 429, or a call held back by the client because
+	// of an earlier 429 on its budget; see Error.RetryAfter and RetryAt.
+	ReasonRateLimited Reason = "RateLimited"
+	// ReasonServerError is any 5xx.
+	ReasonServerError Reason = "ServerError"
+	// ReasonInvalidResponse is a response that cannot be used: bad JSON,
+	// wrong shape, wrong content type, or a body over the size cap.
+	ReasonInvalidResponse Reason = "InvalidResponse"
+	// ReasonDecodeBudgetExceeded is a list answer whose decoding cost more
+	// work than Options.MaxDecodeWork allows, far more than any real answer
+	// does (see DefaultDecodeWorkPerByte): decoding stopped there, and
+	// nothing of the answer is kept. The same answer fails again.
+	ReasonDecodeBudgetExceeded Reason = "DecodeBudgetExceeded"
+	// ReasonUnreachable is a failure with no usable response: DNS,
+	// connection, TLS, timeout, or the caller's context ending.
+	ReasonUnreachable Reason = "Unreachable"
+	// ReasonServiceIdle is a 424 whose body says the service is idle (the
+	// cloud answers so while a service is paused): nothing is wrong with the
+	// request, the data cannot be read until the service runs again.
+	ReasonServiceIdle Reason = "ServiceIdle"
+	// ReasonServiceNotRunning is a 424 whose body says the service is in
+	// another state than running or idle, such as stopped, stopping or awaking
+	// (Error.ServiceState): like an idle service, nothing is wrong with the
+	// request, and the data cannot be read until the service runs.
+	ReasonServiceNotRunning Reason = "ServiceNotRunning"
+	// ReasonUnexpectedStatus is any other status (3xx, other 4xx); see
+	// Error.StatusCode.
+	ReasonUnexpectedStatus Reason = "UnexpectedStatus"
+	// ReasonAddressNotAllowed is a call that was never sent because its
+	// host resolved only to addresses the client refuses to connect to
+	// (Options.DenyLocalAddresses): loopback, unspecified, link-local, cloud
+	// metadata.
+	ReasonAddressNotAllowed Reason = "AddressNotAllowed"
+	// ReasonConfigurationError is a call that was never sent because its
+	// inputs cannot make a valid request: a base URL that is not an absolute
+	// http(s) URL, an empty identifier, an empty or malformed credential.
+	ReasonConfigurationError Reason = "ConfigurationError"
+)
+
+// The operation names used in Error.Operation and passed to the Observer.
+const (
+	OperationListPipes                   = "list_pipes"
+	OperationListReversePrivateEndpoints = "list_reverse_private_endpoints"
+	OperationGetAlert                    = "get_alert"
+	OperationListAlerts                  = "list_alerts"
+)
+
+// The API names passed to the Observer.
+const (
+	APIManagement = "management"
+	APIAlert      = "alert"
+)
+
+// Error is the only error type the client returns.
+type Error struct {
+	// Reason classifies the failure.
+	Reason Reason
+	// StatusCode is the HTTP status, or 0 when there was no response.
+	StatusCode int
+	// RequestID is the service's request ID, from the body or an
+	// X-Request-Id header, when there was one.
+	RequestID string
+	// Message is the service's own words, trimmed to at most 200 characters,
+	// with HTML reduced to its title and credentials removed.
+	Message string
+	// ServiceState is the state of the service a 424 names (from the body's
+	// serviceState, or "Current state: ..." in its words), cleaned like
+	// Message; "" when it names none.
+	ServiceState string
+	// Location is where a 3xx points, reduced to scheme, host and path (no
+	// user info, query or fragment) and scrubbed: what the user needs to fix
+	// the URL in the spec. The redirect is never followed, so the credential
+	// never reaches another origin.
+	Location string
+	// RetryAfter is how long to wait before calling again, for RateLimited,
+	// and for a 503 (ServerError) that sent Retry-After.
+	RetryAfter time.Duration
+	// RetryAt is when calling again is allowed: the client's clock at the
+	// answer plus RetryAfter. For RateLimited it is persisted and given back
+	// to ratebudget.Store.Hold after a restart; a 503's wait holds back only
+	// the caller of the failed call (see Client.statusError). Zero when the
+	// service gave no wait.
+	RetryAt time.Time
+	// Operation is one of the Operation* constants.
+	Operation string
+	// Err is the underlying cause, if any (a transport error, a decoding
+	// error, the context's error).
+	Err error
+
+	// fromAPI: the body of the failed call was a JSON object, as the APIs'
+	// own error bodies are (not a proxy's or a web server's page): the API
+	// answered, so a 404 of a list is about what was listed, not a route.
+	fromAPI bool
+}
+
+// Error returns a one-line description such as
+// "list pipes: 404 NotFound: service not found (requestId 1234...)".
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(strings.ReplaceAll(e.Operation, "_", " "))
+	b.WriteString(": ")
+	if e.StatusCode != 0 {
+		b.WriteString(strconv.Itoa(e.StatusCode))
+		b.WriteByte(' ')
+	}
+	b.WriteString(string(e.Reason))
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	if e.ServiceState != "" && !strings.Contains(strings.ToLower(e.Message), strings.ToLower(e.ServiceState)) {
+		b.WriteString(" (service state ")
+		b.WriteString(e.ServiceState)
+		b.WriteByte(')')
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	if e.Location != "" {
+		b.WriteString(" (redirect to ")
+		b.WriteString(e.Location)
+		b.WriteString(" not followed)")
+	}
+	if e.RetryAfter > 0 {
+		b.WriteString(" (retry after ")
+		b.WriteString(e.RetryAfter.Round(time.Millisecond).String())
+		b.WriteByte(')')
+	}
+	if e.RequestID != "" {
+		b.WriteString(" (requestId ")
+		b.WriteString(e.RequestID)
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ReasonOf returns the Reason of err: "" for nil, the Reason of the first
+// *Error in its chain, and ReasonUnreachable for any other error. The client
+// only returns *Error; treating a foreign error as Unreachable means the
+// controller retries on its schedule rather than stalling on it.
+func ReasonOf(err error) Reason {
+	if err == nil {
+		return ""
+	}
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.Reason
+	}
+	return ReasonUnreachable
+}
+
+// RetryAfterOf returns the wait the service asked for when err is a
+// RateLimited *Error, and 0 otherwise.
+func RetryAfterOf(err error) time.Duration {
+	var e *Error
+	if errors.As(err, &e) && e.Reason == ReasonRateLimited {
+		return e.RetryAfter
+	}
+	return 0
 }
