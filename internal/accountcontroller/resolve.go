@@ -3,9 +3,10 @@ package accountcontroller
 import (
 	"context"
 	"fmt"
-	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/alerts"
-	"github.com/servicewatch/servicewatch/internal/ratebudget"
+	"slices"
+	"sync"
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,9 +14,10 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"slices"
-	"sync"
-	"time"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
+	"github.com/servicewatch/servicewatch/internal/alerts"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
 // Accounts resolves the ClusterCloudAccounts that watches refer to, and

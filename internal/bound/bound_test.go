@@ -1,11 +1,12 @@
 package bound_test
 
 import (
-	"github.com/servicewatch/servicewatch/internal/bound"
 	"maps"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/servicewatch/servicewatch/internal/bound"
 )
 
 // cutter is one of the package's cutters, with the measure its n bounds.

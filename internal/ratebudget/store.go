@@ -4,12 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"github.com/servicewatch/servicewatch/internal/egress"
-	"github.com/servicewatch/servicewatch/internal/tenancy"
 	"maps"
 	"math"
 	"sync"
 	"time"
+
+	"github.com/servicewatch/servicewatch/internal/egress"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 // Store holds the budgets of one process: the controller asks it before a

@@ -2,13 +2,14 @@ package tenancy_test
 
 import (
 	"fmt"
-	"github.com/servicewatch/servicewatch/internal/tenancy"
 	"math"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 func TestDivide(t *testing.T) {

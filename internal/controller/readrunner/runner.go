@@ -3,12 +3,14 @@ package readrunner
 import (
 	"context"
 	"fmt"
-	"github.com/servicewatch/servicewatch/internal/egress"
-	"github.com/servicewatch/servicewatch/internal/pacing"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sync"
 	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/servicewatch/servicewatch/internal/egress"
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 // Runner runs the reads asked of it in the background, one at most per

@@ -7,12 +7,13 @@ package statemetrics
 
 import (
 	"container/heap"
-	"github.com/prometheus/client_golang/prometheus"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Watch is what the state metrics show of one ServiceWatch, as the controller

@@ -3,15 +3,17 @@ package statemetrics_test
 import (
 	"bytes"
 	"fmt"
-	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/prometheus/common/expfmt"
-	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
 )
 
 var families = []string{
