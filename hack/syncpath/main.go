@@ -21,7 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"go/types"
-	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,41 +42,44 @@ var servicewatch = config{
 func main() {
 	why := flag.Bool("why", false, "print, under each file, the functions visited in it")
 	flag.Parse()
+	out, err := run(*why)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Print(out)
+}
+
+// run walks servicewatch's sync from the working directory, the
+// repository's root.
+func run(why bool) (string, error) {
 	root, err := os.Getwd()
 	if err != nil {
-		fail(err)
+		return "", err
 	}
 	cfg := servicewatch
 	cfg.dir = root
 	files, err := visited(cfg)
 	if err != nil {
-		fail(err)
+		return "", err
 	}
-	report(os.Stdout, files, *why)
+	return report(files, why), nil
 }
 
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, err)
-	os.Exit(1)
-}
-
-// report prints the files in order, with their functions when why is set,
+// report lists the files in order, with their functions when why is set,
 // then their count.
-func report(w io.Writer, files map[string][]string, why bool) {
-	names := make([]string, 0, len(files))
-	for f := range files {
-		names = append(names, f)
-	}
-	slices.Sort(names)
-	for _, f := range names {
-		fmt.Fprintln(w, f)
+func report(files map[string][]string, why bool) string {
+	var b strings.Builder
+	for _, f := range slices.Sorted(maps.Keys(files)) {
+		fmt.Fprintln(&b, f)
 		if why {
 			for _, fn := range files[f] {
-				fmt.Fprintln(w, "\t"+fn)
+				fmt.Fprintln(&b, "\t"+fn)
 			}
 		}
 	}
-	fmt.Fprintf(w, "%d files\n", len(files))
+	fmt.Fprintf(&b, "%d files\n", len(files))
+	return b.String()
 }
 
 // config says which sync to walk.

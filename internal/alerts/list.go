@@ -715,6 +715,19 @@ func (h *matchHeap) Pop() any {
 	return last
 }
 
+// Index is what a host's list kept for the watches that share it (see
+// Filter): read once, indexed once, so that a hundred watches cost one
+// index, not a hundred, and never the whole list.
+type Index struct {
+	byID     map[string]*cloudapi.AlertResult
+	tooLarge map[string]bool
+	selected map[string]selected
+	filter   *Filter
+	read     int
+	seen     func(id string) bool
+	stopped  string
+}
+
 // Index is what the collector kept, ready for picking. read counts the
 // alerts the list read, seen tells whether an id was among them (it may
 // say yes wrongly, never no), stopped why paging stopped early ("" when it
@@ -749,19 +762,6 @@ func (idx *Index) Serves(need Need) bool {
 	}
 	s := idx.filter.selectors[selectorKey(need.Selector)]
 	return s != nil && s.keep >= MaxSelected+len(need.IDs)
-}
-
-// Index is what a host's list kept for the watches that share it (see
-// Filter): read once, indexed once, so that a hundred watches cost one
-// index, not a hundred, and never the whole list.
-type Index struct {
-	byID     map[string]*cloudapi.AlertResult
-	tooLarge map[string]bool
-	selected map[string]selected
-	filter   *Filter
-	read     int
-	seen     func(id string) bool
-	stopped  string
 }
 
 // Stopped says why paging stopped before the list's end; "" when it did
