@@ -2,8 +2,243 @@ package tenancy
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sync"
+	"time"
 )
+
+// Claim is what one namespace asks of a key: Need calls per second, with
+// Weight (<= 0 counts as 1).
+type Claim struct {
+	Namespace string
+	Weight    float64
+	Need      float64
+}
+
+// Share is what Divide gives one namespace of a key: Share calls per second
+// of Need asked.
+type Share struct {
+	Share float64
+	Need  float64
+}
+
+// Factor is how much the namespace's intervals must be stretched to keep
+// within its share: 1 when its share covers what it needs.
+func (s Share) Factor() float64 {
+	if s.Need <= s.Share {
+		return 1
+	}
+	if s.Share <= 0 {
+		return math.Inf(1)
+	}
+	return s.Need / s.Share
+}
+
+// Divide shares capacity calls per second between the claims by weighted
+// max-min fairness: a namespace that needs less than its weight's part of
+// what is left gets what it needs, and the rest is divided again between
+// the others, by weight, until every namespace either is served or gets
+// its weight's part of the remainder. The shares never add up to more than
+// capacity, and add up to all of it when the needs do. A capacity <= 0
+// means unlimited: every namespace gets what it needs.
+func Divide(capacity float64, claims []Claim) map[string]Share {
+	shares := make(map[string]Share, len(claims))
+	for _, c := range claims {
+		shares[c.Namespace] = Share{Share: max(0, c.Need), Need: max(0, c.Need)}
+	}
+	if capacity <= 0 {
+		return shares
+	}
+	// Water-filling: the claims by need per weight, least first; each is
+	// served in full while its need is below its weight's part of what is
+	// left, and from the first that is not, each gets its weight's part.
+	order := slices.Clone(claims)
+	slices.SortFunc(order, func(a, b Claim) int { return compare(perWeight(a), perWeight(b)) })
+	left, weights := capacity, 0.0
+	for _, c := range order {
+		weights += weightOf(c)
+	}
+	for _, c := range order {
+		part := left * weightOf(c) / weights
+		s := shares[c.Namespace]
+		s.Share = min(s.Need, part)
+		shares[c.Namespace] = s
+		left -= s.Share
+		weights -= weightOf(c)
+	}
+	return shares
+}
+
+// weightOf is the claim's weight, 1 when it names none.
+func weightOf(c Claim) float64 {
+	if !(c.Weight > 0) { // NaN too
+		return 1
+	}
+	return c.Weight
+}
+
+// perWeight is what the claim needs per unit of weight: the order in which
+// water-filling serves the claims.
+func perWeight(c Claim) float64 { return max(0, c.Need) / weightOf(c) }
+
+func compare(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Usable is the part of requests (a key's calls per window) the manager
+// keeps to when reserved of it is left to callers outside the cluster: at
+// least one call, so that a reserve near 1 slows the manager down rather
+// than stopping it. reserved outside [0, 1) reserves nothing (ValidateReserve
+// refuses it earlier).
+func Usable(requests int, reserved float64) int {
+	if requests <= 0 || !(reserved > 0 && reserved < 1) {
+		return requests
+	}
+	return max(1, int(math.Floor(float64(requests)*(1-reserved))))
+}
+
+// ValidateReserve refuses a reserved share the manager cannot keep: it must be in
+// [0, 1).
+func ValidateReserve(reserved float64) error {
+	if !(reserved >= 0 && reserved < 1) {
+		return fmt.Errorf("the reserved share of a key's budget must be at least 0 and less than 1, not %v", reserved)
+	}
+	return nil
+}
+
+// ShareMessage says, for a namespace whose watches are stretched, what share of
+// the key it gets and what its watches would need, in the words of the
+// IntervalMet condition. Calls are counted per minute, whatever the key's
+// window: one unit for every API (the management key's 10 per 10 s, the
+// alert token's 100 per minute) and whole numbers for the usual shares.
+func ShareMessage(s Share) string {
+	return fmt.Sprintf("this namespace's share of the key is %.1f calls/min; its watches need %.1f",
+		s.Share*60, s.Need*60)
+}
+
+// Weights gives the weight of a namespace on a budget (a key at one host,
+// named by its digest); nil weighs every namespace 1. The ServiceWatch
+// controller uses a ClusterCloudAccount's spec.namespaceWeights for the
+// budget of its key (accountcontroller.Accounts.WeightOf).
+type Weights func(budget, namespace string) float64
+
+// Of is the namespace's weight on budget: 1 when w is nil.
+func (w Weights) Of(budget, namespace string) float64 {
+	if w == nil {
+		return 1
+	}
+	return w(budget, namespace)
+}
+
+// Defaults for NewWorkShares. A unit of work is about 10 ns of one core (see
+// lenient.Work).
+const (
+	// DefaultWorkRate is the work each namespace earns per second: 10 Mi units,
+	// about a tenth of a core. A namespace whose watches read two lists of
+	// a thousand real pipes each (14 Mi units a list) every 30 s, the
+	// shortest interval, uses a tenth of it; a hostile one, decoding the
+	// worst answers back to back, would use ten times its share.
+	DefaultWorkRate = 10 << 20
+	// DefaultWorkBurst is the most work a namespace can use at once before it
+	// waits: 768 Mi units, the default budget of two answers
+	// (cloudapi.DefaultDecodeWorkPerByte at the default 16 MiB cap), so
+	// that one sync of the largest real lists never waits.
+	DefaultWorkBurst = 768 << 20
+)
+
+// WorkShares is a token bucket of decode work per namespace. The zero value and
+// nil are unbounded: nobody waits. It is safe for concurrent use.
+type WorkShares struct {
+	rate, burst float64
+	now         func() time.Time
+
+	mu sync.Mutex
+	// buckets are the namespaces that used work recently; a bucket that
+	// has earned its burst back is forgotten, so that the map follows the
+	// namespaces that read, not every namespace ever seen.
+	buckets map[string]*bucket
+}
+
+// bucket is one namespace's work: level units available at at, negative
+// when the namespace used more than it had.
+type bucket struct {
+	level float64
+	at    time.Time
+}
+
+// NewWorkShares returns WorkShares where each namespace earns rate units of work per
+// second, up to burst; now is the clock.
+func NewWorkShares(rate, burst float64, now func() time.Time) *WorkShares {
+	return &WorkShares{rate: rate, burst: burst, now: now, buckets: map[string]*bucket{}}
+}
+
+// Charge counts units of work a read of namespace did. A namespace may go
+// into debt: a read's work is only known once it is done.
+func (s *WorkShares) Charge(namespace string, units int64) {
+	if s == nil || s.rate <= 0 || units <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.refilled(namespace)
+	b.level -= float64(units)
+	s.buckets[namespace] = b
+}
+
+// Wait is how long namespace's next reads must wait before it has earned
+// back the work it used beyond its share; 0 when it may read now.
+func (s *WorkShares) Wait(namespace string) time.Duration {
+	if s == nil || s.rate <= 0 {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.buckets[namespace]; !ok {
+		return 0
+	}
+	b := s.refilled(namespace)
+	if b.level >= s.burst {
+		delete(s.buckets, namespace) // back to full: nothing to remember
+		return 0
+	}
+	s.buckets[namespace] = b
+	if b.level >= 0 {
+		return 0
+	}
+	return time.Duration(-b.level / s.rate * float64(time.Second))
+}
+
+// refilled is namespace's bucket with what it earned since it was last
+// seen; a new namespace starts full.
+func (s *WorkShares) refilled(namespace string) *bucket {
+	now := s.now()
+	b, ok := s.buckets[namespace]
+	if !ok {
+		return &bucket{level: s.burst, at: now}
+	}
+	if elapsed := now.Sub(b.at); elapsed > 0 {
+		b.level = min(s.burst, b.level+elapsed.Seconds()*s.rate)
+	}
+	b.at = now
+	return b
+}
+
+// Tracked counts the namespaces whose use of work is remembered.
+func (s *WorkShares) Tracked() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.buckets)
+}
 
 // The default budgets, for the Deployment's 256 MiB memory limit (and
 // GOMEMLIMIT=256MiB). By the project's own figures (docs/benchmarks.md,
