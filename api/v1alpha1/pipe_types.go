@@ -2,6 +2,8 @@
 
 package v1alpha1
 
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 // Pipe is one data-ingestion pipe as the management API reports it. Field
 // names and nesting are the API's own, so the API documentation can be read
 // side by side. Fields the API left out or sent as null are absent.
@@ -22,6 +24,16 @@ type Pipe struct {
 	// listed first (see status.pipes).
 	// +optional
 	State *string `json:"state,omitempty"`
+	// since is when the pipe's state was first seen with its current
+	// value, by the operator's clock at the end of the sync that saw it
+	// (whole seconds). It is kept across syncs, restarts of the operator,
+	// truncation of the list (an item cut to its identity keeps it; an item
+	// left out keeps it in status.leftOutSince) and upgrades; a state that
+	// changes sets it anew, and so does a pipe that leaves the cloud's list
+	// and comes back. Absent on an item without an id, and until the first
+	// sync that reads the item after an upgrade from a version without it.
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
 	// scaling is how the pipe is sized.
 	// +optional
 	Scaling *PipeScaling `json:"scaling,omitempty"`

@@ -1,5 +1,7 @@
 package v1beta1
 
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 // ReversePrivateEndpoint is one reverse private endpoint of the service, a
 // private-network endpoint that pipes use to reach their sources. Field names
 // are the management API's own.
@@ -54,6 +56,16 @@ type ReversePrivateEndpoint struct {
 	// does not fit in status.
 	// +optional
 	Status *string `json:"status,omitempty"`
+	// since is when the endpoint's status was first seen with its current
+	// value, by the operator's clock at the end of the sync that saw it
+	// (whole seconds). It is kept across syncs, restarts of the operator,
+	// truncation of the list (an item cut to its identity keeps it; an item
+	// left out keeps it in status.leftOutSince) and upgrades; a status that
+	// changes sets it anew, and so does a endpoint that leaves the cloud's list
+	// and comes back. Absent on an item without an id, and until the first
+	// sync that reads the item after an upgrade from a version without it.
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
 	// gcpServiceAttachment is the service attachment a
 	// GCP_PSC_SERVICE_ATTACHMENT endpoint connects to.
 	// +optional
@@ -173,6 +185,16 @@ type AlertStatus struct {
 	// first when the list does not fit in status.
 	// +optional
 	State *string `json:"state,omitempty"`
+	// since is when the alert's state was first seen with its current
+	// value, by the operator's clock at the end of the sync that saw it
+	// (whole seconds). It is kept across syncs, restarts of the operator,
+	// truncation of the list (an item cut to its identity keeps it; an item
+	// left out keeps it in status.leftOutSince) and upgrades; a state that
+	// changes sets it anew, and so does a alert that leaves the cloud's list
+	// and comes back. Absent on an item without an id, and until the first
+	// sync that reads the item after an upgrade from a version without it.
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
 	// channel is where the alert is sent (the first of channels on servers
 	// that send both).
 	// +optional

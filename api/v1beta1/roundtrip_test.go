@@ -23,6 +23,10 @@ func fill(v reflect.Value, name string) {
 		v.Set(reflect.New(v.Type().Elem()))
 		fill(v.Elem(), name)
 	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[metav1.Time]() { // whole seconds: what JSON keeps
+			v.Set(reflect.ValueOf(metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))))
+			return
+		}
 		for i := range v.NumField() {
 			fill(v.Field(i), v.Type().Field(i).Name)
 		}

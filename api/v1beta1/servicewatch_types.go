@@ -253,7 +253,7 @@ type ServiceWatchStatus struct {
 	// When they do not fit the status size limit, the pipes that need
 	// attention (a failing state, see state) are kept first, then the
 	// others in id order; big pipes are cut inside, then pipes are cut to
-	// their identity (id, name, state, sourceKind: with an omitted record
+	// their identity (id, name, state, since, sourceKind: with an omitted record
 	// when those fit, else alone) before any pipe is left out. What is kept
 	// is still ordered by id; summary counts every pipe, and the
 	// StatusTruncated condition says how many were left out.
@@ -284,6 +284,23 @@ type ServiceWatchStatus struct {
 	// the operator tries the list again now and then).
 	// +optional
 	AlertsReadBy string `json:"alertsReadBy,omitempty"`
+
+	// leftOutSince keeps the since of items that pipes,
+	// reversePrivateEndpoints and alerts left out to stay under the size
+	// limit, so that an item that comes back into its list with the state
+	// it had keeps its since, and a left-out item is never told as gone or
+	// changed. One entry per item, `<kind>:<digest>:<unix seconds>`: kind p
+	// (pipe), e (endpoint) or a (alert), digest 16 hex digits of a SHA-256
+	// of the item's id and state (status keeps no id it left out). It takes
+	// at most a 32nd of the size limit and 1024 entries, the items that need
+	// attention first, then in id order; a left-out item beyond them, or
+	// beyond the items the state metrics keep (--item-metrics-max-bytes),
+	// gets a new since when it comes back. Absent when nothing was left out.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1024
+	// +kubebuilder:validation:items:MaxLength=48
+	LeftOutSince []string `json:"leftOutSince,omitempty"`
 }
 
 // Values of status.alertsReadBy.

@@ -320,6 +320,10 @@ func (in *AlertStatus) DeepCopyInto(out *AlertStatus) {
 		*out = new(string)
 		**out = **in
 	}
+	if in.Since != nil {
+		in, out := &in.Since, &out.Since
+		*out = (*in).DeepCopy()
+	}
 	if in.Channel != nil {
 		in, out := &in.Channel, &out.Channel
 		*out = new(AlertChannel)
@@ -1152,6 +1156,10 @@ func (in *Pipe) DeepCopyInto(out *Pipe) {
 		*out = new(string)
 		**out = **in
 	}
+	if in.Since != nil {
+		in, out := &in.Since, &out.Since
+		*out = (*in).DeepCopy()
+	}
 	if in.Scaling != nil {
 		in, out := &in.Scaling, &out.Scaling
 		*out = new(PipeScaling)
@@ -1753,6 +1761,10 @@ func (in *ReversePrivateEndpoint) DeepCopyInto(out *ReversePrivateEndpoint) {
 		*out = new(string)
 		**out = **in
 	}
+	if in.Since != nil {
+		in, out := &in.Since, &out.Since
+		*out = (*in).DeepCopy()
+	}
 	if in.GCPServiceAttachment != nil {
 		in, out := &in.GCPServiceAttachment, &out.GCPServiceAttachment
 		*out = new(string)
@@ -1973,6 +1985,11 @@ func (in *ServiceWatchStatus) DeepCopyInto(out *ServiceWatchStatus) {
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
+	}
+	if in.LeftOutSince != nil {
+		in, out := &in.LeftOutSince, &out.LeftOutSince
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 }
 

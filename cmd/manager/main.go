@@ -17,6 +17,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
+	"github.com/servicewatch/servicewatch/internal/changes"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
@@ -82,6 +83,14 @@ func run(ctx context.Context, cfg options) error {
 	// serving accounts once it appears; the metric says which.
 	accounts := &accountcontroller.Accounts{Client: mgr.GetClient(), Namespace: cfg.accounts.namespace, Budgets: budgets,
 		DefaultReserve: cfg.budgets.reservedShare, Served: metrics.SetAccountsEnabled}
+	var changeSink changes.Sink // nil: none
+	if cfg.changeSink.Enabled() {
+		sink, err := addChangeSink(mgr, cfg.changeSink, cfg.cloud.DenyLocalAddresses)
+		if err != nil {
+			return err
+		}
+		changeSink = sink
+	}
 	reconciler := &controller.ServiceWatchReconciler{
 		Accounts:     accounts,
 		Client:       mgr.GetClient(),
@@ -94,6 +103,7 @@ func run(ctx context.Context, cfg options) error {
 		StatusBudget: cfg.statusBudget.Ledger(),
 		// Each namespace's share of the work of decoding the cloud's answers.
 		WorkShares: tenancy.NewWorkShares(tenancy.DefaultWorkRate, tenancy.DefaultWorkBurst, time.Now),
+		ChangeSink: changeSink,
 		Options:    cfg.reconciler,
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
@@ -119,8 +129,24 @@ func run(ctx context.Context, cfg options) error {
 	}
 	setupLog.Info("starting manager", "managementApiUrl", cfg.reconciler.ManagementAPIURL, "alertApiUrl", cfg.reconciler.AlertAPIURL,
 		"allowedApiUrls", cfg.reconciler.AllowedAPIURLs.String(), "denyLocalAddresses", cfg.cloud.DenyLocalAddresses,
-		"watchNamespaces", cfg.reconciler.Scope.Namespaces, "watchLabelSelector", selectorString(cfg.reconciler.Scope.WatchSelector), "accountNamespace", cfg.accounts.namespace, "leaderElectionId", cfg.leaderElection.id, "storageMigration", cfg.storageMigration.enabled)
+		"watchNamespaces", cfg.reconciler.Scope.Namespaces, "watchLabelSelector", selectorString(cfg.reconciler.Scope.WatchSelector), "accountNamespace", cfg.accounts.namespace, "leaderElectionId", cfg.leaderElection.id, "storageMigration", cfg.storageMigration.enabled,
+		"changeSinkUrl", cfg.changeSink.URL)
 	return mgr.Start(ctx)
+}
+
+// addChangeSink runs the CloudEvents sink of opts, which names a URL, on
+// the leader, its client with the cloud calls' dial guard when deny is set.
+func addChangeSink(mgr ctrl.Manager, opts changes.SinkOptions, deny bool) (*changes.CloudEventsSink, error) {
+	sink, err := changes.NewCloudEventsSink(opts, changes.SinkDeps{
+		Registerer: ctrlmetrics.Registry, DenyLocalAddresses: deny, Log: ctrl.Log.WithName("change-sink"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(sink); err != nil {
+		return nil, err
+	}
+	return sink, nil
 }
 
 // addStorageMigration has the leader migrate our CRDs' storage at start,

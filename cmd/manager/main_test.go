@@ -129,3 +129,36 @@ func TestStorageMigrationFlag(t *testing.T) {
 		}
 	}
 }
+
+// The change sink is off unless a URL is given, and its flags reach the
+// sink's options; values that could only fail later are refused at start.
+func TestChangeSinkFlags(t *testing.T) {
+	def, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.changeSink.Enabled() || def.changeSink.Queue != 10000 {
+		t.Errorf("defaults: %+v; want no sink, a queue of 10000", def.changeSink)
+	}
+	cfg, err := parseFlags([]string{"--change-sink-url=http://receiver.events.svc:8080/", "--change-sink-queue=500", "--change-sink-timeout=3s",
+		"--change-sink-workers=2", "--change-sink-allowed-addresses=127.0.0.1, 10.0.0.0/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.changeSink
+	if !s.Enabled() || s.URL != "http://receiver.events.svc:8080/" || s.Queue != 500 || s.Timeout.String() != "3s" || s.Workers != 2 || len(s.AllowedAddresses) != 2 {
+		t.Errorf("change sink options %+v", s)
+	}
+	for _, bad := range [][]string{
+		{"--change-sink-url=receiver:8080"},
+		{"--change-sink-url=http://user:secret@receiver:8080"},
+		{"--change-sink-url=http://receiver:8080", "--change-sink-queue=0"},
+		{"--change-sink-url=http://receiver:8080", "--change-sink-timeout=0s"},
+		{"--change-sink-url=http://receiver:8080", "--change-sink-min-backoff=10s", "--change-sink-max-backoff=1s"},
+		{"--change-sink-allowed-addresses=localhost"},
+	} {
+		if _, err := parseFlags(bad); err == nil {
+			t.Errorf("%v was accepted", bad)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/servicewatch/servicewatch/internal/changes"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
@@ -31,13 +32,21 @@ type options struct {
 	statusBudget     tenancy.StatusBudgetOptions
 	accounts         accountOptions
 	storageMigration storageMigrationOptions
-	log              logOptions
+	// changeSink is where item state changes are sent as CloudEvents.
+	changeSink changes.SinkOptions
+	log        logOptions
+}
+
+// newOptions are the options before the flags: the defaults of those whose
+// BindFlags take them from the struct.
+func newOptions() options {
+	return options{changeSink: changes.DefaultSinkOptions()}
 }
 
 // parts are o's options in the order they bind and validate.
 func (o *options) parts() []flagOptions {
 	return []flagOptions{&o.metrics, &o.probes, &o.leaderElection, &o.reconciler, &o.cloud, &o.budgets,
-		&o.statusBudget, &o.accounts, &o.storageMigration, &o.log}
+		&o.statusBudget, &o.accounts, &o.storageMigration, &o.changeSink, &o.log}
 }
 
 // newFlagSet is the manager's command line, each flag bound to its field of o.
@@ -52,7 +61,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 // parseFlags reads the command line, and refuses values that could only fail
 // later, one watch at a time.
 func parseFlags(args []string) (options, error) {
-	var o options
+	o := newOptions()
 	if err := newFlagSet(&o).Parse(args); err != nil {
 		return o, err
 	}

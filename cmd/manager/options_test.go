@@ -14,7 +14,7 @@ import (
 // into the golden with its options.
 func TestFlagsAreUnchanged(t *testing.T) {
 	t.Setenv("POD_NAMESPACE", "") // the default of --account-namespace
-	var o options
+	o := newOptions()
 	fs := newFlagSet(&o)
 	var got bytes.Buffer
 	fs.SetOutput(&got)
@@ -41,7 +41,7 @@ func TestEachOptionsValidates(t *testing.T) {
 		{[]string{"--total-status-budget=-1"}, func(o *options) flagOptions { return &o.statusBudget }},
 		{[]string{"--leader-elect", "--leader-election-id="}, func(o *options) flagOptions { return &o.leaderElection }},
 	} {
-		var o options
+		o := newOptions()
 		if err := newFlagSet(&o).Parse(c.args); err != nil {
 			t.Fatal(err)
 		}

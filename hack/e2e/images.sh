@@ -9,6 +9,7 @@
 # Images (name in the archive -> what it runs):
 #   servicewatch:dev                the manager, as the Dockerfile builds it
 #   servicewatch-e2e/fakecloud:e2e  the fake cloud, and /probe for the tests
+#                                   (also their CloudEvents receiver)
 #   servicewatch-e2e/pause:e2e      the Pod sandbox (containerd's sandbox_image)
 #   servicewatch:<commit, 7 digits> the manager of the release before v1beta1
 #                                   (hack/e2e/previous.sh), which the upgrade

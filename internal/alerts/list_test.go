@@ -4,13 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/testsupport/benchmem"
 )
 
 // host is a fake list host: its alerts in the cloud's order, served in
@@ -295,5 +301,369 @@ func TestReadAllSaysWhenAHostWithoutMetaSentMoreThanAsked(t *testing.T) {
 	const want = "the host sent 90 alerts more than the 10 asked for, without the meta to page through them; read 10 alerts of a list of an unknown number of"
 	if len(ids) != 10 || got.Stopped != want {
 		t.Errorf("kept %d, stopped %q\nwant 10, %q", len(ids), got.Stopped, want)
+	}
+}
+
+// PagesFor counts the calls ReadAll makes of a list standing still: its
+// pages overlap by one alert.
+func TestPagesFor(t *testing.T) {
+	for _, tt := range []struct {
+		total, limit, want int
+	}{
+		{0, 1000, 1},
+		{12, 1000, 1},
+		{1000, 1000, 1},
+		{1001, 1000, 2},
+		{1200, 1000, 2},
+		{1999, 1000, 2},
+		{2000, 1000, 3},
+		{1200, 0, 2}, // the hosts' default limit
+		{25, 10, 3},  // 10, then 9 more, then 9 more
+		{5, 1, 1},
+	} {
+		if got := alerts.PagesFor(tt.total, tt.limit); got != tt.want {
+			t.Errorf("PagesFor(%d, %d) = %d, want %d", tt.total, tt.limit, got, tt.want)
+		}
+	}
+}
+
+// PagesFor agrees with ReadAll: the calls it makes of lists of many sizes.
+func TestPagesForCountsReadAllsCalls(t *testing.T) {
+	for _, total := range []int{0, 1, 9, 10, 11, 19, 20, 28, 29, 100} {
+		h := &host{ids: alertIDs(total), limit: 10}
+		got, _, err := readAll(t.Context(), 10, h.fetch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := alerts.PagesFor(total, 10); got.Pages != want {
+			t.Errorf("a list of %d read in pages of 10: %d calls, PagesFor says %d", total, got.Pages, want)
+		}
+	}
+}
+
+// A list's page count is kept for the time asked, a later note replaces
+// it, and counts past their time go at the next note.
+func TestPageCountsKeepTheLastReadsCountForAWhile(t *testing.T) {
+	now := time.Date(2026, 11, 28, 21, 0, 0, 0, time.UTC)
+	counts := alerts.NewPageCounts[string](func() time.Time { return now })
+	steps := []struct {
+		advance time.Duration
+		note    string
+		pages   int
+		want    map[string]int
+		kept    int
+	}{
+		{0, "", 0, map[string]int{"a": 0, "b": 0}, 0},
+		{0, "a", 2, map[string]int{"a": 2, "b": 0}, 1},
+		{time.Minute, "b", 0, map[string]int{"a": 2, "b": 1}, 2}, // a read is at least one call
+		{time.Minute, "a", 3, map[string]int{"a": 3, "b": 1}, 2},
+		{2*time.Minute + time.Second, "", 0, map[string]int{"a": 3, "b": 0}, 2}, // b's time is up
+		{0, "c", 1, map[string]int{"a": 3, "b": 0, "c": 1}, 2},                  // and it goes
+		{2 * time.Minute, "", 0, map[string]int{"a": 0, "c": 1}, 2},
+	}
+	for i, s := range steps {
+		now = now.Add(s.advance)
+		if s.note != "" {
+			counts.Note(s.note, s.pages, 3*time.Minute)
+		}
+		for key, want := range s.want {
+			if got := counts.Of(key); got != want {
+				t.Errorf("step %d: pages of %q = %d, want %d", i, key, got, want)
+			}
+		}
+		if got := counts.Len(); got != s.kept {
+			t.Errorf("step %d: %d counts kept, want %d", i, got, s.kept)
+		}
+	}
+}
+
+// managed is the route key of a management API list of service svc read
+// with key.
+func managed(key, svc string) alerts.RouteKey {
+	creds := cloudapi.NewBasicCredentials("id-"+key, "secret-"+key)
+	src := cloudapi.AlertSource{API: cloudapi.APIManagement, BaseURL: "https://api.example.com", Key: creds, OrganizationID: "org", ServiceID: svc}
+	return alerts.RouteOf(src, cloudapi.DigestOf(creds))
+}
+
+// alertHost is the route key of the alert API's list read with token.
+func alertHost(token string) alerts.RouteKey {
+	src := cloudapi.AlertSource{API: cloudapi.APIAlert, BaseURL: "https://alerts.example.com", Token: cloudapi.NewBearerToken(token)}
+	return alerts.RouteOf(src, cloudapi.DigestOf(src.Token))
+}
+
+// Routes remembers per key whether it lists: a key is tried with the list
+// until it says it has none, then read one by one until retryAfter has
+// passed since it last said so, and tried again, so that an upgraded
+// server is noticed; Mode says which way and since when.
+func TestRoutesRememberWhichHostsList(t *testing.T) {
+	start := time.Date(2026, time.November, 27, 0, 0, 0, 0, time.UTC)
+	now := start
+	r := alerts.NewRoutes(func() time.Time { return now }, 10*time.Minute)
+	a, b := alertHost("t"), managed("k", "svc")
+	type step struct {
+		after time.Duration // since start
+		do    func(alerts.RouteKey)
+		host  alerts.RouteKey
+		use   bool
+		mode  string
+		since time.Duration
+	}
+	steps := []step{
+		{0, nil, a, true, alerts.ModeList, -1},
+		{0, r.NoList, a, false, alerts.ModeOneByOne, 0},
+		{0, nil, b, true, alerts.ModeList, -1},
+		{9 * time.Minute, nil, a, false, alerts.ModeOneByOne, 0},
+		{10 * time.Minute, nil, a, true, alerts.ModeOneByOne, 0},
+		{10 * time.Minute, r.NoList, a, false, alerts.ModeOneByOne, 0},
+		{19 * time.Minute, nil, a, false, alerts.ModeOneByOne, 0},
+		{20 * time.Minute, r.Listed, a, true, alerts.ModeList, 20 * time.Minute},
+		{25 * time.Minute, r.Listed, a, true, alerts.ModeList, 20 * time.Minute},
+		{25 * time.Minute, r.Listed, b, true, alerts.ModeList, 25 * time.Minute},
+	}
+	for i, s := range steps {
+		now = start.Add(s.after)
+		if s.do != nil {
+			s.do(s.host)
+		}
+		wantSince := time.Time{}
+		if s.since >= 0 {
+			wantSince = start.Add(s.since)
+		}
+		mode, since := r.Mode(s.host)
+		if use := r.UseList(s.host); use != s.use || mode != s.mode || !since.Equal(wantSince) {
+			t.Errorf("step %d (%v, %+v): UseList %v, Mode %s since %v; want %v, %s since %v", i, s.after, s.host, use, mode, since, s.use, s.mode, wantSince)
+		}
+	}
+}
+
+// "No list route" is remembered for everything that decided it: a host
+// that answered one credential, or one service of the management API, so
+// says nothing of another credential's or another service's list on the
+// same host, nor of the other API at the same URL. Before, the memory was
+// keyed by API and URL alone, and one tenant's answer switched the list
+// off for every tenant of the host.
+func TestRoutesKeepEachCredentialAndServiceApart(t *testing.T) {
+	at := time.Date(2026, time.November, 27, 0, 0, 0, 0, time.UTC)
+	r := alerts.NewRoutes(func() time.Time { return at }, 10*time.Minute)
+	r.NoList(managed("tenant", "missing"))
+	r.NoList(alertHost("tenant"))
+	for _, tt := range []struct {
+		name string
+		key  alerts.RouteKey
+		use  bool
+	}{
+		{"the key and service that answered", managed("tenant", "missing"), false},
+		{"the same key, another service", managed("tenant", "other"), true},
+		{"another key, the same service", managed("victim", "missing"), true},
+		{"another key and service", managed("victim", "svc"), true},
+		{"another organization", func() alerts.RouteKey { k := managed("tenant", "missing"); k.OrganizationID = "org2"; return k }(), true},
+		{"the token that answered", alertHost("tenant"), false},
+		{"another token on the same alert host", alertHost("victim"), true},
+		{"the same token at another URL", func() alerts.RouteKey { k := alertHost("tenant"); k.URL += "/v2"; return k }(), true},
+	} {
+		if use := r.UseList(tt.key); use != tt.use {
+			t.Errorf("%s: UseList %v, want %v", tt.name, use, tt.use)
+		}
+	}
+}
+
+// A tenant that answers list calls with ever new credentials, URLs or
+// services does not grow the memory without bound: answers not given
+// again within retryAfter are dropped, and past MaxRoutes the one given
+// longest ago goes first, the newest answers kept.
+func TestRoutesAreBounded(t *testing.T) {
+	start := time.Date(2026, time.November, 27, 0, 0, 0, 0, time.UTC)
+	now := start
+	r := alerts.NewRoutes(func() time.Time { return now }, 10*time.Minute)
+	victim := managed("victim", "svc")
+	r.NoList(victim)
+	const extra = 50
+	for i := range alerts.MaxRoutes + extra {
+		now = start.Add(time.Duration(i+1) * time.Millisecond)
+		r.NoList(alertHost(fmt.Sprint("churn-", i)))
+	}
+	if n := r.Len(); n != alerts.MaxRoutes {
+		t.Errorf("%d answers kept after %d distinct ones, want %d", n, alerts.MaxRoutes+1+extra, alerts.MaxRoutes)
+	}
+	if r.UseList(alertHost(fmt.Sprint("churn-", alerts.MaxRoutes+extra-1))) {
+		t.Error("the newest answer was dropped")
+	}
+	if r.UseList(alertHost("churn-0")) == false || r.UseList(victim) == false {
+		t.Error("the answers given longest ago are still kept past MaxRoutes")
+	}
+
+	now = now.Add(10*time.Minute + time.Second)
+	r.Listed(managed("later", "svc"))
+	if n := r.Len(); n != 1 {
+		t.Errorf("%d answers kept once all but one are older than retryAfter, want 1", n)
+	}
+}
+
+// Watches of many hosts share one Routes: concurrent use is safe (run
+// with -race) and each key keeps its own answer.
+func TestRoutesAreSafeForConcurrentUse(t *testing.T) {
+	at := time.Date(2026, time.November, 27, 0, 0, 0, 0, time.UTC)
+	r := alerts.NewRoutes(func() time.Time { return at }, time.Minute)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		host := alertHost(fmt.Sprint("token-", i%2))
+		wg.Go(func() {
+			for range 100 {
+				if i%2 == 0 {
+					r.Listed(host)
+				} else {
+					r.NoList(host)
+				}
+				r.UseList(host)
+				r.Mode(host)
+			}
+		})
+	}
+	wg.Wait()
+	if m, _ := r.Mode(alertHost("token-0")); m != alerts.ModeList {
+		t.Errorf("token-0 reads %s", m)
+	}
+	if m, _ := r.Mode(alertHost("token-1")); m != alerts.ModeOneByOne || r.UseList(alertHost("token-1")) {
+		t.Errorf("token-1 reads %s", m)
+	}
+}
+
+// pagedHost serves n alerts in pages of 1000, each made as it is sent
+// (the host keeps nothing either): alert i is "id-<i>", named "team-a <i>"
+// for every 100th alert and "other <i>" else, with a note of 1 KiB.
+func pagedHost(n int) alerts.Fetch {
+	note := strings.Repeat("n", 1<<10)
+	return func(_ context.Context, offset int, each func(*cloudapi.AlertResult) int) (cloudapi.AlertPage, error) {
+		page := cloudapi.AlertPage{Total: n, Offset: offset}
+		for i := offset; i < min(n, offset+cloudapi.MaxAlertPageLimit); i++ {
+			name := fmt.Sprintf("other %d", i)
+			if i%100 == 0 {
+				name = fmt.Sprintf("team-a %d", i)
+			}
+			each(&cloudapi.AlertResult{Alert: swv1.AlertStatus{ID: fmt.Sprintf("id-%06d", i), Name: ptr.To(name), Note: ptr.To(note)}})
+			page.Read++
+		}
+		return page, nil
+	}
+}
+
+// A list of 50 pages (50,000 alerts of 1 KiB, 60 MiB decoded) read for
+// the watches that share it keeps what they use, not the list: the alerts
+// they name and their selectors' first matches, found all the same, with
+// every match counted.
+func TestAListKeepsOnlyWhatItsWatchesUse(t *testing.T) {
+	const n = 50_000
+	named := []string{"id-000007", "id-049999", "id-025000"}
+	needs := []alerts.Need{
+		{IDs: named},
+		{IDs: []string{"id-000100"}, Selector: &swv1.AlertSelector{Name: "team-a *"}},
+		{Selector: &swv1.AlertSelector{Name: "team-a 4*"}},
+	}
+	var idx *alerts.Index
+	grew := benchmem.Growth(func() {
+		c := alerts.NewFilter(needs, 800<<10).Collect()
+		l, err := alerts.ReadAll(t.Context(), cloudapi.MaxAlertPageLimit, pagedHost(n), c.Keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Read != n || l.Pages != 51 || l.Stopped != "" {
+			t.Fatalf("read %d alerts in %d pages, stopped %q", l.Read, l.Pages, l.Stopped)
+		}
+		idx = c.Index(l.Read, l.Seen.Has, l.Stopped)
+	})
+	t.Logf("the index of a list of %d alerts holds %d KiB", n, grew>>10)
+	if grew > 4<<20 {
+		t.Errorf("the index of the list holds %d KiB, want at most 4 MiB: it keeps what the watches use, not the list", grew>>10)
+	}
+
+	got := alerts.Pick(named, nil, idx)
+	if want := []string{"id-000007 ID", "id-049999 ID", "id-025000 ID"}; !slices.Equal(summary(got.Entries), want) {
+		t.Errorf("named: %q, want %q", summary(got.Entries), want)
+	}
+	got = alerts.Pick([]string{"id-000100"}, &swv1.AlertSelector{Name: "team-a *"}, idx)
+	// 500 alerts match; the one named is the watch's by ID.
+	if got.Matched != 499 || len(got.Entries) != 500 || got.Entries[1].ID != "id-000000" || got.Entries[2].ID != "id-000200" {
+		t.Errorf("team-a *: %d entries (%v...), %d matched; want the ID then 499 matches by id", len(got.Entries), summary(got.Entries[:min(3, len(got.Entries))]), got.Matched)
+	}
+	got = alerts.Pick(nil, &swv1.AlertSelector{Name: "team-a 4*"}, idx)
+	if got.Matched != 111 || len(got.Entries) != 111 { // 4, 40..49, 400..499 hundreds
+		t.Errorf("team-a 4*: %d entries, %d matched; want 111", len(got.Entries), got.Matched)
+	}
+	runtime.KeepAlive(idx)
+}
+
+// A selector's matches are kept in id order up to MaxSelected and, in
+// bytes, to what a need may keep; every match is counted, so the summary
+// and StatusTruncated tell the rest.
+func TestASelectorKeepsItsFirstMatchesWithinItsBytes(t *testing.T) {
+	all := &swv1.AlertSelector{All: true}
+	for _, tt := range []struct {
+		name      string
+		needBytes int
+		want      int
+	}{
+		{"count bound", 64 << 20, alerts.MaxSelected},
+		{"byte bound", 100 << 10, -1}, // fewer, set below
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := alerts.NewFilter([]alerts.Need{{Selector: all}}, tt.needBytes).Collect()
+			l, err := alerts.ReadAll(t.Context(), 0, pagedHost(5000), c.Keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := alerts.Pick(nil, all, c.Index(l.Read, l.Seen.Has, l.Stopped))
+			if got.Matched != 5000 {
+				t.Errorf("%d matched, want 5000", got.Matched)
+			}
+			if tt.want > 0 && len(got.Entries) != tt.want || tt.want < 0 && (len(got.Entries) == 0 || len(got.Entries) >= 100) {
+				t.Errorf("%d entries kept", len(got.Entries))
+			}
+			for i, e := range got.Entries {
+				if e.ID != fmt.Sprintf("id-%06d", i) {
+					t.Fatalf("entry %d is %s: not the first matches by id", i, e.ID)
+				}
+			}
+		})
+	}
+}
+
+// An ID that a list read but did not keep (the watch named it after the
+// read) is to be read on its own, never NotFound; one the list never had
+// is NotFound; a selector the list was not read for is not served.
+func TestAListNeverCallsMissingWhatItDidNotKeep(t *testing.T) {
+	c := alerts.NewFilter([]alerts.Need{{IDs: []string{"id-000001"}}}, 1<<20).Collect()
+	l, err := alerts.ReadAll(t.Context(), 0, pagedHost(3000), c.Keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := c.Index(l.Read, l.Seen.Has, l.Stopped)
+	got := alerts.Pick([]string{"id-000001", "id-002500", "absent"}, nil, idx)
+	if want := []string{"id-000001 ID", "id-002500 ID", "absent ID NotFound"}; !slices.Equal(summary(got.Entries), want) || !slices.Equal(got.Unread, []int{1}) {
+		t.Errorf("%q, unread %v; want %q and the second unread", summary(got.Entries), got.Unread, want)
+	}
+	if got.Entries[1].Alert != nil || got.Entries[1].Failed != nil {
+		t.Error("the ID not kept has an alert or a failure")
+	}
+	if idx.Serves(alerts.Need{Selector: &swv1.AlertSelector{All: true}}) || !idx.Serves(alerts.Need{IDs: []string{"x"}}) {
+		t.Error("Serves: a selector not read for is served, or IDs are not")
+	}
+}
+
+// Needs are registered per watch under one list at a time, forgotten with
+// the watch and after the time they were registered for.
+func TestNeedsAreForgotten(t *testing.T) {
+	now := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	needs := alerts.NewNeeds[string](func() time.Time { return now })
+	needs.Register("ns/a", "host-1", alerts.Need{IDs: []string{"1"}}, time.Minute)
+	needs.Register("ns/b", "host-1", alerts.Need{IDs: []string{"2"}}, time.Hour)
+	needs.Register("ns/c", "host-1", alerts.Need{IDs: []string{"3"}}, time.Hour)
+	needs.Register("ns/c", "host-2", alerts.Need{IDs: []string{"3"}}, time.Hour) // moved
+	if got := needs.Of("host-1"); len(got) != 2 {
+		t.Errorf("host-1 has %d needs, want a's and b's", len(got))
+	}
+	needs.Forget("ns/b")
+	now = now.Add(time.Minute)
+	if got := needs.Of("host-1"); len(got) != 0 || needs.Len() != 1 {
+		t.Errorf("host-1 has %d needs and %d are remembered; want none and c's", len(got), needs.Len())
 	}
 }

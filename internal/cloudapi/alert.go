@@ -155,3 +155,50 @@ func ExecutionErrorTime(e swv1.AlertExecutionError) time.Time {
 	}
 	return t
 }
+
+// managedAlertEnvelope is the management API's answer of one alert.
+type managedAlertEnvelope struct {
+	Status    *int64          `json:"status"`
+	RequestID *string         `json:"requestId"`
+	Result    json.RawMessage `json:"result"`
+	Error     json.RawMessage `json:"error"`
+	Message   json.RawMessage `json:"message"`
+}
+
+// decodeManagedAlert decodes the management API's answer of one alert,
+// {"status":200,"requestId":..,"result":{...}}, its alert read and cleaned
+// as decodeAlert does. An envelope whose status disagrees with the HTTP
+// status is an envelopeStatusError with its words.
+func decodeManagedAlert(body []byte, httpStatus int, s *redact.Scrubber) (requestID string, a swv1.AlertStatus, leftOut []string, err error) {
+	var env managedAlertEnvelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		return "", a, nil, fmt.Errorf("decode management envelope: %w", err)
+	}
+	requestID = deref(env.RequestID)
+	if env.Status != nil && *env.Status != int64(httpStatus) {
+		words := envelopeWords(env.Error, env.Message)
+		return requestID, a, nil, &envelopeStatusError{Status: *env.Status, HTTPStatus: httpStatus, words: &words}
+	}
+	if lenient.FirstByte(env.Result) != '{' {
+		return requestID, a, nil, errors.New("management envelope result is not an alert object")
+	}
+	a, leftOut = lenient.ReadAlert(env.Result)
+	cleanAlert(&a, s)
+	return requestID, a, leftOut, nil
+}
+
+// envelopeWords are the words of an envelope's error or message member: a
+// string, or an object's message; error first, as the spec names it.
+func envelopeWords(members ...json.RawMessage) string {
+	for _, raw := range members {
+		if words, ok := lenient.String(raw); ok && words != "" {
+			return words
+		}
+		if obj, ok := lenient.Object(raw); ok {
+			if words := firstString(obj, "message", "error"); words != "" {
+				return words
+			}
+		}
+	}
+	return ""
+}

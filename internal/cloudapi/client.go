@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
 	"github.com/servicewatch/servicewatch/internal/cloudapi/redact"
 	"github.com/servicewatch/servicewatch/internal/egress"
@@ -241,43 +240,6 @@ func defaultUserAgent() string {
 		version = bi.Main.Version
 	}
 	return "servicewatch/" + version
-}
-
-// ListPipes lists the pipes of a service, keeping what opts allow. A
-// non-empty objectStorage connectionString reads "<redacted>" in every pipe
-// this returns or hands to opts.Each: the credential never leaves the client.
-func (c *Client) ListPipes(ctx context.Context, baseURL string, creds BasicCredentials, organizationID, serviceID string, opts ListOptions[swv1.Pipe]) (List[swv1.Pipe], error) {
-	return listItems(ctx, c, OperationListPipes, "pipes", decodePipes, opts, baseURL, creds, organizationID, serviceID)
-}
-
-// ListReversePrivateEndpoints lists the reverse private endpoints of a
-// service, keeping what opts allow.
-func (c *Client) ListReversePrivateEndpoints(ctx context.Context, baseURL string, creds BasicCredentials, organizationID, serviceID string, opts ListOptions[swv1.ReversePrivateEndpoint]) (List[swv1.ReversePrivateEndpoint], error) {
-	return listItems(ctx, c, OperationListReversePrivateEndpoints, "pipesReversePrivateEndpoints", decodeReversePrivateEndpoints, opts,
-		baseURL, creds, organizationID, serviceID)
-}
-
-// listItems performs a management list call of resource, decoding the body
-// with decode while it streams in.
-func listItems[T any](ctx context.Context, c *Client, op, resource string, decode listDecoder[T], opts ListOptions[T],
-	baseURL string, creds BasicCredentials, organizationID, serviceID string) (List[T], error) {
-	var list List[T]
-	scrub := redact.NewScrubber(creds.secrets())
-	in := listInput[T]{opts: opts, scrub: scrub, work: lenient.NewWork(c.opts.MaxDecodeWork)}
-	read := func(status int, _ http.Header, body io.Reader) (string, error) {
-		var err error
-		list, err = decode(body, status, in)
-		return list.RequestID, err
-	}
-	if err := c.management(ctx, op, baseURL, creds, organizationID, serviceID, resource, read, scrub); err != nil {
-		return List[T]{}, err
-	}
-	return list, nil
-}
-
-// GetAlert fetches one alert from the alert API (see GetAlertFrom).
-func (c *Client) GetAlert(ctx context.Context, baseURL string, token BearerToken, alertID string) (AlertResult, error) {
-	return c.GetAlertFrom(ctx, AlertSource{API: APIAlert, BaseURL: baseURL, Token: token}, alertID)
 }
 
 // management validates the inputs of a management call and performs it;
@@ -660,4 +622,34 @@ func noResponseCode(ctx context.Context, err error) string {
 		return "timeout"
 	}
 	return "error"
+}
+
+// alertCall is the call of op on src's alerts, its path ending in
+// segments; a ConfigurationError when src cannot make one.
+func alertCall(src AlertSource, op string, segments ...string) (call, error) {
+	var cred Credential
+	var path []string
+	switch src.API {
+	case APIAlert:
+		if err := src.Token.validate(); err != nil {
+			return call{}, configError(op, err)
+		}
+		cred, path = src.Token, []string{"api", "v2", "alerts"}
+	case APIManagement:
+		if err := src.Key.validate(); err != nil {
+			return call{}, configError(op, err)
+		}
+		if src.OrganizationID == "" || src.ServiceID == "" {
+			return call{}, configError(op, errors.New("organization ID and service ID must not be empty"))
+		}
+		cred = src.Key
+		path = []string{"v1", "organizations", src.OrganizationID, "services", src.ServiceID, "observability", "alerts"}
+	default:
+		return call{}, configError(op, fmt.Errorf("alerts are served by the %q or the %q API, not %q", APIAlert, APIManagement, src.API))
+	}
+	u, err := buildURL(src.BaseURL, append(path, segments...)...)
+	if err != nil {
+		return call{}, configError(op, err)
+	}
+	return call{api: src.API, op: op, baseURL: src.BaseURL, url: u, cred: cred}, nil
 }

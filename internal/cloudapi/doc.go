@@ -4,7 +4,11 @@
 // *Error whose Reason the controller maps to a condition.
 //
 // It holds the HTTP client, its errors and their classification, the three
-// operations and their types. The rest of what a call needs is a sibling
+// operations and their types. What a caller reads is in operations.go: the
+// operations, what they take (options, credentials, an alert source) and
+// return (a list, an alert, a page), and the *Error they fail with; client.go
+// makes the HTTP call, errors.go reads a failed response into a Reason, and
+// list.go, alert.go and alertpage.go decode the answers. The rest of what a call needs is a sibling
 // package's single job, which this one imports and which never imports it:
 //
 //   - internal/egress: where credentials may go (the URL allow-list the

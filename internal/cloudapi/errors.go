@@ -1,200 +1,190 @@
 package cloudapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"html"
+	"mime"
+	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
-	"time"
+
+	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
 )
 
-// Reason classifies why a call failed. The controller maps it to a condition
-// reason, so the values are CamelCase words.
-type Reason string
-
-// The reasons a call can fail for. The HTTP status code decides the reason;
-// the response body only tells apart the 424s of an idle service, of a
-// service in another state and others, and a 404 of the API (its JSON error
-// body) from a 404 of whatever else answers at the URL.
-const (
-	// ReasonUnauthorized is a 401: the credential is wrong or missing.
-	ReasonUnauthorized Reason = "Unauthorized"
-	// ReasonForbidden is a 403: the credential may not do this.
-	ReasonForbidden Reason = "Forbidden"
-	// ReasonNotFound is a 404 that the API itself sent (its JSON error body,
-	// or the alert API's bare "Not Found"): unknown organization, service or
-	// alert.
-	ReasonNotFound Reason = "NotFound"
-	// ReasonEndpointNotFound is a 404 whose body is not the API's: an HTML
-	// page such as "Cannot GET /v1/...", or plain text. The URL reaches a web
-	// server but no such route of the API: a wrong base URL or path prefix.
-	ReasonEndpointNotFound Reason = "EndpointNotFound"
-	// ReasonBadRequest is a 400: the service rejected the request as
-	// malformed, such as an alert ID that is not one ("Params validation
-	// failed: id: Invalid ObjectId"). The same request fails again.
-	ReasonBadRequest Reason = "BadRequest"
-	// ReasonRateLimited is a 429, or a call held back by the client because
-	// of an earlier 429 on its budget; see Error.RetryAfter and RetryAt.
-	ReasonRateLimited Reason = "RateLimited"
-	// ReasonServerError is any 5xx.
-	ReasonServerError Reason = "ServerError"
-	// ReasonInvalidResponse is a response that cannot be used: bad JSON,
-	// wrong shape, wrong content type, or a body over the size cap.
-	ReasonInvalidResponse Reason = "InvalidResponse"
-	// ReasonDecodeBudgetExceeded is a list answer whose decoding cost more
-	// work than Options.MaxDecodeWork allows, far more than any real answer
-	// does (see DefaultDecodeWorkPerByte): decoding stopped there, and
-	// nothing of the answer is kept. The same answer fails again.
-	ReasonDecodeBudgetExceeded Reason = "DecodeBudgetExceeded"
-	// ReasonUnreachable is a failure with no usable response: DNS,
-	// connection, TLS, timeout, or the caller's context ending.
-	ReasonUnreachable Reason = "Unreachable"
-	// ReasonServiceIdle is a 424 whose body says the service is idle (the
-	// cloud answers so while a service is paused): nothing is wrong with the
-	// request, the data cannot be read until the service runs again.
-	ReasonServiceIdle Reason = "ServiceIdle"
-	// ReasonServiceNotRunning is a 424 whose body says the service is in
-	// another state than running or idle, such as stopped, stopping or awaking
-	// (Error.ServiceState): like an idle service, nothing is wrong with the
-	// request, and the data cannot be read until the service runs.
-	ReasonServiceNotRunning Reason = "ServiceNotRunning"
-	// ReasonUnexpectedStatus is any other status (3xx, other 4xx); see
-	// Error.StatusCode.
-	ReasonUnexpectedStatus Reason = "UnexpectedStatus"
-	// ReasonAddressNotAllowed is a call that was never sent because its
-	// host resolved only to addresses the client refuses to connect to
-	// (Options.DenyLocalAddresses): loopback, unspecified, link-local, cloud
-	// metadata.
-	ReasonAddressNotAllowed Reason = "AddressNotAllowed"
-	// ReasonConfigurationError is a call that was never sent because its
-	// inputs cannot make a valid request: a base URL that is not an absolute
-	// http(s) URL, an empty identifier, an empty or malformed credential.
-	ReasonConfigurationError Reason = "ConfigurationError"
-)
-
-// The operation names used in Error.Operation and passed to the Observer.
-const (
-	OperationListPipes                   = "list_pipes"
-	OperationListReversePrivateEndpoints = "list_reverse_private_endpoints"
-	OperationGetAlert                    = "get_alert"
-	OperationListAlerts                  = "list_alerts"
-)
-
-// The API names passed to the Observer.
-const (
-	APIManagement = "management"
-	APIAlert      = "alert"
-)
-
-// Error is the only error type the client returns.
-type Error struct {
-	// Reason classifies the failure.
-	Reason Reason
-	// StatusCode is the HTTP status, or 0 when there was no response.
-	StatusCode int
-	// RequestID is the service's request ID, from the body or an
-	// X-Request-Id header, when there was one.
+// errorDetails is what an error response body may tell: the service's words
+// and its request ID, as sent: they are cleaned (scrubbed, shortened) only
+// once the status is classified, since classifying may read the words.
+type errorDetails struct {
+	Message   string
 	RequestID string
-	// Message is the service's own words, trimmed to at most 200 characters,
-	// with HTML reduced to its title and credentials removed.
-	Message string
-	// ServiceState is the state of the service a 424 names (from the body's
-	// serviceState, or "Current state: ..." in its words), cleaned like
-	// Message; "" when it names none.
+	// Code and ServiceState are the structured members of a 424's body, such
+	// as {"code":"SERVICE_NOT_RUNNING","serviceState":"awaking"}.
+	Code         string
 	ServiceState string
-	// Location is where a 3xx points, reduced to scheme, host and path (no
-	// user info, query or fragment) and scrubbed: what the user needs to fix
-	// the URL in the spec. The redirect is never followed, so the credential
-	// never reaches another origin.
-	Location string
-	// RetryAfter is how long to wait before calling again, for RateLimited,
-	// and for a 503 (ServerError) that sent Retry-After.
-	RetryAfter time.Duration
-	// RetryAt is when calling again is allowed: the client's clock at the
-	// answer plus RetryAfter. For RateLimited it is persisted and given back
-	// to ratebudget.Store.Hold after a restart; a 503's wait holds back only
-	// the caller of the failed call (see Client.statusError). Zero when the
-	// service gave no wait.
-	RetryAt time.Time
-	// Operation is one of the Operation* constants.
-	Operation string
-	// Err is the underlying cause, if any (a transport error, a decoding
-	// error, the context's error).
-	Err error
-
-	// fromAPI: the body of the failed call was a JSON object, as the APIs'
-	// own error bodies are (not a proxy's or a web server's page): the API
-	// answered, so a 404 of a list is about what was listed, not a route.
-	fromAPI bool
+	// Shape is what kind of body it was.
+	Shape bodyShape
 }
 
-// Error returns a one-line description such as
-// "list pipes: 404 NotFound: service not found (requestId 1234...)".
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(strings.ReplaceAll(e.Operation, "_", " "))
-	b.WriteString(": ")
-	if e.StatusCode != 0 {
-		b.WriteString(strconv.Itoa(e.StatusCode))
-		b.WriteByte(' ')
+// bodyShape is the kind of an error response body.
+type bodyShape int
+
+const (
+	shapeEmpty      bodyShape = iota // nothing but white space
+	shapeJSONObject                  // the APIs' own error bodies
+	shapeJSONString
+	shapeHTML
+	shapeText // anything else
+)
+
+// parseErrorBody extracts the service's words from an error response body.
+// Management errors look like {"status":404,"requestId":"...","error":"..."},
+// alert errors like {"message":"..."}; others are a bare JSON string, plain
+// text or an HTML page.
+func parseErrorBody(body []byte, contentType string) errorDetails {
+	if obj, ok := lenient.Object(body); ok {
+		return objectDetails(obj)
 	}
-	b.WriteString(string(e.Reason))
-	if e.Message != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Message)
+	if s, ok := lenient.String(body); ok {
+		return errorDetails{Shape: shapeJSONString, Message: s}
 	}
-	if e.ServiceState != "" && !strings.Contains(strings.ToLower(e.Message), strings.ToLower(e.ServiceState)) {
-		b.WriteString(" (service state ")
-		b.WriteString(e.ServiceState)
-		b.WriteByte(')')
+	switch {
+	case len(bytes.TrimSpace(body)) == 0:
+		return errorDetails{Shape: shapeEmpty}
+	case looksLikeHTML(body, contentType):
+		return errorDetails{Shape: shapeHTML, Message: htmlText(body)}
+	default:
+		return errorDetails{Shape: shapeText, Message: string(body)}
 	}
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	if e.Location != "" {
-		b.WriteString(" (redirect to ")
-		b.WriteString(e.Location)
-		b.WriteString(" not followed)")
-	}
-	if e.RetryAfter > 0 {
-		b.WriteString(" (retry after ")
-		b.WriteString(e.RetryAfter.Round(time.Millisecond).String())
-		b.WriteByte(')')
-	}
-	if e.RequestID != "" {
-		b.WriteString(" (requestId ")
-		b.WriteString(e.RequestID)
-		b.WriteByte(')')
-	}
-	return b.String()
 }
 
-// Unwrap returns the underlying cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-// ReasonOf returns the Reason of err: "" for nil, the Reason of the first
-// *Error in its chain, and ReasonUnreachable for any other error. The client
-// only returns *Error; treating a foreign error as Unreachable means the
-// controller retries on its schedule rather than stalling on it.
-func ReasonOf(err error) Reason {
-	if err == nil {
-		return ""
+// objectDetails reads a JSON error body.
+func objectDetails(obj map[string]json.RawMessage) errorDetails {
+	d := errorDetails{
+		Shape:        shapeJSONObject,
+		RequestID:    firstString(obj, "requestId", "request_id"),
+		Code:         firstString(obj, "code"),
+		ServiceState: firstString(obj, "serviceState"),
+		Message:      firstString(obj, "error", "message", "error_description", "detail", "title"),
 	}
-	if e, ok := errors.AsType[*Error](err); ok {
-		return e.Reason
+	if d.Message == "" {
+		// {"error": {"message": "..."}} is a common variant.
+		if inner, ok := lenient.Object(obj["error"]); ok {
+			d.Message = firstString(inner, "message")
+		}
 	}
-	return ReasonUnreachable
+	return d
 }
 
-// RetryAfterOf returns the wait the service asked for when err is a
-// RateLimited *Error, and 0 otherwise.
-func RetryAfterOf(err error) time.Duration {
-	var e *Error
-	if errors.As(err, &e) && e.Reason == ReasonRateLimited {
-		return e.RetryAfter
+// firstString returns the first of keys whose value is a non-empty string.
+func firstString(obj map[string]json.RawMessage, keys ...string) string {
+	for _, k := range keys {
+		var s string
+		if json.Unmarshal(obj[k], &s) == nil && strings.TrimSpace(s) != "" {
+			return s
+		}
 	}
-	return 0
+	return ""
+}
+
+func looksLikeHTML(body []byte, contentType string) bool {
+	mediaType, _, _ := mime.ParseMediaType(contentType)
+	if mediaType == "text/html" || mediaType == "application/xhtml+xml" {
+		return true
+	}
+	head := strings.ToLower(string(bytes.TrimSpace(body[:min(len(body), 512)])))
+	return strings.HasPrefix(head, "<!doctype") || strings.HasPrefix(head, "<html") ||
+		strings.HasPrefix(head, "<?xml") || strings.HasPrefix(head, "<head") || strings.HasPrefix(head, "<body")
+}
+
+var (
+	titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
+	h1RE    = regexp.MustCompile(`(?is)<h1[^>]*>(.*?)</h1>`)
+	preRE   = regexp.MustCompile(`(?is)<pre[^>]*>(.*?)</pre>`)
+	tagRE   = regexp.MustCompile(`(?s)<[^>]*>`)
+)
+
+// cannotRE finds a web framework's words for a route it does not have, such
+// as "Cannot GET /v1/organizations/...", in a page's <pre>.
+var cannotRE = regexp.MustCompile(`(?i)^\s*cannot [a-z]+ `)
+
+// htmlText returns the words of an HTML error page, never its markup: a
+// framework's "Cannot GET /path" (it says which route is missing, where the
+// title only says "Error"), else the title or first heading, else the text
+// the page shows. A proxy's page without a title (an ingress's bare
+// "<center>...</center>", a gateway's body of paragraphs) still has words
+// for the user; the caller bounds them.
+func htmlText(body []byte) string {
+	if m := preRE.FindSubmatch(body); m != nil {
+		if text := html.UnescapeString(tagRE.ReplaceAllString(string(m[1]), " ")); cannotRE.MatchString(text) {
+			return text
+		}
+	}
+	if title := htmlTitle(body); strings.TrimSpace(title) != "" {
+		return title
+	}
+	return visibleText(body)
+}
+
+// invisibleRE finds what a browser does not show of a page: comments,
+// scripts and style sheets, which may hold anything (a trace ID, code).
+var invisibleRE = regexp.MustCompile(`(?is)<!--.*?-->|<script\b.*?</script\s*>|<style\b.*?</style\s*>|<head\b.*?</head\s*>`)
+
+// visibleText is the text of a page as a browser shows it, before the
+// caller collapses its white space.
+func visibleText(body []byte) string {
+	text := invisibleRE.ReplaceAllLiteral(body, []byte(" "))
+	return html.UnescapeString(string(tagRE.ReplaceAllLiteral(text, []byte(" "))))
+}
+
+// descriptionRE finds the error_description parameter of an auth challenge,
+// quoted (with backslash escapes) or as a token (RFC 6750 section 3).
+var descriptionRE = regexp.MustCompile(`(?i)(?:^|[\s,])error_description\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))`)
+
+// quotedPairRE finds one backslash escape of a quoted string.
+var quotedPairRE = regexp.MustCompile(`\\(.)`)
+
+// challengeDescription returns the error_description of the first
+// WWW-Authenticate challenge that has one: a gateway's or identity
+// provider's words on why the credential was refused ("The access token
+// expired"), often the only words of a 401 whose body is empty or generic.
+func challengeDescription(h http.Header) string {
+	for _, v := range h.Values("WWW-Authenticate") {
+		if m := descriptionRE.FindStringSubmatch(v); m != nil {
+			if m[1] != "" {
+				return quotedPairRE.ReplaceAllString(m[1], "$1")
+			}
+			return m[2]
+		}
+	}
+	return ""
+}
+
+// ownWords are the words of the service (or of what answers in front of
+// it) on a failed call: its body's, with an auth challenge's description
+// when the body does not already say it.
+func ownWords(d errorDetails, h http.Header) string {
+	words := strings.TrimSpace(d.Message)
+	desc := strings.TrimSpace(challengeDescription(h))
+	switch {
+	case desc == "" || strings.Contains(words, desc):
+		return words
+	case words == "":
+		return desc
+	}
+	return words + "; " + desc
+}
+
+// htmlTitle returns an HTML page's title (or first heading) as text.
+func htmlTitle(body []byte) string {
+	for _, re := range []*regexp.Regexp{titleRE, h1RE} {
+		if m := re.FindSubmatch(body); m != nil {
+			return html.UnescapeString(tagRE.ReplaceAllString(string(m[1]), " "))
+		}
+	}
+	return ""
 }
 
 // idleRE finds the word "idle" in a 424's message, such as "FAILED_DEPENDENCY:
@@ -290,4 +280,24 @@ func isAPINotFound(d errorDetails, op string) bool {
 		return op == OperationGetAlert && strings.EqualFold(strings.TrimSpace(d.Message), "Not Found")
 	}
 	return false
+}
+
+// noListRoute marks err as ErrNoListRoute when it says the host has no
+// list route: a 404 or a 405 not in the API's own JSON, a 2xx that is not
+// JSON or holds no list.
+func noListRoute(err error) error {
+	e, ok := errors.AsType[*Error](err)
+	if !ok || errors.Is(err, ErrNoListRoute) {
+		return err
+	}
+	switch {
+	case (e.StatusCode == http.StatusNotFound || e.StatusCode == http.StatusMethodNotAllowed) && !e.fromAPI,
+		e.Reason == ReasonInvalidResponse && errors.Is(e.Err, errNotJSON):
+		if e.Err == nil {
+			e.Err = ErrNoListRoute
+		} else {
+			e.Err = fmt.Errorf("%w: %w", ErrNoListRoute, e.Err)
+		}
+	}
+	return err
 }

@@ -7,9 +7,12 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/bound"
+	"github.com/servicewatch/servicewatch/internal/changes"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/cloudapi/slim"
 	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
@@ -38,6 +41,20 @@ func alertsPart() part {
 			reorder:   func(s *swv1.ServiceWatchStatus, order []int) { s.Alerts = permuted(s.Alerts, order) },
 			length:    func(s *swv1.ServiceWatchStatus) int { return len(s.Alerts) },
 			total:     func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.Alerts) },
+		},
+		track: tracked{
+			kind: changes.KindAlert,
+			items: func(s *swv1.ServiceWatchStatus) []changes.Item {
+				return itemsOf(s.Alerts, func(a *swv1.AlertStatus) changes.Item {
+					// An alert whose fetch failed shows its last good state.
+					return changes.Item{ID: a.ID, Name: a.Label(), State: ptr.Deref(a.State, ""), Since: timeOf(a.Since), Stale: a.Error != ""}
+				})
+			},
+			setSince: func(s *swv1.ServiceWatchStatus, since map[string]time.Time) {
+				for i := range s.Alerts {
+					s.Alerts[i].Since = sinceOf(since, &s.Alerts[i].ID)
+				}
+			},
 		},
 	}
 }

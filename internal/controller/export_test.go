@@ -130,3 +130,9 @@ func (v readerVersions) Version(ctx context.Context, secret types.NamespacedName
 	}
 	return meta.ResourceVersion
 }
+
+// applyResults is applyResultsAt without following the items' states: the
+// tests of lists, conditions and truncation that predate since.
+func applyResults(watch *swv1.ServiceWatch, parts []part, results []partResult, sizeLimit int) {
+	applyResultsAt(watch, parts, results, sizeLimit, time.Time{})
+}

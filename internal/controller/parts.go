@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"time"
 
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/bound"
+	"github.com/servicewatch/servicewatch/internal/changes"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/cloudapi/slim"
 	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
@@ -38,6 +40,9 @@ type part struct {
 	count func(status *swv1.ServiceWatchStatus) int32
 	// list is the part's list in status, for truncation.
 	list statusList
+	// track follows the states of the list's items (their since, and
+	// their changes).
+	track tracked
 }
 
 // ownCopy is a deep copy of a shared list for one watch's status: results
@@ -77,6 +82,10 @@ type partResult struct {
 	// (a list read begun and left unfinished: its data stays the last
 	// complete read's, older than its condition would tell).
 	sayWhy bool
+	// seen are the items the part read beyond those apply puts in status
+	// (a list the client kept only part of), within the state metrics'
+	// bound: their since is followed too.
+	seen []changes.Item
 }
 
 // readCloud runs the parts concurrently: they are independent, and a slow one
@@ -117,6 +126,19 @@ func pipesPart() part {
 			reorder:   func(s *swv1.ServiceWatchStatus, order []int) { s.Pipes = permuted(s.Pipes, order) },
 			length:    func(s *swv1.ServiceWatchStatus) int { return len(s.Pipes) },
 			total:     func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.Pipes) },
+		},
+		track: tracked{
+			kind: changes.KindPipe,
+			items: func(s *swv1.ServiceWatchStatus) []changes.Item {
+				return itemsOf(s.Pipes, func(p *swv1.Pipe) changes.Item {
+					return changes.Item{ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""), Since: timeOf(p.Since)}
+				})
+			},
+			setSince: func(s *swv1.ServiceWatchStatus, since map[string]time.Time) {
+				for i := range s.Pipes {
+					s.Pipes[i].Since = sinceOf(since, s.Pipes[i].ID)
+				}
+			},
 		},
 	}
 }
@@ -159,6 +181,8 @@ type listPart[T, M any] struct {
 	list       func(context.Context, Cloud, *syncScope) (listRead[T, M], error)
 	apply      func(*swv1.ServiceWatchStatus, listRead[T, M])
 	show       func(w *statemetrics.Watch, items []M, total int)
+	// seen are the metric items as detection sees them.
+	seen func(items []M) []changes.Item
 }
 
 // readList reads one of the watch's lists of the management API: shared
@@ -182,12 +206,16 @@ func readList[T, M any](ctx context.Context, cloud Cloud, in *syncScope, lp list
 		message:     listedMessage(read.list.Total, lp.noun, read.list.Incomplete, read.list.IncompleteItems),
 		apply:       func(s *swv1.ServiceWatchStatus) { lp.apply(s, read) },
 		metricItems: func(w *statemetrics.Watch) { lp.show(w, read.items, read.list.Total) },
+		seen:        lp.seen(read.items),
 	}
 }
 
 func readPipes(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 	return readList(ctx, cloud, in, listPart[swv1.Pipe, statemetrics.Pipe]{
-		kind: pipesReadKind, noun: "pipes", list: listPipes, apply: applyPipes, show: showPipes})
+		kind: pipesReadKind, noun: "pipes", list: listPipes, apply: applyPipes, show: showPipes,
+		seen: func(items []statemetrics.Pipe) []changes.Item {
+			return itemsOf(items, func(p *statemetrics.Pipe) changes.Item { return changes.Item{ID: p.ID, Name: p.Name, State: p.State} })
+		}})
 }
 
 // listPipes calls the cloud. The client keeps what fits the status; the
@@ -248,12 +276,28 @@ func endpointsPart() part {
 			length: func(s *swv1.ServiceWatchStatus) int { return len(s.ReversePrivateEndpoints) },
 			total:  func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.ReversePrivateEndpoints) },
 		},
+		track: tracked{
+			kind: changes.KindReversePrivateEndpoint,
+			items: func(s *swv1.ServiceWatchStatus) []changes.Item {
+				return itemsOf(s.ReversePrivateEndpoints, func(e *swv1.ReversePrivateEndpoint) changes.Item {
+					return changes.Item{ID: ptr.Deref(e.ID, ""), Name: ptr.Deref(e.Description, ""), State: ptr.Deref(e.Status, ""), Since: timeOf(e.Since)}
+				})
+			},
+			setSince: func(s *swv1.ServiceWatchStatus, since map[string]time.Time) {
+				for i := range s.ReversePrivateEndpoints {
+					s.ReversePrivateEndpoints[i].Since = sinceOf(since, s.ReversePrivateEndpoints[i].ID)
+				}
+			},
+		},
 	}
 }
 
 func readEndpoints(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 	return readList(ctx, cloud, in, listPart[swv1.ReversePrivateEndpoint, statemetrics.Endpoint]{
-		kind: endpointsReadKind, noun: "reverse private endpoints", list: listEndpoints, apply: applyEndpoints, show: showEndpoints})
+		kind: endpointsReadKind, noun: "reverse private endpoints", list: listEndpoints, apply: applyEndpoints, show: showEndpoints,
+		seen: func(items []statemetrics.Endpoint) []changes.Item {
+			return itemsOf(items, func(e *statemetrics.Endpoint) changes.Item { return changes.Item{ID: e.ID, State: e.Status} })
+		}})
 }
 
 // listEndpoints calls the cloud; the metric items see every endpoint.
@@ -297,11 +341,23 @@ const (
 // The items as the state metrics show them.
 
 func pipeItem(p *swv1.Pipe) statemetrics.Pipe {
-	return statemetrics.Pipe{ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""), SourceKind: ptr.Deref(p.SourceKind, "")}
+	return statemetrics.Pipe{ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""), SourceKind: ptr.Deref(p.SourceKind, ""), Since: timeOf(p.Since)}
 }
 
 func endpointItem(e *swv1.ReversePrivateEndpoint) statemetrics.Endpoint {
-	return statemetrics.Endpoint{ID: ptr.Deref(e.ID, ""), Type: ptr.Deref(e.Type, ""), Status: ptr.Deref(e.Status, "")}
+	return statemetrics.Endpoint{ID: ptr.Deref(e.ID, ""), Type: ptr.Deref(e.Type, ""), Status: ptr.Deref(e.Status, ""), Since: timeOf(e.Since)}
+}
+
+// itemsOf is items as detection sees them.
+func itemsOf[T any](items []T, of func(*T) changes.Item) []changes.Item {
+	if len(items) == 0 {
+		return nil
+	}
+	out := make([]changes.Item, len(items))
+	for i := range items {
+		out[i] = of(&items[i])
+	}
+	return out
 }
 
 // collector gathers the metric items of a list while the client streams it,

@@ -78,6 +78,11 @@ type syncScope struct {
 	// startedAt is when the read began (its first call then waits for its
 	// host's slot only if the host is busy); endedAt when it ended.
 	startedAt, endedAt time.Time
+	// tracking is what following the items' states found (applySync);
+	// toldChanges are the IDs of the changes told already, so that a write
+	// built again after a conflict tells each once.
+	tracking    tracking
+	toldChanges map[string]bool
 	// statusRoom is what the status budget let the status keep
 	// (writeStatus); the state metrics keep no more of the items, so that
 	// a namespace's budget bounds its metrics too.

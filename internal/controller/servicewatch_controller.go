@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,8 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/alerts"
+	"github.com/servicewatch/servicewatch/internal/bound"
+	"github.com/servicewatch/servicewatch/internal/changes"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller/fairqueue"
 	"github.com/servicewatch/servicewatch/internal/controller/readrunner"
@@ -105,7 +108,10 @@ type ServiceWatchReconciler struct {
 	Accounts *accountcontroller.Accounts
 	// ShareWeights weigh the namespaces that share a key; nil: equal.
 	ShareWeights tenancy.Weights
-	Options      Options
+	// ChangeSink is offered the item state changes of every sync, besides
+	// their Events; nil: none.
+	ChangeSink changes.Sink
+	Options    Options
 
 	// parts are the parts of every sync (syncParts), built once.
 	parts []part
@@ -132,6 +138,10 @@ type ServiceWatchReconciler struct {
 	clock *pacing.Clock
 	// episodes bound the events of each watch's failure episode.
 	episodes episodes
+	// changeBudgets bound each watch's Events of item changes over time;
+	// reportingInstance names this manager in them.
+	changeBudgets     changeBudgets
+	reportingInstance string
 	// holdsRestored is set once the persisted Retry-After holds were given
 	// back to the client (restoreHolds); holdsMu orders the restoring.
 	holdsRestored atomic.Bool
@@ -302,6 +312,10 @@ func (r *ServiceWatchReconciler) defaults() {
 	if r.StateMetrics == nil {
 		r.StateMetrics = statemetrics.NewCollector(true)
 	}
+	if r.reportingInstance == "" {
+		host, _ := os.Hostname()
+		r.reportingInstance = bound.Bytes(changeReportingController+"-"+cmp.Or(host, "unknown"), 128)
+	}
 }
 
 func (r *ServiceWatchReconciler) watchesForSecret(ctx context.Context, secret client.Object) []reconcile.Request {
@@ -378,6 +392,7 @@ func (r *ServiceWatchReconciler) forget(key types.NamespacedName) {
 	r.Metrics.Forget(key)
 	r.StateMetrics.Delete(key.Namespace, key.Name)
 	r.episodes.forget(key)
+	r.changeBudgets.forget(key)
 	r.StatusBudget.Release(key.Namespace, key.Name)
 }
 
@@ -529,6 +544,7 @@ func (r *ServiceWatchReconciler) tell(ctx context.Context, before, watch *swv1.S
 		fills = append(fills, res.metricItems)
 	}
 	shown := stateMetricsOf(watch, fills...)
+	showSince(&shown, s.parts, s.tracking)
 	shown.MaxItemBytes = s.statusRoom
 	r.StateMetrics.Set(shown)
 }

@@ -15,6 +15,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/bound"
+	"github.com/servicewatch/servicewatch/internal/changes"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
@@ -87,6 +88,12 @@ func (r *ServiceWatchReconciler) writeStatus(ctx context.Context, watch *swv1.Se
 		if equality.Semantic.DeepEqual(before.Status, watch.Status) {
 			return before, nil
 		}
+		if s := change.synced; s != nil { // before the write: see changes.go
+			if s.toldChanges == nil {
+				s.toldChanges = map[string]bool{}
+			}
+			r.tellChanges(ctx, watch, s.tracking.changes, s.toldChanges)
+		}
 		err := r.Client.Status().Patch(ctx, watch, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 		if err == nil {
 			return before, nil
@@ -130,7 +137,7 @@ func buildStatus(watch *swv1.ServiceWatch, change statusChange, sizeLimit int) {
 // applySync writes the end of a sync: its results, then what follows from
 // them and from the time it ended.
 func applySync(watch *swv1.ServiceWatch, end *syncScope, sizeLimit int) {
-	applyResults(watch, end.parts, end.results, sizeLimit)
+	end.tracking = applyResultsAt(watch, end.parts, end.results, sizeLimit, end.endedAt.Truncate(time.Second))
 	watch.Status.ObservedGeneration = watch.Generation
 	watch.Status.LastHandledRequestedAt = requestedAt(watch)
 	if end.reachedCloud {
@@ -204,27 +211,46 @@ func keepOthersConditions(watch *swv1.ServiceWatch, base []metav1.Condition) {
 	watch.Status.Conditions = conds
 }
 
-// applyResults writes the outcome of one sync into the watch's status, part
-// by part in the order of parts, derives Ready and Stalled, then truncates
-// the lists to sizeLimit. A part that failed keeps its last good data;
-// only its condition changes.
-func applyResults(watch *swv1.ServiceWatch, parts []part, results []partResult, sizeLimit int) {
+// applyResultsAt writes the outcome of one sync into the watch's status, part
+// by part in the order of parts, gives the items read their since (seen at
+// now; zero: not followed) and finds their changes, derives Ready and
+// Stalled, then truncates the lists to sizeLimit, keeping the since of the
+// items left out in status.leftOutSince. A part that failed keeps its last
+// good data and since; only its condition changes.
+func applyResultsAt(watch *swv1.ServiceWatch, parts []part, results []partResult, sizeLimit int, now time.Time) tracking {
 	if watch.Status.Summary == nil {
 		watch.Status.Summary = &swv1.Summary{}
 	}
+	baseline := make([][]changes.Item, len(parts))
 	for i, p := range parts {
+		baseline[i] = p.track.items(&watch.Status)
 		if results[i].apply != nil {
 			results[i].apply(&watch.Status)
 		}
 		setPartCondition(watch, p.condition, results[i])
 	}
+	left := changes.ParseLeftOut(watch.Status.LeftOutSince)
+	found := trackItems(watch, parts, baseline, results, left, now)
 	setSummaryConditions(watch, parts)
-	read := make([]int, len(parts)) // what each list holds before truncation
+	read, items := make([]int, len(parts)), 0 // what each list holds before truncation
 	for i, p := range parts {
 		read[i] = p.list.length(&watch.Status)
+		items += read[i]
 	}
-	truncate(&watch.Status, listsOf(parts), sizeLimit)
+	kept, room := watch.Status.LeftOutSince, 0
+	watch.Status.LeftOutSince = nil // the lists are measured without it; it takes room of its own
+	truncateKeeping(&watch.Status, listsOf(parts), sizeLimit, func() int {
+		if !now.IsZero() {
+			room = leftOutRoom(sizeLimit, items)
+		}
+		return room
+	})
+	watch.Status.LeftOutSince = kept
+	if !now.IsZero() {
+		watch.Status.LeftOutSince = leftOutRecord(watch, parts, results, found, left, room)
+	}
 	setTruncatedCondition(watch, parts, read, sizeLimit)
+	return found
 }
 
 // setPartCondition reports one part's result in its condition. A deferred
@@ -446,7 +472,15 @@ type statusList struct {
 // The same input always gives the same output, so a large, unchanged
 // service still yields a byte-identical status.
 func truncate(status *swv1.ServiceWatchStatus, lists []statusList, limit int) {
+	truncateKeeping(status, lists, limit, func() int { return 0 })
+}
+
+// truncateKeeping is truncate that keeps, when the lists do not fit, the
+// room reserve says for what is written after them (the record of the
+// items left out).
+func truncateKeeping(status *swv1.ServiceWatchStatus, lists []statusList, limit int, reserve func() int) {
 	if limit > 0 && fixedSize(status) > limit {
+		limit -= reserve()
 		lists = slices.Clone(lists)
 		slices.SortStableFunc(lists, func(a, b statusList) int { return a.keepRank - b.keepRank })
 

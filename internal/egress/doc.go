@@ -9,7 +9,10 @@
 // that: a [URLAllowList], checked by the controller before it reads a
 // credential, and [RefuseLocalAddress], the dial hook the cloud client
 // installs with cloudapi.Options.DenyLocalAddresses, checked at each
-// connection, after name resolution.
+// connection, after name resolution. A client whose destination the
+// cluster admin sets, not a tenant (the change sink), may have the guard
+// let through the addresses the admin names, a cloud metadata address never
+// ([RefuseLocalAddressExcept]).
 //
 // A path prefix in the allow list holds however a gateway in front of the API
 // normalizes paths: paths are compared as the most aggressive of them reads

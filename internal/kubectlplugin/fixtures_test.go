@@ -97,16 +97,18 @@ func readyStatus(w *serviceWatch) {
 	kafka.Destination = &swv1.PipeDestination{Database: ptr.To("analytics"), Table: ptr.To("events")}
 	kafka.Scaling = &swv1.PipeScaling{Replicas: ptr.To[int64](2)}
 	kafka.UpdatedAt = ptr.To("2026-11-20T08:00:00Z")
+	kafka.Since = &metav1.Time{Time: now.Add(-(3*time.Hour + 12*time.Minute))} // SINCE 3h12m; the others have none (written before since)
 	w.Status.LastSyncTime = &metav1.Time{Time: now.Add(-2 * time.Minute)}
 	w.Status.Summary = &swv1.Summary{Pipes: 2, PipesByState: map[string]int32{"Running": 1, "Failed": 1}, ReversePrivateEndpoints: 1, Alerts: 2}
 	w.Status.Pipes = []swv1.Pipe{kafka, fixturePipe("a1000000-0000-4000-8000-000000000002", "logs_s3", "Failed", "objectStorage")}
 	w.Status.ReversePrivateEndpoints = []swv1.ReversePrivateEndpoint{{
 		ID: ptr.To("e1000000-0000-4000-8000-000000000001"), Description: ptr.To("msk to kafka"), Status: ptr.To("Ready"),
-		Type: ptr.To("MSK_MULTI_VPC"), EndpointID: ptr.To("vpce-0abc"), DNSNames: []string{"b-1.msk.example.com", "b-2.msk.example.com"},
+		Since: &metav1.Time{Time: now.Add(-50 * time.Hour)},
+		Type:  ptr.To("MSK_MULTI_VPC"), EndpointID: ptr.To("vpce-0abc"), DNSNames: []string{"b-1.msk.example.com", "b-2.msk.example.com"},
 	}}
 	threshold := swv1.Decimal("12.25")
 	w.Status.Alerts = []swv1.AlertStatus{
-		{ID: "65f1a2b3c4d5e6f708192a3b", Name: ptr.To("Ingest lag"), State: ptr.To("ALERT"), Source: ptr.To("tile"),
+		{ID: "65f1a2b3c4d5e6f708192a3b", Name: ptr.To("Ingest lag"), State: ptr.To("ALERT"), Source: ptr.To("tile"), Since: &metav1.Time{Time: now.Add(-90 * time.Second)},
 			Threshold: &threshold, ThresholdType: ptr.To("above")},
 		{ID: "65f1a2b3c4d5e6f708192a3c", Name: ptr.To("Error rate"), State: ptr.To("OK"), Source: ptr.To("saved_search"),
 			Silenced: &swv1.AlertSilence{Until: ptr.To("2026-11-27T00:00:00Z")}},

@@ -7,8 +7,10 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -35,7 +37,8 @@ func (p *plugin) getCommand() *cobra.Command {
 one row per item, across the watches of the namespace (or of every namespace
 with -A), or of the watch WATCH only.
 
-Columns: the watch, the item's id, name and state, and the pipe's source kind,
+Columns: the watch, the item's id, name and state, how long it has been in
+that state (SINCE, as kubectl's AGE), and the pipe's source kind,
 the endpoint's type or the alert's source; -o wide adds more. -o json and
 -o yaml print the rows with the whole status entry of each item.`,
 		Example: `  # Which pipes are failing, in every namespace?
@@ -86,7 +89,7 @@ func (p *plugin) get(ctx context.Context, args []string, o getOptions) error {
 		p.noneFound(kind, ns, o.allNamespaces)
 		return nil
 	}
-	return printTable(p.streams.Out, rows, kind, o.allNamespaces, o.output == "wide")
+	return printTable(p.streams.Out, rows, kind, o.allNamespaces, o.output == "wide", p.clock.Now())
 }
 
 // listWatches reads the watch named in names (at most one) or every watch
@@ -173,10 +176,11 @@ func cmpStrings(pairs ...string) int {
 }
 
 // printTable prints rows as kubectl prints a table: upper-case headers,
-// columns aligned, "<none>" for a value the item does not have.
-func printTable(out io.Writer, rows []row, kind itemKind, withNamespace, wide bool) error {
+// columns aligned, "<none>" for a value the item does not have. SINCE is
+// how long each item has been in its state at now, as kubectl's AGE.
+func printTable(out io.Writer, rows []row, kind itemKind, withNamespace, wide bool, now time.Time) error {
 	var b strings.Builder
-	headers := []string{"WATCH", "ID", "NAME", "STATE", kind.kindColumn}
+	headers := []string{"WATCH", "ID", "NAME", "STATE", "SINCE", kind.kindColumn}
 	if withNamespace {
 		headers = append([]string{"NAMESPACE"}, headers...)
 	}
@@ -185,7 +189,7 @@ func printTable(out io.Writer, rows []row, kind itemKind, withNamespace, wide bo
 	}
 	b.WriteString(strings.Join(headers, "\t") + "\n")
 	for _, r := range rows {
-		cells := []string{r.watch, r.id, r.name, r.state, r.kind}
+		cells := []string{r.watch, r.id, r.name, r.state, inState(r.since, now), r.kind}
 		if withNamespace {
 			cells = append([]string{r.namespace}, cells...)
 		}
@@ -231,6 +235,8 @@ type structuredRow struct {
 	ID        string `json:"id"`
 	Name      string `json:"name,omitempty"`
 	State     string `json:"state,omitempty"`
+	// Since is when the item's state was first seen with its value.
+	Since *metav1.Time `json:"since,omitempty"`
 	// Source is the pipe's source kind or the alert's source.
 	Source string `json:"source,omitempty"`
 	// Type is the endpoint's type.
@@ -243,7 +249,7 @@ type structuredRow struct {
 func printStructured(out io.Writer, rows []row, kind itemKind, format string) error {
 	items := make([]structuredRow, 0, len(rows))
 	for _, r := range rows {
-		s := structuredRow{Namespace: r.namespace, Watch: r.watch, ID: r.id, Name: r.name, State: r.state, Item: r.item}
+		s := structuredRow{Namespace: r.namespace, Watch: r.watch, ID: r.id, Name: r.name, State: r.state, Since: r.since, Item: r.item}
 		if kind.kindColumn == "TYPE" {
 			s.Type = r.kind
 		} else {

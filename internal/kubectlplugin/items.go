@@ -5,12 +5,19 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
 )
 
 // row is one item of one watch, as get prints it.
 type row struct {
 	namespace, watch string
 	id, name, state  string
+	// since is when the item's state was first seen with its value; nil:
+	// unknown.
+	since *metav1.Time
 	// kind is the pipe's source kind, the endpoint's type or the alert's
 	// source: what sets the item apart from its siblings.
 	kind string
@@ -71,7 +78,7 @@ func pipeRows(w *serviceWatch) []row {
 		p := &w.Status.Pipes[i]
 		rows = append(rows, row{
 			namespace: w.Namespace, watch: w.Name,
-			id: str(p.ID), name: str(p.Name), state: str(p.State), kind: str(p.SourceKind),
+			id: str(p.ID), name: str(p.Name), state: str(p.State), since: p.Since, kind: str(p.SourceKind),
 			wide: []string{destination(p), replicas(p), str(p.UpdatedAt)},
 			item: p,
 		})
@@ -104,7 +111,7 @@ func endpointRows(w *serviceWatch) []row {
 		e := &w.Status.ReversePrivateEndpoints[i]
 		rows = append(rows, row{
 			namespace: w.Namespace, watch: w.Name,
-			id: str(e.ID), name: str(e.Description), state: str(e.Status), kind: str(e.Type),
+			id: str(e.ID), name: str(e.Description), state: str(e.Status), since: e.Since, kind: str(e.Type),
 			wide: []string{str(e.EndpointID), strings.Join(e.DNSNames, ",")},
 			item: e,
 		})
@@ -118,7 +125,7 @@ func alertRows(w *serviceWatch) []row {
 		a := &w.Status.Alerts[i]
 		rows = append(rows, row{
 			namespace: w.Namespace, watch: w.Name,
-			id: a.ID, name: a.Label(), state: str(a.State), kind: str(a.Source),
+			id: a.ID, name: a.Label(), state: str(a.State), since: a.Since, kind: str(a.Source),
 			wide: []string{threshold(a), silencedUntil(a), a.Error},
 			item: a,
 		})
@@ -182,4 +189,13 @@ func leftOutNotes(watches []serviceWatch, kind itemKind) []string {
 		}
 	}
 	return notes
+}
+
+// inState is how long the item has been in its state, as kubectl shows an
+// AGE: "5m", "3d2h"; empty when unknown.
+func inState(since *metav1.Time, now time.Time) string {
+	if since == nil {
+		return ""
+	}
+	return duration.HumanDuration(now.Sub(since.Time))
 }

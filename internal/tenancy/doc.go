@@ -1,13 +1,14 @@
 // Package tenancy is what one namespace may take of what the manager shares
-// between them: of a shared key's rate budget (keyshare.go), of the work of
-// decoding the cloud's answers (workshare.go), and of the bytes statuses keep
-// in the manager's memory (statusbudget.go). Each book gives a namespace its
-// share, lets it use what others leave where that is safe, and tells the
-// namespace over its share what it sees (a longer interval, a deferred read,
-// a cut list), naming nothing of the other namespaces. So one namespace's
-// watches, however many, never take another namespace's part.
+// between them: of a shared key's rate budget (Divide), of the work of
+// decoding the cloud's answers (WorkShares), and of the bytes statuses keep
+// in the manager's memory (StatusLedger), the three books of tenancy.go.
+// Each book gives a namespace its share, lets it use what others leave where
+// that is safe, and tells the namespace over its share what it sees (a
+// longer interval, a deferred read, a cut list), naming nothing of the other
+// namespaces. So one namespace's watches, however many, never take another
+// namespace's part.
 //
-// Keys (keyshare.go): one key's rate budget is divided between the namespaces
+// Keys (Divide): one key's rate budget is divided between the namespaces
 // that draw on it: each gets a share by weight (equal by default), a
 // namespace that needs less than its share leaves the rest to the others
 // (work-conserving: weighted max-min fairness, by water-filling), and a
@@ -20,7 +21,7 @@
 // Divide with what each namespace asks; the weights and the reserve are
 // plain inputs (a manager flag, a cloud account's settings).
 //
-// Decode work (workshare.go): decoding is the one cost of a read that the
+// Decode work (WorkShares): decoding is the one cost of a read that the
 // cloud's answer, not the operator, decides: a tenant whose URL serves the
 // worst answer it can (16 MiB of empty items, objects nested hundreds deep)
 // costs the manager seconds of CPU per read, which every other tenant's
@@ -32,7 +33,7 @@
 // its share waits until it has earned the work back, and its data stays as
 // it was meanwhile.
 //
-// Status bytes (statusbudget.go): a status is bounded per watch (the status
+// Status bytes (StatusLedger): a status is bounded per watch (the status
 // size limit), and the manager's cache holds every watch's status, so
 // without more a namespace that creates enough watches whose answers reach
 // that bound can push the manager past its memory limit. The StatusLedger

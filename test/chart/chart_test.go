@@ -215,6 +215,24 @@ func TestChartEgressValues(t *testing.T) {
 	}
 }
 
+// TestChartChangeSinkValues: no sink by default; changeSink's values
+// become the manager's --change-sink-* flags.
+func TestChartChangeSinkValues(t *testing.T) {
+	const deployment = "Deployment/" + namespace + "/servicewatch-controller-manager"
+	def := containerArgs(objects.ByID(render(t))[deployment])
+	if slices.ContainsFunc(def, func(a string) bool { return strings.HasPrefix(a, "--change-sink") }) {
+		t.Errorf("default manager args %v send changes somewhere; the default sends none", def)
+	}
+	set := containerArgs(objects.ByID(render(t, "--set", "changeSink.url=http://receiver.events.svc:8080/",
+		"--set", "changeSink.queue=500", "--set", "changeSink.allowedAddresses={127.0.0.1,10.1.0.0/16}"))[deployment])
+	for _, want := range []string{"--change-sink-url=http://receiver.events.svc:8080/", "--change-sink-queue=500",
+		"--change-sink-timeout=10s", "--change-sink-allowed-addresses=127.0.0.1,10.1.0.0/16"} {
+		if !slices.Contains(set, want) {
+			t.Errorf("manager args %v lack %s", set, want)
+		}
+	}
+}
+
 // TestChartFilesAreCurrent: the chart's copies of config/ files, listed in
 // the Makefile's CHART_FILES, equal their sources.
 func TestChartFilesAreCurrent(t *testing.T) {

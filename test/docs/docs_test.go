@@ -198,9 +198,9 @@ func managerFlags(t *testing.T) []string {
 	return defined
 }
 
-// otherToolFlags are flags of kubectl, argocd, helm and go that the docs
+// otherToolFlags are flags of kubectl, kube-apiserver, argocd, helm and go that the docs
 // use.
-var otherToolFlags = []string{"overwrite", "kind", "resource-name", "set", "take-ownership", "server-side", "for", "timeout"}
+var otherToolFlags = []string{"overwrite", "kind", "resource-name", "set", "take-ownership", "server-side", "for", "timeout", "field-selector", "event-ttl"}
 
 // pluginFlagPattern finds the flags the kubectl plugin's commands define
 // on their cobra flag sets.

@@ -6,6 +6,12 @@
 //
 //	probe get --url https://svc:8443/metrics --token-file /var/run/secrets/kubernetes.io/serviceaccount/token
 //	probe dial --address 192.0.2.1:443 --timeout 3s
+//
+// It is also the CloudEvents receiver the change sink is pointed at, built
+// with the CloudEvents Go SDK: it prints each event it receives as one line
+// of JSON (the event in structured form) until it is stopped.
+//
+//	probe receive --listen 0.0.0.0:8080
 package main
 
 import (
@@ -19,8 +25,15 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/cloudevents/sdk-go/v2/protocol"
+	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 )
 
 // result is the one line the probe prints.
@@ -44,15 +57,19 @@ func main() {
 
 func run(args []string) (result, error) {
 	if len(args) == 0 {
-		return result{}, errors.New("want a command: get or dial")
+		return result{}, errors.New("want a command: get, dial or receive")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	url := fs.String("url", "", "URL to GET")
 	tokenFile := fs.String("token-file", "", "send the token in this file as a bearer token")
 	address := fs.String("address", "", "host:port to dial")
 	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
+	listen := fs.String("listen", "0.0.0.0:8080", "address to receive CloudEvents on")
 	if err := fs.Parse(args[1:]); err != nil {
 		return result{}, err
+	}
+	if args[0] == "receive" {
+		return receive(*listen)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
@@ -103,4 +120,34 @@ func dial(ctx context.Context, address string) result {
 	}
 	_ = conn.Close()
 	return result{}
+}
+
+// receive prints every CloudEvent received on listen as one JSON line,
+// until SIGTERM or SIGINT.
+func receive(listen string) (result, error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", listen)
+	if err != nil {
+		return result{}, err
+	}
+	client, err := cloudevents.NewClientHTTP(cehttp.WithListener(ln))
+	if err != nil {
+		return result{}, err
+	}
+	var mu sync.Mutex
+	out := json.NewEncoder(os.Stdout)
+	err = client.StartReceiver(ctx, func(e cloudevents.Event) protocol.Result {
+		mu.Lock()
+		defer mu.Unlock()
+		if err := out.Encode(e); err != nil {
+			return protocol.NewReceipt(false, "printing the event: %v", err)
+		}
+		return protocol.ResultACK
+	})
+	if err != nil {
+		return result{Error: err.Error()}, nil
+	}
+	return result{}, nil
 }

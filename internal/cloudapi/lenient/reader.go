@@ -685,11 +685,12 @@ func readDNSMappingsMember(r *itemReader, v reflect.Value, raw []byte, path stri
 }
 
 // operatorFields are fields of the item types that the operator sets (a
-// pipe's sourceKind, an item's otherFields and omitted, an alert's error): a
+// pipe's sourceKind, an item's otherFields, omitted and since, an alert's
+// error): a
 // member of that name in the cloud's answer is not theirs, and is kept in
 // otherFields like any other member the types do not have (an alert keeps
 // none).
-var operatorFields = map[string]bool{"sourceKind": true, "otherFields": true, "error": true, "omitted": true}
+var operatorFields = map[string]bool{"sourceKind": true, "otherFields": true, "error": true, "omitted": true, "since": true}
 
 // schema is a struct type's members: its fields by JSON name (through
 // inline embedded structs), and the names to read, in the order of the

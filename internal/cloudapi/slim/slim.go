@@ -41,9 +41,9 @@ type Shape struct {
 // Pipes, Endpoints and Alerts are the shapes of the status lists: what a
 // user needs to see of every item, whatever else is cut.
 var (
-	Pipes     = Shape{Identity: []string{"id", "name", "state", "sourceKind"}}
-	Endpoints = Shape{Identity: []string{"id", "description", "type", "status"}}
-	Alerts    = Shape{Identity: []string{"id", "error", "name", "displayName", "state"}}
+	Pipes     = Shape{Identity: []string{"id", "name", "state", "since", "sourceKind"}}
+	Endpoints = Shape{Identity: []string{"id", "description", "type", "status", "since"}}
+	Alerts    = Shape{Identity: []string{"id", "error", "name", "displayName", "state", "since"}}
 )
 
 // Slimmer slims items of one type. It reads the typed item through a plan

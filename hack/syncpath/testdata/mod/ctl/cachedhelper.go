@@ -1,0 +1,3 @@
+package ctl
+
+func fromCache() int { return 1 }

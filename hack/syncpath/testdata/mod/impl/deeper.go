@@ -1,0 +1,3 @@
+package impl
+
+func deeper() int { return 2 }

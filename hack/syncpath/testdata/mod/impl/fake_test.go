@@ -1,0 +1,5 @@
+package impl
+
+type fake struct{}
+
+func (fake) Get() int { return 0 }

@@ -1,0 +1,4 @@
+package impl
+
+// Do is called directly from ctl.
+func Do() {}
