@@ -42,9 +42,6 @@ func TestEnvtestFilesSayEnvtest(t *testing.T) {
 		envtest := envtestFiles(t, files)
 		for _, path := range files {
 			named := strings.HasSuffix(path, "_envtest_test.go")
-			if rel, _ := filepath.Rel(filepath.Join("..", ".."), path); envtest[path] && !named && pendingEnvtestNames[filepath.ToSlash(rel)] {
-				continue
-			}
 			if envtest[path] && !named {
 				t.Errorf("%s starts a control plane: name it *_envtest_test.go", path)
 			}
@@ -54,12 +51,6 @@ func TestEnvtestFilesSayEnvtest(t *testing.T) {
 		}
 		checkEnvtestFilesNameTheirSource(t, dir, files)
 	}
-}
-
-// pendingEnvtestNames are envtest files another branch is still working
-// on, to be renamed *_envtest_test.go by it; an entry goes once it is.
-var pendingEnvtestNames = map[string]bool{
-	"internal/controller/changes_test.go": true, // issue 40: changes_envtest_test.go
 }
 
 // checkEnvtestFilesNameTheirSource: an envtest file's name starts with the
