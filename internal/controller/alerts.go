@@ -25,7 +25,7 @@ func alertsPart() part {
 		inUse:     func(w *swv1.ServiceWatch) bool { return alerts.InUse(&w.Spec) },
 		read:      readAlerts,
 		count:     func(s *swv1.ServiceWatchStatus) int32 { return s.Summary.Alerts },
-		list: statusList{
+		list: &statusList{
 			field:    "alerts",
 			keepRank: 1, // the alerts the user named, then those a selector matched
 			sizes:    func(s *swv1.ServiceWatchStatus) []int { return bound.Charges(s.Alerts) },

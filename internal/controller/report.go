@@ -163,7 +163,9 @@ func (r *ServiceWatchReconciler) emit(ctx context.Context, watch *swv1.ServiceWa
 func recordSync(m *syncmetrics.Metrics, watch *swv1.ServiceWatch, parts []part) {
 	key := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Name}
 	for _, p := range parts {
-		m.RecordItems(key, p.name, p.count(&watch.Status))
+		if p.count != nil {
+			m.RecordItems(key, p.name, p.count(&watch.Status))
+		}
 		if !p.inUse(watch) {
 			continue
 		}

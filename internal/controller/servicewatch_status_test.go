@@ -364,7 +364,7 @@ func TestKeepOthersConditions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := testWatch()
 			w.Status.Conditions = tt.built
-			keepOthersConditions(w, tt.base)
+			keepOthersConditions(w, tt.base, syncParts())
 			if !equality.Semantic.DeepEqual(w.Status.Conditions, tt.want) {
 				t.Errorf("got %+v\nwant %+v", w.Status.Conditions, tt.want)
 			}
