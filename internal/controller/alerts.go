@@ -116,7 +116,7 @@ func listKeepBytes(in *syncScope) int { return 2 * max(in.keepBytes, 64<<10) }
 // needKeptFor is how long a watch's need of its list is remembered
 // without a sync: two intervals, so that it is there for the read of the
 // watch's next round, and gone soon after the watch is.
-func needKeptFor(w *swv1.ServiceWatch) time.Duration { return 2*interval(w) + time.Minute }
+func needKeptFor(w *swv1.ServiceWatch) time.Duration { return 2*w.Spec.SyncInterval() + time.Minute }
 
 // readUnread reads on their own the IDs the list read but did not keep
 // (named after it was read), a few at a time; waiting says one of them
@@ -201,7 +201,7 @@ func admitPage(ctx context.Context, in *syncScope, api string, key readKey, page
 	if !page.ask && !in.unreserved[key] && page.at <= max(1, in.reservedPages) {
 		return nil
 	}
-	every, left := interval(in.watch), untilDeadline(ctx)
+	every, left := in.watch.Spec.SyncInterval(), untilDeadline(ctx)
 	for waited := time.Duration(0); ; {
 		wait := in.budgets.Admit(api, key.url, key.credential, 1)
 		if wait <= 0 {

@@ -197,7 +197,7 @@ func statusMetricsOf(watch *swv1.ServiceWatch) statemetrics.Watch {
 		Namespace:  watch.Namespace,
 		Name:       watch.Name,
 		Conditions: s.Conditions,
-		Interval:   interval(watch),
+		Interval:   watch.Spec.SyncInterval(),
 		Pipes:      make([]statemetrics.Pipe, len(s.Pipes)),
 		Endpoints:  make([]statemetrics.Endpoint, len(s.ReversePrivateEndpoints)),
 	}

@@ -177,7 +177,9 @@ func (in *syncScope) alertSource() cloudapi.AlertSource {
 
 // listAge is how old a list another watch read may be for this sync to
 // reuse it (alerts.ListAge).
-func listAge(in *syncScope) time.Duration { return alerts.ListAge(interval(in.watch), in.fresh) }
+func listAge(in *syncScope) time.Duration {
+	return alerts.ListAge(in.watch.Spec.SyncInterval(), in.fresh)
+}
 
 // managementReads are the reads a sync makes of the management API.
 func (in *syncScope) managementReads() []readKey {

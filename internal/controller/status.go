@@ -392,7 +392,7 @@ func listsOf(parts []part) []statusList {
 // stretches the watch's interval, by how much and why; absent when the
 // interval is met.
 func setIntervalMetCondition(watch *swv1.ServiceWatch, allowed pacing.Allowance) {
-	every := interval(watch)
+	every := watch.Spec.SyncInterval()
 	share, stretched := allowed.Stretched(every)
 	if !stretched {
 		watch.DeleteCondition(swv1.ConditionIntervalMet)
