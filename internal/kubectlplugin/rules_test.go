@@ -30,6 +30,7 @@ func synced() *serviceWatch {
 	w.Status.ObservedGeneration = 3
 	w.Status.LastSyncTime = at(-2 * time.Minute)
 	w.Status.Conditions = []metav1.Condition{cond(conditionReady, metav1.ConditionTrue, "Synced", "Synced 2 pipes")}
+	w.Status.Conditions[0].ObservedGeneration = w.Generation
 	return w
 }
 

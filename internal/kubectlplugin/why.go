@@ -144,7 +144,7 @@ func nextSync(w *serviceWatch, now time.Time) string {
 		line += "; later while the rate budget is stretched (see Budget)"
 	case conditionIs(w, conditionStalled, metav1.ConditionTrue):
 		line += "; at once when you fix what Stalled says"
-	case !conditionIs(w, conditionReady, metav1.ConditionTrue):
+	case !w.IsReady():
 		line += "; a failed part is retried sooner, with backoff"
 	}
 	return line
