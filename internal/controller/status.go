@@ -393,13 +393,22 @@ func listsOf(parts []part) []statusList {
 // interval is met.
 func setIntervalMetCondition(watch *swv1.ServiceWatch, allowed pacing.Allowance) {
 	every := watch.Spec.SyncInterval()
-	share, stretched := allowed.Stretched(every)
-	if !stretched {
+	if !allowed.Stretched(every) {
 		watch.DeleteCondition(swv1.ConditionIntervalMet)
 		return
 	}
 	setCondition(watch, metav1.Condition{Type: swv1.ConditionIntervalMet, Status: metav1.ConditionFalse, Reason: swv1.ReasonBudgetExceeded,
-		Message: fmt.Sprintf("syncing every %s instead of every %s: %s; data is as fresh as the budget allows", allowed.Every, every, share)})
+		Message: intervalMetMessage(every, allowed)})
+}
+
+// intervalMetMessage says how often a stretched watch syncs instead of every,
+// and why: its namespace's share of the key and what the namespace's watches
+// need. Calls are counted per minute, whatever the key's window: one unit
+// for every API (the management key's 10 per 10 s, the alert token's 100 per
+// minute) and whole numbers for the usual shares.
+func intervalMetMessage(every time.Duration, allowed pacing.Allowance) string {
+	return fmt.Sprintf("syncing every %s instead of every %s: this namespace's share of the key is %.1f calls/min; its watches need %.1f; data is as fresh as the budget allows",
+		allowed.Every, every, allowed.Share.Share*60, allowed.Share.Need*60)
 }
 
 // joinAnd joins words as "a, b and c".

@@ -2,7 +2,6 @@ package tenancy_test
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/servicewatch/servicewatch/internal/tenancy"
@@ -106,15 +105,5 @@ func TestValidate(t *testing.T) {
 		if err := tenancy.ValidateReserve(bad); err == nil {
 			t.Errorf("ValidateReserve(%v) accepted", bad)
 		}
-	}
-}
-
-func TestMessage(t *testing.T) {
-	got := tenancy.ShareMessage(tenancy.Share{Share: 0.33, Need: 0.6})
-	if want := "this namespace's share of the key is 19.8 calls/min; its watches need 36.0"; got != want {
-		t.Errorf("ShareMessage = %q, want %q", got, want)
-	}
-	if strings.Contains(got, "NaN") {
-		t.Error(got)
 	}
 }
