@@ -14,7 +14,6 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi/slim"
 	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
 	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
-	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 func alertsPart() part {
@@ -193,7 +192,7 @@ type listPage struct {
 // admitPage asks the budget for the call of page, unless the sync's
 // admission reserved it (see admission.reservedPages; the first page, when
 // the sync reserved the list read at all). A short wait for room it waits
-// out (pacing.MayWaitForPage): the pages of a list make one read, and a
+// out (alerts.MayWaitForPage): the pages of a list make one read, and a
 // read left to the next sync would begin again from its first page, and
 // never end while the key is busy. A longer wait, or the sync's context
 // ending, is the refusal (a deferral: the alerts keep their last list).
@@ -208,7 +207,7 @@ func admitPage(ctx context.Context, in *syncScope, api string, key readKey, page
 			return nil
 		}
 		refusal := &budgetRefusalError{api: api, wait: wait, page: page.at, pages: page.of}
-		if !pacing.MayWaitForPage(waited, wait, every, left) || sleep(ctx, wait) != nil {
+		if !alerts.MayWaitForPage(waited, wait, every, left) || sleep(ctx, wait) != nil {
 			return refusal
 		}
 		waited += wait

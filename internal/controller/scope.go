@@ -128,7 +128,7 @@ type admission struct {
 	unreserved map[readKey]bool
 	// reservedPages are the pages of its alert list the sync reserved
 	// with its other calls (0: its first, if the list read is reserved;
-	// see pacing.ListPages); the pages past them ask the budget as the
+	// see alerts.ListPages); the pages past them ask the budget as the
 	// read reaches them (admitPage).
 	reservedPages int
 	// alertBatch are the alerts this sync fetches when the token's budget

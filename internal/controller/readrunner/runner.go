@@ -84,9 +84,9 @@ const queued = 1024
 // New returns a runner whose reads take slots within limits and last at
 // most timeout; now stamps them, and slotWait learns how long each read
 // waited for each slot.
-func New[K comparable, R any](limits pacing.SlotLimits, timeout time.Duration, now func() time.Time, slotWait func(pacing.Level, time.Duration)) *Runner[K, R] {
+func New[K comparable, R any](limits SlotLimits, timeout time.Duration, now func() time.Time, slotWait func(pacing.Level, time.Duration)) *Runner[K, R] {
 	return &Runner[K, R]{
-		pool:     &pool{slots: pacing.NewSlots(limits), slotWait: slotWait, now: now},
+		pool:     &pool{slots: newSlotQueue(limits), slotWait: slotWait, now: now},
 		timeout:  timeout,
 		requests: make(chan queuedRead[K, R], queued),
 		wake:     make(chan event.TypedGenericEvent[K], queued),
@@ -198,7 +198,7 @@ func (r *Runner[K, R]) run(ctx context.Context, req queuedRead[K, R]) {
 		res.EndedAt = r.pool.now()
 		r.finish(ctx, req.Key, in, res)
 	}()
-	slots := r.pool.forRead(pacing.SlotAsk{Tenant: req.Tenant, Level: req.Level})
+	slots := r.pool.forRead(SlotAsk{Tenant: req.Tenant, Level: req.Level})
 	res.StartedAt = r.pool.now()
 	result := req.Read(readCtx, slots)
 	if readCtx.Err() != nil && !slots.wasGranted() {

@@ -12,14 +12,14 @@ import (
 
 // pool is what the slots of every read share.
 type pool struct {
-	slots *pacing.Slots
+	slots *slotQueue
 	// slotWait learns how long each read waited for each of its slots.
 	slotWait func(pacing.Level, time.Duration)
 	now      func() time.Time
 }
 
 // forRead returns the slots of one read, which asks as ask.
-func (p *pool) forRead(ask pacing.SlotAsk) *Slots {
+func (p *pool) forRead(ask SlotAsk) *Slots {
 	return &Slots{pool: p, ask: ask, hosts: map[string]*hostHold{}}
 }
 
@@ -32,7 +32,7 @@ func (p *pool) forRead(ask pacing.SlotAsk) *Slots {
 type Slots struct {
 	pool *pool
 	// ask is the read's tenant and level; the host is each call's.
-	ask pacing.SlotAsk
+	ask SlotAsk
 
 	mu      sync.Mutex
 	hosts   map[string]*hostHold
