@@ -21,10 +21,7 @@ func TestEveryPipeSourceMemberIsAKnownKind(t *testing.T) {
 		f := typ.Field(i)
 		src := &PipeSource{}
 		reflect.ValueOf(src).Elem().Field(i).Set(reflect.New(f.Type.Elem()))
-		raw, err := json.Marshal(src)
-		if err != nil {
-			t.Fatal(err)
-		}
+		raw, _ := json.Marshal(src) // a struct of pointers to structs: no error
 		var members map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &members); err != nil {
 			t.Fatal(err)

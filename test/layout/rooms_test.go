@@ -72,11 +72,12 @@ func TestAPackageOneRoomImportsLivesUnderIt(t *testing.T) {
 			}
 		}
 		_, excepted := roomExceptions[pkg]
+		oneOther := len(rooms) == 1 && rooms[0] != roomOf(pkg)
 		switch {
-		case len(rooms) == 1 && rooms[0] != roomOf(pkg) && !excepted:
+		case oneOther && !excepted:
 			t.Errorf("%s is imported by one room only, %s (%s): move it under %s, or list it in roomExceptions with a reason",
 				pkg, rooms[0], strings.Join(by, ", "), rooms[0])
-		case excepted && !(len(rooms) == 1 && rooms[0] != roomOf(pkg)):
+		case excepted && !oneOther:
 			t.Errorf("%s is listed in roomExceptions but follows the rule (imported by %v): drop the exception", pkg, rooms)
 		}
 	}
