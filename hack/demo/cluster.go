@@ -113,9 +113,9 @@ func (cp *controlPlane) createSamples(ctx context.Context, p paths, namespace st
 		return nil, err
 	}
 	values := map[string]string{
-		"keyId":     data.ManagementKey.KeyID,
-		"keySecret": data.ManagementKey.KeySecret,
-		"token":     data.AlertToken,
+		swv1.KeyIDKey:     data.ManagementKey.KeyID,
+		swv1.KeySecretKey: data.ManagementKey.KeySecret,
+		swv1.TokenKey:     data.AlertToken,
 	}
 	for i := range secrets {
 		s := &secrets[i]

@@ -112,12 +112,12 @@ func alertLabel(a map[string]any) string {
 }
 
 // sourceKinds names the source members of a pipe as the operator does: the
-// kinds it knows in its order, then the others in the order sent (the fake
-// cloud sends the members of an object sorted by name); null members are
-// absent.
+// kinds it knows (swv1.PipeSourceKinds, the API type's members) in their
+// order, then the others in the order sent (the fake cloud sends the members
+// of an object sorted by name); null members are absent.
 func sourceKinds(pipe map[string]any) string {
 	src, _ := pipe["source"].(map[string]any)
-	known := []string{"kafka", "objectStorage", "kinesis", "postgres", "pubsub", "mysql", "bigquery", "mongodb"}
+	known := swv1.PipeSourceKinds()
 	var kinds []string
 	for _, k := range known {
 		if src[k] != nil {

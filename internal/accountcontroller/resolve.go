@@ -275,13 +275,6 @@ func (a *Accounts) forget(account string) {
 	delete(a.shares, account)
 }
 
-// The keys the Secrets of credentials must have.
-const (
-	KeyIDKey     = "keyId"
-	KeySecretKey = "keySecret"
-	TokenKey     = "token"
-)
-
 // The kinds of credential a Secret holds (Source.Kind).
 const (
 	ManagementKind = "management"
@@ -368,12 +361,12 @@ func ownSource(watch *swv1.ServiceWatch, alert bool, fallbacks Fallbacks) Source
 		spec := ptr.Deref(watch.Spec.AlertAPI, swv1.AlertAPISpec{})
 		return Source{API: "alert API", Kind: AlertKind, URL: firstNonEmpty(spec.URL, fallbacks.AlertURL), SpecURL: spec.URL,
 			Field: "spec.alertApi.url", Flag: "--alert-api-url",
-			Secret: types.NamespacedName{Namespace: watch.Namespace, Name: spec.SecretRef.Name}, Keys: []string{TokenKey}}
+			Secret: types.NamespacedName{Namespace: watch.Namespace, Name: spec.SecretRef.Name}, Keys: []string{swv1.TokenKey}}
 	}
 	spec := watch.Spec.ManagementAPI
 	return Source{API: "management API", Kind: ManagementKind, URL: firstNonEmpty(spec.URL, fallbacks.ManagementURL), SpecURL: spec.URL,
 		Field: "spec.managementApi.url", Flag: "--management-api-url",
-		Secret: types.NamespacedName{Namespace: watch.Namespace, Name: spec.SecretRef.Name}, Keys: []string{KeyIDKey, KeySecretKey}}
+		Secret: types.NamespacedName{Namespace: watch.Namespace, Name: spec.SecretRef.Name}, Keys: []string{swv1.KeyIDKey, swv1.KeySecretKey}}
 }
 
 // Read tells the account, if the credential is one's management key, the

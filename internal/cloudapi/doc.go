@@ -132,7 +132,7 @@
 // names it), and reads both shapes of the alert API (see swv1.AlertStatus).
 //
 // A list response is decoded as it streams in, one item at a time, and what
-// is kept (lenient.Keeper) is bounded by ListOptions.KeepBytes: the longest prefix of the
+// is kept (slim.Keeper) is bounded by ListOptions.KeepBytes: the longest prefix of the
 // items, ordered by id after those that need attention, that fits (cut to
 // their identities if need be). Duplicated ids are kept once, the
 // occurrence whose encoding sorts first winning, so that the order of a

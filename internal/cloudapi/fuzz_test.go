@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
 	"github.com/servicewatch/servicewatch/internal/cloudapi/redact"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/slim"
 )
 
 // The seed corpus is committed under testdata/fuzz/<FuzzName>; f.Add seeds
@@ -65,8 +65,8 @@ func checkKeepsPrefix[T any](t *testing.T, body []byte, all []T, decode listDeco
 			t.Fatalf("KeepBytes %d: %v", budget, err)
 		}
 		n, used := 0, 0
-		for n < len(sizes) && used+max(sizes[n], lenient.MinItemCharge) <= budget {
-			used += max(sizes[n], lenient.MinItemCharge)
+		for n < len(sizes) && used+max(sizes[n], slim.MinItemCharge) <= budget {
+			used += max(sizes[n], slim.MinItemCharge)
 			n++
 		}
 		if len(got.Items) < n || got.Total != len(all) {
@@ -86,7 +86,7 @@ func checkSlimmedPrefix[T any](t *testing.T, budget int, kept, all []T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		used += max(len(b)+1, lenient.MinItemCharge)
+		used += max(len(b)+1, slim.MinItemCharge)
 		if !reflect.DeepEqual(kept[i], all[i]) && !bytes.Contains(b, []byte(`"omitted":{`)) {
 			t.Fatalf("KeepBytes %d: item %d changed without an omitted record: %s", budget, i, b)
 		}

@@ -5,15 +5,15 @@ import (
 	"testing"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/slim"
 )
 
 // A list of empty objects is cut by count, not only by bytes: each item
-// counts at least lenient.MinItemCharge against the budget, so status never holds a
+// counts at least slim.MinItemCharge against the budget, so status never holds a
 // quarter of a million empty pipes.
 func TestTinyItemsCountTheLeastCharge(t *testing.T) {
 	items := strings.Repeat(`{},`, 999) + `{}`
-	l, err := decodeBytes(decodePipes, []byte(`{"status":200,"result":[`+items+`]}`), ListOptions[swv1.Pipe]{KeepBytes: 10 * lenient.MinItemCharge})
+	l, err := decodeBytes(decodePipes, []byte(`{"status":200,"result":[`+items+`]}`), ListOptions[swv1.Pipe]{KeepBytes: 10 * slim.MinItemCharge})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, ran
 	opts := in.opts
 	slimmer := slim.New[T](shape).WithWork(in.work.Charge)
 	env := &envelopeReader[T]{dec: dec, httpStatus: httpStatus, read: read, work: in.work,
-		strict: lenient.NewStrictFor(in.scrub, in.work), keep: lenient.NewKeeper(idOf, opts.KeepBytes, opts.Charge, opts.Each).
+		strict: lenient.NewStrictFor(in.scrub, in.work), keep: slim.NewKeeper(idOf, opts.KeepBytes, opts.Charge, opts.Each).
 			WithRank(rank).WithReplace(opts.Replace).WithSlim(slimmer.Item, in.work).WithIdentities(slimmer.BareCharge, slimmer.IdentityCharge, slimmer.Identity)}
 	err := lenient.ReadObject(dec, env.member)
 	if err == nil {
@@ -125,7 +125,7 @@ type envelopeReader[T any] struct {
 	read       itemRead[T]
 	strict     *lenient.Strict
 	work       *lenient.Work
-	keep       *lenient.Keeper[T]
+	keep       *slim.Keeper[T]
 	// item is where each item is read: the keeper and Each retain none.
 	item T
 	// position counts the items of result, for naming those without an id.

@@ -69,7 +69,7 @@ type List[T any] struct {
 	// ListOptions.KeepBytes, the items that need attention (a failing state,
 	// see the API types' NeedsAttention) are kept first, then the others in
 	// id order, slimmed and cut to their identities before any is left out
-	// (see lenient.Keeper); what is kept is still ordered by id. The same items in
+	// (see slim.Keeper); what is kept is still ordered by id. The same items in
 	// another order give the same Items: a cloud that shuffles its answer
 	// does not change the status.
 	//

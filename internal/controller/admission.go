@@ -156,7 +156,7 @@ func (r *ServiceWatchReconciler) toReserve(in *syncScope, reads []readKey, unres
 
 // pagesToReserve are the pages of the watch's alert list that its sync
 // reserves with its other calls: as many as the last read of the list took,
-// as fit in a batch of size (see pacing.ListPages); 0 when the sync reads
+// as fit in a batch of size (see alerts.ListPages); 0 when the sync reads
 // no list or another watch's read answers it. Reserved together, a list of
 // several pages is read whole in one sync, the pacer starting it when the
 // key has room for all of them.
@@ -165,7 +165,7 @@ func (r *ServiceWatchReconciler) pagesToReserve(in *syncScope, unreserved map[re
 	if !in.alertsByList || unreserved[key] {
 		return 0
 	}
-	return pacing.ListPages(r.listPages.Of(key), 0, size)
+	return alerts.ListPages(r.listPages.Of(key), 0, size)
 }
 
 // expect tells the shared reads that the reads of reads the sync reserved

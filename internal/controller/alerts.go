@@ -17,7 +17,6 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi/slim"
 	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
 	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
-	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 func alertsPart() part {
@@ -28,7 +27,7 @@ func alertsPart() part {
 		inUse:     func(w *swv1.ServiceWatch) bool { return alerts.InUse(&w.Spec) },
 		read:      readAlerts,
 		count:     func(s *swv1.ServiceWatchStatus) int32 { return s.Summary.Alerts },
-		list: statusList{
+		list: &statusList{
 			field:    "alerts",
 			keepRank: 1, // the alerts the user named, then those a selector matched
 			sizes:    func(s *swv1.ServiceWatchStatus) []int { return bound.Charges(s.Alerts) },
@@ -133,7 +132,7 @@ func listKeepBytes(in *syncScope) int { return 2 * max(in.keepBytes, 64<<10) }
 // needKeptFor is how long a watch's need of its list is remembered
 // without a sync: two intervals, so that it is there for the read of the
 // watch's next round, and gone soon after the watch is.
-func needKeptFor(w *swv1.ServiceWatch) time.Duration { return 2*interval(w) + time.Minute }
+func needKeptFor(w *swv1.ServiceWatch) time.Duration { return 2*w.Spec.SyncInterval() + time.Minute }
 
 // readUnread reads on their own the IDs the list read but did not keep
 // (named after it was read), a few at a time; waiting says one of them
@@ -210,7 +209,7 @@ type listPage struct {
 // admitPage asks the budget for the call of page, unless the sync's
 // admission reserved it (see admission.reservedPages; the first page, when
 // the sync reserved the list read at all). A short wait for room it waits
-// out (pacing.MayWaitForPage): the pages of a list make one read, and a
+// out (alerts.MayWaitForPage): the pages of a list make one read, and a
 // read left to the next sync would begin again from its first page, and
 // never end while the key is busy. A longer wait, or the sync's context
 // ending, is the refusal (a deferral: the alerts keep their last list).
@@ -218,14 +217,14 @@ func admitPage(ctx context.Context, in *syncScope, api string, key readKey, page
 	if !page.ask && !in.unreserved[key] && page.at <= max(1, in.reservedPages) {
 		return nil
 	}
-	every, left := interval(in.watch), untilDeadline(ctx)
+	every, left := in.watch.Spec.SyncInterval(), untilDeadline(ctx)
 	for waited := time.Duration(0); ; {
 		wait := in.budgets.Admit(api, key.url, key.credential, 1)
 		if wait <= 0 {
 			return nil
 		}
 		refusal := &budgetRefusalError{api: api, wait: wait, page: page.at, pages: page.of}
-		if !pacing.MayWaitForPage(waited, wait, every, left) || sleep(ctx, wait) != nil {
+		if !alerts.MayWaitForPage(waited, wait, every, left) || sleep(ctx, wait) != nil {
 			return refusal
 		}
 		waited += wait

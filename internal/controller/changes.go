@@ -106,7 +106,7 @@ func trackItems(watch *swv1.ServiceWatch, parts []part, baseline [][]changes.Ite
 	}
 	who := changes.Watch{Namespace: watch.Namespace, Name: watch.Name, UID: watch.UID}
 	for i, p := range parts {
-		if results[i].apply == nil {
+		if results[i].apply == nil || p.track.items == nil { // it did not read, or is not a list
 			continue
 		}
 		read := unionByID(p.track.items(&watch.Status), results[i].seen)
@@ -150,7 +150,7 @@ func leftOutRoom(limit, items int) int {
 func leftOutRecord(watch *swv1.ServiceWatch, parts []part, results []partResult, t tracking, old changes.LeftOut, room int) []string {
 	var kept []changes.Kind
 	for i, p := range parts {
-		if results[i].apply == nil {
+		if results[i].apply == nil && p.track.items != nil {
 			kept = append(kept, p.track.kind)
 		}
 	}

@@ -45,7 +45,7 @@ type Budgets interface {
 // (phaseBook), so the reads of a group start within the jitter (at most 1 s)
 // plus the time the workers take to reach each of them: 3 s covers that.
 // It stays under backoffBase, so the retry after a transient failure always
-// calls again, and at a tenth of the shortest interval (minInterval), so a
+// calls again, and at a tenth of the shortest interval (swv1.MinInterval), so a
 // shared result is never much older than a watch's own read would have been.
 const sharedFreshness = 3 * time.Second
 

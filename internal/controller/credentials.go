@@ -112,7 +112,7 @@ func (r *ServiceWatchReconciler) managementAccess(ctx context.Context, watch *sw
 
 func (r *ServiceWatchReconciler) readManagementAccess(ctx context.Context, c apiCredential) managementAccess {
 	data, remember := r.readCredential(ctx, c)
-	m := newManagementAccess(c.URL, cloudapi.NewBasicCredentials(data[accountcontroller.KeyIDKey], data[accountcontroller.KeySecretKey]))
+	m := newManagementAccess(c.URL, cloudapi.NewBasicCredentials(data[swv1.KeyIDKey], data[swv1.KeySecretKey]))
 	remember(&m.apiAccess)
 	return m
 }
@@ -141,7 +141,7 @@ func knownOrRead[A any](ctx context.Context, r *ServiceWatchReconciler, c apiCre
 
 func (r *ServiceWatchReconciler) readAlertAccess(ctx context.Context, c apiCredential) alertAccess {
 	data, remember := r.readCredential(ctx, c)
-	a := newAlertAccess(c.URL, cloudapi.NewBearerToken(data[accountcontroller.TokenKey]))
+	a := newAlertAccess(c.URL, cloudapi.NewBearerToken(data[swv1.TokenKey]))
 	remember(&a.apiAccess)
 	return a
 }

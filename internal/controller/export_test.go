@@ -39,7 +39,7 @@ func (r *ServiceWatchReconciler) StartSync(ctx context.Context, watch *swv1.Serv
 // writes when its read ends, and returns what the reconcile returns.
 func (r *ServiceWatchReconciler) WriteInterruptedSync(ctx context.Context, watch *swv1.ServiceWatch) ctrl.Result {
 	s := r.newScope(ctx, watch)
-	s.allowed.Every = interval(watch)
+	s.allowed.Every = watch.Spec.SyncInterval()
 	s.ended(nil, time.Time{}, time.Time{})
 	return r.write(ctx, watch, s.p, s)
 }

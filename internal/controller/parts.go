@@ -21,7 +21,9 @@ import (
 // part is one independent piece of a sync. Everything that differs between
 // the pipes, the reverse private endpoints and the alerts is declared here,
 // once; reading the cloud, applying results to status, the Ready and Stalled
-// summary, events, the schedule and metrics all walk syncParts.
+// summary, the conditions the controller owns (ownsCondition), events, the
+// schedule and metrics all walk syncParts. A part need not be a list: one
+// whose result is one value leaves count and list nil.
 type part struct {
 	// name labels the part in metrics.
 	name string
@@ -36,12 +38,15 @@ type part struct {
 	// read calls the cloud. It never returns an error: a failure is part of
 	// the result, classified where it arose.
 	read func(ctx context.Context, cloud Cloud, in *syncScope) partResult
-	// count is the number of items the status's summary reports.
+	// count is the number of items the status's summary reports; nil for
+	// a part that is not a list (Ready's message and the item metrics
+	// leave it out).
 	count func(status *swv1.ServiceWatchStatus) int32
-	// list is the part's list in status, for truncation.
-	list statusList
+	// list is the part's list in status, for truncation; nil for a part
+	// that is not a list: what it writes is never cut.
+	list *statusList
 	// track follows the states of the list's items (their since, and
-	// their changes).
+	// their changes); nil with list.
 	track tracked
 }
 
@@ -113,7 +118,7 @@ func pipesPart() part {
 		inUse:     always,
 		read:      readPipes,
 		count:     func(s *swv1.ServiceWatchStatus) int32 { return s.Summary.Pipes },
-		list: statusList{
+		list: &statusList{
 			field:    "pipes",
 			keepRank: 2, // pipes are many: cut first
 			sizes:    func(s *swv1.ServiceWatchStatus) []int { return bound.Charges(s.Pipes) },
@@ -258,7 +263,7 @@ func endpointsPart() part {
 		inUse:     always,
 		read:      readEndpoints,
 		count:     func(s *swv1.ServiceWatchStatus) int32 { return s.Summary.ReversePrivateEndpoints },
-		list: statusList{
+		list: &statusList{
 			field:    "reversePrivateEndpoints",
 			keepRank: 0, // endpoints are few and pipes reference them: kept first
 			sizes:    func(s *swv1.ServiceWatchStatus) []int { return bound.Charges(s.ReversePrivateEndpoints) },

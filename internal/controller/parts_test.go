@@ -3,15 +3,19 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
@@ -177,4 +181,55 @@ func TestAssess(t *testing.T) {
 			t.Errorf("%s: assess = %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
+}
+
+// A part whose result is one value, not a list, fits the part table: from
+// its table entry alone its condition is owned (another writer's copy of it
+// does not survive the write), what it read is written into the status, and
+// Ready, StatusTruncated and the item metrics, which count lists, leave it
+// out, all without a panic; with the lists cut to the limit as well.
+func TestAPartThatIsNotAListFitsTheTable(t *testing.T) {
+	const serviceState = "ServiceStateSynced" // a test-only part's condition
+	oneValue := part{name: "service_state", condition: serviceState, noun: "service state", inUse: always,
+		read: func(context.Context, Cloud, *syncScope) partResult {
+			// The part's one value; the test borrows alertsReadBy as its
+			// field, the API having no field of a service's state.
+			return partResult{message: "the service is running", apply: func(s *swv1.ServiceWatchStatus) { s.AlertsReadBy = "running" }}
+		}}
+	parts := append(syncParts(), oneValue)
+	if ownsCondition(syncParts(), serviceState) || !ownsCondition(parts, serviceState) {
+		t.Fatalf("the condition %s is owned by the table without its part, or not with it: want owned exactly when its part is in the table", serviceState)
+	}
+
+	w := testWatch()
+	theirs := metav1.Condition{Type: serviceState, Status: metav1.ConditionFalse, Reason: "Tampered", Message: "not the controller's"}
+	reviewed := metav1.Condition{Type: "example.com/Reviewed", Status: metav1.ConditionTrue, Reason: "Approved"}
+	w.Status.Conditions = []metav1.Condition{theirs, reviewed}
+	base := slices.Clone(w.Status.Conditions)
+	results := []partResult{pipesOK(mediumPipes(40)...), endpointsOK(1), alertsFetched(nil), oneValue.read(context.Background(), nil, nil)}
+	const limit = 32 << 10 // cuts the pipes
+	buildStatus(w, statusChange{synced: &syncScope{parts: parts, results: results, outcome: assess(results), allowed: pacing.Allowance{Every: time.Minute}}}, limit)
+	keepOthersConditions(w, base, parts)
+
+	if got := w.Condition(serviceState); got == nil || got.Status != metav1.ConditionTrue || got.Reason != swv1.ReasonSynced || got.Message != "the service is running" {
+		t.Errorf("the one-value part's condition is %+v, want True, Synced, its message (the controller's, not another writer's)", got)
+	}
+	if w.Status.AlertsReadBy != "running" {
+		t.Errorf("the one-value part's value is %q in status, want it written", w.Status.AlertsReadBy)
+	}
+	if c := w.Condition(reviewed.Type); c == nil || c.Reason != reviewed.Reason {
+		t.Errorf("another writer's condition is %+v, want it kept", c)
+	}
+	if want := "Synced 40 pipes, 1 reverse private endpoints and 0 alerts"; !w.IsReady() || w.Condition(swv1.ConditionReady).Message != want {
+		t.Errorf("Ready is %+v, want True, Synced: %s", w.Condition(swv1.ConditionReady), want)
+	}
+	truncated := w.Condition(swv1.ConditionStatusTruncated)
+	if want := "status lists 40 of 40 pipes, 1 of 1 reverse private endpoints and 0 of 0 alerts ("; truncated == nil || !strings.HasPrefix(truncated.Message, want) {
+		t.Errorf("with the pipes over the limit, StatusTruncated is %+v, want it to begin %q: the lists, cut, and nothing of the one-value part", truncated, want)
+	}
+	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordSync(metrics, w, parts)
 }

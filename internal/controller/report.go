@@ -163,7 +163,9 @@ func (r *ServiceWatchReconciler) emit(ctx context.Context, watch *swv1.ServiceWa
 func recordSync(m *syncmetrics.Metrics, watch *swv1.ServiceWatch, parts []part) {
 	key := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Name}
 	for _, p := range parts {
-		m.RecordItems(key, p.name, p.count(&watch.Status))
+		if p.count != nil {
+			m.RecordItems(key, p.name, p.count(&watch.Status))
+		}
 		if !p.inUse(watch) {
 			continue
 		}
@@ -195,7 +197,7 @@ func statusMetricsOf(watch *swv1.ServiceWatch) statemetrics.Watch {
 		Namespace:  watch.Namespace,
 		Name:       watch.Name,
 		Conditions: s.Conditions,
-		Interval:   interval(watch),
+		Interval:   watch.Spec.SyncInterval(),
 		Pipes:      make([]statemetrics.Pipe, len(s.Pipes)),
 		Endpoints:  make([]statemetrics.Endpoint, len(s.ReversePrivateEndpoints)),
 	}

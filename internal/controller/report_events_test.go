@@ -44,7 +44,7 @@ func TestEventsFor(t *testing.T) {
 			case tt.suspend:
 				markSuspended(w)
 			case tt.after == nil:
-				setIntervalMetCondition(w, pacing.Allowance{Every: 2 * interval(w)})
+				setIntervalMetCondition(w, pacing.Allowance{Every: 2 * w.Spec.SyncInterval()})
 			default:
 				applyResults(w, parts, tt.after, DefaultStatusSizeLimit)
 			}

@@ -26,7 +26,7 @@ func TestStateMetricsOf(t *testing.T) {
 		watch: swv1.ServiceWatch{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "data", Name: "new"},
 		},
-		want: statemetrics.Watch{Namespace: "data", Name: "new", Interval: defaultInterval,
+		want: statemetrics.Watch{Namespace: "data", Name: "new", Interval: swv1.DefaultInterval,
 			Pipes: []statemetrics.Pipe{}, Endpoints: []statemetrics.Endpoint{}, Alerts: []statemetrics.Alert{}},
 	}, {
 		name: "items with missing fields, and an alert whose fetch failed",
@@ -71,7 +71,7 @@ func TestStateMetricsOf(t *testing.T) {
 				{ID: "a2", Silenced: &swv1.AlertSilence{Until: ptr.To("whenever")}, ExecutionErrors: []swv1.AlertExecutionError{}},
 			}},
 		},
-		want: statemetrics.Watch{Namespace: "data", Name: "prod", Interval: defaultInterval,
+		want: statemetrics.Watch{Namespace: "data", Name: "prod", Interval: swv1.DefaultInterval,
 			Pipes: []statemetrics.Pipe{}, Endpoints: []statemetrics.Endpoint{},
 			Alerts: []statemetrics.Alert{
 				{ID: "a1", State: "ALERT", Silenced: true, SilencedUntil: time.Date(2026, 3, 2, 18, 0, 0, 0, time.UTC),

@@ -133,7 +133,7 @@ type admission struct {
 	unreserved map[readKey]bool
 	// reservedPages are the pages of its alert list the sync reserved
 	// with its other calls (0: its first, if the list read is reserved;
-	// see pacing.ListPages); the pages past them ask the budget as the
+	// see alerts.ListPages); the pages past them ask the budget as the
 	// read reaches them (admitPage).
 	reservedPages int
 	// alertBatch are the alerts this sync fetches when the token's budget
@@ -182,7 +182,9 @@ func (in *syncScope) alertSource() cloudapi.AlertSource {
 
 // listAge is how old a list another watch read may be for this sync to
 // reuse it (alerts.ListAge).
-func listAge(in *syncScope) time.Duration { return alerts.ListAge(interval(in.watch), in.fresh) }
+func listAge(in *syncScope) time.Duration {
+	return alerts.ListAge(in.watch.Spec.SyncInterval(), in.fresh)
+}
 
 // managementReads are the reads a sync makes of the management API.
 func (in *syncScope) managementReads() []readKey {

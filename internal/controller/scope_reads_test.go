@@ -47,7 +47,7 @@ func TestSlotWaitIsExportedByWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	f := newFetches(pacing.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Minute, clock.Now, m.ObserveSlotWait)
+	f := newFetches(readrunner.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Minute, clock.Now, m.ObserveSlotWait)
 	go func() { _ = f.Start(t.Context()) }()
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
 	unblock, holding := make(chan struct{}), make(chan struct{})
@@ -81,7 +81,7 @@ func TestSlotWaitIsExportedByWork(t *testing.T) {
 // cloud reached when the read panicked.
 func TestAnEndedReadIsTheSyncsRead(t *testing.T) {
 	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	r := &ServiceWatchReconciler{fetches: newFetches(pacing.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Minute, clock.Now, func(pacing.Level, time.Duration) {})}
+	r := &ServiceWatchReconciler{fetches: newFetches(readrunner.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Minute, clock.Now, func(pacing.Level, time.Duration) {})}
 	go func() { _ = r.fetches.Start(t.Context()) }()
 	key := types.NamespacedName{Namespace: "ns", Name: "w"}
 	for _, tt := range []struct {

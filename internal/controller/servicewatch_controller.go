@@ -294,7 +294,7 @@ func (r *ServiceWatchReconciler) defaults() {
 		r.digests = secretwatch.NewDigests[cloudapi.CredentialDigest]()
 	}
 	if r.fetches == nil {
-		r.fetches = newFetches(pacing.SlotLimits{All: r.Options.MaxConcurrentSyncs, PerHost: r.Options.MaxSyncsPerHost,
+		r.fetches = newFetches(readrunner.SlotLimits{All: r.Options.MaxConcurrentSyncs, PerHost: r.Options.MaxSyncsPerHost,
 			PerTenant: r.Options.MaxSyncsPerNamespace}, r.Options.SyncTimeout, r.clock.Now, r.Metrics.ObserveSlotWait)
 	}
 	if r.shared == nil {
@@ -552,7 +552,7 @@ func (r *ServiceWatchReconciler) tell(ctx context.Context, before, watch *swv1.S
 // fetches run the cloud reads of syncs in the background (readrunner): a
 // worker starts a read and moves on, and the read's end wakes the watch
 // again to write what was read. The calls of the reads are bounded per API
-// host, per namespace and in all (pacing.Slots): a sync holds a host's slot
+// host, per namespace and in all (slotQueue): a sync holds a host's slot
 // only while it calls that host, work a user asked for goes first, and the
 // namespaces that wait take turns.
 type fetches = readrunner.Runner[types.NamespacedName, fetched]
@@ -565,7 +565,7 @@ type fetched struct {
 	results []partResult
 }
 
-func newFetches(limits pacing.SlotLimits, timeout time.Duration, now func() time.Time, slotWait func(pacing.Level, time.Duration)) *fetches {
+func newFetches(limits readrunner.SlotLimits, timeout time.Duration, now func() time.Time, slotWait func(pacing.Level, time.Duration)) *fetches {
 	return readrunner.New[types.NamespacedName, fetched](limits, timeout, now, slotWait)
 }
 

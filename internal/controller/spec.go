@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 	"unicode"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -18,16 +17,6 @@ import (
 )
 
 // What the controller reads of a watch's spec and annotations, in one place.
-
-// Interval bounds.
-const (
-	minInterval     = 30 * time.Second
-	defaultInterval = 5 * time.Minute
-	// maxInterval is the CRD's bound on spec.interval, kept here too for
-	// objects that predate the rule: slots are computed in int64
-	// nanoseconds, which an interval near their range would overflow.
-	maxInterval = 24 * time.Hour
-)
 
 // paced is the watch as the pacer sees it, built from the watch in one
 // place (pacedOf) when a reconcile begins, so that every question put to the
@@ -42,7 +31,7 @@ func pacedOf(watch *swv1.ServiceWatch, secretVersions map[string]string, default
 	p := paced{
 		Key:       client.ObjectKeyFromObject(watch),
 		Trigger:   triggerOf(watch, secretVersions),
-		Every:     interval(watch),
+		Every:     watch.Spec.SyncInterval(),
 		Group:     readHash(watch, defaultURL),
 		NewSpec:   newSpec(watch),
 		Requested: requested(watch),
@@ -115,18 +104,6 @@ func requestedAt(watch *swv1.ServiceWatch) string {
 // it reads an alert list shared beyond its service (sharedListGroup).
 func readHash(watch *swv1.ServiceWatch, defaultURL string) uint64 {
 	return pacing.GroupOf(cmp.Or(watch.Spec.ManagementAPI.URL, defaultURL), watch.Spec.OrganizationID, watch.Spec.ServiceID)
-}
-
-// interval is the watch's sync interval. The CRD defaults it and forbids
-// values under 30s and over 24h; the bounds here keep an object that
-// predates those rules from turning into a tight loop or overflowing the
-// slot arithmetic.
-func interval(watch *swv1.ServiceWatch) time.Duration {
-	d := watch.Spec.Interval.Duration
-	if d < minInterval {
-		return defaultInterval
-	}
-	return min(d, maxInterval)
 }
 
 // accountTrigger is the key of secretVersions that holds the watch's account

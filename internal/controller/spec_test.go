@@ -67,12 +67,12 @@ func TestRequestedAtEcho(t *testing.T) {
 
 func TestIntervalFloor(t *testing.T) {
 	for _, tt := range []struct{ spec, want time.Duration }{
-		{0, defaultInterval}, {time.Second, defaultInterval}, {30 * time.Second, 30 * time.Second}, {time.Hour, time.Hour},
+		{0, swv1.DefaultInterval}, {time.Second, swv1.DefaultInterval}, {30 * time.Second, 30 * time.Second}, {time.Hour, time.Hour},
 		{24 * time.Hour, 24 * time.Hour}, {25 * time.Hour, 24 * time.Hour}, {2562047 * time.Hour, 24 * time.Hour},
 	} {
 		w := testWatch()
 		w.Spec.Interval.Duration = tt.spec
-		if got := interval(w); got != tt.want {
+		if got := w.Spec.SyncInterval(); got != tt.want {
 			t.Errorf("interval(%v) = %v, want %v", tt.spec, got, tt.want)
 		}
 	}
@@ -85,13 +85,13 @@ func TestIntervalBoundedInArithmetic(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	w := testWatch()
 	w.Spec.Interval.Duration = 2562047 * time.Hour
-	every := interval(w)
+	every := w.Spec.SyncInterval()
 	for _, tt := range []struct {
 		name  string
 		every time.Duration
 		limit time.Duration
 	}{
-		{"spec.interval of 2562047h", every, maxInterval},
+		{"spec.interval of 2562047h", every, swv1.MaxInterval},
 		{"a budget stretching 24h a million times", pacing.Stretched(every, 1e6), pacing.MaxEffectiveInterval},
 		{"a budget stretching by +Inf", pacing.Stretched(every, math.Inf(1)), pacing.MaxEffectiveInterval},
 	} {

@@ -84,7 +84,7 @@ func (r *ServiceWatchReconciler) writeStatus(ctx context.Context, watch *swv1.Se
 		if c := watch.Condition(swv1.ConditionStatusTruncated); c != nil {
 			c.Message += note
 		}
-		keepOthersConditions(watch, before.Status.Conditions)
+		keepOthersConditions(watch, before.Status.Conditions, r.parts)
 		if equality.Semantic.DeepEqual(before.Status, watch.Status) {
 			return before, nil
 		}
@@ -169,31 +169,37 @@ func heldBudgets(end *syncScope) (held []string) {
 	return slices.Compact(held)
 }
 
-// ownsCondition tells the condition types this controller writes. A
+// writerConditions are the conditions the status writer sets itself,
+// whatever the parts: the summary of the parts (Ready, Stalled), the work in
+// progress (Reconciling), the cut lists (StatusTruncated) and the stretched
+// interval (IntervalMet).
+func writerConditions() []string {
+	return []string{swv1.ConditionReady, swv1.ConditionReconciling, swv1.ConditionStalled, swv1.ConditionStatusTruncated, swv1.ConditionIntervalMet}
+}
+
+// ownsCondition tells the condition types this controller writes: its own
+// (writerConditions) and one per part, taken from the part table, so that a
+// new part's condition is owned as soon as the part is in the table. A
 // condition of any other type is another writer's (a policy engine, a
 // reviewer's tool): the controller keeps it as the API server has it.
-func ownsCondition(condType string) bool {
-	switch condType {
-	case swv1.ConditionReady, swv1.ConditionReconciling, swv1.ConditionStalled,
-		swv1.ConditionPipesSynced, swv1.ConditionReversePrivateEndpointsSynced, swv1.ConditionAlertsSynced,
-		swv1.ConditionStatusTruncated, swv1.ConditionIntervalMet:
-		return true
-	}
-	return false
+func ownsCondition(parts []part, condType string) bool {
+	return slices.Contains(writerConditions(), condType) ||
+		slices.ContainsFunc(parts, func(p part) bool { return p.condition == condType })
 }
 
 // keepOthersConditions makes the conditions of types the controller does not
-// own in watch exactly those of base, in their places, whatever a setter did.
-func keepOthersConditions(watch *swv1.ServiceWatch, base []metav1.Condition) {
+// own (those of writerConditions and of parts) in watch exactly those of
+// base, in their places, whatever a setter did.
+func keepOthersConditions(watch *swv1.ServiceWatch, base []metav1.Condition, parts []part) {
 	others := map[string]metav1.Condition{}
 	for _, c := range base {
-		if !ownsCondition(c.Type) {
+		if !ownsCondition(parts, c.Type) {
 			others[c.Type] = c
 		}
 	}
 	conds := make([]metav1.Condition, 0, len(watch.Status.Conditions)+len(others))
 	for _, c := range watch.Status.Conditions {
-		if ownsCondition(c.Type) {
+		if ownsCondition(parts, c.Type) {
 			conds = append(conds, c)
 		} else if theirs, ok := others[c.Type]; ok {
 			conds = append(conds, theirs)
@@ -223,7 +229,9 @@ func applyResultsAt(watch *swv1.ServiceWatch, parts []part, results []partResult
 	}
 	baseline := make([][]changes.Item, len(parts))
 	for i, p := range parts {
-		baseline[i] = p.track.items(&watch.Status)
+		if p.track.items != nil {
+			baseline[i] = p.track.items(&watch.Status)
+		}
 		if results[i].apply != nil {
 			results[i].apply(&watch.Status)
 		}
@@ -234,8 +242,10 @@ func applyResultsAt(watch *swv1.ServiceWatch, parts []part, results []partResult
 	setSummaryConditions(watch, parts)
 	read, items := make([]int, len(parts)), 0 // what each list holds before truncation
 	for i, p := range parts {
-		read[i] = p.list.length(&watch.Status)
-		items += read[i]
+		if p.list != nil {
+			read[i] = p.list.length(&watch.Status)
+			items += read[i]
+		}
 	}
 	kept, room := watch.Status.LeftOutSince, 0
 	watch.Status.LeftOutSince = nil // the lists are measured without it; it takes room of its own
@@ -307,9 +317,11 @@ func setStalledCondition(watch *swv1.ServiceWatch, failing []metav1.Condition) {
 // first failing part's reason and every failing part's message.
 func setReadyCondition(watch *swv1.ServiceWatch, parts []part, failing []metav1.Condition) {
 	if len(failing) == 0 {
-		counts := make([]string, len(parts))
-		for i, p := range parts {
-			counts[i] = fmt.Sprintf("%d %s", p.count(&watch.Status), p.noun)
+		counts := make([]string, 0, len(parts))
+		for _, p := range parts {
+			if p.count != nil {
+				counts = append(counts, fmt.Sprintf("%d %s", p.count(&watch.Status), p.noun))
+			}
 		}
 		setCondition(watch, metav1.Condition{Type: swv1.ConditionReady, Status: metav1.ConditionTrue, Reason: swv1.ReasonSynced,
 			Message: "Synced " + joinAnd(counts)})
@@ -344,15 +356,18 @@ func markReconciling(watch *swv1.ServiceWatch, message string) {
 // that were never read (alerts whose budget has not admitted their first
 // fetch yet) are not cut: their part's condition says they wait.
 func setTruncatedCondition(watch *swv1.ServiceWatch, parts []part, read []int, limit int) {
-	counts := make([]string, len(parts))
+	counts := make([]string, 0, len(parts))
 	left, cuts := 0, []string(nil)
 	for i, p := range parts {
+		if p.list == nil {
+			continue
+		}
 		kept, total := p.list.length(&watch.Status), read[i]
 		if p.list.total != nil {
 			total = max(total, p.list.total(watch))
 		}
 		left += max(0, total-kept)
-		counts[i] = fmt.Sprintf("%d of %d %s", kept, total, p.noun)
+		counts = append(counts, fmt.Sprintf("%d of %d %s", kept, total, p.noun))
 		cuts = append(cuts, p.list.cuts(&watch.Status)...)
 	}
 	if left == 0 && len(cuts) == 0 {
@@ -389,11 +404,14 @@ func cutMessage(cuts []string, left int) string {
 	}
 }
 
-// listsOf are the parts' lists in status, for truncation.
+// listsOf are the parts' lists in status, for truncation; a part that is
+// not a list has none.
 func listsOf(parts []part) []statusList {
-	lists := make([]statusList, len(parts))
-	for i, p := range parts {
-		lists[i] = p.list
+	lists := make([]statusList, 0, len(parts))
+	for _, p := range parts {
+		if p.list != nil {
+			lists = append(lists, *p.list)
+		}
 	}
 	return lists
 }
@@ -402,14 +420,23 @@ func listsOf(parts []part) []statusList {
 // stretches the watch's interval, by how much and why; absent when the
 // interval is met.
 func setIntervalMetCondition(watch *swv1.ServiceWatch, allowed pacing.Allowance) {
-	every := interval(watch)
-	share, stretched := allowed.Stretched(every)
-	if !stretched {
+	every := watch.Spec.SyncInterval()
+	if !allowed.Stretched(every) {
 		watch.DeleteCondition(swv1.ConditionIntervalMet)
 		return
 	}
 	setCondition(watch, metav1.Condition{Type: swv1.ConditionIntervalMet, Status: metav1.ConditionFalse, Reason: swv1.ReasonBudgetExceeded,
-		Message: fmt.Sprintf("syncing every %s instead of every %s: %s; data is as fresh as the budget allows", allowed.Every, every, share)})
+		Message: intervalMetMessage(every, allowed)})
+}
+
+// intervalMetMessage says how often a stretched watch syncs instead of every,
+// and why: its namespace's share of the key and what the namespace's watches
+// need. Calls are counted per minute, whatever the key's window: one unit
+// for every API (the management key's 10 per 10 s, the alert token's 100 per
+// minute) and whole numbers for the usual shares.
+func intervalMetMessage(every time.Duration, allowed pacing.Allowance) string {
+	return fmt.Sprintf("syncing every %s instead of every %s: this namespace's share of the key is %.1f calls/min; its watches need %.1f; data is as fresh as the budget allows",
+		allowed.Every, every, allowed.Share.Share*60, allowed.Share.Need*60)
 }
 
 // joinAnd joins words as "a, b and c".

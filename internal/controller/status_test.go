@@ -12,6 +12,8 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/alerts"
+	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
 // Fixtures for the pure status rules: results built the way the parts build
@@ -364,10 +366,23 @@ func TestKeepOthersConditions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := testWatch()
 			w.Status.Conditions = tt.built
-			keepOthersConditions(w, tt.base)
+			keepOthersConditions(w, tt.base, syncParts())
 			if !equality.Semantic.DeepEqual(w.Status.Conditions, tt.want) {
 				t.Errorf("got %+v\nwant %+v", w.Status.Conditions, tt.want)
 			}
 		})
+	}
+}
+
+// IntervalMet's message gives the effective interval, the namespace's share
+// and its watches' need in calls per minute (the book keeps calls per
+// second), readable and never NaN.
+func TestIntervalMetMessage(t *testing.T) {
+	got := intervalMetMessage(time.Minute, pacing.Allowance{Every: 2 * time.Minute, Share: tenancy.Share{Share: 0.33, Need: 0.6}})
+	if want := "syncing every 2m0s instead of every 1m0s: this namespace's share of the key is 19.8 calls/min; its watches need 36.0; data is as fresh as the budget allows"; got != want {
+		t.Errorf("IntervalMet's message = %q, want %q", got, want)
+	}
+	if strings.Contains(got, "NaN") {
+		t.Error(got)
 	}
 }

@@ -30,6 +30,7 @@ func synced() *serviceWatch {
 	w.Status.ObservedGeneration = 3
 	w.Status.LastSyncTime = at(-2 * time.Minute)
 	w.Status.Conditions = []metav1.Condition{cond(conditionReady, metav1.ConditionTrue, "Synced", "Synced 2 pipes")}
+	w.Status.Conditions[0].ObservedGeneration = w.Generation
 	return w
 }
 
@@ -41,6 +42,9 @@ func TestNextSync(t *testing.T) {
 	}{
 		{"due an interval after the last sync", func(*serviceWatch) {}, "about 2026-11-26T12:03:00Z (in 3m): spec.interval 5m0s after the last sync"},
 		{"overdue", func(w *serviceWatch) { w.Status.LastSyncTime = at(-7 * time.Minute) }, "about 2026-11-26T11:58:00Z (2m ago)"},
+		// An object that predates the CRD's bounds syncs as the manager bounds it (swv1's SyncInterval).
+		{"an interval under the floor: the default", func(w *serviceWatch) { w.Spec.Interval.Duration = 10 * time.Second }, "about 2026-11-26T12:03:00Z (in 3m)"},
+		{"an interval over the ceiling: the ceiling", func(w *serviceWatch) { w.Spec.Interval.Duration = 48 * time.Hour }, "about 2026-11-27T11:58:00Z"},
 		{"suspended", func(w *serviceWatch) { w.Spec.Suspend = true }, "none while suspended (kubectl servicewatch resume analytics-prod)"},
 		{"new generation", func(w *serviceWatch) { w.Generation = 4 }, "now: generation 4 of the spec is not synced yet"},
 		{"requested", func(w *serviceWatch) {

@@ -304,7 +304,7 @@ func reportSync(out io.Writer, w *serviceWatch) error {
 	if err := printf(out, "%s/%s sync handled: Ready=%s (%s): %s\n", resourceName, w.Name, ready.Status, ready.Reason, ready.Message); err != nil {
 		return err
 	}
-	if ready.Status != metav1.ConditionTrue {
+	if !w.IsReady() {
 		return fmt.Errorf("%w: %s/%s is not Ready (%s)", errSyncFailed, w.Namespace, w.Name, ready.Reason)
 	}
 	return nil

@@ -133,7 +133,7 @@ func nextSync(w *serviceWatch, now time.Time) string {
 	case w.Status.LastSyncTime == nil:
 		return "as soon as the manager reaches it: it has not reached the cloud yet"
 	}
-	interval := w.Spec.Interval.Duration
+	interval := w.Spec.SyncInterval()
 	due := w.Status.LastSyncTime.Add(interval)
 	line := fmt.Sprintf("about %s (%s): spec.interval %s after the last sync", due.UTC().Format(time.RFC3339), relative(due, now), interval)
 	if held := w.Status.RetryNotBefore; held != nil && held.After(due) {
@@ -144,7 +144,7 @@ func nextSync(w *serviceWatch, now time.Time) string {
 		line += "; later while the rate budget is stretched (see Budget)"
 	case conditionIs(w, conditionStalled, metav1.ConditionTrue):
 		line += "; at once when you fix what Stalled says"
-	case !conditionIs(w, conditionReady, metav1.ConditionTrue):
+	case !w.IsReady():
 		line += "; a failed part is retried sooner, with backoff"
 	}
 	return line

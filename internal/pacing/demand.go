@@ -118,13 +118,11 @@ type Allowance struct {
 	Share tenancy.Share
 }
 
-// Stretched tells whether the budgets stretch the watch's interval, and
-// says by how much in the words of the IntervalMet condition.
-func (a Allowance) Stretched(every time.Duration) (string, bool) {
-	if a.Every <= every {
-		return "", false
-	}
-	return tenancy.ShareMessage(a.Share), true
+// Stretched tells whether the budgets stretch the watch's interval every;
+// Share then says by how much (the controller's IntervalMet condition puts
+// it in words).
+func (a Allowance) Stretched(every time.Duration) bool {
+	return a.Every > every
 }
 
 // Ratio is the demand ratio shown under one metric label. Budgets whose

@@ -1,7 +1,6 @@
 // Package pacing decides when a watch syncs and whether it may call the cloud
-// now: the work levels that order syncs, the read slots that bound the calls
-// in flight, the schedule and the phases that spread periodic syncs over an
-// interval, the demand each rate budget carries (and the factor that
+// now: the work levels that order syncs, the schedule and the phases that
+// spread periodic syncs over an interval, the demand each rate budget carries (and the factor that
 // stretches intervals when it is over), the claims that let work a user
 // asked for use a busy budget first (within its namespace), and the
 // reservations that keep a budget's room for the syncs of a namespace within

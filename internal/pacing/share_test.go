@@ -18,11 +18,16 @@ import (
 func TestDemandsShareOneKeyBetweenNamespaces(t *testing.T) {
 	const allowed = 10.0 / 11
 	every := 30 * time.Second
+	// note gives the watch's factor and, when it is stretched, its
+	// namespace's share and need in calls per minute (the IntervalMet
+	// condition's figures).
 	note := func(b *demands[types.NamespacedName, read], ns string, i int, weight float64) (float64, string) {
 		d := []Demand[read]{{Budget: "key", Label: "key", Allowed: allowed, Reads: serviceReads(ns + fmt.Sprint(i)), Namespace: ns, Weight: weight}}
 		f, share := b.NoteShare(types.NamespacedName{Namespace: ns, Name: fmt.Sprint(i)}, every, uint64(len(ns)*1000+i), d)
-		msg, _ := Allowance{Every: Stretched(every, f), Share: share}.Stretched(every)
-		return f, msg
+		if a := (Allowance{Every: Stretched(every, f), Share: share}); a.Stretched(every) {
+			return f, fmt.Sprintf("share %.1f calls/min, need %.1f", a.Share.Share*60, a.Share.Need*60)
+		}
+		return f, ""
 	}
 	fill := func(b *demands[types.NamespacedName, read], sizes map[string]int, weights map[string]float64) map[string]float64 {
 		factors := map[string]float64{}
@@ -65,7 +70,7 @@ func TestDemandsShareOneKeyBetweenNamespaces(t *testing.T) {
 		b := newDemands[types.NamespacedName, read]()
 		fill(b, map[string]int{"big": 50, "one": 1}, nil)
 		_, msg := note(b, "big", 0, 0)
-		if want := "this namespace's share of the key is 50.5 calls/min; its watches need 200.0"; msg != want {
+		if want := "share 50.5 calls/min, need 200.0"; msg != want {
 			t.Errorf("message = %q, want %q", msg, want)
 		}
 		if _, msg := note(b, "one", 0, 0); msg != "" {

@@ -113,16 +113,6 @@ func ValidateReserve(reserved float64) error {
 	return nil
 }
 
-// ShareMessage says, for a namespace whose watches are stretched, what share of
-// the key it gets and what its watches would need, in the words of the
-// IntervalMet condition. Calls are counted per minute, whatever the key's
-// window: one unit for every API (the management key's 10 per 10 s, the
-// alert token's 100 per minute) and whole numbers for the usual shares.
-func ShareMessage(s Share) string {
-	return fmt.Sprintf("this namespace's share of the key is %.1f calls/min; its watches need %.1f",
-		s.Share*60, s.Need*60)
-}
-
 // Weights gives the weight of a namespace on a budget (a key at one host,
 // named by its digest); nil weighs every namespace 1. The ServiceWatch
 // controller uses a ClusterCloudAccount's spec.namespaceWeights for the

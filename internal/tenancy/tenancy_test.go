@@ -113,16 +113,6 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestMessage(t *testing.T) {
-	got := tenancy.ShareMessage(tenancy.Share{Share: 0.33, Need: 0.6})
-	if want := "this namespace's share of the key is 19.8 calls/min; its watches need 36.0"; got != want {
-		t.Errorf("ShareMessage = %q, want %q", got, want)
-	}
-	if strings.Contains(got, "NaN") {
-		t.Error(got)
-	}
-}
-
 // fakeClock is a clock the test moves.
 type fakeClock struct{ t time.Time }
 

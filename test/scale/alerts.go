@@ -235,11 +235,10 @@ func watchStates(ctx context.Context, e *runEnv, namespace string) (states, erro
 	}
 	var st states
 	for i := range list.Items {
-		conds := list.Items[i].Status.Conditions
-		if meta.IsStatusConditionTrue(conds, swv1.ConditionReady) {
+		if list.Items[i].IsReady() {
 			st.ready++
 		}
-		if meta.IsStatusConditionFalse(conds, swv1.ConditionIntervalMet) {
+		if meta.IsStatusConditionFalse(list.Items[i].Status.Conditions, swv1.ConditionIntervalMet) {
 			st.stretched++
 		}
 	}

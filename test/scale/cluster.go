@@ -69,11 +69,11 @@ func (cp *controlPlane) createTenant(ctx context.Context, t tenant) error {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: t.namespace}},
 		&corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: t.namespace, Name: mgmtSecretName},
-			StringData: map[string]string{"keyId": t.key.id, "keySecret": t.key.secret},
+			StringData: map[string]string{swv1.KeyIDKey: t.key.id, swv1.KeySecretKey: t.key.secret},
 		},
 		&corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: t.namespace, Name: alertSecretName},
-			StringData: map[string]string{"token": t.token},
+			StringData: map[string]string{swv1.TokenKey: t.token},
 		},
 	}
 	for _, o := range objs {

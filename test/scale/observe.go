@@ -103,7 +103,7 @@ func (r *readiness) follow(ctx context.Context, c client.WithWatch, rv string) (
 
 func (r *readiness) observe(w *swv1.ServiceWatch) {
 	now := time.Now()
-	ready := isReady(w)
+	ready := w.IsReady() // what kstatus and `kubectl wait --for=condition=Ready` take as Ready: True for the current generation
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	key := types.NamespacedName{Namespace: w.Namespace, Name: w.Name}
@@ -121,13 +121,6 @@ func (r *readiness) observe(w *swv1.ServiceWatch) {
 	life.ready = ready
 	life.conditions = w.Status.Conditions
 	life.generation = w.Generation
-}
-
-// isReady is what kstatus and `kubectl wait --for=condition=Ready` take as
-// Ready: the condition True for the current generation.
-func isReady(w *swv1.ServiceWatch) bool {
-	c := meta.FindStatusCondition(w.Status.Conditions, swv1.ConditionReady)
-	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == w.Generation
 }
 
 // summary counts, among the watches of namespace ("" for all): how many

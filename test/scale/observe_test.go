@@ -12,7 +12,7 @@ import (
 func watchWithReady(name string, generation int64, status metav1.ConditionStatus, observed int64) *swv1.ServiceWatch {
 	w := &swv1.ServiceWatch{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Generation: generation}}
 	if status != "" {
-		w.Status.Conditions = []metav1.Condition{{Type: swv1.ConditionReady, Status: status, ObservedGeneration: observed, Reason: "R"}}
+		w.Status.Conditions = []metav1.Condition{{Type: swv1.ConditionReady, Status: status, ObservedGeneration: observed, Reason: swv1.ReasonSynced}}
 	}
 	return w
 }

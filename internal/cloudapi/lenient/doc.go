@@ -7,11 +7,10 @@
 // odd value; this reader leaves out that value only, keeps it as sent in the
 // item's otherFields, and names its path, so that one odd item never costs
 // the data of the others. Credentials are redacted as the item is read (see
-// internal/cloudapi/redact), before anything else sees it. A [Keeper] then keeps what
-// a list promises of the items read: each distinct one once, and of those the
-// longest prefix by id that fits a byte budget, big items slimmed first (see
-// internal/cloudapi/slim) so that one big item never hides the others, in memory
-// that follows the budget rather than the response.
+// internal/cloudapi/redact), before anything else sees it. What a list keeps
+// of the items read is the list keeper's, with the slimming rule
+// (internal/cloudapi/slim's Keeper); it charges the same work budget (Work)
+// and names the fields the reader left out (Report).
 //
 // It is separate from the cloud client because it is about the shape of the
 // data, not about HTTP: its rules are table and fuzz tests of JSON in and

@@ -312,34 +312,12 @@ func (f *feed) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// knownKinds are the members of swv1.PipeSource, in its order.
-var knownKinds = []struct {
-	name    string
-	present func(*swv1.PipeSource) bool
-}{
-	{"kafka", func(s *swv1.PipeSource) bool { return s.Kafka != nil }},
-	{"objectStorage", func(s *swv1.PipeSource) bool { return s.ObjectStorage != nil }},
-	{"kinesis", func(s *swv1.PipeSource) bool { return s.Kinesis != nil }},
-	{"postgres", func(s *swv1.PipeSource) bool { return s.Postgres != nil }},
-	{"pubsub", func(s *swv1.PipeSource) bool { return s.PubSub != nil }},
-	{"mysql", func(s *swv1.PipeSource) bool { return s.MySQL != nil }},
-	{"bigquery", func(s *swv1.PipeSource) bool { return s.BigQuery != nil }},
-	{"mongodb", func(s *swv1.PipeSource) bool { return s.MongoDB != nil }},
-}
-
 // sourceKinds names the members of a pipe's source: the known ones present,
-// in the order of swv1.PipeSource, then those of kinds the operator does not
-// know, in the order sent; joined by commas, bounded.
+// in the order of swv1.PipeSource (swv1.PipeSourceKinds, derived from the
+// type), then those of kinds the operator does not know, in the order sent;
+// joined by commas, bounded.
 func sourceKinds(src *swv1.PipeSource, unknown []string) string {
-	var kinds []string
-	if src != nil {
-		for _, k := range knownKinds {
-			if k.present(src) {
-				kinds = append(kinds, k.name)
-			}
-		}
-	}
-	kinds = append(kinds, unknown...)
+	kinds := append(src.Kinds(), unknown...)
 	return bound.Cut(strings.Join(kinds, ","), maxSourceKindBytes)
 }
 

@@ -100,3 +100,18 @@ func TestReadPipeOmittedIsTheOperators(t *testing.T) {
 		}
 	}
 }
+
+// Every kind of source the API type has is named in the sourceKind of a pipe
+// that has it, as the cloud names it: the reader knows each member of
+// swv1.PipeSource, added or not since this test was written.
+func TestReadPipeNamesEveryKindOfSource(t *testing.T) {
+	for _, kind := range swv1.PipeSourceKinds() {
+		var p swv1.Pipe
+		if _, err := lenient.ReadPipe(lenient.NewStrict(), []byte(`{"id":"p1","source":{"`+kind+`":{}}}`), &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.SourceKind == nil || *p.SourceKind != kind || len(p.OtherFields) != 0 {
+			t.Errorf("a pipe of source %s reads sourceKind %v and otherFields %q, want %s and none", kind, p.SourceKind, p.OtherFields, kind)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 // on as pipes are read.
 func corpus(b *testing.B) []string {
 	var out []string
-	for _, file := range []string{"../cloudapi/testdata/pipes_real.json", "../cloudapi/testdata/pipes.json"} {
+	for _, file := range []string{"../testdata/pipes_real.json", "../testdata/pipes.json"} {
 		raw, err := os.ReadFile(file)
 		if err != nil {
 			b.Fatal(err)

@@ -6,10 +6,14 @@
 // left out. An item whose bare identity (its id, name, state, kind) is all
 // that fits keeps only that, and says so.
 //
-// It is separate from the keeper of a list response (internal/cloudapi/lenient) and
-// from the status truncation (internal/controller) because both need the
-// same rule, so that one big item never hides the others: cut inside the
-// big items first, drop whole items only when identities no longer fit.
+// The list keeper ([Keeper]) lives here, beside the rule it applies: it
+// keeps what a list response promises of the items the lenient reader
+// (internal/cloudapi/lenient) read, each distinct one once, and of those the
+// longest prefix by id that fits a byte budget, big items slimmed first, in
+// memory that follows the budget rather than the response. The status
+// truncation (internal/controller) applies the same rule to the lists of a
+// status, so that one big item never hides the others: cut inside the big
+// items first, drop whole items only when identities no longer fit.
 //
 // It works on the typed items, through a plan of their type built once
 // (which members are lists, at which JSON path, how encoding/json writes and

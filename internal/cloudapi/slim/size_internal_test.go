@@ -17,7 +17,7 @@ import (
 // items reads the result of one of internal/cloudapi's test answers.
 func items[T any](t *testing.T, file string) []T {
 	t.Helper()
-	raw, err := os.ReadFile("../cloudapi/testdata/" + file)
+	raw, err := os.ReadFile("../testdata/" + file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestSizeIsTheChargeOfTheCut(t *testing.T) {
 	checkSizes(t, New[swv1.ReversePrivateEndpoint](Endpoints), items[swv1.ReversePrivateEndpoint](t, "reverse_private_endpoints.json"))
 	var alerts []swv1.AlertStatus
 	for _, file := range []string{"alert.json", "alert_current.json", "alert_sparse.json"} {
-		raw, err := os.ReadFile("../cloudapi/testdata/" + file)
+		raw, err := os.ReadFile("../testdata/" + file)
 		if err != nil {
 			t.Fatal(err)
 		}

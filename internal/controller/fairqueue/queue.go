@@ -67,7 +67,7 @@ func (o Options) withDefaults() Options {
 
 // fairQueue is the controller's priority queue. Within each level the
 // namespaces whose work waits take turns: an item is lowered by its place
-// among its namespace's items waiting (pacing.FairQueue), up to the level's
+// among its namespace's items waiting (places), up to the level's
 // band, so another namespace's new watch is served before the rest of a
 // namespace's burst of 1,500, not after it (issue 17). Across levels, no
 // level starves the ones below it (issue 27): a namespace's Secret change
@@ -95,7 +95,7 @@ func (o Options) withDefaults() Options {
 // the top, ahead of the aged items, with no turn).
 type fairQueue struct {
 	priorityqueue.PriorityQueue[reconcile.Request]
-	turns       *pacing.FairQueue[types.NamespacedName]
+	turns       *places[types.NamespacedName]
 	rateLimiter workqueue.TypedRateLimiter[reconcile.Request]
 	opts        Options
 
@@ -145,7 +145,7 @@ func newFairQueue(name string, rateLimiter workqueue.TypedRateLimiter[reconcile.
 	}
 	return &fairQueue{
 		PriorityQueue: priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) { o.RateLimiter = rateLimiter }),
-		turns:         pacing.NewFairQueue[types.NamespacedName](),
+		turns:         newPlaces[types.NamespacedName](),
 		rateLimiter:   rateLimiter,
 		opts:          o.withDefaults(),
 		waiting:       map[reconcile.Request]waitingItem{},

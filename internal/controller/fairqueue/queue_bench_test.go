@@ -125,7 +125,7 @@ func request(ns, name string) reconcile.Request {
 // levels are strict.
 type strictQueue struct {
 	priorityqueue.PriorityQueue[reconcile.Request]
-	turns *pacing.FairQueue[types.NamespacedName]
+	turns *places[types.NamespacedName]
 }
 
 func newStrictQueue() strictQueue {
@@ -133,7 +133,7 @@ func newStrictQueue() strictQueue {
 		PriorityQueue: priorityqueue.New("strict", func(o *priorityqueue.Opts[reconcile.Request]) {
 			o.RateLimiter = workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]()
 		}),
-		turns: pacing.NewFairQueue[types.NamespacedName](),
+		turns: newPlaces[types.NamespacedName](),
 	}
 }
 

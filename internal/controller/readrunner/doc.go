@@ -1,6 +1,6 @@
 // Package readrunner runs slow reads in the background, off the reconcile
 // workers, and bounds their calls with per-host, per-tenant and total slots
-// (pacing.Slots), held only while a read calls a host.
+// (slotQueue), held only while a read calls a host.
 //
 // It exists so that a source that is slow, hangs or asks to wait never
 // holds a reconcile worker: a worker starts a read and moves on, and the

@@ -86,9 +86,9 @@ const queued = 1024
 // New returns a runner whose reads take slots within limits and last at
 // most timeout; now stamps them, and slotWait learns how long each read
 // waited for each slot.
-func New[K comparable, R any](limits pacing.SlotLimits, timeout time.Duration, now func() time.Time, slotWait func(pacing.Level, time.Duration)) *Runner[K, R] {
+func New[K comparable, R any](limits SlotLimits, timeout time.Duration, now func() time.Time, slotWait func(pacing.Level, time.Duration)) *Runner[K, R] {
 	return &Runner[K, R]{
-		pool:     &pool{slots: pacing.NewSlots(limits), slotWait: slotWait, now: now},
+		pool:     &pool{slots: newSlotQueue(limits), slotWait: slotWait, now: now},
 		timeout:  timeout,
 		requests: make(chan queuedRead[K, R], queued),
 		wake:     make(chan event.TypedGenericEvent[K], queued),
@@ -200,7 +200,7 @@ func (r *Runner[K, R]) run(ctx context.Context, req queuedRead[K, R]) {
 		res.EndedAt = r.pool.now()
 		r.finish(ctx, req.Key, in, res)
 	}()
-	slots := r.pool.forRead(pacing.SlotAsk{Tenant: req.Tenant, Level: req.Level})
+	slots := r.pool.forRead(SlotAsk{Tenant: req.Tenant, Level: req.Level})
 	res.StartedAt = r.pool.now()
 	result := req.Read(readCtx, slots)
 	if readCtx.Err() != nil && !slots.wasGranted() {
@@ -228,14 +228,14 @@ func (r *Runner[K, R]) finish(ctx context.Context, key K, in *inflight, res ende
 
 // pool is what the slots of every read share.
 type pool struct {
-	slots *pacing.Slots
+	slots *slotQueue
 	// slotWait learns how long each read waited for each of its slots.
 	slotWait func(pacing.Level, time.Duration)
 	now      func() time.Time
 }
 
 // forRead returns the slots of one read, which asks as ask.
-func (p *pool) forRead(ask pacing.SlotAsk) *Slots {
+func (p *pool) forRead(ask SlotAsk) *Slots {
 	return &Slots{pool: p, ask: ask, hosts: map[string]*hostHold{}}
 }
 
@@ -248,7 +248,7 @@ func (p *pool) forRead(ask pacing.SlotAsk) *Slots {
 type Slots struct {
 	pool *pool
 	// ask is the read's tenant and level; the host is each call's.
-	ask pacing.SlotAsk
+	ask SlotAsk
 
 	mu      sync.Mutex
 	hosts   map[string]*hostHold

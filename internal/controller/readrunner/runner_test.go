@@ -21,7 +21,7 @@ type result struct {
 	reached bool
 }
 
-func newRunner(limits pacing.SlotLimits, timeout time.Duration, now func() time.Time) *Runner[string, result] {
+func newRunner(limits SlotLimits, timeout time.Duration, now func() time.Time) *Runner[string, result] {
 	return New[string, result](limits, timeout, now, func(pacing.Level, time.Duration) {})
 }
 
@@ -56,7 +56,7 @@ func waitForWaiting(t *testing.T, f *Runner[string, result], l pacing.Level, n i
 // live on until the timeout (issue 17: 2,000 deleted watches kept 2,030
 // goroutines). Its end is not recorded nor woken.
 func TestForgetCancelsTheReadUnderWay(t *testing.T) {
-	f := newRunner(pacing.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Hour, time.Now)
+	f := newRunner(SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Hour, time.Now)
 	go func() { _ = f.Start(t.Context()) }()
 	inCall, ended := make(chan struct{}), make(chan error, 1)
 	f.Run(t.Context(), Request[string, result]{Key: "calling", Tenant: "ns", Level: pacing.User,
@@ -105,7 +105,7 @@ func TestForgetCancelsTheReadUnderWay(t *testing.T) {
 // with the request's Interrupted.
 func TestAReadEndsWithItsResultOrInterrupted(t *testing.T) {
 	clock := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	f := newRunner(pacing.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, 50*time.Millisecond, func() time.Time { return clock })
+	f := newRunner(SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, 50*time.Millisecond, func() time.Time { return clock })
 	go func() { _ = f.Start(t.Context()) }()
 	interrupted := result{value: "interrupted"}
 	for _, req := range []Request[string, result]{
@@ -134,7 +134,7 @@ func TestAReadEndsWithItsResultOrInterrupted(t *testing.T) {
 
 // A read whose context ends before it holds any slot ends interrupted.
 func TestAReadWithoutASlotEndsInterrupted(t *testing.T) {
-	f := newRunner(pacing.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, 50*time.Millisecond, time.Now)
+	f := newRunner(SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, 50*time.Millisecond, time.Now)
 	go func() { _ = f.Start(t.Context()) }()
 	held, released := make(chan struct{}), make(chan struct{})
 	f.Run(t.Context(), Request[string, result]{Key: "holder", Tenant: "ns", Level: pacing.User,
@@ -158,9 +158,9 @@ func TestAReadWithoutASlotEndsInterrupted(t *testing.T) {
 // (issue 17: watches whose alert API hung held the shared management host's
 // slots for the whole sync).
 func TestAReadHoldsAHostsSlotOnlyWhileCallingIt(t *testing.T) {
-	f := newRunner(pacing.SlotLimits{All: 10, PerHost: 1, PerTenant: 10}, time.Hour, time.Now)
+	f := newRunner(SlotLimits{All: 10, PerHost: 1, PerTenant: 10}, time.Hour, time.Now)
 	const shared, hanging = "https://shared.example.com", "https://alerts.example.com"
-	s := f.pool.forRead(pacing.SlotAsk{Tenant: "noisy", Level: pacing.Periodic})
+	s := f.pool.forRead(SlotAsk{Tenant: "noisy", Level: pacing.Periodic})
 	pipes, err := s.Hold(t.Context(), shared)
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +173,7 @@ func TestAReadHoldsAHostsSlotOnlyWhileCallingIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := f.pool.forRead(pacing.SlotAsk{Tenant: "victim", Level: pacing.User})
+	other := f.pool.forRead(SlotAsk{Tenant: "victim", Level: pacing.User})
 	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	if _, err := other.Hold(short, shared); err == nil {
@@ -196,7 +196,7 @@ func TestAReadHoldsAHostsSlotOnlyWhileCallingIt(t *testing.T) {
 // of https://API.example.com:443/v1 waits behind one of https://api.example.com,
 // as their budgets and the egress guard see one host (egress.HostKey).
 func TestSlotsCountAHostHoweverItIsSpelled(t *testing.T) {
-	f := newRunner(pacing.SlotLimits{All: 2, PerHost: 1, PerTenant: 2}, time.Hour, time.Now)
+	f := newRunner(SlotLimits{All: 2, PerHost: 1, PerTenant: 2}, time.Hour, time.Now)
 	go func() { _ = f.Start(t.Context()) }()
 	inCall, unblock := make(chan struct{}), make(chan struct{})
 	f.Run(t.Context(), Request[string, result]{Key: "first", Tenant: "a", Level: pacing.User,

@@ -1,27 +1,27 @@
-package pacing
+package fairqueue
 
 import "sync"
 
-// FairQueue lets the tenants (namespaces) whose work waits in one workqueue
+// places lets the tenants (namespaces) whose work waits in one workqueue
 // take turns: each item queued gets its place among its tenant's items
 // queued at that moment, and a queue that serves lower places first serves
 // a tenant's first item before another tenant's hundredth. Without it, a
 // tenant that creates 1,500 watches at once puts another tenant's new watch
 // behind all of them (issue 17).
-type FairQueue[K comparable] struct {
+type places[K comparable] struct {
 	mu     sync.Mutex
 	queued map[string]map[K]int
 }
 
-// NewFairQueue returns an empty book.
-func NewFairQueue[K comparable]() *FairQueue[K] {
-	return &FairQueue[K]{queued: map[string]map[K]int{}}
+// newPlaces returns an empty book.
+func newPlaces[K comparable]() *places[K] {
+	return &places[K]{queued: map[string]map[K]int{}}
 }
 
 // Queue records that key of tenant waits, and returns its place: how many
 // items of the tenant waited before it (0 for the first). An item queued
 // again before it was taken keeps its place.
-func (q *FairQueue[K]) Queue(tenant string, key K) int {
+func (q *places[K]) Queue(tenant string, key K) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	items := q.queued[tenant]
@@ -39,7 +39,7 @@ func (q *FairQueue[K]) Queue(tenant string, key K) int {
 
 // Taken records that key of tenant left the queue; a tenant with nothing
 // queued is forgotten.
-func (q *FairQueue[K]) Taken(tenant string, key K) {
+func (q *places[K]) Taken(tenant string, key K) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	items := q.queued[tenant]

@@ -1,4 +1,4 @@
-package pacing
+package readrunner
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 // slotStep is one step of a table test of the slot book: an ask ("ask"),
@@ -15,7 +17,7 @@ type slotStep struct {
 	ask      SlotAsk
 }
 
-func ask(name, tenant, host string, level Level) slotStep {
+func ask(name, tenant, host string, level pacing.Level) slotStep {
 	return slotStep{op: "ask", name: name, ask: SlotAsk{Tenant: tenant, Host: host, Level: level}}
 }
 
@@ -23,7 +25,7 @@ func release(name string) slotStep { return slotStep{op: "release", name: name} 
 func cancel(name string) slotStep  { return slotStep{op: "cancel", name: name} }
 
 // asks is n asks of one tenant, host and level, named prefix-1 … prefix-n.
-func asks(prefix string, n int, tenant, host string, level Level) []slotStep {
+func asks(prefix string, n int, tenant, host string, level pacing.Level) []slotStep {
 	out := make([]slotStep, n)
 	for i := range out {
 		out[i] = ask(prefix+"-"+string(rune('1'+i)), tenant, host, level)
@@ -57,13 +59,13 @@ func TestSlotBookServesTenantsInTurns(t *testing.T) {
 	}{{
 		name:   "a free slot goes at once",
 		limits: SlotLimits{All: 2, PerHost: 2, PerTenant: 2},
-		steps:  steps(ask("a", "ns1", "h", User), ask("b", "ns1", "h", User), ask("c", "ns1", "h", User)),
+		steps:  steps(ask("a", "ns1", "h", pacing.User), ask("b", "ns1", "h", pacing.User), ask("c", "ns1", "h", pacing.User)),
 		grants: []string{"a", "b", ""},
 	}, {
 		name:   "higher levels first, arrival order within a tenant",
 		limits: SlotLimits{All: 1, PerHost: 1, PerTenant: 1},
-		steps: steps(ask("hold", "ns", "h", User), ask("periodic", "ns", "h", Periodic), ask("secret", "ns", "h", Secret),
-			ask("user-1", "ns", "h", User), ask("user-2", "ns", "h", User),
+		steps: steps(ask("hold", "ns", "h", pacing.User), ask("periodic", "ns", "h", pacing.Periodic), ask("secret", "ns", "h", pacing.Secret),
+			ask("user-1", "ns", "h", pacing.User), ask("user-2", "ns", "h", pacing.User),
 			release("hold"), release("user-1"), release("user-2"), release("secret")),
 		grants: []string{"hold", "", "", "", "", "user-1", "user-2", "secret", "periodic"},
 	}, {
@@ -72,13 +74,13 @@ func TestSlotBookServesTenantsInTurns(t *testing.T) {
 		// them.
 		name:   "a new tenant's ask goes before a waiting tenant's backlog",
 		limits: SlotLimits{All: 2, PerHost: 2, PerTenant: 2},
-		steps: steps(asks("burst", 6, "busy", "h", User), ask("victim", "other", "h", User),
+		steps: steps(asks("burst", 6, "busy", "h", pacing.User), ask("victim", "other", "h", pacing.User),
 			release("burst-1"), release("burst-2"), release("victim"), release("burst-3")),
 		grants: []string{"burst-1", "burst-2", "", "", "", "", "", "victim", "burst-3", "burst-4", "burst-5"},
 	}, {
 		name:   "three tenants take turns",
 		limits: SlotLimits{All: 1, PerHost: 1, PerTenant: 1},
-		steps: steps(ask("hold", "x", "h", User), asks("a", 2, "a", "h", User), asks("b", 2, "b", "h", User), asks("c", 2, "c", "h", User),
+		steps: steps(ask("hold", "x", "h", pacing.User), asks("a", 2, "a", "h", pacing.User), asks("b", 2, "b", "h", pacing.User), asks("c", 2, "c", "h", pacing.User),
 			release("hold"), release("a-1"), release("b-1"), release("c-1"), release("a-2"), release("b-2")),
 		grants: []string{"hold", "", "", "", "", "", "", "a-1", "b-1", "c-1", "a-2", "b-2", "c-2"},
 	}, {
@@ -86,39 +88,39 @@ func TestSlotBookServesTenantsInTurns(t *testing.T) {
 		// All ÷ PerHost; its bound leaves slots to another namespace.
 		name:   "a tenant at its bound leaves the rest to others",
 		limits: SlotLimits{All: 4, PerHost: 2, PerTenant: 2},
-		steps: steps(ask("h1", "busy", "h1", User), ask("h2", "busy", "h2", User), ask("h3", "busy", "h3", User),
-			ask("victim", "other", "shared", Periodic)),
+		steps: steps(ask("h1", "busy", "h1", pacing.User), ask("h2", "busy", "h2", pacing.User), ask("h3", "busy", "h3", pacing.User),
+			ask("victim", "other", "shared", pacing.Periodic)),
 		grants: []string{"h1", "h2", "", "victim"},
 	}, {
 		// Issue 17 (d): on the one host every tenant shares, one tenant's
 		// hanging calls hold at most its bound of the host's slots.
 		name:   "a tenant's bound holds on a host all share",
 		limits: SlotLimits{All: 32, PerHost: 3, PerTenant: 2},
-		steps: steps(asks("hang", 5, "busy", "mgmt", User), ask("victim", "other", "mgmt", User),
-			ask("third", "third", "mgmt", User)),
+		steps: steps(asks("hang", 5, "busy", "mgmt", pacing.User), ask("victim", "other", "mgmt", pacing.User),
+			ask("third", "third", "mgmt", pacing.User)),
 		grants: []string{"hang-1", "hang-2", "", "", "", "victim", ""},
 	}, {
 		name:   "a waiter whose host is full does not hold up the next",
 		limits: SlotLimits{All: 3, PerHost: 1, PerTenant: 3},
-		steps: steps(ask("slow", "ns", "slow", User), ask("slow-2", "ns", "slow", User), ask("fast", "ns", "fast", User),
+		steps: steps(ask("slow", "ns", "slow", pacing.User), ask("slow-2", "ns", "slow", pacing.User), ask("fast", "ns", "fast", pacing.User),
 			release("fast"), release("slow")),
 		grants: []string{"slow", "", "fast", "", "slow-2"},
 	}, {
 		name:   "a lower level goes when the higher one cannot",
 		limits: SlotLimits{All: 2, PerHost: 1, PerTenant: 2},
-		steps: steps(ask("hold", "ns", "h", User), ask("user", "ns", "h", User), ask("periodic", "ns2", "other", Periodic),
+		steps: steps(ask("hold", "ns", "h", pacing.User), ask("user", "ns", "h", pacing.User), ask("periodic", "ns2", "other", pacing.Periodic),
 			release("hold")),
 		grants: []string{"hold", "", "periodic", "user"},
 	}, {
 		name:   "a waiter that gives up leaves the line",
 		limits: SlotLimits{All: 1, PerHost: 1, PerTenant: 1},
-		steps: steps(ask("hold", "ns", "h", User), ask("gone", "a", "h", User), ask("next", "b", "h", User),
+		steps: steps(ask("hold", "ns", "h", pacing.User), ask("gone", "a", "h", pacing.User), ask("next", "b", "h", pacing.User),
 			cancel("gone"), release("hold")),
 		grants: []string{"hold", "", "", "", "next"},
 	}, {
 		name:   "the total bounds all hosts and tenants",
 		limits: SlotLimits{All: 2, PerHost: 2, PerTenant: 2},
-		steps: steps(ask("a", "a", "h1", User), ask("b", "b", "h2", User), ask("c", "c", "h3", User),
+		steps: steps(ask("a", "a", "h1", pacing.User), ask("b", "b", "h2", pacing.User), ask("c", "c", "h3", pacing.User),
 			release("a")),
 		grants: []string{"a", "b", "", "c"},
 	}}
@@ -157,7 +159,7 @@ func TestSlotBookForgetsWhatIsGivenBack(t *testing.T) {
 	b := newSlotBook(SlotLimits{All: 3, PerHost: 2, PerTenant: 2})
 	var held []*slotWaiter
 	for i := range 12 {
-		b.push(SlotAsk{Tenant: []string{"a", "b", "c"}[i%3], Host: []string{"h1", "h2"}[i%2], Level: Level(i % int(Levels))})
+		b.push(SlotAsk{Tenant: []string{"a", "b", "c"}[i%3], Host: []string{"h1", "h2"}[i%2], Level: pacing.Level(i % int(pacing.Levels))})
 	}
 	for range 100 {
 		for w := b.next(); w != nil; w = b.next() {
@@ -182,27 +184,27 @@ func TestSlotBookForgetsWhatIsGivenBack(t *testing.T) {
 // An ask whose context ends while it waits gives up with the context's
 // error; one granted just as it gave up hands the slot on.
 func TestSlotsAcquireGivesUpWithItsContext(t *testing.T) {
-	s := NewSlots(SlotLimits{All: 1, PerHost: 1, PerTenant: 1})
-	hold, err := s.Acquire(t.Context(), SlotAsk{Tenant: "a", Host: "h", Level: User})
+	s := newSlotQueue(SlotLimits{All: 1, PerHost: 1, PerTenant: 1})
+	hold, err := s.Acquire(t.Context(), SlotAsk{Tenant: "a", Host: "h", Level: pacing.User})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := s.Acquire(ctx, SlotAsk{Tenant: "b", Host: "h", Level: User}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := s.Acquire(ctx, SlotAsk{Tenant: "b", Host: "h", Level: pacing.User}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("an ask with no free slot ended with %v, want %v", err, context.DeadlineExceeded)
 	}
-	if n := s.Waiting(User); n != 0 {
+	if n := s.Waiting(pacing.User); n != 0 {
 		t.Fatalf("%d asks still wait after giving up", n)
 	}
 	got := make(chan func(), 1)
 	go func() {
-		next, err := s.Acquire(t.Context(), SlotAsk{Tenant: "c", Host: "h", Level: Periodic})
+		next, err := s.Acquire(t.Context(), SlotAsk{Tenant: "c", Host: "h", Level: pacing.Periodic})
 		if err == nil {
 			got <- next
 		}
 	}()
-	for s.Waiting(Periodic) != 1 {
+	for s.Waiting(pacing.Periodic) != 1 {
 		time.Sleep(time.Millisecond)
 	}
 	hold()

@@ -1,4 +1,4 @@
-package lenient
+package slim
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/servicewatch/servicewatch/internal/bound"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
 )
 
 // Keeper receives the items of one list response as they are decoded, and
@@ -81,7 +82,7 @@ type Keeper[T any] struct {
 	identitiesCut bool
 	// work is the answer's decode work, to which the keeper charges what
 	// slimming kept items costs it (their decoding and encoding).
-	work *Work
+	work *lenient.Work
 	// replace, when set, hears that a duplicate took the place of the
 	// item it kept for that id, so that what Each counted can follow.
 	replace func(old, replacement *T)
@@ -107,7 +108,7 @@ const minSlimCap = 1024
 // WithIdentities, their identities do not fit either). slim should
 // charge its own work to work, as the keeper charges its decoding and
 // encoding of the items it slims again.
-func (k *Keeper[T]) WithSlim(slim func(item *T, target int) (T, error), work *Work) *Keeper[T] {
+func (k *Keeper[T]) WithSlim(slim func(item *T, target int) (T, error), work *lenient.Work) *Keeper[T] {
 	k.slim, k.work = slim, work
 	return k
 }
@@ -175,7 +176,7 @@ func NewKeeper[T any](idOf func(*T) string, keepBytes int, charge func(*T) int, 
 // says was left out of it, shows it to Each and keeps it if it fits, or, if
 // its id was met before, lets it settle which of the two is kept. It does
 // not retain item.
-func (k *Keeper[T]) Add(item *T, report Report) error {
+func (k *Keeper[T]) Add(item *T, report lenient.Report) error {
 	id := k.idOf(item)
 	// Items without an id are never duplicates.
 	if id != "" && !k.seen.add(id) {
@@ -515,7 +516,7 @@ func (c *incompleteItems) add(description string) {
 
 // describeLeftOut names an item (by id, or by its place among the distinct
 // items) and the paths left out of it.
-func describeLeftOut(id string, n int, report Report) string {
+func describeLeftOut(id string, n int, report lenient.Report) string {
 	name := fmt.Sprintf("item %d", n)
 	if id != "" {
 		name = bound.Cut(id, 64)
@@ -560,7 +561,7 @@ func (k *Keeper[T]) slimmed(item *T, target int) (off, size, charge int, err err
 	if off, size, err = k.encode(&small); err != nil {
 		return 0, 0, 0, err
 	}
-	if err := k.work.Charge(ItemByteWork * size); err != nil {
+	if err := k.work.Charge(lenient.ItemByteWork * size); err != nil {
 		return 0, 0, 0, err
 	}
 	return off, size, max(size, MinItemCharge, k.chargeOf(&small)), nil
@@ -663,7 +664,7 @@ func (k *Keeper[T]) reslim(e *keptEntry) error {
 // reslimTo slims a kept entry to target bytes, from its encoding, and
 // tells whether that made it smaller; if not, the entry stays as it was.
 func (k *Keeper[T]) reslimTo(e *keptEntry, target int) (shrunk bool, err error) {
-	if err := k.work.Charge(ItemByteWork * e.size); err != nil {
+	if err := k.work.Charge(lenient.ItemByteWork * e.size); err != nil {
 		return false, err
 	}
 	var item T
@@ -773,7 +774,7 @@ func (k *Keeper[T]) cutToIdentity(e *keptEntry, withRecord bool) error {
 		_, err := k.reslimTo(e, 0)
 		return err
 	}
-	if err := k.work.Charge(ItemByteWork * e.size); err != nil {
+	if err := k.work.Charge(lenient.ItemByteWork * e.size); err != nil {
 		return err
 	}
 	var item T

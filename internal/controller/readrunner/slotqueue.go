@@ -1,9 +1,11 @@
-package pacing
+package readrunner
 
 import (
 	"context"
 	"slices"
 	"sync"
+
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 // SlotLimits bound the cloud calls in flight. A slot is held by one sync
@@ -30,28 +32,28 @@ type SlotAsk struct {
 	// Host is the API host the sync is to call.
 	Host string
 	// Level is the work's level: higher levels are served first.
-	Level Level
+	Level pacing.Level
 }
 
-// Slots hands out the slots of SlotLimits. Waiters are served by level,
+// slotQueue hands out the slots of SlotLimits. Waiters are served by level,
 // highest first; within a level, the tenants that wait take turns (round
 // robin), and a tenant's own waiters go in arrival order. A waiter that
 // cannot be served (its host or its tenant is at its bound) does not hold
 // up those behind it that can.
-type Slots struct {
+type slotQueue struct {
 	mu      sync.Mutex
 	book    slotBook
 	granted map[*slotWaiter]chan struct{}
 }
 
-// NewSlots returns slots bounded by l (each bound at least one).
-func NewSlots(l SlotLimits) *Slots {
-	return &Slots{book: newSlotBook(l), granted: map[*slotWaiter]chan struct{}{}}
+// newSlotQueue returns slots bounded by l (each bound at least one).
+func newSlotQueue(l SlotLimits) *slotQueue {
+	return &slotQueue{book: newSlotBook(l), granted: map[*slotWaiter]chan struct{}{}}
 }
 
 // Acquire takes a slot for ask, waiting its turn until ctx ends. The
 // returned function gives the slot back; call it once.
-func (s *Slots) Acquire(ctx context.Context, ask SlotAsk) (func(), error) {
+func (s *slotQueue) Acquire(ctx context.Context, ask SlotAsk) (func(), error) {
 	s.mu.Lock()
 	w := s.book.push(ask)
 	ch := make(chan struct{})
@@ -76,7 +78,7 @@ func (s *Slots) Acquire(ctx context.Context, ask SlotAsk) (func(), error) {
 }
 
 // release gives w's slot back and serves the waiters it lets in.
-func (s *Slots) release(w *slotWaiter) {
+func (s *slotQueue) release(w *slotWaiter) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.book.release(w.ask)
@@ -84,7 +86,7 @@ func (s *Slots) release(w *slotWaiter) {
 }
 
 // dispatchLocked grants every waiter that may go now.
-func (s *Slots) dispatchLocked() {
+func (s *slotQueue) dispatchLocked() {
 	for {
 		w := s.book.next()
 		if w == nil {
@@ -96,20 +98,20 @@ func (s *Slots) dispatchLocked() {
 }
 
 // Waiting counts the asks waiting at level.
-func (s *Slots) Waiting(level Level) int {
+func (s *slotQueue) Waiting(level pacing.Level) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.book.levels[level].waiting
 }
 
-// slotBook is the bookkeeping of Slots, without locks or channels: what is
+// slotBook is the bookkeeping of slotQueue, without locks or channels: what is
 // held, who waits, and whose turn it is.
 type slotBook struct {
 	limits  SlotLimits
 	held    int
 	hosts   map[string]int
 	tenants map[string]int
-	levels  [Levels]slotLevel
+	levels  [pacing.Levels]slotLevel
 	// served is when each tenant that holds or waits was last granted a
 	// slot, counted in grants; a tenant never served (or back after it
 	// held and waited for nothing) has none, and goes first.
@@ -170,7 +172,7 @@ func (b *slotBook) next() *slotWaiter {
 	if b.held >= b.limits.All {
 		return nil
 	}
-	for lv := Levels - 1; lv >= 0; lv-- {
+	for lv := pacing.Levels - 1; lv >= 0; lv-- {
 		var best *slotWaiter
 		for tenant, t := range b.levels[lv].tenants {
 			if b.tenants[tenant] >= b.limits.PerTenant {

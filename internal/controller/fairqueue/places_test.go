@@ -1,4 +1,4 @@
-package pacing
+package fairqueue
 
 import "testing"
 
@@ -28,7 +28,7 @@ func TestFairQueuePlacesItemsPerTenant(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			q := NewFairQueue[string]()
+			q := newPlaces[string]()
 			for i, s := range tc.steps {
 				switch s.op {
 				case "queue":
@@ -41,7 +41,7 @@ func TestFairQueuePlacesItemsPerTenant(t *testing.T) {
 			}
 		})
 	}
-	q := NewFairQueue[string]()
+	q := newPlaces[string]()
 	q.Queue("ns", "a")
 	q.Taken("ns", "a")
 	if len(q.queued) != 0 {

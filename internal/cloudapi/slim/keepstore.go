@@ -1,4 +1,4 @@
-package lenient
+package slim
 
 import (
 	"io"

@@ -1,15 +1,23 @@
-package lenient
+package slim
 
 import (
 	"cmp"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/utils/ptr"
+
+	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
+	"github.com/servicewatch/servicewatch/internal/bound"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
 )
 
 // testItem is a list item whose encoded size a test chooses by its padding.
@@ -48,7 +56,7 @@ func keepAll(t testing.TB, items []testItem, budget int) (kept []testItem, total
 	t.Helper()
 	k := NewKeeper(testItemID, budget, nil, func(it *testItem) { each = append(each, it.ID) })
 	for _, it := range items {
-		if err := k.Add(&it, Report{}); err != nil {
+		if err := k.Add(&it, lenient.Report{}); err != nil {
 			t.Fatal(err)
 		}
 		// Dropped encodings are let go: the arena stays within twice what
@@ -298,7 +306,7 @@ func TestKeeperKeepsTheLowestRankFirst(t *testing.T) {
 			for round := range 6 {
 				k := NewKeeper(testItemID, tt.fit*size+size/2, nil, nil).WithRank(rank)
 				for _, it := range items {
-					if err := k.Add(&it, Report{}); err != nil {
+					if err := k.Add(&it, lenient.Report{}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -319,4 +327,257 @@ func TestKeeperKeepsTheLowestRankFirst(t *testing.T) {
 			}
 		})
 	}
+}
+
+// keepSlimmed runs pipes through a slimming keeper of budget, as the
+// client builds it, and returns what it keeps, as JSON.
+func keepSlimmed(t *testing.T, pipes []swv1.Pipe, budget int) string {
+	t.Helper()
+	raw, err := json.Marshal(keepSlimmedItems(t, pipes, budget))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+func keepSlimmedItems(t *testing.T, pipes []swv1.Pipe, budget int) []swv1.Pipe {
+	t.Helper()
+	s := New[swv1.Pipe](Pipes)
+	k := NewKeeper(func(p *swv1.Pipe) string { return *p.ID }, budget, bound.GoSize[swv1.Pipe], nil).
+		WithSlim(s.Item, nil).WithIdentities(s.BareCharge, s.IdentityCharge, s.Identity)
+	for i := range pipes {
+		if err := k.Add(&pipes[i], lenient.Report{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	items, err := k.Items()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return items
+}
+
+// The same pipes in any order keep the same, slimmed the same: the cap is
+// set by the items, not by the order they came in, so an unchanged cloud
+// that reorders its answer does not change status.
+func TestSlimmedKeepIsTheSameInAnyOrder(t *testing.T) {
+	pipes := benchPipes(60)
+	for i, mappings := range map[int]int{7: 4000, 30: 900, 44: 60} {
+		for m := range mappings {
+			pipes[i].Source.Postgres.TableMappings = append(pipes[i].Source.Postgres.TableMappings, swv1.PostgresTableMapping{
+				SourceTable: ptr.To(fmt.Sprintf("events_partition_%06d", m))})
+		}
+	}
+	for _, budget := range []int{800 << 10, 300 << 10, 100 << 10} {
+		want := keepSlimmed(t, pipes, budget)
+		rng := rand.New(rand.NewPCG(1, uint64(budget)))
+		for range 8 {
+			shuffled := append([]swv1.Pipe(nil), pipes...)
+			rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+			if got := keepSlimmed(t, shuffled, budget); got != want {
+				t.Fatalf("budget %d: another order kept %d bytes, the first %d", budget, len(got), len(want))
+			}
+		}
+	}
+}
+
+// mediumPipes are n Postgres pipes of about 1.5 kB of JSON each (22 table
+// mappings, about 4 kB decoded), in reverse id order: far over the 1 KiB
+// floor, about 500 bytes each cut to its identity.
+func mediumPipes(n int) []swv1.Pipe {
+	pipes := make([]swv1.Pipe, n)
+	for i := range pipes {
+		p := swv1.Pipe{ID: ptr.To(fmt.Sprintf("p-%05d", n-i)), Name: ptr.To(fmt.Sprintf("orders %d", i)), State: ptr.To("Running"),
+			SourceKind: ptr.To("postgres"), Source: &swv1.PipeSource{Postgres: &swv1.PostgresSource{}}}
+		for m := range 22 {
+			p.Source.Postgres.TableMappings = append(p.Source.Postgres.TableMappings, swv1.PostgresTableMapping{
+				SourceTable: ptr.To(fmt.Sprintf("table_%05d", m)), TargetTable: ptr.To(fmt.Sprintf("public_table_%05d", m))})
+		}
+		pipes[i] = p
+	}
+	return pipes
+}
+
+// A list of many medium pipes that does not fit at the 1 KiB floor keeps
+// every pipe, by identity, when the identities fit: no whole pipe goes,
+// whatever the order. When they do not fit either, whole pipes go from the
+// end of the id order only until the identities of the rest fit (issue 39:
+// it used to keep a prefix at 1 KiB, none by identity, half as many).
+func TestKeeperCutsToIdentitiesBeforeWholeItemsGo(t *testing.T) {
+	pipes := mediumPipes(3000)
+	tests := map[string]struct {
+		budget int
+		// identities: every pipe is kept, some cut to their identity.
+		identities bool
+	}{
+		"identities fit: all 3000 kept":                {budget: 2 << 20, identities: true},
+		"identities do not fit: a prefix, by identity": {budget: 512 << 10},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			kept := keepSlimmedItems(t, pipes, tt.budget)
+			bare, used := 0, 0
+			for i, p := range kept {
+				used += max(bound.GoSize(&p), MinItemCharge)
+				if p.Source == nil {
+					bare++
+				}
+				if want := fmt.Sprintf("p-%05d", i+1); *p.ID != want || p.Name == nil || *p.State != "Running" || *p.SourceKind != "postgres" {
+					t.Fatalf("item %d: %+v; want %s with its identity", i, p, want)
+				}
+			}
+			if used > tt.budget {
+				t.Errorf("kept %d pipes charged %d, over the budget %d", len(kept), used, tt.budget)
+			}
+			switch {
+			case tt.identities && (len(kept) != len(pipes) || bare == 0):
+				t.Errorf("kept %d of %d pipes, %d cut to their identity; want all, by identity", len(kept), len(pipes), bare)
+			case !tt.identities && (bare == 0 || len(kept) == len(pipes) || len(kept) <= tt.budget/(1<<10)):
+				t.Errorf("kept %d of %d pipes, %d cut to their identity; want a prefix of more pipes than fit at 1 KiB, by identity", len(kept), len(pipes), bare)
+			}
+			rng := rand.New(rand.NewPCG(2, uint64(tt.budget)))
+			want := keepSlimmed(t, pipes, tt.budget)
+			for range 2 {
+				shuffled := slices.Clone(pipes)
+				rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+				if got := keepSlimmed(t, shuffled, tt.budget); got != want {
+					t.Fatalf("another order kept %d bytes, the first %d", len(got), len(want))
+				}
+			}
+		})
+	}
+}
+
+// A list whose pipes do not fit even by identity keeps every failing pipe
+// (ranked first) and as many pipes as fit by identity: far more than fit
+// at the 1 KiB floor, listed by id.
+func TestSlimmedKeepPacksIdentitiesFailingFirst(t *testing.T) {
+	const n, budget = 6000, 800 << 10
+	pipes := make([]swv1.Pipe, n)
+	failing := 0
+	for i := range pipes {
+		state := "Running"
+		if i >= n-1000 { // the last in id order
+			state, failing = "Failed", failing+1
+		}
+		p := swv1.Pipe{ID: ptr.To(fmt.Sprintf("p-%05d", i)), Name: ptr.To(fmt.Sprintf("orders %d", i)), State: ptr.To(state),
+			SourceKind: ptr.To("postgres"), Source: &swv1.PipeSource{Postgres: &swv1.PostgresSource{}}}
+		for m := range 22 {
+			p.Source.Postgres.TableMappings = append(p.Source.Postgres.TableMappings, swv1.PostgresTableMapping{
+				SourceTable: ptr.To(fmt.Sprintf("table_%05d", m)), TargetTable: ptr.To(fmt.Sprintf("public_table_%05d", m))})
+		}
+		pipes[i] = p
+	}
+	s := New[swv1.Pipe](Pipes)
+	k := NewKeeper(func(p *swv1.Pipe) string { return *p.ID }, budget, bound.GoSize[swv1.Pipe], nil).
+		WithSlim(s.Item, nil).WithIdentities(s.BareCharge, s.IdentityCharge, s.Identity).
+		WithRank(func(p *swv1.Pipe) int { return map[bool]int{true: 0, false: 1}[p.NeedsAttention()] })
+	for i := range pipes {
+		if err := k.Add(&pipes[i], lenient.Report{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept, err := k.Items()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keptFailing, bare := 0, 0
+	for i, p := range kept {
+		if p.NeedsAttention() {
+			keptFailing++
+		}
+		if p.Source == nil {
+			bare++
+		}
+		if i > 0 && *kept[i-1].ID >= *p.ID {
+			t.Fatalf("kept pipes not in id order at %d: %s then %s", i, *kept[i-1].ID, *p.ID)
+		}
+	}
+	t.Logf("kept %d of %d pipes, %d by identity, %d of %d failing", len(kept), n, bare, keptFailing, failing)
+	if keptFailing != failing || len(kept) < 2*budget/(1<<10) || bare == 0 {
+		t.Errorf("kept %d pipes (%d by identity), %d of %d failing; want every failing one and over %d pipes",
+			len(kept), bare, keptFailing, failing, 2*budget/(1<<10))
+	}
+	if size := bound.Charge(&kept); size > budget+budget/10 {
+		t.Errorf("kept %d bytes for a budget of %d", size, budget)
+	}
+}
+
+// benchPipes are n Postgres pipes of 20 table mappings each (about 2.5 kB of
+// JSON, 7 kB decoded), in reverse id order, the order that makes a keeper
+// work hardest: every pipe arrives before the cut.
+func benchPipes(n int) []swv1.Pipe {
+	pipes := make([]swv1.Pipe, n)
+	for i := range pipes {
+		p := swv1.Pipe{ID: ptr.To(fmt.Sprintf("p-%06d", n-i)), Name: ptr.To(fmt.Sprintf("pipe %d", i)), State: ptr.To("Running"),
+			SourceKind: ptr.To("postgres"), Source: &swv1.PipeSource{Postgres: &swv1.PostgresSource{Host: ptr.To("db")}}}
+		for m := range 20 {
+			p.Source.Postgres.TableMappings = append(p.Source.Postgres.TableMappings, swv1.PostgresTableMapping{
+				SourceTable: ptr.To(fmt.Sprintf("table_with_a_name_%03d", m)), TargetTable: ptr.To(fmt.Sprintf("table_with_a_name_%03d", m))})
+		}
+		pipes[i] = p
+	}
+	return pipes
+}
+
+// The keeper before issue 28 (a prefix of whole items: no WithSlim), after
+// (big items slimmed before whole ones go) and with the identity step
+// (WithIdentities), side by side on the same pipes and the default status
+// budget.
+func BenchmarkKeeperPipes(b *testing.B) {
+	pipeID := func(p *swv1.Pipe) string { return *p.ID }
+	oneBig := benchPipes(51)
+	for m := range 4000 { // about 1 MB
+		oneBig[25].Source.Postgres.TableMappings = append(oneBig[25].Source.Postgres.TableMappings, swv1.PostgresTableMapping{
+			SourceTable: ptr.To(fmt.Sprintf("events_partition_with_a_long_name_%06d", m)), TargetTable: ptr.To(fmt.Sprintf("events_partition_%06d", m))})
+	}
+	for _, list := range []struct {
+		name  string
+		pipes []swv1.Pipe
+	}{{"50", benchPipes(50)}, {"50+1MB", oneBig}, {"5000", benchPipes(5000)}, {"1500x1.5kB", mediumPipes(1500)}} {
+		pipes := list.pipes
+		// identities is the keeper as the client builds it since the
+		// identity step; slim, the keeper without it, as before.
+		for _, mode := range []string{"prefix", "slim", "identities"} {
+			b.Run(mode+"/"+list.name, func(b *testing.B) {
+				var last []swv1.Pipe
+				fastest := time.Duration(math.MaxInt64)
+				for b.Loop() {
+					start := time.Now()
+					k := NewKeeper(pipeID, 800<<10, bound.GoSize[swv1.Pipe], nil)
+					switch s := New[swv1.Pipe](Pipes); mode {
+					case "slim":
+						k.WithSlim(s.Item, nil)
+					case "identities":
+						k.WithSlim(s.Item, nil).WithIdentities(s.BareCharge, s.IdentityCharge, s.Identity)
+					}
+					for i := range pipes {
+						if err := k.Add(&pipes[i], lenient.Report{}); err != nil {
+							b.Fatal(err)
+						}
+					}
+					items, err := k.Items()
+					if err != nil {
+						b.Fatal(err)
+					}
+					fastest = min(fastest, time.Since(start))
+					last = items
+				}
+				b.ReportMetric(float64(len(last)), "kept")
+				// What a slower keeper buys: more of the list shown.
+				b.ReportMetric(float64(len(benchJSON(b, last)))/1000, "kept-kB")
+				// The fastest run is the one the machine's other load
+				// disturbed least.
+				b.ReportMetric(float64(fastest.Nanoseconds()), "min-ns/op")
+			})
+		}
+	}
+}
+
+func benchJSON(b *testing.B, v any) []byte {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raw
 }
