@@ -263,20 +263,6 @@ type AlertStatus struct {
 	Omitted map[string]int32 `json:"omitted,omitempty"`
 }
 
-// Label is the one name of the alert for a person, where a single label
-// names it (the alert_name label of servicewatch_alert_info, the NAME
-// column of kubectl servicewatch get alerts, the demo): its name, or its
-// displayName when the name is absent or empty; "" when it has neither.
-func (a *AlertStatus) Label() string {
-	if a.Name != nil && *a.Name != "" {
-		return *a.Name
-	}
-	if a.DisplayName != nil {
-		return *a.DisplayName
-	}
-	return ""
-}
-
 // AlertChannel is where an alert is sent.
 type AlertChannel struct {
 	// type of channel (for example webhook).

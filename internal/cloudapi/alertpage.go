@@ -98,21 +98,7 @@ func (r *alertPageReader) read(offset int) (AlertPage, error) {
 // members reads the members of an object whose opening brace is read, up
 // to its closing one.
 func (r *alertPageReader) members(member func(name string) error) error {
-	for r.dec.More() {
-		tok, err := r.dec.Token()
-		if err != nil {
-			return err
-		}
-		name, ok := tok.(string)
-		if !ok {
-			return fmt.Errorf("unexpected %v where a member name belongs", tok)
-		}
-		if err := member(name); err != nil {
-			return err
-		}
-	}
-	_, err := r.dec.Token() // the closing brace
-	return err
+	return lenient.ReadMembers(r.dec, member)
 }
 
 // alertAPIMember reads a member of the alert API's page, or of the
@@ -172,35 +158,40 @@ func (r *alertPageReader) envelopeMember(name string) error {
 // array of alerts.
 func (r *alertPageReader) result() error {
 	tok, err := r.dec.Token()
-	switch {
-	case err != nil:
-		return err
-	case tok == json.Delim('['):
-		r.sawList = true
-		return r.elements()
-	case tok == json.Delim('{'):
+	if err == nil && tok == json.Delim('{') {
 		return r.members(r.alertAPIMember)
-	case tok == nil:
-		r.sawList = true // the vendor's clients read a null list as an empty one
-		return nil
+	}
+	if done, err := r.listOrNull(tok, err); done {
+		return err
 	}
 	r.fail(fmt.Errorf(`%w: its "result" is neither a list nor an object`, ErrNoListRoute))
 	return nil
 }
 
+// listOrNull reads the list whose first token (or error) the reader just
+// read, when that token opens a list or is null (the vendor's clients read
+// a null list as an empty one): done tells whether it was one of those.
+func (r *alertPageReader) listOrNull(tok json.Token, err error) (done bool, _ error) {
+	switch {
+	case err != nil:
+		return true, err
+	case tok == json.Delim('['):
+		r.sawList = true
+		return true, r.elements()
+	case tok == nil:
+		r.sawList = true
+		return true, nil
+	}
+	return false, nil
+}
+
 // list reads the list of alerts named where.
 func (r *alertPageReader) list(where string) error {
 	tok, err := r.dec.Token()
-	switch {
-	case err != nil:
+	if done, err := r.listOrNull(tok, err); done {
 		return err
-	case tok == json.Delim('['):
-		r.sawList = true
-		return r.elements()
-	case tok == nil:
-		r.sawList = true
-		return nil
-	case tok == json.Delim('{'):
+	}
+	if tok == json.Delim('{') {
 		r.fail(fmt.Errorf("%w: its %s is an object, not a list", ErrNoListRoute, where))
 		r.sawList = true
 		return r.members(func(string) error { return skipValue(r.dec, r.work) })

@@ -154,6 +154,20 @@ func getWatch(ctx context.Context, c client.Reader, key client.ObjectKey) (*serv
 	return w, nil
 }
 
+// targetWatch reads the watch name in the namespace the flags name, with
+// the client it was read with.
+func (p *plugin) targetWatch(ctx context.Context, name string) (client.WithWatch, *serviceWatch, error) {
+	c, key, err := p.target(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := getWatch(ctx, c, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, w, nil
+}
+
 // printf writes one message of a command's output, its values escaped
 // (escapeTerminal), failing when the output cannot be written (a closed
 // pipe): the command's result was not seen.

@@ -40,11 +40,7 @@ the manager syncs at once.`
 // setSuspend patches spec.suspend of the watch name, and says so; a watch
 // already so is left unpatched.
 func (p *plugin) setSuspend(ctx context.Context, name string, suspend bool) error {
-	c, key, err := p.target(name)
-	if err != nil {
-		return err
-	}
-	w, err := getWatch(ctx, c, key)
+	c, w, err := p.targetWatch(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -57,7 +53,7 @@ func (p *plugin) setSuspend(ctx context.Context, name string, suspend bool) erro
 		return fmt.Errorf("building the spec patch: %w", err)
 	}
 	if err := c.Patch(ctx, w, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("setting spec.suspend of %s/%s: %w", key.Namespace, name, err)
+		return fmt.Errorf("setting spec.suspend of %s/%s: %w", w.Namespace, name, err)
 	}
 	return printf(p.streams.Out, "%s/%s %s\n", resourceName, name, verb)
 }

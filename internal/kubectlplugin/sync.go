@@ -56,11 +56,7 @@ when --timeout passes first.`,
 
 // sync requests a sync of the watch name, and with wait waits for it.
 func (p *plugin) sync(ctx context.Context, name string, wait bool, timeout time.Duration) error {
-	c, key, err := p.target(name)
-	if err != nil {
-		return err
-	}
-	w, err := getWatch(ctx, c, key)
+	c, w, err := p.targetWatch(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -80,7 +76,7 @@ func (p *plugin) sync(ctx context.Context, name string, wait bool, timeout time.
 		_ = printf(p.streams.ErrOut, "warning: %s/%s is suspended: the manager acknowledges the request without calling the cloud\n", resourceName, name)
 	}
 	if !wait {
-		return printf(out, "wait for it with: kubectl wait -n %s servicewatch/%s --for=jsonpath='{.status.lastHandledRequestedAt}'=%s\n", key.Namespace, name, token)
+		return printf(out, "wait for it with: kubectl wait -n %s servicewatch/%s --for=jsonpath='{.status.lastHandledRequestedAt}'=%s\n", w.Namespace, name, token)
 	}
 	tw := newTokenWait(c, w, token, append(before, w.Status.LastHandledRequestedAt), p.streams.ErrOut)
 	handled, err := tw.wait(ctx, p.clock, w, timeout)

@@ -45,11 +45,7 @@ newest events.`,
 }
 
 func (p *plugin) why(ctx context.Context, name string) error {
-	c, key, err := p.target(name)
-	if err != nil {
-		return err
-	}
-	w, err := getWatch(ctx, c, key)
+	c, w, err := p.targetWatch(ctx, name)
 	if err != nil {
 		return err
 	}

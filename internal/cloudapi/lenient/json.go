@@ -53,6 +53,13 @@ func ReadObject(dec *json.Decoder, member func(name string) error) error {
 	if tok != json.Delim('{') {
 		return errors.New("the response is not a JSON object")
 	}
+	return ReadMembers(dec, member)
+}
+
+// ReadMembers reads the members of an object whose opening brace dec has
+// read, up to its closing one, calling member for each member name; member
+// must consume the value.
+func ReadMembers(dec *json.Decoder, member func(name string) error) error {
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -67,6 +74,6 @@ func ReadObject(dec *json.Decoder, member func(name string) error) error {
 			return err
 		}
 	}
-	_, err = dec.Token() // the closing brace
+	_, err := dec.Token() // the closing brace
 	return err
 }
