@@ -21,8 +21,11 @@ import (
 func stateFamilies() []string {
 	return []string{
 		"servicewatch_pipe_info",
+		"servicewatch_pipe_state_since_timestamp_seconds",
 		"servicewatch_reverse_private_endpoint_info",
+		"servicewatch_reverse_private_endpoint_status_since_timestamp_seconds",
 		"servicewatch_alert_info",
+		"servicewatch_alert_state_since_timestamp_seconds",
 		"servicewatch_alert_fetch_failed",
 		"servicewatch_alert_silenced",
 		"servicewatch_alert_silenced_until_timestamp_seconds",
@@ -54,16 +57,25 @@ func expectedStateSeries(svc fakecloud.Service, data fakecloud.Data, alertIDs []
 		want["servicewatch_pipe_info"] = append(want["servicewatch_pipe_info"], labels{
 			"pipe_id": str(p, "id"), "pipe_name": str(p, "name"), "state": str(p, "state"), "source_kind": sourceKinds(p),
 		})
+		want["servicewatch_pipe_state_since_timestamp_seconds"] = append(want["servicewatch_pipe_state_since_timestamp_seconds"], labels{
+			"pipe_id": str(p, "id"), "state": str(p, "state"),
+		})
 	}
 	for _, e := range svc.ReversePrivateEndpoints {
 		want["servicewatch_reverse_private_endpoint_info"] = append(want["servicewatch_reverse_private_endpoint_info"], labels{
 			"endpoint_id": str(e, "id"), "type": str(e, "type"), "status": str(e, "status"),
+		})
+		want["servicewatch_reverse_private_endpoint_status_since_timestamp_seconds"] = append(want["servicewatch_reverse_private_endpoint_status_since_timestamp_seconds"], labels{
+			"endpoint_id": str(e, "id"), "status": str(e, "status"),
 		})
 	}
 	for _, id := range alertIDs {
 		a := data.Alerts[id]
 		want["servicewatch_alert_info"] = append(want["servicewatch_alert_info"], labels{
 			"alert_id": id, "alert_name": alertLabel(a), "state": str(a, "state"),
+		})
+		want["servicewatch_alert_state_since_timestamp_seconds"] = append(want["servicewatch_alert_state_since_timestamp_seconds"], labels{
+			"alert_id": id, "state": str(a, "state"),
 		})
 		// Every alert shows how many execution errors it has, 0 included.
 		want["servicewatch_alert_execution_errors"] = append(want["servicewatch_alert_execution_errors"], labels{"alert_id": id})
