@@ -304,9 +304,6 @@ func TestReadAllSaysWhenAHostWithoutMetaSentMoreThanAsked(t *testing.T) {
 	}
 }
 
-
-
-
 // managed is the route key of a management API list of service svc read
 // with key.
 func managed(key, svc string) alerts.RouteKey {
