@@ -257,9 +257,10 @@ func (p *Pacer[K, R]) take(key K, level Level, b Budget, n int, now time.Time, o
 			return p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, hold, skip)
 		}
 	}
-	if !p.queue.Turn(b.ID, key, b.Waiter, level, n, now, spacing, skip) {
-		// Another waiter, whose turn comes first, comes back for this room.
-		return p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, spacing, skip)
+	if mine, first := p.queue.Turn(b.ID, key, b.Waiter, level, n, now, spacing, skip); !mine {
+		// Another waiter, whose turn comes first, comes back for this room
+		// after first.
+		return p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, first, skip)
 	}
 	if wait := b.Admit(n); wait > 0 {
 		return p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, wait, skip)
