@@ -392,10 +392,12 @@ func (u *budgetUse[K, R]) spending(namespace string, spent Spending) Spending {
 	return spent
 }
 
-// budgetCalls is the calls one sync of a watch makes of one budget.
+// budgetCalls is the calls one sync of a watch makes of one budget, and
+// the calls per second the budget allows (0: no limit).
 type budgetCalls struct {
 	budget, namespace string
 	calls             int
+	rate              float64
 }
 
 // CallsOf is the calls one sync of the watch makes of each of its budgets,
@@ -412,7 +414,11 @@ func (b *demands[K, R]) CallsOf(key K) []budgetCalls {
 		if !ok {
 			i = len(out)
 			at[held.budget] = i
-			out = append(out, budgetCalls{budget: held.budget, namespace: held.namespace})
+			var rate float64
+			if use := b.budgets[held.budget]; use != nil {
+				rate = use.allowed
+			}
+			out = append(out, budgetCalls{budget: held.budget, namespace: held.namespace, rate: rate})
 		}
 		out[i].calls++
 	}

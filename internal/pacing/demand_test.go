@@ -184,7 +184,7 @@ func TestDemandsKeepCollidingFingerprintsApart(t *testing.T) {
 
 // CallsOf adds the calls of every demand on one budget, wherever they come
 // in the watch's demands: the calls a reservation holds are those of the
-// whole sync on that budget.
+// whole sync on that budget; each with the budget's rate.
 func TestDemandsCallsOfAddsEveryDemandOfABudget(t *testing.T) {
 	key := types.NamespacedName{Namespace: "ns", Name: "w"}
 	tests := []struct {
@@ -194,14 +194,14 @@ func TestDemandsCallsOfAddsEveryDemandOfABudget(t *testing.T) {
 	}{{
 		name:    "one demand",
 		demands: []Demand[read]{{Budget: "key", Namespace: "ns", Reads: serviceReads("s")}},
-		want:    []budgetCalls{{budget: "key", namespace: "ns", calls: 2}},
+		want:    []budgetCalls{{budget: "key", namespace: "ns", calls: 2, rate: 1}},
 	}, {
 		name: "the management key's pipes and endpoints, then its alerts",
 		demands: []Demand[read]{
 			{Budget: "key", Namespace: "ns", Reads: serviceReads("s")},
 			{Budget: "key", Namespace: "ns", Reads: []read{{kind: "alerts", service: "s"}}},
 		},
-		want: []budgetCalls{{budget: "key", namespace: "ns", calls: 3}},
+		want: []budgetCalls{{budget: "key", namespace: "ns", calls: 3, rate: 1}},
 	}, {
 		name: "a budget asked again after another",
 		demands: []Demand[read]{
@@ -209,7 +209,7 @@ func TestDemandsCallsOfAddsEveryDemandOfABudget(t *testing.T) {
 			{Budget: "token", Namespace: "ns", Reads: []read{{kind: "alert-list"}}},
 			{Budget: "key", Namespace: "ns", Reads: []read{{kind: "alerts", service: "s"}}},
 		},
-		want: []budgetCalls{{budget: "key", namespace: "ns", calls: 3}, {budget: "token", namespace: "ns", calls: 1}},
+		want: []budgetCalls{{budget: "key", namespace: "ns", calls: 3, rate: 1}, {budget: "token", namespace: "ns", calls: 1, rate: 1}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -257,9 +257,10 @@ func (p *Pacer[K, R]) take(key K, level Level, b Budget, n int, now time.Time, o
 			return p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, hold, skip)
 		}
 	}
-	if !p.queue.Turn(b.ID, key, b.Waiter, level, n, now, spacing, skip) {
-		// Another waiter, whose turn comes first, comes back for this room.
-		return p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, spacing, skip)
+	if mine, first := p.queue.Turn(b.ID, key, b.Waiter, level, n, now, spacing, skip); !mine {
+		// Another waiter, whose turn comes first, comes back for this room
+		// after first.
+		return p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, first, skip)
 	}
 	if wait := b.Admit(n); wait > 0 {
 		return p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, wait, skip)
@@ -359,12 +360,15 @@ func (p *Pacer[K, R]) Synced(w Watch[K], s SyncRecord) time.Duration {
 	if s.ReachedCloud {
 		p.phases.Synced(w.Key, group, w.Every, s.Began, s.Every, s.Level == Periodic)
 	}
+	reserved := p.reservedOn(w.Key, now)
 	next, plan := NextSync(Sync{
 		Began: s.Began, Ended: now, Every: s.Every, Failures: failures, Outcome: s.Outcome,
-		Jitter: p.jitter(JitterOf(s.Every)),
+		Jitter: p.jitter(JitterOf(s.Every)), Stretch: stretchBeside(reserved, s.Every),
 	}, p.phases.PhaseOf(w.Key, group, w.Every))
 	p.schedules.Set(w.Key, Entry{Trigger: w.Trigger, NextSync: next, Failures: failures, Plan: plan})
-	p.reserve(w.Key, next)
+	for _, c := range reserved {
+		p.reserved.Reserve(c.budget, w.Key, c.namespace, c.calls, next)
+	}
 	if plan != nil {
 		return RecheckWithin(next.Sub(now), plan.Jitter, s.Every)
 	}
@@ -382,17 +386,38 @@ func (p *Pacer[K, R]) Synced(w Watch[K], s SyncRecord) time.Duration {
 // service group: the Pacer remembers it for the next Due.
 func (p *Pacer[K, R]) ReadsList(key K, list uint64) { p.lists.set(key, list) }
 
-// reserve holds the calls of the watch's next sync, at next, on each of its
-// budgets of which its namespace asks no more than its share while another
-// asks more (see reservations): on a budget no namespace overruns, nothing
-// is held back and nothing need be reserved.
-func (p *Pacer[K, R]) reserve(key K, next time.Time) {
-	now := p.clock.Now()
+// reservedOn is the budgets on which the watch's next sync has its calls
+// held (see reservations): those of which its namespace asks no more than
+// its share while another asks more. On a budget no namespace overruns,
+// nothing is held back and nothing need be reserved.
+func (p *Pacer[K, R]) reservedOn(key K, now time.Time) []budgetCalls {
+	var out []budgetCalls
 	for _, c := range p.demands.CallsOf(key) {
 		if over := p.over(c.budget, now); len(over) > 0 && !over[c.namespace] {
-			p.reserved.Reserve(c.budget, key, c.namespace, c.calls, next)
+			out = append(out, c)
 		}
 	}
+	return out
+}
+
+// stretchBeside is the most the phases may stretch a period of interval
+// every of a watch whose sync is reserved on the budgets: MaxMove less the
+// spacing of the slowest. A reserved sync may get its calls up to a call's
+// spacing after its slot (the slack that keeps the budget busy, see
+// reservations); stretched by MaxMove besides, and a busy manager's
+// latency on top, the period of a namespace within its share went past a
+// tenth of its interval (33.5 s of 30). 0 (MaxMove) when none is reserved.
+func stretchBeside(reserved []budgetCalls, every time.Duration) time.Duration {
+	var late time.Duration
+	for _, c := range reserved {
+		if c.rate > 0 {
+			late = max(late, slack(c.rate))
+		}
+	}
+	if late == 0 {
+		return 0
+	}
+	return max(MaxMove(every)-late, time.Millisecond)
 }
 
 // Forget drops everything the books hold of a watch that went away (or is

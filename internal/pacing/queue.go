@@ -134,26 +134,43 @@ func (q *queue[K]) Due(budget string, key K, level Level, at time.Time) {
 // on the grid. A waiter that does not come back holds the room at most
 // ClaimGrace. The waiters of the namespaces in skip do not count (see
 // Wait). It costs a look at each waiter of the budget's line.
-func (q *queue[K]) Turn(budget string, key K, who Waiter, level Level, n int, now time.Time, lead time.Duration, skip map[string]bool) bool {
+//
+// When it may not, first is how long until the earliest of those waiters
+// is back (lead when all of them are late: they may still come), when the
+// budget has room for it: the wait that Wait counts the calls before the
+// watch from. Counting them
+// from a whole spacing later instead told the watch to come back up to a
+// spacing after its room, and on a cold start the keys whose first room
+// came within a spacing all came back on one instant: their refills, which
+// the budgets offset (ratebudget's Store.phaseFor), bunched again, and so
+// did the syncs that followed them.
+func (q *queue[K]) Turn(budget string, key K, who Waiter, level Level, n int, now time.Time, lead time.Duration, skip map[string]bool) (mine bool, first time.Duration) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	lines := q.budgets[budget]
 	if lines == nil {
-		return true
+		return true, 0
 	}
 	l := &lines[level]
-	mine := l.finishOf(key, who, n)
+	mine, first = true, lead
+	finish := l.finishOf(key, who, n)
 	for name, ns := range l.namespaces {
 		if skip[name] {
 			continue
 		}
 		for other, at := range ns.due {
-			if other != key && ns.finish[other] < mine && !at.Before(now.Add(-ClaimGrace)) && !at.After(now.Add(lead)) {
-				return false
+			if other != key && ns.finish[other] < finish && !at.Before(now.Add(-ClaimGrace)) && !at.After(now.Add(lead)) {
+				mine = false
+				if at.After(now) {
+					first = min(first, at.Sub(now))
+				}
 			}
 		}
 	}
-	return true
+	if mine {
+		return true, 0
+	}
+	return false, first
 }
 
 // finishOf is where the last of the watch's n calls stands in the turns,

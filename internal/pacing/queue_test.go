@@ -151,3 +151,39 @@ func TestQueueNamespacesTakeTurns(t *testing.T) {
 		})
 	}
 }
+
+// A waiter whose turn comes after another's that is due back within a
+// call's spacing is told how long until that one is back, when the budget
+// has room for it, not a whole spacing: counted from a spacing later, the
+// calls before it put it back up to a spacing after its room, and waiters
+// of keys started together came back on one instant (see
+// TestKeysStartedTogetherKeepTheirOwnGrids).
+func TestQueueTurnSaysWhenTheWaiterAheadIsBack(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	const rate = 1 / 1.1 // the management key's default: a call every 1.1 s
+	lead := spacingOf(rate)
+	tests := []struct {
+		name string
+		// aheadDue is when the waiter ahead was told to come back, from now.
+		aheadDue  time.Duration
+		wantMine  bool
+		wantFirst time.Duration
+	}{
+		{"due back in 0.2 s", 200 * time.Millisecond, false, 200 * time.Millisecond},
+		{"due back now", 0, false, lead},
+		{"late, within the grace", -time.Second, false, lead},
+		{"late past the grace: the room is free", -ClaimGrace - time.Millisecond, true, 0},
+		{"due back after a spacing: the room is free now", lead + time.Millisecond, true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := newQueue[string]()
+			q.Wait("k", "ahead", Waiter{Namespace: "a"}, User, 2, rate, max(tt.aheadDue, 0), nil)
+			q.Due("k", "ahead", User, now.Add(tt.aheadDue))
+			mine, first := q.Turn("k", "next", Waiter{Namespace: "a"}, User, 2, now, lead, nil)
+			if mine != tt.wantMine || first != tt.wantFirst {
+				t.Errorf("Turn = %v, %v; want %v, %v", mine, first, tt.wantMine, tt.wantFirst)
+			}
+		})
+	}
+}

@@ -52,6 +52,10 @@ type Plan struct {
 	Every     time.Duration
 	Jitter    time.Duration
 	NotBefore time.Time
+	// Stretch, when positive and under MaxMove, bounds how far the phases
+	// may stretch the period (a reserved sync's, which may itself come a
+	// call's spacing late: see Pacer.Synced).
+	Stretch time.Duration
 }
 
 // MaxMove bounds how far one period may be shortened or stretched to move a
@@ -72,7 +76,11 @@ func (p *Plan) Due(phase Phase) time.Time {
 	if phase.Known {
 		step := MaxMove(p.Every)
 		next = PeriodicSlot(p.After, p.Every, offsetOf(phase.At, p.Every))
-		next = next.Add(min(max(towards(next, p.Every, offsetOf(phase.Target, p.Every)), -step), step))
+		up := step
+		if p.Stretch > 0 {
+			up = min(up, p.Stretch)
+		}
+		next = next.Add(min(max(towards(next, p.Every, offsetOf(phase.Target, p.Every)), -step), up))
 	}
 	next = next.Add(p.Jitter)
 	if p.NotBefore.After(next) {
@@ -151,6 +159,9 @@ type Sync struct {
 	Outcome  Outcome
 	// Jitter is the random term added to the next periodic sync.
 	Jitter time.Duration
+	// Stretch bounds how far the phases may stretch the next period (see
+	// Plan); 0: MaxMove.
+	Stretch time.Duration
 }
 
 // NextSync says when a watch syncs again after s: every its interval (as its
@@ -185,7 +196,7 @@ func planAfter(s Sync) *Plan {
 	if began.IsZero() || began.After(s.Ended) {
 		began = s.Ended
 	}
-	return &Plan{After: began, Every: s.Every, Jitter: s.Jitter, NotBefore: s.Ended.Add(s.Outcome.RetryAfter)}
+	return &Plan{After: began, Every: s.Every, Jitter: s.Jitter, NotBefore: s.Ended.Add(s.Outcome.RetryAfter), Stretch: s.Stretch}
 }
 
 // PeriodicSlot is the first instant more than half an interval after last

@@ -305,6 +305,22 @@ func TestReplacedPhasesMoveAPeriodAtMostMaxMove(t *testing.T) {
 	}
 }
 
+// A plan with a Stretch (a reserved sync's) is stretched by at most that,
+// and still shortened by up to MaxMove.
+func TestPlanStretchBoundsOnlyTheStretch(t *testing.T) {
+	every := 30 * time.Second
+	began := time.Unix(1_800_000_000, 0)
+	plan := &Plan{After: began, Every: every, Stretch: 1400 * time.Millisecond}
+	var longest, shortest time.Duration = 0, every
+	for target := 0.0; target < 1; target += 0.01 {
+		gap := plan.Due(Phase{Known: true, At: shareOf(began, every), Target: target}).Sub(began)
+		longest, shortest = max(longest, gap), min(shortest, gap)
+	}
+	if longest != every+plan.Stretch || shortest != every-MaxMove(every) {
+		t.Errorf("periods %v to %v, want %v to %v", shortest, longest, every-MaxMove(every), every+plan.Stretch)
+	}
+}
+
 // phases follow the watches: watches of one service share a phase, a deleted
 // watch leaves its group, one whose interval changed moves to the new group;
 // groups are spaced evenly in the order they synced in.

@@ -13,7 +13,7 @@ func (p *Pacer[K, R]) askBeforeReserve(key K, level Level, b Budget, n int) time
 	if !held {
 		spacing := spacingOf(b.Rate)
 		switch {
-		case !p.queue.Turn(b.ID, key, b.Waiter, level, n, now, spacing, nil):
+		case !first(p.queue.Turn(b.ID, key, b.Waiter, level, n, now, spacing, nil)):
 			wait = p.queue.Wait(b.ID, key, b.Waiter, level, n, b.Rate, spacing, nil)
 		default:
 			if wait = b.Admit(n); wait > 0 {
@@ -29,3 +29,6 @@ func (p *Pacer[K, R]) askBeforeReserve(key K, level Level, b Budget, n int) time
 	}
 	return wait
 }
+
+// first is the first of two values.
+func first[A, B any](a A, _ B) A { return a }

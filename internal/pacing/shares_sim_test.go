@@ -16,15 +16,16 @@ import (
 // to over 11 s), driven through the Pacer as the controller drives it: Due,
 // Level, Allow, Ask, Admitted, and Synced a read's latency later. Every
 // steady period of the 1- and 5-watch namespaces (begun once every watch
-// had synced once) stays within 10 % of 30 s, those that ended from 2 min
-// on within 12 % (the phases still move a period by up to a twelfth while
-// they spread the watches), and the key never admits more than its budget:
+// had synced once) and every one that ended from 2 min on stays within
+// 10 % of 30 s, and the key never admits more than its budget:
 // at most 10 calls in any 10 s. The 50-watch namespace takes what the
 // others leave: stretched, not starved, and the key as busy as before.
 //
 // Before (askBeforeReserve), the big namespace's new watches claimed the
 // key for 2 minutes, and then the small namespaces' syncs waited their
-// turns behind the big one's: periods of 27.5 to 53 s.
+// turns behind the big one's: periods of 27.5 to 53 s. Before issue 39,
+// those from 2 min on reached 33.3 s: a reserved sync, up to a call's
+// spacing late, was stretched by the phases' whole MaxMove besides.
 func TestSharedKeyKeepsSmallNamespacesOnTime(t *testing.T) {
 	r := simulateShares(shareSim{sizes: []int{50, 5, 1}, every: 30 * time.Second, run: 6 * time.Minute})
 	for _, ns := range r.namespaces {
@@ -41,8 +42,8 @@ func TestSharedKeyKeepsSmallNamespacesOnTime(t *testing.T) {
 		if p := ns.steady; p.count == 0 || p.within != p.count {
 			t.Errorf("%d-watch namespace, steady: %v, want all within 10 %% of 30 s", ns.watches, p)
 		}
-		if p := ns.late; p.count == 0 || p.shortest < 26400*time.Millisecond || p.longest > 33600*time.Millisecond {
-			t.Errorf("%d-watch namespace, from 2 min: %v, want all within 12 %% of 30 s", ns.watches, p)
+		if p := ns.late; p.count == 0 || p.within != p.count {
+			t.Errorf("%d-watch namespace, from 2 min: %v, want all within 10 %% of 30 s", ns.watches, p)
 		}
 	}
 	// The big namespace takes what the others leave: stretched (and told
@@ -247,6 +248,41 @@ func simulateShares(sim shareSim) sharesRun {
 		r.busiest = max(r.busiest, j-i)
 	}
 	return r
+}
+
+// The same namespaces on a busy manager, driven as the controller drives
+// the Pacer: each reconcile runs up to 0.3 s after it was asked for and
+// each sync's reads take 0.1 to 0.4 s, over 10 draws. The small
+// namespaces' periods from 2 min on stay within 10 % of 30 s but for at
+// most 1 % of them (3 of 471 today: 33.4 s, a small namespace's syncs
+// due closer than the key's spacing), and the 2-watch namespace beside a
+// 25-watch one (issue 39's case) keeps all of its periods within 10 %.
+// Before, 26 of 478 went past 10 % (up to 33.9 s): a reserved sync may get
+// its calls up to a call's spacing (1.1 s) after its slot, and the phases
+// stretched its period by up to MaxMove (2.5 s) besides; they now stretch
+// it by MaxMove less that spacing (stretchBeside).
+func TestSmallNamespacesKeepTheirIntervalOnABusyManager(t *testing.T) {
+	for _, tt := range []struct {
+		sizes []int
+		most  float64 // the share of periods that may be past 10 %
+	}{{[]int{50, 5, 1}, 0.01}, {[]int{25, 2}, 0}} {
+		outside, count := 0, 0
+		var longest time.Duration
+		for seed := range uint64(10) {
+			sim := fleetSim{keys: [][]int{tt.sizes}, every: 30 * time.Second, run: 6 * time.Minute,
+				late: 300 * time.Millisecond, took: 100 * time.Millisecond, tookMore: 300 * time.Millisecond, seed: seed}
+			r := simulateFleet(sim)
+			for i := 1; i < len(tt.sizes); i++ {
+				p := r.periods(fmt.Sprintf("k0-%d", i), sim.every, r.start.Add(2*time.Minute), r.start.Add(sim.run))
+				outside, count = outside+p.count-p.within, count+p.count
+				longest = max(longest, p.longest)
+			}
+		}
+		t.Logf("%v: %d of %d periods of the small namespaces past 10 %% of 30 s, the longest %v", tt.sizes, outside, count, longest)
+		if count == 0 || float64(outside) > tt.most*float64(count) {
+			t.Errorf("%v: %d of %d periods of the small namespaces past 10 %% of 30 s (longest %v), want at most %.0f %%", tt.sizes, outside, count, longest, 100*tt.most)
+		}
+	}
 }
 
 func maxTime(a, b time.Time) time.Time {

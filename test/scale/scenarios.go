@@ -52,6 +52,8 @@ func scenarios() []scenario {
 			"0 × 429, 30/30 Ready, 0 flaps (proposed)", budgetOverScenario},
 		{"shares-3ns", "issue 30: 3 namespaces on one key (50, 5 and 1 watches, each its own service), interval 30 s (4.1× the key's budget: at the issue's 5 m all 56 fit a third of it), default client limits, real budget enforced: 429s over 6 min; when every watch had synced once; per namespace, its sync periods ending 2–6 min after creation within 10 % of 30 s, the same of the steady periods (begun once every watch had synced once), and its watches saying IntervalMet False",
 			"0 × 429; the 1- and 5-watch namespaces' periods all within 10 %, no IntervalMet; the 50-watch one stretched, IntervalMet False with its share", sharesScenario},
+		{"shares-account", "issue 39: a 2-watch namespace beside a 25-watch one on one ClusterCloudAccount's key, interval 30 s (the 25 ask 1.8× the key's budget, the 2 a seventh of their share), default client limits, real budget enforced, 5 min: 429s; per namespace, its sync periods ending 2–5 min after creation within 10 % of 30 s",
+			"0 × 429; every period of the 2-watch namespace within 10 % of 30 s", sharesAccountScenario},
 		{"account-refused", "issue 30: a ClusterCloudAccount allows one namespace; a watch in another refers to it: its Stalled reason, and the Secret reads and cloud calls until then",
 			"Stalled AccountNotAllowed, 0 Secret reads, 0 cloud calls", refusedScenario},
 		{"shared-10", "10 watches of one service, one key, the same 2 alerts and token, interval 30 s: cloud calls per interval once Ready",
@@ -439,6 +441,9 @@ func spreadScenario(ctx context.Context, e *runEnv) (string, error) {
 	}
 	calls, err := e.cloud.calls(ctx)
 	if err != nil {
+		return "", err
+	}
+	if err := writeCalls(e.dir, calls, ready); err != nil {
 		return "", err
 	}
 	s := spreadOf(perSecond(timesOf(calls), ready, span))

@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
@@ -159,4 +162,16 @@ func periodsOf(calls []call, from time.Time, span, every time.Duration) periods 
 		}
 	}
 	return p
+}
+
+// writeCalls keeps the fake's call log in the run's directory as
+// calls.tsv (seconds from from, operation, service, key fingerprint,
+// status), so that where a scenario's calls bunch can be looked at after
+// the run.
+func writeCalls(dir string, calls []call, from time.Time) error {
+	var b strings.Builder
+	for _, c := range calls {
+		fmt.Fprintf(&b, "%.3f\t%s\t%s\t%s\t%d\n", c.Time.Sub(from).Seconds(), c.Operation, c.ServiceID, c.KeyFingerprint, c.Status)
+	}
+	return os.WriteFile(filepath.Join(dir, "calls.tsv"), []byte(b.String()), 0o644)
 }
