@@ -118,7 +118,7 @@ func TestDefaultDataCoversEverySpecField(t *testing.T) {
 		setPaths(reflect.ValueOf(v), "", set)
 		var missing []string
 		for p := range all {
-			if !set[p] && !operatorOwned[p] {
+			if !set[p] && !operatorOwned(p) {
 				missing = append(missing, p)
 			}
 		}
@@ -134,9 +134,17 @@ func TestDefaultDataCoversEverySpecField(t *testing.T) {
 	}
 }
 
-// operatorOwned are the fields of the status types that the operator fills
-// in, not the cloud.
-var operatorOwned = map[string]bool{".error": true}
+// operatorOwned tells whether the field at path is one of the status types'
+// fields that the operator fills in, not the cloud: an alert's error and an
+// item's since (issue 40), with whatever lies under it.
+func operatorOwned(path string) bool {
+	for _, owned := range []string{".error", ".since"} {
+		if path == owned || strings.HasPrefix(path, owned+".") {
+			return true
+		}
+	}
+	return false
+}
 
 // fieldPaths lists the JSON paths of every field of struct type t.
 func fieldPaths(t reflect.Type, prefix string, out map[string]bool, seen map[reflect.Type]bool) {
