@@ -1,7 +1,9 @@
 package pacing
 
 import (
+	"hash/fnv"
 	"math/rand/v2"
+	"sync"
 	"time"
 )
 
@@ -431,4 +433,158 @@ func (p *Pacer[K, R]) Forget(key K) {
 	p.turns.Forget(key)
 	p.lists.set(key, 0)
 	p.reserved.Release(key)
+}
+
+// MinStep is the smallest change of the wall clock against the monotonic
+// clock that counts as a step: an NTP slew, or the time between reading the
+// two clocks, is far below it.
+const MinStep = time.Second
+
+// Clock tells when the wall clock was stepped (an NTP step, a VM resumed, an
+// admin's date -s): periodic slots are wall-clock instants, on the phase
+// grid every watch shares, so a slot planned before a step of -1h would be
+// an hour late, and after a step of +1h every slot would be due at once.
+// Clock measures the wall clock's advance against a monotonic one; each
+// step is handed out once (Step), for the schedules to be moved by it.
+type Clock struct {
+	wall func() time.Time
+	mono func() time.Duration
+
+	mu sync.Mutex
+	// wallAt and monoAt are the readings when the last step was handed out
+	// (or the clock started).
+	wallAt time.Time
+	monoAt time.Duration
+}
+
+// NewClock returns a clock of wall readings (their own monotonic readings
+// are ignored) and mono, a monotonic clock's elapsed time. A nil mono tells
+// no step (a test's clock that only the test moves).
+func NewClock(wall func() time.Time, mono func() time.Duration) *Clock {
+	c := &Clock{wall: wall, mono: mono, wallAt: wall().Round(0)}
+	if mono != nil {
+		c.monoAt = mono()
+	}
+	return c
+}
+
+// SystemClock is the machine's clock: the wall clock, its steps told against
+// the monotonic clock.
+func SystemClock() *Clock {
+	start := time.Now()
+	return NewClock(time.Now, func() time.Duration { return time.Since(start) })
+}
+
+// Now reads the wall clock.
+func (c *Clock) Now() time.Time { return c.wall() }
+
+// Step returns how far the wall clock was stepped since the last step Step
+// returned (or the clock started): its advance less the monotonic clock's,
+// and 0 when that is under MinStep either way.
+func (c *Clock) Step() time.Duration {
+	if c.mono == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	wall, mono := c.wall().Round(0), c.mono()
+	step := wall.Sub(c.wallAt) - (mono - c.monoAt)
+	if step > -MinStep && step < MinStep {
+		return 0
+	}
+	c.wallAt, c.monoAt = wall, mono
+	return step
+}
+
+// Shift moves every watch's schedule by a step of the wall clock, so that
+// each is due after the same time as before the step: a step of -1h does
+// not hold the syncs back an hour, and one of +1h does not make them all
+// due at once. Their slots stay on the watches' phases. It walks every
+// entry, once per step.
+func (b *schedules[K]) Shift(step time.Duration) {
+	if step == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for key, e := range b.m {
+		b.m[key] = e.shifted(step)
+	}
+}
+
+// shifted is the entry moved by a step of the wall clock. Its instants
+// lose their monotonic readings, which Go would otherwise prefer when
+// comparing them with the clock's: after the shift they are wall instants of
+// the stepped clock, like the ones planned after it.
+func (e Entry) shifted(step time.Duration) Entry {
+	move := func(t time.Time) time.Time {
+		if t.IsZero() {
+			return t
+		}
+		return t.Round(0).Add(step)
+	}
+	e.NextSync = move(e.NextSync)
+	if e.Plan != nil {
+		p := *e.Plan
+		p.After, p.NotBefore = move(p.After), move(p.NotBefore)
+		e.Plan = &p
+	}
+	return e
+}
+
+// GroupOf names a phase group by what its watches read: a hash of the
+// parts (a service's API, organization and ID; or an alert list's API,
+// host and credential digest), each ended by a zero byte so that no two
+// lists of parts run together.
+func GroupOf(parts ...string) uint64 {
+	h := fnv.New64a()
+	for _, part := range parts {
+		_, _ = h.Write([]byte(part))
+		_, _ = h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
+// listGroups remembers, for each watch that reads an alert list shared
+// beyond its service, the phase group of that list (see Pacer.ReadsList).
+//
+// Which group wins when a watch's service group and its list group differ:
+// the list's. A list of an alert host is one read for every watch on the
+// host and credential, whatever their services, while a service group's
+// shared reads (pipes, endpoints) serve only the watches of one service;
+// those that read the same list stay together in the list's group, so only
+// watches of one service that read different lists (or none) part, and
+// each part makes the service's reads once more per interval, which the
+// demand book counts (its asks are per group) so that the budgets pace it.
+// A group keyed by both would split the list's watches by service, and the
+// list would be read by the first of them while the others synced later
+// with a read made before a change. Phases are per interval (see phases),
+// so the watches of one list at different intervals align per interval.
+type listGroups[K comparable] struct {
+	mu sync.Mutex
+	of map[K]uint64
+}
+
+func newListGroups[K comparable]() *listGroups[K] { return &listGroups[K]{of: map[K]uint64{}} }
+
+// set records the watch's list group; 0 forgets it.
+func (g *listGroups[K]) set(key K, list uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if list == 0 {
+		delete(g.of, key)
+		return
+	}
+	g.of[key] = list
+}
+
+// groupOf is the phase group the watch syncs with: its list's when it
+// reads one, else its own (its service's).
+func (g *listGroups[K]) groupOf(w Watch[K]) uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if list, ok := g.of[w.Key]; ok {
+		return list
+	}
+	return w.Group
 }
