@@ -371,11 +371,18 @@ func (p *Pacer[K, R]) Synced(w Watch[K], s SyncRecord) time.Duration {
 	for _, c := range reserved {
 		p.reserved.Reserve(c.budget, w.Key, c.namespace, c.calls, next)
 	}
+	wait := next.Sub(now)
 	if plan != nil {
-		return RecheckWithin(next.Sub(now), plan.Jitter, s.Every)
+		wait = RecheckWithin(wait, plan.Jitter, s.Every)
 	}
-	return next.Sub(now)
+	return max(wait, MinRecheck)
 }
+
+// MinRecheck is the shortest wait Synced returns. A sync that ended after
+// its next slot (its write took longer than its interval, behind a slow API
+// server) is due at once; a wait of 0 would tell the controller not to
+// requeue the watch at all, which would then never sync again.
+const MinRecheck = time.Millisecond
 
 // ReadsList tells that the watch reads its alerts from a list shared beyond
 // its service, named by list (GroupOf its API, host and credential); 0:

@@ -461,3 +461,26 @@ func TestWaitersAskAboutOnceWhateverTheBudgetsOffset(t *testing.T) {
 		})
 	}
 }
+
+// A sync that ended after its next slot (its write took longer than an
+// interval, say behind a slow API server) is due at once, and Synced says
+// so with a wait a reconcile can be requeued after: never 0 or less, which
+// controller-runtime takes as "do not requeue", leaving the watch unsynced
+// until something else touches it (1,000 watches whose Events took 34 s to
+// create: 300 never synced again).
+func TestPacerSyncedAfterItsSlotStillRequeues(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	every := 30 * time.Second
+	w := Watch[string]{Key: "w", Trigger: "t", Every: every}
+	for _, took := range []time.Duration{every / 2, every, 34 * time.Second, 3 * every} {
+		c := &testClock{wall: t0}
+		p := newTestPacer(c)
+		c.advance(took)
+		if got := p.Synced(w, SyncRecord{Began: t0, Every: every, Level: Periodic, ReachedCloud: true}); got <= 0 {
+			t.Errorf("a sync that took %v: Synced = %v, want a positive wait", took, got)
+		}
+		if wait := p.Due(w); wait > every {
+			t.Errorf("a sync that took %v: due again in %v, more than an interval", took, wait)
+		}
+	}
+}
