@@ -64,6 +64,26 @@ func (cp *controlPlane) secretGets(ctx context.Context) (int, error) {
 	return int(sums[0]), nil
 }
 
+// statusWrites is how many writes (PATCH or PUT, any code) of
+// ServiceWatches' status the API server has served: the harness writes none.
+func (cp *controlPlane) statusWrites(ctx context.Context) (int, error) {
+	hc, err := rest.HTTPClientFor(cp.cfg)
+	if err != nil {
+		return 0, err
+	}
+	sums, err := scrape(ctx, hc, strings.TrimSuffix(cp.cfg.Host, "/")+"/metrics", statusWriteSeries("PATCH"), statusWriteSeries("PUT"))
+	if err != nil {
+		return 0, err
+	}
+	return int(sums[0] + sums[1]), nil
+}
+
+// statusWriteSeries are the apiserver_request_total series of one verb on
+// ServiceWatches' status.
+func statusWriteSeries(verb string) func(line string) bool {
+	return seriesOf("apiserver_request_total", `resource="servicewatches"`, `subresource="status"`, `verb="`+verb+`"`)
+}
+
 // secretGetSeries are the apiserver_request_total series of GETs of Secrets.
 var secretGetSeries = seriesOf("apiserver_request_total", `resource="secrets"`, `verb="GET"`)
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,8 @@ type watchLife struct {
 	flaps      int // times Ready went from True to anything else
 	conditions []metav1.Condition
 	generation int64
+	pipeStates []string  // the states of its status.pipes, sorted
+	pipesSince time.Time // when pipeStates last changed
 }
 
 // trackReadiness lists the ServiceWatches and then watches them until ctx
@@ -121,6 +124,36 @@ func (r *readiness) observe(w *swv1.ServiceWatch) {
 	life.ready = ready
 	life.conditions = w.Status.Conditions
 	life.generation = w.Generation
+	if states := pipeStatesOf(w); !slices.Equal(states, life.pipeStates) {
+		life.pipeStates, life.pipesSince = states, now
+	}
+}
+
+// pipeStatesOf are the states of a watch's status.pipes, sorted: the order of
+// status.pipes is the manager's (failing pipes first), not the cloud's.
+func pipeStatesOf(w *swv1.ServiceWatch) []string {
+	states := make([]string, len(w.Status.Pipes))
+	for i, p := range w.Status.Pipes {
+		if p.State != nil {
+			states[i] = *p.State
+		}
+	}
+	slices.Sort(states)
+	return states
+}
+
+// pipesShowing returns, for each watch whose status shows its pipes in the
+// states of want (sorted) since after, when it first did.
+func (r *readiness) pipesShowing(want []string, after time.Time) []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []time.Time
+	for _, life := range r.watches {
+		if life.pipesSince.After(after) && slices.Equal(life.pipeStates, want) {
+			out = append(out, life.pipesSince)
+		}
+	}
+	return out
 }
 
 // summary counts, among the watches of namespace ("" for all): how many

@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -68,5 +69,30 @@ func TestSelectScenarios(t *testing.T) {
 	}
 	if _, err := selectScenarios("ready"); err == nil {
 		t.Error("unknown scenario accepted")
+	}
+}
+
+func TestReadinessPipesShowing(t *testing.T) {
+	r := &readiness{watches: map[types.NamespacedName]*watchLife{}}
+	withPipes := func(name string, states ...string) *swv1.ServiceWatch {
+		w := watchWithReady(name, 1, metav1.ConditionTrue, 1)
+		for _, s := range states {
+			w.Status.Pipes = append(w.Status.Pipes, swv1.Pipe{State: &s})
+		}
+		return w
+	}
+	r.observe(withPipes("a", "Stopped", "Running"))
+	r.observe(withPipes("b", "Running", "Stopped"))
+	changed := time.Now()
+	if got := r.pipesShowing([]string{"Running", "Stopped"}, changed); len(got) != 0 {
+		t.Errorf("states seen before the change counted: %v", got)
+	}
+	r.observe(withPipes("a", "Failed", "Failed"))
+	first := r.pipesShowing([]string{"Failed", "Failed"}, changed)
+	r.observe(withPipes("a", "Failed", "Failed")) // a resync that changes nothing
+	r.observe(withPipes("b", "Failed", "Running"))
+	got := r.pipesShowing([]string{"Failed", "Failed"}, changed)
+	if len(first) != 1 || len(got) != 1 || !got[0].Equal(first[0]) {
+		t.Errorf("a's change seen at %v, then %v; want once, kept across a resync, and b not counted", first, got)
 	}
 }

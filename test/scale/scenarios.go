@@ -60,6 +60,8 @@ func scenarios() []scenario {
 			"4 (2 + 2 distinct alerts)", sharedScenario},
 		{"priority", "1,000 watches (interval 30 s, no limits, latency 50 ms): time to Ready of a new watch created when the first of them is due again, and of one created 1 s after touching their Secrets made all 1,000 due at once",
 			"< 2 s", priorityScenario},
+		{"changes-1000", "issue 40: 1,000 watches as ready-1000-default (default flags, no client limits, latency 50 ms) with interval 30 s; once all are Ready every pipe of every watch's service is set to Failed in the cloud, and once all show it, back: per change, the time until the status of all (and half) shows it, and over 60 s from the change the manager's CPU, peak RSS (reset at the change), Events created and status writes",
+			"(what tracking changes costs: compare with a manager without it)", changesScenario},
 		{"memory-pipes", "one watch whose pipes answer is 16 MiB of [{},{},…], no client limits: manager peak RSS (VmHWM) vs a manager with one normal watch",
 			"< 128 MiB", memoryScenario(bigPipes)},
 		{"memory-alerts", "one watch with 100 alerts, each answered with 4 MiB, no client limits: manager peak RSS vs a manager with one normal watch",
