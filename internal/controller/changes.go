@@ -363,9 +363,13 @@ func (r *ServiceWatchReconciler) tellChanges(ctx context.Context, watch *swv1.Se
 	now := r.clock.Now()
 	key := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Name}
 	singles := r.changeBudgets.take(key, min(len(fresh), maxChangeEventsPerSync), now)
+	// At most maxChangeEventsPerSync+1 Events, created together: one by one,
+	// a sync of many changes held its worker for as many round trips.
+	var created sync.WaitGroup
 	for _, e := range changeEvents(watch, fresh, singles) {
-		r.createChangeEvent(ctx, watch, e, now)
+		created.Go(func() { r.createChangeEvent(ctx, watch, e, now) })
 	}
+	created.Wait()
 	if r.ChangeSink != nil {
 		r.ChangeSink.Offer(fresh)
 	}
