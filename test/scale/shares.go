@@ -72,15 +72,10 @@ func sharesScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err := sleepUntil(ctx, created.Add(backlog+span)); err != nil {
 		return "", err
 	}
-	calls, err := e.cloud.calls(ctx)
+	calls, rejected, pipes, err := keptCalls(ctx, e, created)
 	if err != nil {
 		return "", err
 	}
-	if err := writeCalls(e.dir, calls, created); err != nil {
-		return "", err
-	}
-	rejected := len(selectCalls(calls, withStatus(429)))
-	pipes := selectCalls(calls, withOperation(fakecloud.OpListPipes))
 	var cells []string
 	for _, s := range sizes {
 		own := selectCalls(pipes, func(c call) bool { return serviceOf[c.ServiceID] == s.namespace })
@@ -204,15 +199,10 @@ func sharesAccountScenario(ctx context.Context, e *runEnv) (string, error) {
 	if err := sleepUntil(ctx, created.Add(backlog+span)); err != nil {
 		return "", err
 	}
-	calls, err := e.cloud.calls(ctx)
+	calls, rejected, pipes, err := keptCalls(ctx, e, created)
 	if err != nil {
 		return "", err
 	}
-	if err := writeCalls(e.dir, calls, created); err != nil {
-		return "", err
-	}
-	rejected := len(selectCalls(calls, withStatus(429)))
-	pipes := selectCalls(calls, withOperation(fakecloud.OpListPipes))
 	var cells []string
 	for _, s := range sizes {
 		own := selectCalls(pipes, func(c call) bool { return serviceOf[c.ServiceID] == s.t.namespace })
@@ -225,4 +215,18 @@ func sharesAccountScenario(ctx context.Context, e *runEnv) (string, error) {
 			s.watches, p.within, p.count, seconds(p.shortest), seconds(p.longest), stretched))
 	}
 	return fmt.Sprintf("%d × 429 of %d calls; %s", rejected, len(calls), strings.Join(cells, "; ")), nil
+}
+
+// keptCalls are the calls the fake cloud saw, written to the scenario's
+// calls.tsv (times from created), with the count of 429s among them and the
+// pipe lists.
+func keptCalls(ctx context.Context, e *runEnv, created time.Time) (calls []call, rejected int, pipes []call, err error) {
+	calls, err = e.cloud.calls(ctx)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if err := writeCalls(e.dir, calls, created); err != nil {
+		return nil, 0, nil, err
+	}
+	return calls, len(selectCalls(calls, withStatus(429))), selectCalls(calls, withOperation(fakecloud.OpListPipes)), nil
 }
