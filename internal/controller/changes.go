@@ -106,12 +106,12 @@ func trackItems(watch *swv1.ServiceWatch, parts []part, baseline [][]changes.Ite
 	}
 	who := changes.Watch{Namespace: watch.Namespace, Name: watch.Name, UID: watch.UID}
 	for i, p := range parts {
-		if results[i].apply == nil || p.track.items == nil { // it did not read, or is not a list
+		if results[i].apply == nil || p.list == nil { // it did not read, or is not a list
 			continue
 		}
-		read := unionByID(p.track.items(&watch.Status), results[i].seen)
-		found := changes.Detect(changes.Input{Watch: who, Kind: p.track.kind, Now: now, Baseline: baseline[i], LeftOut: left, Read: read})
-		p.track.setSince(&watch.Status, found.Since)
+		read := unionByID(p.list.track.items(&watch.Status), results[i].seen)
+		found := changes.Detect(changes.Input{Watch: who, Kind: p.list.track.kind, Now: now, Baseline: baseline[i], LeftOut: left, Read: read})
+		p.list.track.setSince(&watch.Status, found.Since)
 		t.since[i], t.read[i] = found.Since, read
 		t.changes = append(t.changes, found.Changes...)
 	}
@@ -150,8 +150,8 @@ func leftOutRoom(limit, items int) int {
 func leftOutRecord(watch *swv1.ServiceWatch, parts []part, results []partResult, t tracking, old changes.LeftOut, room int) []string {
 	var kept []changes.Kind
 	for i, p := range parts {
-		if results[i].apply == nil && p.track.items != nil {
-			kept = append(kept, p.track.kind)
+		if results[i].apply == nil && p.list != nil {
+			kept = append(kept, p.list.track.kind)
 		}
 	}
 	record := old.Of(kept...)
@@ -164,7 +164,7 @@ func leftOutRecord(watch *swv1.ServiceWatch, parts []part, results []partResult,
 			continue
 		}
 		listed := map[string]bool{}
-		for _, item := range p.track.items(&watch.Status) {
+		for _, item := range p.list.track.items(&watch.Status) {
 			listed[item.ID] = true
 		}
 		var out []changes.Item
@@ -174,7 +174,7 @@ func leftOutRecord(watch *swv1.ServiceWatch, parts []part, results []partResult,
 			}
 		}
 		slices.SortStableFunc(out, func(a, b changes.Item) int {
-			aa, ba := changes.NeedsAttention(p.track.kind, a.State), changes.NeedsAttention(p.track.kind, b.State)
+			aa, ba := changes.NeedsAttention(p.list.track.kind, a.State), changes.NeedsAttention(p.list.track.kind, b.State)
 			if aa != ba {
 				if aa {
 					return -1
@@ -184,7 +184,7 @@ func leftOutRecord(watch *swv1.ServiceWatch, parts []part, results []partResult,
 			return strings.Compare(a.ID, b.ID)
 		})
 		for _, item := range out[:min(len(out), n)] {
-			record.Add(p.track.kind, item.ID, item.State, t.since[i][item.ID])
+			record.Add(p.list.track.kind, item.ID, item.State, t.since[i][item.ID])
 		}
 		n -= min(len(out), n)
 	}
@@ -410,7 +410,7 @@ func showSince(w *statemetrics.Watch, parts []part, t tracking) {
 		if since == nil {
 			continue
 		}
-		switch p.track.kind {
+		switch p.list.track.kind {
 		case changes.KindPipe:
 			for j := range w.Pipes {
 				w.Pipes[j].Since = since[w.Pipes[j].ID]

@@ -47,9 +47,6 @@ type part struct {
 	// list is the part's list in status, for truncation; nil for a part
 	// that is not a list: what it writes is never cut.
 	list *statusList
-	// track follows the states of the list's items (their since, and
-	// their changes); nil with list.
-	track tracked
 }
 
 // ownCopy is a deep copy of a shared list for one watch's status: results
@@ -133,18 +130,18 @@ func pipesPart() part {
 			reorder:   func(s *swv1.ServiceWatchStatus, order []int) { s.Pipes = permuted(s.Pipes, order) },
 			length:    func(s *swv1.ServiceWatchStatus) int { return len(s.Pipes) },
 			total:     func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.Pipes) },
-		},
-		track: tracked{
-			kind: changes.KindPipe,
-			items: func(s *swv1.ServiceWatchStatus) []changes.Item {
-				return itemsOf(s.Pipes, func(p *swv1.Pipe) changes.Item {
-					return changes.Item{ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""), Since: timeOf(p.Since)}
-				})
-			},
-			setSince: func(s *swv1.ServiceWatchStatus, since map[string]time.Time) {
-				for i := range s.Pipes {
-					s.Pipes[i].Since = sinceOf(since, s.Pipes[i].ID)
-				}
+			track: tracked{
+				kind: changes.KindPipe,
+				items: func(s *swv1.ServiceWatchStatus) []changes.Item {
+					return itemsOf(s.Pipes, func(p *swv1.Pipe) changes.Item {
+						return changes.Item{ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""), Since: timeOf(p.Since)}
+					})
+				},
+				setSince: func(s *swv1.ServiceWatchStatus, since map[string]time.Time) {
+					for i := range s.Pipes {
+						s.Pipes[i].Since = sinceOf(since, s.Pipes[i].ID)
+					}
+				},
 			},
 		},
 	}
@@ -282,18 +279,18 @@ func endpointsPart() part {
 			},
 			length: func(s *swv1.ServiceWatchStatus) int { return len(s.ReversePrivateEndpoints) },
 			total:  func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.ReversePrivateEndpoints) },
-		},
-		track: tracked{
-			kind: changes.KindReversePrivateEndpoint,
-			items: func(s *swv1.ServiceWatchStatus) []changes.Item {
-				return itemsOf(s.ReversePrivateEndpoints, func(e *swv1.ReversePrivateEndpoint) changes.Item {
-					return changes.Item{ID: ptr.Deref(e.ID, ""), Name: ptr.Deref(e.Description, ""), State: ptr.Deref(e.Status, ""), Since: timeOf(e.Since)}
-				})
-			},
-			setSince: func(s *swv1.ServiceWatchStatus, since map[string]time.Time) {
-				for i := range s.ReversePrivateEndpoints {
-					s.ReversePrivateEndpoints[i].Since = sinceOf(since, s.ReversePrivateEndpoints[i].ID)
-				}
+			track: tracked{
+				kind: changes.KindReversePrivateEndpoint,
+				items: func(s *swv1.ServiceWatchStatus) []changes.Item {
+					return itemsOf(s.ReversePrivateEndpoints, func(e *swv1.ReversePrivateEndpoint) changes.Item {
+						return changes.Item{ID: ptr.Deref(e.ID, ""), Name: ptr.Deref(e.Description, ""), State: ptr.Deref(e.Status, ""), Since: timeOf(e.Since)}
+					})
+				},
+				setSince: func(s *swv1.ServiceWatchStatus, since map[string]time.Time) {
+					for i := range s.ReversePrivateEndpoints {
+						s.ReversePrivateEndpoints[i].Since = sinceOf(since, s.ReversePrivateEndpoints[i].ID)
+					}
+				},
 			},
 		},
 	}
@@ -402,19 +399,19 @@ func alertsPart() part {
 			reorder:   func(s *swv1.ServiceWatchStatus, order []int) { s.Alerts = permuted(s.Alerts, order) },
 			length:    func(s *swv1.ServiceWatchStatus) int { return len(s.Alerts) },
 			total:     func(w *swv1.ServiceWatch) int { return int(w.Status.Summary.Alerts) },
-		},
-		track: tracked{
-			kind: changes.KindAlert,
-			items: func(s *swv1.ServiceWatchStatus) []changes.Item {
-				return itemsOf(s.Alerts, func(a *swv1.AlertStatus) changes.Item {
-					// An alert whose fetch failed shows its last good state.
-					return changes.Item{ID: a.ID, Name: a.Label(), State: ptr.Deref(a.State, ""), Since: timeOf(a.Since), Stale: a.Error != ""}
-				})
-			},
-			setSince: func(s *swv1.ServiceWatchStatus, since map[string]time.Time) {
-				for i := range s.Alerts {
-					s.Alerts[i].Since = sinceOf(since, &s.Alerts[i].ID)
-				}
+			track: tracked{
+				kind: changes.KindAlert,
+				items: func(s *swv1.ServiceWatchStatus) []changes.Item {
+					return itemsOf(s.Alerts, func(a *swv1.AlertStatus) changes.Item {
+						// An alert whose fetch failed shows its last good state.
+						return changes.Item{ID: a.ID, Name: a.Label(), State: ptr.Deref(a.State, ""), Since: timeOf(a.Since), Stale: a.Error != ""}
+					})
+				},
+				setSince: func(s *swv1.ServiceWatchStatus, since map[string]time.Time) {
+					for i := range s.Alerts {
+						s.Alerts[i].Since = sinceOf(since, &s.Alerts[i].ID)
+					}
+				},
 			},
 		},
 	}

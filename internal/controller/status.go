@@ -229,8 +229,8 @@ func applyResultsAt(watch *swv1.ServiceWatch, parts []part, results []partResult
 	}
 	baseline := make([][]changes.Item, len(parts))
 	for i, p := range parts {
-		if p.track.items != nil {
-			baseline[i] = p.track.items(&watch.Status)
+		if p.list != nil {
+			baseline[i] = p.list.track.items(&watch.Status)
 		}
 		if results[i].apply != nil {
 			results[i].apply(&watch.Status)
@@ -487,6 +487,9 @@ type statusList struct {
 	// total is how many items the cloud has, for a list that keeps fewer
 	// while it streams; nil: the list holds every item it read.
 	total func(w *swv1.ServiceWatch) int
+	// track follows the states of the list's items (their since, and
+	// their changes).
+	track tracked
 }
 
 // truncate cuts the status lists until the status fits in limit bytes,
