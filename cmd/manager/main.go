@@ -97,7 +97,7 @@ func run(ctx context.Context, cfg options) error {
 		APIReader:    mgr.GetAPIReader(),
 		Cloud:        cloudapi.New(cfg.cloud),
 		Budgets:      budgets,
-		Recorder:     mgr.GetEventRecorder("servicewatch-controller"),
+		Recorder:     mgr.GetEventRecorder(controller.ReportingController),
 		Metrics:      metrics,
 		StateMetrics: stateMetrics,
 		StatusBudget: cfg.statusBudget.Ledger(),

@@ -35,6 +35,11 @@ import (
 // lost between the write and its Event; told twice at worst to the sink,
 // with the same ID.
 
+// ReportingController names the controller in its Events: the name the
+// manager's event recorder is made with, and the reporter of the Events of
+// item changes, which it creates itself.
+const ReportingController = "servicewatch-controller"
+
 // Bounds on the Events of item changes. A sync tells at most
 // maxChangeEventsPerSync changes one by one, and a watch at most
 // changeEventBurst at once and one more every changeEventRefill over time:
@@ -50,9 +55,6 @@ const (
 	maxChangeFieldBytes = 128
 	// changeEventAction is the action of the Events of item changes.
 	changeEventAction = "Sync"
-	// changeReportingController names the controller in those Events, as
-	// the manager's event recorder names it.
-	changeReportingController = "servicewatch-controller"
 )
 
 // tracked says how one part's list in status is followed: its kind, its
@@ -381,7 +383,7 @@ func (r *ServiceWatchReconciler) createChangeEvent(ctx context.Context, watch *s
 	ev := &eventsv1.Event{
 		ObjectMeta:          metav1.ObjectMeta{Name: e.name, Namespace: watch.Namespace},
 		EventTime:           metav1.NewMicroTime(now),
-		ReportingController: changeReportingController,
+		ReportingController: ReportingController,
 		ReportingInstance:   r.reportingInstance,
 		Action:              changeEventAction,
 		Reason:              e.reason,

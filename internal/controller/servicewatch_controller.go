@@ -314,7 +314,7 @@ func (r *ServiceWatchReconciler) defaults() {
 	}
 	if r.reportingInstance == "" {
 		host, _ := os.Hostname()
-		r.reportingInstance = bound.Bytes(changeReportingController+"-"+cmp.Or(host, "unknown"), 128)
+		r.reportingInstance = bound.Bytes(ReportingController+"-"+cmp.Or(host, "unknown"), 128)
 	}
 }
 

@@ -234,7 +234,7 @@ func Reconciler(mgr ctrl.Manager, metrics *syncmetrics.Metrics, userAgent string
 			Budgets: budgets,
 		}),
 		Budgets:  budgets,
-		Recorder: mgr.GetEventRecorder("servicewatch-controller"),
+		Recorder: mgr.GetEventRecorder(controller.ReportingController),
 		Metrics:  metrics,
 		Options:  o,
 	}
