@@ -342,16 +342,6 @@ const (
 	otherPipeStates = "(other)"
 )
 
-// The items as the state metrics show them.
-
-func pipeItem(p *swv1.Pipe) statemetrics.Pipe {
-	return statemetrics.Pipe{ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""), SourceKind: ptr.Deref(p.SourceKind, ""), Since: timeOf(p.Since)}
-}
-
-func endpointItem(e *swv1.ReversePrivateEndpoint) statemetrics.Endpoint {
-	return statemetrics.Endpoint{ID: ptr.Deref(e.ID, ""), Type: ptr.Deref(e.Type, ""), Status: ptr.Deref(e.Status, ""), Since: timeOf(e.Since)}
-}
-
 // itemsOf is items as detection sees them.
 func itemsOf[T any](items []T, of func(*T) changes.Item) []changes.Item {
 	if len(items) == 0 {

@@ -597,3 +597,136 @@ func fixedSize(status *swv1.ServiceWatchStatus) int {
 	})
 	return bound.Charge(&s) + truncatedConditionBytes + requestedAtRoom
 }
+
+// Item states over time: each list's items carry since, found by comparing
+// what a sync read with the stored status (changes.Detect); the record of
+// the items status left out keeps theirs (status.leftOutSince). What
+// changed is told by report.go.
+
+// tracked says how one part's list in status is followed: its kind, its
+// items as detection sees them, and the writing of their since.
+type tracked struct {
+	kind  changes.Kind
+	items func(s *swv1.ServiceWatchStatus) []changes.Item
+	// setSince gives each item of the list its since (none when absent).
+	setSince func(s *swv1.ServiceWatchStatus, since map[string]time.Time)
+}
+
+// sinceOf is since as status keeps it.
+func sinceOf(since map[string]time.Time, id *string) *metav1.Time {
+	if id == nil {
+		return nil
+	}
+	t, ok := since[*id]
+	if !ok || t.IsZero() {
+		return nil
+	}
+	return &metav1.Time{Time: t}
+}
+
+// tracking is what following the items of one write found: the since of
+// every item each part read (also of those status left out), and the
+// changes.
+type tracking struct {
+	since   []map[string]time.Time // per part; nil: the part did not read
+	read    [][]changes.Item       // per part: every item it read
+	changes []changes.Change
+}
+
+// trackItems gives every item the parts read its since and finds the
+// changes, comparing with baseline (the lists as status held them before)
+// and the stored record of left-out items. A part that did not read (it
+// failed, or was deferred) keeps its items as they are. seen are the
+// items each part read beyond those apply put in status (all the list's
+// items, within the state metrics' bound).
+func trackItems(watch *swv1.ServiceWatch, parts []part, baseline [][]changes.Item, results []partResult, left changes.LeftOut, now time.Time) tracking {
+	t := tracking{since: make([]map[string]time.Time, len(parts)), read: make([][]changes.Item, len(parts))}
+	if now.IsZero() {
+		return t
+	}
+	who := changes.Watch{Namespace: watch.Namespace, Name: watch.Name, UID: watch.UID}
+	for i, p := range parts {
+		if results[i].apply == nil || p.list == nil { // it did not read, or is not a list
+			continue
+		}
+		read := unionByID(p.list.track.items(&watch.Status), results[i].seen)
+		found := changes.Detect(changes.Input{Watch: who, Kind: p.list.track.kind, Now: now, Baseline: baseline[i], LeftOut: left, Read: read})
+		p.list.track.setSince(&watch.Status, found.Since)
+		t.since[i], t.read[i] = found.Since, read
+		t.changes = append(t.changes, found.Changes...)
+	}
+	return t
+}
+
+// unionByID is the items of a, then those of b whose ID a lacks.
+func unionByID(a, b []changes.Item) []changes.Item {
+	if len(b) == 0 {
+		return a
+	}
+	in := make(map[string]bool, len(a))
+	for _, item := range a {
+		in[item.ID] = true
+	}
+	out := slices.Clip(a)
+	for _, item := range b {
+		if !in[item.ID] {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// leftOutRoom is the room status keeps for the record of left-out items
+// when its lists do not fit: a 32nd of the limit, and no more than one
+// entry for each item the lists hold.
+func leftOutRoom(limit, items int) int {
+	return min(limit/32, items*changes.LeftOutEntryBytes, changes.MaxLeftOut*changes.LeftOutEntryBytes)
+}
+
+// leftOutRecord is what status.leftOutSince keeps after a write: the
+// entries of old of the parts that did not read, as they were, and for
+// those that read, an entry for each item read that status left out, those
+// that need attention first, then in id order, within room.
+func leftOutRecord(watch *swv1.ServiceWatch, parts []part, results []partResult, t tracking, old changes.LeftOut, room int) []string {
+	var kept []changes.Kind
+	for i, p := range parts {
+		if results[i].apply == nil && p.list != nil {
+			kept = append(kept, p.list.track.kind)
+		}
+	}
+	record := old.Of(kept...)
+	if room == 0 { // nothing was left out
+		return record.Entries()
+	}
+	n := min(room/changes.LeftOutEntryBytes, changes.MaxLeftOut) - len(record)
+	for i, p := range parts {
+		if t.since[i] == nil || n <= 0 {
+			continue
+		}
+		listed := map[string]bool{}
+		for _, item := range p.list.track.items(&watch.Status) {
+			listed[item.ID] = true
+		}
+		var out []changes.Item
+		for _, item := range t.read[i] {
+			if item.ID != "" && !listed[item.ID] {
+				out = append(out, item)
+			}
+		}
+		slices.SortStableFunc(out, func(a, b changes.Item) int {
+			aa, ba := changes.NeedsAttention(p.list.track.kind, a.State), changes.NeedsAttention(p.list.track.kind, b.State)
+			if aa != ba {
+				if aa {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+		for _, item := range out[:min(len(out), n)] {
+			record.Add(p.list.track.kind, item.ID, item.State, t.since[i][item.ID])
+		}
+		n -= min(len(out), n)
+	}
+	return record.Entries()
+}

@@ -1,7 +1,6 @@
 package pacing
 
 import (
-	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -109,21 +108,6 @@ type Demand[R comparable] struct {
 	// others by Weight (<= 0: 1); see tenancy.Divide.
 	Namespace string
 	Weight    float64
-}
-
-// Allowance is what a watch's budgets allow it: its interval (stretched
-// when its namespace asks more than its share of a budget) and, when it is
-// stretched, the share of the budget that stretches it most.
-type Allowance struct {
-	Every time.Duration
-	Share tenancy.Share
-}
-
-// Stretched tells whether the budgets stretch the watch's interval every;
-// Share then says by how much (the controller's IntervalMet condition puts
-// it in words).
-func (a Allowance) Stretched(every time.Duration) bool {
-	return a.Every > every
 }
 
 // Ratio is the demand ratio shown under one metric label. Budgets whose
@@ -564,53 +548,6 @@ func (w *callWindow) sum() int {
 		n += c
 	}
 	return n
-}
-
-// Spending is what a namespace spent of a budget in the last SpendWindow,
-// and the most it may spend there and stay within its share.
-type Spending struct {
-	// Spent is the calls it was admitted in the window.
-	Spent int
-	// Limit is the calls it may spend in the window within its share (see
-	// spendLimit); 0 when the budget has no limit or no other namespace.
-	Limit float64
-	// Schedule is the calls its watches ask in the window at their
-	// intervals (with the phases' tolerance).
-	Schedule float64
-	// Slack is the calls past Limit it may spend before it is over:
-	// SpendSlack, or half its part of the window on a key too small for
-	// that (4 calls per 10 s earn 7.3 calls in a window, and a namespace
-	// could never spend its half and 4 more).
-	Slack float64
-	// WasOver: it was last found over its share by what it spent.
-	WasOver bool
-}
-
-// Over tells whether the namespace spent more than its share: past Limit
-// and Slack; once over, it stays over until it spends no more than its
-// watches' intervals ask (Schedule) and half the slack (one sync). The
-// slack lets a namespace's syncs bunch up now and then; without the
-// hysteresis, a namespace held to its share while it requests in a loop,
-// which then spends what the others leave, about its part, would be let
-// go, and take their room again.
-func (s Spending) Over() bool {
-	if s.Limit <= 0 {
-		return false
-	}
-	if s.WasOver {
-		return float64(s.Spent) > s.Schedule+s.Slack/2
-	}
-	return float64(s.Spent) > s.Limit+s.Slack
-}
-
-// Message says, for work a user asked for that waits while its namespace
-// is over its share of key (the key's name: "management API key"), what
-// the namespace spent and its share, and what it waits for. It tells
-// nothing else of the other namespaces.
-func (s Spending) Message(key string) string {
-	return fmt.Sprintf("the requested sync waits: this namespace made %d calls with the %s in the last %v, more than its share (%.0f); "+
-		"while it is over its share, its requested syncs wait for the room the other namespaces' syncs on the key leave",
-		s.Spent, key, SpendWindow, s.Limit)
 }
 
 // spendLimit is the most calls a namespace may spend of a budget in one
