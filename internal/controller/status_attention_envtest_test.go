@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
+	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
@@ -69,11 +70,8 @@ func TestStatusListsEveryFailingPipeFirst(t *testing.T) {
 	if listed != len(failing) {
 		t.Errorf("status lists %d of the %d failing pipes, want all", listed, len(failing))
 	}
-	// About 3,000 before since (issue 40): each identity keeps its since
-	// (about 32 bytes decoded), and a 32nd of the limit is kept for the
-	// since of the pipes left out (status.leftOutSince).
-	if len(w.Status.Pipes) < 2600 {
-		t.Errorf("status lists %d pipes, want at least 2600", len(w.Status.Pipes))
+	if len(w.Status.Pipes) < 3000 {
+		t.Errorf("status lists %d pipes, want at least 3000", len(w.Status.Pipes))
 	}
 	if len(w.Status.LeftOutSince) == 0 {
 		t.Error("status keeps no since of the pipes it left out")
@@ -87,7 +85,7 @@ func TestStatusListsEveryFailingPipeFirst(t *testing.T) {
 			t.Errorf("StatusTruncated %q does not say %q", msg, want)
 		}
 	}
-	if size := encodedSize(t, &w.Status); size > 800<<10 {
-		t.Errorf("status is %d bytes, over the limit", size)
+	if size := encodedSize(t, &w.Status); size > controller.DefaultStatusSizeLimit {
+		t.Errorf("status is %d bytes, over the limit %d", size, controller.DefaultStatusSizeLimit)
 	}
 }

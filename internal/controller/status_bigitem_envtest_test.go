@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
+	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
@@ -61,8 +62,8 @@ func TestOneBigPipeNeverHidesTheOthers(t *testing.T) {
 	if c == nil || c.Reason != swv1.ReasonTooLarge || !strings.Contains(c.Message, want) || len(c.Message) > 2048 {
 		t.Errorf("StatusTruncated = %+v, want TooLarge naming %q, bounded", c, want)
 	}
-	if size := encodedSize(t, &w.Status); size > 800<<10 {
-		t.Errorf("status is %d bytes, over the limit", size)
+	if size := encodedSize(t, &w.Status); size > controller.DefaultStatusSizeLimit {
+		t.Errorf("status is %d bytes, over the limit %d", size, controller.DefaultStatusSizeLimit)
 	}
 }
 

@@ -45,8 +45,9 @@ var (
 	syncMetrics  = prometheus.NewRegistry()
 )
 
-// suiteNamespaceStatusBudget is the manager's --namespace-status-budget.
-const suiteNamespaceStatusBudget = 2 << 20
+// suiteNamespaceStatusBudget is the manager's --namespace-status-budget:
+// room for two statuses at the status size limit and half of a third.
+const suiteNamespaceStatusBudget = 5 * controller.DefaultStatusSizeLimit / 2
 
 // secretMarker starts every credential the tests create, so that a sweep of
 // everything the operator wrote can prove none of them leaked.
