@@ -214,8 +214,7 @@ func TestTruncateKeepsWhatNeedsAttentionFirst(t *testing.T) {
 }
 
 // mediumPipes are n Postgres pipes of about 1.5 kB of JSON each (22 table
-// mappings): over the 1 KiB floor, about 250 bytes each by identity (charged
-// decoded: 4,189 of them fill the 1 MiB limit).
+// mappings): over the 1 KiB floor, about 500 bytes each by identity.
 func mediumPipes(n int) []swv1.Pipe {
 	pipes := make([]swv1.Pipe, n)
 	for i := range pipes {
@@ -243,7 +242,7 @@ func TestTruncateKeepsEveryIdentityThatFits(t *testing.T) {
 		all bool
 	}{
 		"1200 pipes: identities fit": {pipes: 1200, all: true},
-		"8000 pipes: they do not":    {pipes: 8000},
+		"4000 pipes: they do not":    {pipes: 4000},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -122,9 +122,8 @@ func (k *Keeper[T]) WithSlim(slim func(item *T, target int) (T, error), work *le
 // (rank, id) order until the identities of the rest do, and those are cut
 // likewise: the list keeps as many items as fit by identity. The items
 // kept meanwhile are at minSlimCap: at most budget ÷ (an identity's charge)
-// of them, about 2,000 to 4,200 pipes of up to 1 KiB each for the default
-// status size limit of 1 MiB (measured in status: 3,396 Kafka pipes,
-// 4,189 Postgres pipes of 22 table mappings, each with its since).
+// of them, about 1,600 to 3,000 pipes of up to 1 KiB each for the default
+// 800 KiB.
 //
 // When the identities with their omitted records do not fit, but those
 // alone do (aloneCharge; identity cuts an item so), the items are cut to
