@@ -102,8 +102,11 @@ func decodeList[T any](body io.Reader, httpStatus int, idOf func(*T) string, ran
 		incompleteItems[i] = scrubbed(in.scrub, item)
 	}
 	list := List[T]{RequestID: cleanRequestID(in.scrub, env.requestID), Total: env.keep.Total(), Incomplete: incomplete, IncompleteItems: incompleteItems}
-	if err == nil {
-		list.Items, err = env.keep.Items() // may slim once more: work too
+	switch { // may slim once more: work too
+	case err == nil && opts.KeepEncoded:
+		list.Encoded, err = env.keep.Encoded()
+	case err == nil:
+		list.Items, err = env.keep.Items()
 	}
 	if in.opts.Work != nil {
 		in.opts.Work(in.work.Used())

@@ -147,6 +147,28 @@ func TestListKeepBytesKeepsAPrefixAndCountsEverything(t *testing.T) {
 	}
 }
 
+// KeepEncoded gives the same items as a plain call, still encoded, and
+// no decoded Items beside them.
+func TestListKeepEncodedGivesTheSameItems(t *testing.T) {
+	body := `{"status":200,"result":[{"id":"c","state":"Running"},{"id":"a","state":"Running"},` +
+		`{"id":"b","state":"Stopped"},{"id":"d","state":"Failed"}]}`
+	plain, err := listPipesWith(t, body, pipeOptions{KeepBytes: 2*64 + 63})
+	if err != nil {
+		t.Fatal(err)
+	}
+	encoded, err := listPipesWith(t, body, pipeOptions{KeepBytes: 2*64 + 63, KeepEncoded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := encoded.Encoded.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if encoded.Items != nil || pipeIDs(items) != pipeIDs(plain.Items) || pipeIDs(items) != "a d" || encoded.Total != plain.Total {
+		t.Errorf("KeepEncoded kept %q (and Items %v) of %d, a plain call %q of %d", pipeIDs(items), encoded.Items, encoded.Total, pipeIDs(plain.Items), plain.Total)
+	}
+}
+
 // The connection string is a credential: nothing outside the client sees it,
 // not the caller's Each, not the items returned.
 func TestListPipesRedactsTheConnectionStringInsideTheClient(t *testing.T) {

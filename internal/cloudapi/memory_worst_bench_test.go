@@ -10,6 +10,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/testsupport/benchmem"
 )
 
 // worstMemoryAnswer is the pipes answer of test/scale's memory-worst-60
@@ -59,4 +60,35 @@ func BenchmarkWorstMemoryAnswer(b *testing.B) {
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(float64(kept), "kept-items")
+}
+
+// BenchmarkWorstMemoryAnswerHeld is what a read of memory-worst-60's
+// answer holds until its status is written, at the 1 MiB status size
+// limit: its kept items decoded, as reads held them before issue 39, and
+// encoded (ListOptions.KeepEncoded), as the controller's reads hold them
+// now, side by side. memory-worst-60's watches each hold one.
+//
+//	go test -short -run='^$' -bench=WorstMemoryAnswerHeld -count=3 ./internal/cloudapi/
+func BenchmarkWorstMemoryAnswerHeld(b *testing.B) {
+	url, _ := serveList(b, worstMemoryAnswer())
+	c := newClient(cloudapi.Options{})
+	for _, encoded := range []bool{false, true} {
+		b.Run(fmt.Sprintf("encoded=%v", encoded), func(b *testing.B) {
+			var held int64
+			var list cloudapi.List[swv1.Pipe]
+			for b.Loop() {
+				list = cloudapi.List[swv1.Pipe]{}
+				held = benchmem.Growth(func() {
+					var err error
+					list, err = c.ListPipes(context.Background(), url, testCreds, orgID, svcID,
+						cloudapi.ListOptions[swv1.Pipe]{KeepBytes: 1 << 20, Charge: bound.GoSize[swv1.Pipe], KeepEncoded: encoded})
+					if err != nil {
+						b.Fatal(err)
+					}
+				})
+			}
+			b.ReportMetric(float64(held)/(1<<20), "held-MiB")
+			b.ReportMetric(float64(len(list.Items)+list.Encoded.Len()), "kept-items")
+		})
+	}
 }

@@ -17,6 +17,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
 	"github.com/servicewatch/servicewatch/internal/cloudapi/redact"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/slim"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
@@ -57,6 +58,12 @@ type ListOptions[T any] struct {
 	// the call succeeded or not: the caller charges it to whoever asked for
 	// the call (see internal/tenancy).
 	Work func(units int64)
+	// KeepEncoded leaves the items kept in List.Encoded, as JSON, and
+	// List.Items nil: for a caller that holds a list until it writes it
+	// (a read waiting for its status write), so that what it holds costs
+	// the items' JSON, not the items decoded (several times more for small
+	// ones).
+	KeepEncoded bool
 }
 
 // List is what a list call returns.
@@ -88,6 +95,9 @@ type List[T any] struct {
 	// IncompleteItems describe the first few of them, each as its id (or
 	// "item N") and the paths left out: "p1 (scaling.replicaCpuMillicores)".
 	IncompleteItems []string
+	// Encoded are the Items still encoded, in the same order, when
+	// ListOptions.KeepEncoded asked for them (Items is then nil).
+	Encoded slim.Encoded[T]
 }
 
 // AlertResult is the result of fetching one alert.

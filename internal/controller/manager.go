@@ -43,8 +43,8 @@ func CacheOptions(scope Scope) cache.Options {
 // The manager writes statuses within --status-size-limit charged at their
 // decoded size (see DefaultStatusSizeLimit), far under this; a status over it
 // was written otherwise (by a version of the operator that charged only
-// JSON: 800 KiB of empty items decoded to 37 MiB), and would fill the
-// manager's memory before its watch's next sync rewrote it.
+// JSON: 800 KiB, the limit then, of empty items decoded to 37 MiB), and
+// would fill the manager's memory before its watch's next sync rewrote it.
 const maxCachedStatusBytes = 4 * DefaultStatusSizeLimit
 
 // stripForCache drops what the reconciler never reads before an object

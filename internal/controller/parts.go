@@ -49,31 +49,13 @@ type part struct {
 	list *statusList
 }
 
-// ownCopy is a deep copy of a shared list for one watch's status: results
-// shared between watches must stay as they were read, and the status they are
-// written into is the watch's to change (decoding the status patch's answer
-// writes into its lists and the items' pointers).
-func ownCopy[T any, P interface {
-	*T
-	DeepCopyInto(*T)
-}](items []T) []T {
-	if items == nil {
-		return nil
-	}
-	out := make([]T, len(items))
-	for i := range items {
-		P(&items[i]).DeepCopyInto(&out[i])
-	}
-	return out
-}
-
 // partResult is what one part read, ready to be applied to status.
 type partResult struct {
 	// failure is why the part failed, nil when it synced.
 	failure *failure
 	// apply writes what the part read into status. A part that failed as a
 	// whole has none, so status keeps its last good data.
-	apply func(status *swv1.ServiceWatchStatus)
+	apply func(status *swv1.ServiceWatchStatus) error
 	// message is the part condition's message when the part synced.
 	message string
 	// metricItems puts the part's items, all of them and not only those
@@ -183,7 +165,7 @@ type endpointsRead = listRead[swv1.ReversePrivateEndpoint, statemetrics.Endpoint
 type listPart[T, M any] struct {
 	kind, noun string
 	list       func(context.Context, Cloud, *syncScope) (listRead[T, M], error)
-	apply      func(*swv1.ServiceWatchStatus, listRead[T, M])
+	apply      func(*swv1.ServiceWatchStatus, listRead[T, M]) error
 	show       func(w *statemetrics.Watch, items []M, total int)
 	// seen are the metric items as detection sees them.
 	seen func(items []M) []changes.Item
@@ -208,7 +190,7 @@ func readList[T, M any](ctx context.Context, cloud Cloud, in *syncScope, lp list
 	}
 	return partResult{
 		message:     listedMessage(read.list.Total, lp.noun, read.list.Incomplete, read.list.IncompleteItems),
-		apply:       func(s *swv1.ServiceWatchStatus) { lp.apply(s, read) },
+		apply:       func(s *swv1.ServiceWatchStatus) error { return lp.apply(s, read) },
 		metricItems: func(w *statemetrics.Watch) { lp.show(w, read.items, read.list.Total) },
 		seen:        lp.seen(read.items),
 	}
@@ -228,7 +210,7 @@ func listPipes(ctx context.Context, cloud Cloud, in *syncScope) (pipesRead, erro
 	byState := bound.NewTally(maxCountedStates, maxPipeStateBytes, otherPipeStates)
 	items := newCollector(in.metricBytes, pipeItem)
 	list, err := cloud.ListPipes(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
-		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, Charge: bound.GoSize[swv1.Pipe], Work: in.chargeWork, Each: func(p *swv1.Pipe) {
+		cloudapi.ListOptions[swv1.Pipe]{KeepBytes: in.keepBytes, KeepEncoded: true, Charge: bound.GoSize[swv1.Pipe], Work: in.chargeWork, Each: func(p *swv1.Pipe) {
 			byState.Add(ptr.Deref(p.State, "Unknown"))
 			items.add(p)
 		}, Replace: func(old, p *swv1.Pipe) { // the summary counts the duplicate status shows
@@ -247,11 +229,19 @@ func showPipes(w *statemetrics.Watch, items []statemetrics.Pipe, total int) {
 }
 
 // applyPipes puts what a list of pipes read into the status: the items
-// kept, the total and the count by state.
-func applyPipes(s *swv1.ServiceWatchStatus, read pipesRead) {
-	s.Pipes = ownCopy(read.list.Items)
+// kept, the total and the count by state. The list kept its items encoded
+// (ListOptions.KeepEncoded): a read that waits for its write holds their
+// JSON, a few times smaller than the items decoded, and each watch that
+// shares the read decodes its own copy.
+func applyPipes(s *swv1.ServiceWatchStatus, read pipesRead) error {
+	pipes, err := read.list.Encoded.Decode()
+	if err != nil {
+		return err
+	}
+	s.Pipes = pipes
 	s.Summary.Pipes = int32(read.list.Total)
 	s.Summary.PipesByState = maps.Clone(read.byState)
+	return nil
 }
 
 func endpointsPart() part {
@@ -308,7 +298,7 @@ func readEndpoints(ctx context.Context, cloud Cloud, in *syncScope) partResult {
 func listEndpoints(ctx context.Context, cloud Cloud, in *syncScope) (endpointsRead, error) {
 	items := newCollector(in.metricBytes, endpointItem)
 	list, err := cloud.ListReversePrivateEndpoints(ctx, in.management.url, in.management.creds, in.watch.Spec.OrganizationID, in.watch.Spec.ServiceID,
-		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: in.keepBytes, Charge: bound.GoSize[swv1.ReversePrivateEndpoint], Work: in.chargeWork, Each: items.add})
+		cloudapi.ListOptions[swv1.ReversePrivateEndpoint]{KeepBytes: in.keepBytes, KeepEncoded: true, Charge: bound.GoSize[swv1.ReversePrivateEndpoint], Work: in.chargeWork, Each: items.add})
 	if err != nil {
 		return endpointsRead{}, err
 	}
@@ -321,9 +311,14 @@ func showEndpoints(w *statemetrics.Watch, items []statemetrics.Endpoint, total i
 }
 
 // applyEndpoints puts what a list of endpoints read into the status.
-func applyEndpoints(s *swv1.ServiceWatchStatus, read endpointsRead) {
-	s.ReversePrivateEndpoints = ownCopy(read.list.Items)
+func applyEndpoints(s *swv1.ServiceWatchStatus, read endpointsRead) error {
+	endpoints, err := read.list.Encoded.Decode()
+	if err != nil {
+		return err
+	}
+	s.ReversePrivateEndpoints = endpoints
 	s.Summary.ReversePrivateEndpoints = int32(read.list.Total)
+	return nil
 }
 
 // Bounds on status.summary.pipesByState, whose keys are the cloud's words:
@@ -669,7 +664,10 @@ func alertsResult(entries []alerts.Entry, matched int, stopped, readBy string) p
 	res.metricItems = func(w *statemetrics.Watch) {
 		w.Alerts, w.AlertsTotal = alerts.Items(full), len(full)+max(0, matched-alerts.MaxSelected)
 	}
-	res.apply = func(s *swv1.ServiceWatchStatus) { full = alerts.Apply(s, entries, matched, readBy) }
+	res.apply = func(s *swv1.ServiceWatchStatus) error {
+		full = alerts.Apply(s, entries, matched, readBy)
+		return nil
+	}
 	return res
 }
 

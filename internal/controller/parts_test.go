@@ -14,6 +14,8 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
+	"github.com/servicewatch/servicewatch/internal/cloudapi/slim"
 	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
@@ -39,7 +41,19 @@ func (c stubCloud) ListPipes(_ context.Context, _ string, _ cloudapi.BasicCreden
 			opts.Each(&c.pipes[i])
 		}
 	}
-	return cloudapi.List[swv1.Pipe]{Items: c.pipes[:c.keep], Total: len(c.pipes)}, nil
+	list := cloudapi.List[swv1.Pipe]{Items: c.pipes[:c.keep], Total: len(c.pipes)}
+	if opts.KeepEncoded { // as the client keeps them: through a keeper
+		k := slim.NewKeeper(func(p *swv1.Pipe) string { return ptr.Deref(p.ID, "") }, 0, nil, nil)
+		for i := range list.Items {
+			if err := k.Add(&list.Items[i], lenient.Report{}); err != nil {
+				return cloudapi.List[swv1.Pipe]{}, err
+			}
+		}
+		encoded, err := k.Encoded()
+		list.Items, list.Encoded = nil, encoded
+		return list, err
+	}
+	return list, nil
 }
 
 func (c stubCloud) ListReversePrivateEndpoints(context.Context, string, cloudapi.BasicCredentials, string, string, cloudapi.ListOptions[swv1.ReversePrivateEndpoint]) (cloudapi.List[swv1.ReversePrivateEndpoint], error) {
@@ -194,7 +208,7 @@ func TestAPartThatIsNotAListFitsTheTable(t *testing.T) {
 		read: func(context.Context, Cloud, *syncScope) partResult {
 			// The part's one value; the test borrows alertsReadBy as its
 			// field, the API having no field of a service's state.
-			return partResult{message: "the service is running", apply: func(s *swv1.ServiceWatchStatus) { s.AlertsReadBy = "running" }}
+			return partResult{message: "the service is running", apply: func(s *swv1.ServiceWatchStatus) error { s.AlertsReadBy = "running"; return nil }}
 		}}
 	parts := append(syncParts(), oneValue)
 	if ownsCondition(syncParts(), serviceState) || !ownsCondition(parts, serviceState) {

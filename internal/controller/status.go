@@ -233,7 +233,9 @@ func applyResultsAt(watch *swv1.ServiceWatch, parts []part, results []partResult
 			baseline[i] = p.list.track.items(&watch.Status)
 		}
 		if results[i].apply != nil {
-			results[i].apply(&watch.Status)
+			if err := results[i].apply(&watch.Status); err != nil { // what the read kept does not decode: a bug, told as the read's failure
+				results[i] = partResult{failure: newFailure(swv1.ReasonInvalidResponse, "decoding the %s read: %v", p.noun, err)}
+			}
 		}
 		setPartCondition(watch, p.condition, results[i])
 	}
@@ -447,20 +449,27 @@ func joinAnd(words []string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
-// DefaultStatusSizeLimit bounds the size of a status, well under etcd's
-// 1.5 MiB object limit, leaving room for metadata, spec and managed fields.
+// DefaultStatusSizeLimit bounds the size of a status, 1 MiB.
 // A status is charged the larger of its JSON and its decoded size (bound.GoSize):
 // the manager's cache holds every watch decoded, and a list of tiny items
 // decodes to many times its JSON (an empty pipe: 3 bytes of JSON, over a
 // hundred decoded), so that the cached copy of a watch stays about the limit
 // whatever the cloud sent.
 //
-// Not 1 MiB, which would list about 3,400 pipes by identity where this
-// lists about 2,650: a read keeps, decoded, up to the limit until its
-// status is written, so 60 watches of the worst answers for memory peaked
-// at 263 to 276 MiB at 1 MiB, past the Deployment's 256 MiB, where they
-// peak at 246 MiB at this limit (docs/benchmarks.md, issue 39).
-const DefaultStatusSizeLimit = 800 << 10
+// 1 MiB (800 KiB until issue 39) lists about 3,400 pipes by identity, each
+// charged about 294 bytes decoded, where 800 KiB listed 2,647. It is safe
+// under etcd, which refuses requests over 1.5 MiB: the rest of a
+// ServiceWatch stays well under the remaining 512 KiB (the spec's fields
+// all have MaxLength or MaxItems, a few KB; annotations are at most 256 KiB
+// by the API server; the managed fields of an atomic list are one entry).
+// The JSON is smaller still: a status of 3,000 identities is about 0.4 MB.
+// The statuses kept stay bounded by the unchanged budgets
+// (--total-status-budget, --namespace-status-budget; tenancy.StatusLedger),
+// and a read waiting for its write holds its items encoded
+// (cloudapi.ListOptions.KeepEncoded), so that 60 watches of the worst
+// answers for memory stay under the Deployment's 256 MiB at this limit
+// (docs/benchmarks.md, issue 39).
+const DefaultStatusSizeLimit = 1 << 20
 
 // truncatedConditionBytes is room kept for the StatusTruncated condition,
 // which is set after the lists are cut.

@@ -70,12 +70,8 @@ func TestStatusListsEveryFailingPipeFirst(t *testing.T) {
 	if listed != len(failing) {
 		t.Errorf("status lists %d of the %d failing pipes, want all", listed, len(failing))
 	}
-	// About 3,000 before since (issue 40): each identity keeps its since
-	// (about 32 bytes decoded), and a 32nd of the limit is kept for the
-	// since of the pipes left out (status.leftOutSince). A 1 MiB limit
-	// lists 3,396 but breaks the memory bound (see DefaultStatusSizeLimit).
-	if len(w.Status.Pipes) < 2600 {
-		t.Errorf("status lists %d pipes, want at least 2600", len(w.Status.Pipes))
+	if len(w.Status.Pipes) < 3000 {
+		t.Errorf("status lists %d pipes, want at least 3000", len(w.Status.Pipes))
 	}
 	if len(w.Status.LeftOutSince) == 0 {
 		t.Error("status keeps no since of the pipes it left out")

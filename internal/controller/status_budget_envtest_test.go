@@ -21,9 +21,9 @@ import (
 
 // Memory is bounded per namespace, not only per watch: four watches of one
 // namespace whose answers fill a status each keep together no more than the
-// namespace's budget (the suite's is two statuses at the limit); the later
-// ones have their lists cut, keep their counts, and say it was for the
-// namespace's budget. A watch of the same answer in another namespace keeps
+// namespace's budget (the suite's holds two statuses at the limit, not
+// three); the later ones have their lists cut, keep their counts, and say
+// it was for the namespace's budget. A watch of the same answer in another namespace keeps
 // its whole status.
 func TestNamespaceStatusBudget(t *testing.T) {
 	t.Parallel()

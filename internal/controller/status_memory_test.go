@@ -48,9 +48,10 @@ func worstShapes() []struct {
 		{"pipes of an id and empty nested objects", pipes(`{"id":"00000000","source":{"postgres":{"settings":{}}},"settings":{}}`)},
 		{"empty endpoints", func() []partResult {
 			eps := make([]swv1.ReversePrivateEndpoint, clientKeeps(`{}`))
-			return []partResult{pipesOK(), {message: "Listed", apply: func(s *swv1.ServiceWatchStatus) {
+			return []partResult{pipesOK(), {message: "Listed", apply: func(s *swv1.ServiceWatchStatus) error {
 				s.ReversePrivateEndpoints = eps
 				s.Summary.ReversePrivateEndpoints = int32(len(eps))
+				return nil
 			}}, alertsFetched(nil)}
 		}},
 	}

@@ -32,10 +32,11 @@ func testWatch(alertIDs ...string) *swv1.ServiceWatch {
 func pipe(id, state string) swv1.Pipe { return swv1.Pipe{ID: ptr.To(id), State: ptr.To(state)} }
 
 func pipesOK(pipes ...swv1.Pipe) partResult {
-	return partResult{message: fmt.Sprintf("Listed %d pipes", len(pipes)), apply: func(s *swv1.ServiceWatchStatus) {
+	return partResult{message: fmt.Sprintf("Listed %d pipes", len(pipes)), apply: func(s *swv1.ServiceWatchStatus) error {
 		s.Pipes = pipes
 		s.Summary.Pipes = int32(len(pipes))
 		s.Summary.PipesByState = byState(pipes)
+		return nil
 	}}
 }
 
@@ -56,9 +57,10 @@ func endpointsOK(n int) partResult {
 	for i := range eps {
 		eps[i].ID = ptr.To(fmt.Sprintf("ep-%d", i))
 	}
-	return partResult{message: fmt.Sprintf("Listed %d reverse private endpoints", n), apply: func(s *swv1.ServiceWatchStatus) {
+	return partResult{message: fmt.Sprintf("Listed %d reverse private endpoints", n), apply: func(s *swv1.ServiceWatchStatus) error {
 		s.ReversePrivateEndpoints = eps
 		s.Summary.ReversePrivateEndpoints = int32(n)
+		return nil
 	}}
 }
 

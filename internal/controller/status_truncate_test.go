@@ -25,11 +25,14 @@ func TestTruncate(t *testing.T) {
 	bigAlert := func(ids []string) partResult {
 		res := alertsFetched(ids)
 		apply := res.apply
-		res.apply = func(s *swv1.ServiceWatchStatus) {
-			apply(s)
+		res.apply = func(s *swv1.ServiceWatchStatus) error {
+			if err := apply(s); err != nil {
+				return err
+			}
 			for i := range s.Alerts {
 				s.Alerts[i].Message = ptr.To(strings.Repeat("m", 4000))
 			}
+			return nil
 		}
 		return res
 	}
@@ -214,7 +217,8 @@ func TestTruncateKeepsWhatNeedsAttentionFirst(t *testing.T) {
 }
 
 // mediumPipes are n Postgres pipes of about 1.5 kB of JSON each (22 table
-// mappings): over the 1 KiB floor, about 500 bytes each by identity.
+// mappings): over the 1 KiB floor, about 250 bytes each by identity (charged
+// decoded: 4,189 of them fill the 1 MiB limit).
 func mediumPipes(n int) []swv1.Pipe {
 	pipes := make([]swv1.Pipe, n)
 	for i := range pipes {
@@ -242,7 +246,7 @@ func TestTruncateKeepsEveryIdentityThatFits(t *testing.T) {
 		all bool
 	}{
 		"1200 pipes: identities fit": {pipes: 1200, all: true},
-		"4000 pipes: they do not":    {pipes: 4000},
+		"8000 pipes: they do not":    {pipes: 8000},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -581,3 +581,59 @@ func benchJSON(b *testing.B, v any) []byte {
 	}
 	return raw
 }
+
+// Encoded keeps the items Items would give, in the same order, as their
+// JSON alone (not the arena's encodings of the items slimmed or dropped on
+// the way), and each Decode gives a copy of its own: watches that share a
+// read each change theirs. For small items the encodings are a fraction of
+// the items decoded, which is why a read holds them so until its write.
+func TestEncodedHoldsWhatItemsGives(t *testing.T) {
+	const n, budget = 400, 40 << 10
+	pipes := make([]swv1.Pipe, n)
+	for i := range pipes {
+		pipes[i] = swv1.Pipe{ID: ptr.To(fmt.Sprintf("p%04d", n-i)), State: ptr.To("Running"),
+			Source: &swv1.PipeSource{Postgres: &swv1.PostgresSource{}}}
+	}
+	keeper := func() *Keeper[swv1.Pipe] {
+		k := NewKeeper(func(p *swv1.Pipe) string { return *p.ID }, budget, bound.GoSize[swv1.Pipe], nil)
+		for i := range pipes {
+			if err := k.Add(&pipes[i], lenient.Report{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return k
+	}
+	want, err := keeper().Items()
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := keeper().Encoded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := enc.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if enc.Len() != len(want) || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Encoded decodes to %d items, Items gives %d (equal: %v)", len(got), len(want), reflect.DeepEqual(got, want))
+	}
+	if len(want) == 0 || len(want) == n {
+		t.Fatalf("kept %d of %d: the budget should keep some and not all", len(want), n)
+	}
+	got[0].State = ptr.To("Failed")
+	again, err := enc.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *again[0].State != "Running" {
+		t.Error("a change to one Decode's items shows in the next Decode's")
+	}
+	decoded := 0
+	for i := range want {
+		decoded += bound.GoSize(&want[i])
+	}
+	if enc.Bytes()*3 > decoded {
+		t.Errorf("the encodings take %d bytes, the items decoded %d: want under a third", enc.Bytes(), decoded)
+	}
+}

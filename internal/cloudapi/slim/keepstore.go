@@ -1,37 +1,12 @@
 package slim
 
 import (
-	"io"
 	"strings"
 )
 
 // The storage under a Keeper: the arena of kept encodings, the ordered
 // index of kept entries (a max-heap by key, so the last in (rank, id) order
 // goes first when the budget is short) and the reader that streams them back.
-
-// entryReader reads the encodings of entries one after the other. Each ends
-// in a newline, so together they are a stream of JSON values.
-type entryReader struct {
-	arena   arena
-	entries []keptEntry
-	read    int // bytes of entries[0] already read
-}
-
-func (r *entryReader) Read(p []byte) (int, error) {
-	n := 0
-	for n < len(p) && len(r.entries) > 0 {
-		e := r.entries[0]
-		c := copy(p[n:], r.arena[e.off+r.read:e.off+e.size])
-		n += c
-		if r.read += c; r.read == e.size {
-			r.entries, r.read = r.entries[1:], 0
-		}
-	}
-	if n == 0 && len(r.entries) == 0 {
-		return 0, io.EOF
-	}
-	return n, nil
-}
 
 // arena is an io.Writer that appends to itself.
 type arena []byte
