@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
@@ -369,7 +370,7 @@ func Items(alerts []swv1.AlertStatus) []statemetrics.Alert {
 // and the execution errors, so that an alert that is silenced or whose
 // evaluations or deliveries fail is visible to alerting.
 func item(a *swv1.AlertStatus) statemetrics.Alert {
-	item := statemetrics.Alert{ID: a.ID, Name: a.Label(), State: ptr.Deref(a.State, ""), FetchFailed: a.Error != "", Since: sinceOf(a),
+	item := statemetrics.Alert{ID: a.ID, Name: a.Label(), State: ptr.Deref(a.State, ""), FetchFailed: a.Error != "", Since: ptr.Deref(a.Since, metav1.Time{}).Time,
 		Silenced: a.Silenced != nil, ExecutionErrors: len(a.ExecutionErrors)}
 	if a.Silenced != nil && a.Silenced.Until != nil {
 		if until, err := time.Parse(time.RFC3339Nano, *a.Silenced.Until); err == nil {
@@ -382,14 +383,6 @@ func item(a *swv1.AlertStatus) statemetrics.Alert {
 		}
 	}
 	return item
-}
-
-// sinceOf is the alert's since; zero when status has none.
-func sinceOf(a *swv1.AlertStatus) time.Time {
-	if a.Since == nil {
-		return time.Time{}
-	}
-	return a.Since.Time
 }
 
 // InUse tells whether a watch follows alerts, by ID or selector.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
@@ -116,7 +117,7 @@ func pipesPart() part {
 				kind: changes.KindPipe,
 				items: func(s *swv1.ServiceWatchStatus) []changes.Item {
 					return itemsOf(s.Pipes, func(p *swv1.Pipe) changes.Item {
-						return changes.Item{ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""), Since: timeOf(p.Since)}
+						return changes.Item{ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""), Since: ptr.Deref(p.Since, metav1.Time{}).Time}
 					})
 				},
 				setSince: func(s *swv1.ServiceWatchStatus, since map[string]time.Time) {
@@ -273,7 +274,7 @@ func endpointsPart() part {
 				kind: changes.KindReversePrivateEndpoint,
 				items: func(s *swv1.ServiceWatchStatus) []changes.Item {
 					return itemsOf(s.ReversePrivateEndpoints, func(e *swv1.ReversePrivateEndpoint) changes.Item {
-						return changes.Item{ID: ptr.Deref(e.ID, ""), Name: ptr.Deref(e.Description, ""), State: ptr.Deref(e.Status, ""), Since: timeOf(e.Since)}
+						return changes.Item{ID: ptr.Deref(e.ID, ""), Name: ptr.Deref(e.Description, ""), State: ptr.Deref(e.Status, ""), Since: ptr.Deref(e.Since, metav1.Time{}).Time}
 					})
 				},
 				setSince: func(s *swv1.ServiceWatchStatus, since map[string]time.Time) {
@@ -389,7 +390,7 @@ func alertsPart() part {
 				items: func(s *swv1.ServiceWatchStatus) []changes.Item {
 					return itemsOf(s.Alerts, func(a *swv1.AlertStatus) changes.Item {
 						// An alert whose fetch failed shows its last good state.
-						return changes.Item{ID: a.ID, Name: a.Label(), State: ptr.Deref(a.State, ""), Since: timeOf(a.Since), Stale: a.Error != ""}
+						return changes.Item{ID: a.ID, Name: a.Label(), State: ptr.Deref(a.State, ""), Since: ptr.Deref(a.Since, metav1.Time{}).Time, Stale: a.Error != ""}
 					})
 				},
 				setSince: func(s *swv1.ServiceWatchStatus, since map[string]time.Time) {

@@ -203,19 +203,11 @@ func stateMetricsOf(watch *swv1.ServiceWatch, fills ...func(*statemetrics.Watch)
 
 // pipeItem and endpointItem are a status item as the state metrics see it.
 func pipeItem(p *swv1.Pipe) statemetrics.Pipe {
-	return statemetrics.Pipe{ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""), SourceKind: ptr.Deref(p.SourceKind, ""), Since: timeOf(p.Since)}
+	return statemetrics.Pipe{ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""), SourceKind: ptr.Deref(p.SourceKind, ""), Since: ptr.Deref(p.Since, metav1.Time{}).Time}
 }
 
 func endpointItem(e *swv1.ReversePrivateEndpoint) statemetrics.Endpoint {
-	return statemetrics.Endpoint{ID: ptr.Deref(e.ID, ""), Type: ptr.Deref(e.Type, ""), Status: ptr.Deref(e.Status, ""), Since: timeOf(e.Since)}
-}
-
-// timeOf is a status since as detection sees it.
-func timeOf(t *metav1.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.Time
+	return statemetrics.Endpoint{ID: ptr.Deref(e.ID, ""), Type: ptr.Deref(e.Type, ""), Status: ptr.Deref(e.Status, ""), Since: ptr.Deref(e.Since, metav1.Time{}).Time}
 }
 
 // statusMetricsOf is what status shows.
