@@ -433,34 +433,6 @@ func (k *Keeper[T]) fit() error {
 	return nil
 }
 
-// contentHash orders items without an id by their encoding. FNV-1a is
-// enough: two encodings with one hash only fall back to response order. It
-// is written out rather than taken from hash/fnv, whose hash.Hash is one
-// allocation per item: a list of millions of {} paid millions.
-func contentHash(enc []byte) uint64 {
-	const offset, prime = 14695981039346656037, 1099511628211
-	h := uint64(offset)
-	for _, c := range enc {
-		h ^= uint64(c)
-		h *= prime
-	}
-	return h
-}
-
-// compactArena copies the kept encodings to a fresh arena once dropped ones
-// take more than half of it, so the arena stays within twice the budget.
-func (k *Keeper[T]) compactArena() {
-	if len(k.arena) <= 2*k.used+4096 {
-		return
-	}
-	fresh := make(arena, 0, 2*k.used)
-	for i := range k.kept.entries {
-		e := &k.kept.entries[i]
-		e.off, fresh = len(fresh), append(fresh, k.arena[e.off:e.off+e.size]...)
-	}
-	k.arena = fresh
-}
-
 // Items decodes the kept items, in id order (items without an id first,
 // by content), whatever their rank. The Keeper is spent after it.
 // The result is never nil, so that an empty result reads as an empty list.
@@ -511,34 +483,6 @@ func (k *Keeper[T]) Encoded() (Encoded[T], error) {
 	}
 	k.arena = nil
 	return Encoded[T]{data: data, n: len(entries)}, nil
-}
-
-// Encoded are items kept as their JSON encodings, one after another (see
-// Keeper.Encoded). The zero value holds no item.
-type Encoded[T any] struct {
-	data []byte
-	n    int
-}
-
-// Len is how many items e holds.
-func (e Encoded[T]) Len() int { return e.n }
-
-// Bytes is the size of the encodings.
-func (e Encoded[T]) Bytes() int { return len(e.data) }
-
-// Decode returns the items, in a new slice at each call (never nil), so
-// that callers that share e own what they decode.
-func (e Encoded[T]) Decode() ([]T, error) {
-	out := make([]T, e.n)
-	// One decoder for all, reading the encodings as a stream of values:
-	// json.Unmarshal would allocate its state once per item.
-	dec := json.NewDecoder(bytes.NewReader(e.data))
-	for i := range out {
-		if err := dec.Decode(&out[i]); err != nil {
-			return nil, fmt.Errorf("decode kept item: %w", err)
-		}
-	}
-	return out, nil
 }
 
 // maxIncompleteItems bounds the items Incomplete describes.
