@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
@@ -370,8 +369,11 @@ func Items(alerts []swv1.AlertStatus) []statemetrics.Alert {
 // and the execution errors, so that an alert that is silenced or whose
 // evaluations or deliveries fail is visible to alerting.
 func item(a *swv1.AlertStatus) statemetrics.Alert {
-	item := statemetrics.Alert{ID: a.ID, Name: a.Label(), State: ptr.Deref(a.State, ""), FetchFailed: a.Error != "", Since: ptr.Deref(a.Since, metav1.Time{}).Time,
+	item := statemetrics.Alert{ID: a.ID, Name: a.Label(), State: ptr.Deref(a.State, ""), FetchFailed: a.Error != "",
 		Silenced: a.Silenced != nil, ExecutionErrors: len(a.ExecutionErrors)}
+	if a.Since != nil {
+		item.Since = a.Since.Time
+	}
 	if a.Silenced != nil && a.Silenced.Until != nil {
 		if until, err := time.Parse(time.RFC3339Nano, *a.Silenced.Until); err == nil {
 			item.SilencedUntil = until
