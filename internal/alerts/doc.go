@@ -14,4 +14,7 @@
 // same page forever, an older host has no list route, which ID of a list
 // is NotFound, what a selector matches, at what cost and in which order,
 // how many matches the status takes, and how failures and waits are told.
+//
+// read.go is where and how a list is read (its source, its route, its
+// pages); select.go is what a watch takes of it (needs, picks, status).
 package alerts

@@ -1,9 +1,11 @@
 package alerts
 
 import (
+	"container/heap"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/utils/ptr"
@@ -387,39 +389,6 @@ func item(a *swv1.AlertStatus) statemetrics.Alert {
 	return item
 }
 
-// InUse tells whether a watch follows alerts, by ID or selector.
-func InUse(spec *swv1.ServiceWatchSpec) bool {
-	return len(spec.AlertIDs) > 0 || spec.AlertSelector != nil
-}
-
-// FromManagement tells whether a watch's alerts come from the management
-// API of its service, with the management key.
-func FromManagement(spec *swv1.ServiceWatchSpec) bool {
-	return spec.AlertsFrom == swv1.AlertsFromManagementAPI
-}
-
-// SharedList tells whether the list a watch reads its alerts from may be
-// shared with watches of other services: an alert host's list is one for
-// every watch on the host and token, while the management API lists the
-// alerts of one service.
-func SharedList(spec *swv1.ServiceWatchSpec) bool { return InUse(spec) && !FromManagement(spec) }
-
-// API is the API whose host, credential and budget read a watch's alerts.
-func API(spec *swv1.ServiceWatchSpec) string {
-	if FromManagement(spec) {
-		return cloudapi.APIManagement
-	}
-	return cloudapi.APIAlert
-}
-
-// BudgetName names the budget of a watch's alerts in messages.
-func BudgetName(spec *swv1.ServiceWatchSpec) string {
-	if FromManagement(spec) {
-		return "management API key"
-	}
-	return "alert API token"
-}
-
 // AllFailed are the entries of a watch whose alerts could not be read at
 // all (no credential, no list route for its selector): each ID, and each
 // alert its selector matched before, keeps its last data and says f.
@@ -449,35 +418,317 @@ func Later(spec *swv1.ServiceWatchSpec, previous []swv1.AlertStatus, id string, 
 		"not fetched yet: the %s's rate budget admits at most %d calls at once, and each sync fetches the next %d alerts", BudgetName(spec), batch, batch)}}
 }
 
-// NoListRoute is the failure of a selector on a host that answers the list
-// route with 404 or 405: only a list tells which alerts match.
-func NoListRoute(url string) *ReadError {
-	return &ReadError{Reason: swv1.ReasonListNotServed, Message: url + " has no alert list route (it answered 404 or 405): spec.alertSelector needs a host that lists alerts; " +
-		"name the alerts in spec.alertIds instead, or upgrade the host (the operator tries the list again now and then)"}
+// Need is what one watch uses of a host's list: the alerts its IDs name
+// and its selector's first matches. A list read for the needs of the
+// watches that share it keeps those and drops every other alert as it
+// streams.
+type Need struct {
+	IDs      []string
+	Selector *swv1.AlertSelector
 }
 
-// ListAge is how old a host's list that another watch read may be for a
-// sync of a watch of interval every to reuse it: 90 % of its interval, so
-// that a hundred watches on one host cost about one list per interval. The
-// watches of one list sync together just after its read (their phase group
-// is the list's, see pacing.Pacer.ReadsList), so the first of them to sync
-// in a round finds the last round's read, an interval old, too old, and
-// reads afresh: each sees a change made before that read at that sync. A
-// sync the user asked for (fresh) reads afresh: -1.
-func ListAge(every time.Duration, fresh bool) time.Duration {
-	if fresh {
-		return -1
-	}
-	return every * 9 / 10
+// NeedOf is what a watch of spec uses of its host's list.
+func NeedOf(spec *swv1.ServiceWatchSpec) Need {
+	return Need{IDs: spec.AlertIDs, Selector: spec.AlertSelector}
 }
 
-// Source is where a watch's alerts are read, with which credential: the
-// management API of its service with the management key when they come
-// from there (alertURL is then the management API's), else the alert API
-// with its token.
-func Source(spec *swv1.ServiceWatchSpec, alertURL string, token cloudapi.BearerToken, key cloudapi.BasicCredentials) cloudapi.AlertSource {
-	if FromManagement(spec) {
-		return cloudapi.AlertSource{API: cloudapi.APIManagement, BaseURL: alertURL, Key: key, OrganizationID: spec.OrganizationID, ServiceID: spec.ServiceID}
-	}
-	return cloudapi.AlertSource{API: cloudapi.APIAlert, BaseURL: alertURL, Token: token}
+// Needs are the needs of the watches that read each list, registered
+// before they read, so that the watch that reads a list for all keeps
+// what each of them uses. A watch has one need at a time (registering
+// under another key moves it); a need not registered again within the
+// time it was registered for is forgotten, as is a watch's that is
+// forgotten (deleted, suspended). Safe for concurrent use.
+type Needs[K comparable] struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	byWatch map[string]registered[K]
 }
+
+// registered is one watch's need of the list of key, until until.
+type registered[K comparable] struct {
+	key   K
+	need  Need
+	until time.Time
+}
+
+// NewNeeds returns no needs, on the clock now.
+func NewNeeds[K comparable](now func() time.Time) *Needs[K] {
+	return &Needs[K]{now: now, byWatch: map[string]registered[K]{}}
+}
+
+// Register records watch's need of the list of key for keepFor: past it,
+// unless registered again, the need is forgotten.
+func (n *Needs[K]) Register(watch string, key K, need Need, keepFor time.Duration) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.byWatch[watch] = registered[K]{key: key, need: need, until: n.now().Add(keepFor)}
+}
+
+// Forget drops watch's need.
+func (n *Needs[K]) Forget(watch string) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.byWatch, watch)
+}
+
+// Of are the needs registered of the list of key; it forgets those past
+// their time.
+func (n *Needs[K]) Of(key K) []Need {
+	if n == nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	now := n.now()
+	var out []Need
+	for watch, r := range n.byWatch {
+		switch {
+		case !now.Before(r.until):
+			delete(n.byWatch, watch)
+		case r.key == key:
+			out = append(out, r.need)
+		}
+	}
+	return out
+}
+
+// Len counts the needs remembered.
+func (n *Needs[K]) Len() int {
+	if n == nil {
+		return 0
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.byWatch)
+}
+
+// Filter is what a read of a list keeps: the alerts the needs name, and
+// each selector's first matches, by id.
+type Filter struct {
+	ids map[string]bool
+	// selectors by selectorKey.
+	selectors map[string]*selectorNeed
+	// namedBytes bounds the named alerts kept; selectorBytes each
+	// selector's matches.
+	namedBytes, selectorBytes int
+}
+
+// selectorNeed is one selector of the needs and how many of its first
+// matches are kept: MaxSelected, and room for the alerts a watch names
+// that it matches too (they are that watch's by ID, not by selector).
+type selectorNeed struct {
+	sel *swv1.AlertSelector
+	// compiled is sel compiled once for the whole list.
+	compiled *Selector
+	keep     int
+}
+
+// NewFilter is the filter of a list read for needs. Each need may keep
+// about needBytes of alerts (bound.Charge): what it names, and what each
+// selector matches, so that what a list keeps is bounded by the watches
+// that share it, not by what the host sends (a status keeps no more than
+// its size limit anyway).
+func NewFilter(needs []Need, needBytes int) *Filter {
+	f := &Filter{ids: map[string]bool{}, selectors: map[string]*selectorNeed{}, selectorBytes: needBytes}
+	for _, n := range needs {
+		if len(n.IDs) > 0 {
+			f.namedBytes += needBytes
+		}
+		for _, id := range n.IDs {
+			f.ids[id] = true
+		}
+		if n.Selector == nil {
+			continue
+		}
+		k := selectorKey(n.Selector)
+		s := f.selectors[k]
+		if s == nil {
+			s = &selectorNeed{sel: n.Selector, compiled: Compile(n.Selector)}
+			f.selectors[k] = s
+		}
+		s.keep = max(s.keep, MaxSelected+len(n.IDs))
+	}
+	return f
+}
+
+// selectorKey is the same for selectors that match the same alerts.
+func selectorKey(sel *swv1.AlertSelector) string {
+	tags := slices.Clone(sel.Tags)
+	slices.Sort(tags)
+	all := "0"
+	if sel.All {
+		all = "1"
+	}
+	return all + "\x00" + sel.Name + "\x00" + strings.Join(slices.Compact(tags), "\x00")
+}
+
+// Collector keeps, as a list streams, what its filter wants.
+type Collector struct {
+	f          *Filter
+	byID       map[string]*cloudapi.AlertResult
+	tooLarge   map[string]bool
+	namedBytes int
+	selections map[string]*selection
+}
+
+// Collect starts keeping what f wants of a list.
+func (f *Filter) Collect() *Collector {
+	c := &Collector{f: f, byID: map[string]*cloudapi.AlertResult{}, tooLarge: map[string]bool{}, selections: map[string]*selection{}}
+	for k, s := range f.selectors {
+		c.selections[k] = &selection{need: s, maxBytes: f.selectorBytes}
+	}
+	return c
+}
+
+// Keep is handed each alert of the list once (Keep): it keeps
+// it when the filter wants it, and returns the work its selectors cost.
+func (c *Collector) Keep(a *cloudapi.AlertResult) (work int) {
+	id := a.Alert.ID
+	if c.f.ids[id] && c.byID[id] == nil && !c.tooLarge[id] {
+		if size := alertSize(a); c.namedBytes+size <= c.f.namedBytes {
+			c.byID[id], c.namedBytes = a, c.namedBytes+size
+		} else {
+			c.tooLarge[id] = true
+		}
+	}
+	name, tags := selectedName(&a.Alert), tagsOf(&a.Alert)
+	for _, s := range c.selections {
+		var steps int64
+		if s.need.compiled.matches(name, tags, &steps) {
+			s.add(a)
+		}
+		work += int(selectionWork(1, steps))
+	}
+	return work
+}
+
+// alertSize is what an alert kept costs.
+func alertSize(a *cloudapi.AlertResult) int {
+	size := bound.Charge(&a.Alert)
+	for _, s := range a.LeftOut {
+		size += len(s) + 16
+	}
+	return size
+}
+
+// selection is a selector's first matches by id, as the list streams:
+// the longest run from the smallest id that fits its count and bytes.
+type selection struct {
+	need     *selectorNeed
+	maxBytes int
+	// count counts every match.
+	count int
+	// kept is a max-heap by id; bytes their size.
+	kept  matchHeap
+	bytes int
+	// ceiling, once set, is the smallest id dropped: no match from it on
+	// is kept, so that what is kept stays the first matches.
+	ceiling    string
+	hasCeiling bool
+}
+
+// add counts a match and keeps it when it is among the first.
+func (s *selection) add(a *cloudapi.AlertResult) {
+	s.count++
+	if s.hasCeiling && a.Alert.ID >= s.ceiling {
+		return
+	}
+	size := alertSize(a)
+	heap.Push(&s.kept, match{a: a, size: size})
+	s.bytes += size
+	for s.kept.Len() > 0 && (s.kept.Len() > s.need.keep || s.bytes > s.maxBytes) {
+		dropped, _ := heap.Pop(&s.kept).(match) // the heap holds matches only
+		s.bytes -= dropped.size
+		s.ceiling, s.hasCeiling = dropped.a.Alert.ID, true
+	}
+}
+
+// match is one alert a selector matched, with what it costs kept.
+type match struct {
+	a    *cloudapi.AlertResult
+	size int
+}
+
+// matchHeap is a max-heap of matches by id.
+type matchHeap []match
+
+func (h matchHeap) Len() int { return len(h) }
+
+func (h matchHeap) Less(i, j int) bool { return h[i].a.Alert.ID > h[j].a.Alert.ID }
+
+func (h matchHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+
+// Push adds x, a match.
+func (h *matchHeap) Push(x any) {
+	m, _ := x.(match) // only matches are pushed
+	*h = append(*h, m)
+}
+
+// Pop removes the last match.
+func (h *matchHeap) Pop() any {
+	old := *h
+	last := old[len(old)-1]
+	old[len(old)-1] = match{}
+	*h = old[:len(old)-1]
+	return last
+}
+
+// Index is what a host's list kept for the watches that share it (see
+// Filter): read once, indexed once, so that a hundred watches cost one
+// index, not a hundred, and never the whole list.
+type Index struct {
+	byID     map[string]*cloudapi.AlertResult
+	tooLarge map[string]bool
+	selected map[string]selected
+	filter   *Filter
+	read     int
+	seen     func(id string) bool
+	stopped  string
+}
+
+// Index is what the collector kept, ready for picking. read counts the
+// alerts the list read, seen tells whether an id was among them (it may
+// say yes wrongly, never no), stopped why paging stopped early ("" when it
+// did not).
+func (c *Collector) Index(read int, seen func(id string) bool, stopped string) *Index {
+	idx := &Index{byID: c.byID, tooLarge: c.tooLarge, filter: c.f, read: read, seen: seen, stopped: stopped, selected: map[string]selected{}}
+	for k, s := range c.selections {
+		kept := make([]*cloudapi.AlertResult, len(s.kept))
+		for i, m := range s.kept {
+			kept[i] = m.a
+		}
+		slices.SortFunc(kept, func(a, b *cloudapi.AlertResult) int { return strings.Compare(a.Alert.ID, b.Alert.ID) })
+		idx.selected[k] = selected{kept: kept, count: s.count}
+	}
+	c.byID, c.selections = nil, nil
+	return idx
+}
+
+// selected is a selector's first matches, by id, and the count of all.
+type selected struct {
+	kept  []*cloudapi.AlertResult
+	count int
+}
+
+// Serves tells whether a list read for idx's filter serves need whole: its
+// selector's matches were kept (the IDs it names are served anyway: by the
+// list, or, for an ID the list read but did not keep, by a read of its
+// own, see Picked.Unread).
+func (idx *Index) Serves(need Need) bool {
+	if need.Selector == nil {
+		return true
+	}
+	s := idx.filter.selectors[selectorKey(need.Selector)]
+	return s != nil && s.keep >= MaxSelected+len(need.IDs)
+}
+
+// Stopped says why paging stopped before the list's end; "" when it did
+// not.
+func (idx *Index) Stopped() string { return idx.stopped }

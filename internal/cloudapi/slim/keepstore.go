@@ -1,16 +1,13 @@
 package slim
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"strings"
 )
 
 // The storage under a Keeper: the arena of kept encodings, the ordered
 // index of kept entries (a max-heap by key, so the last in (rank, id) order
-// goes first when the budget is short), and the kept items as the keeper
-// hands them on, still encoded (Encoded).
+// goes first when the budget is short). The kept items leave it as Encoded
+// (list.go).
 
 // arena is an io.Writer that appends to itself.
 type arena []byte
@@ -209,32 +206,4 @@ func (k *Keeper[T]) compactArena() {
 		e.off, fresh = len(fresh), append(fresh, k.arena[e.off:e.off+e.size]...)
 	}
 	k.arena = fresh
-}
-
-// Encoded are items kept as their JSON encodings, one after another (see
-// Keeper.Encoded). The zero value holds no item.
-type Encoded[T any] struct {
-	data []byte
-	n    int
-}
-
-// Len is how many items e holds.
-func (e Encoded[T]) Len() int { return e.n }
-
-// Bytes is the size of the encodings.
-func (e Encoded[T]) Bytes() int { return len(e.data) }
-
-// Decode returns the items, in a new slice at each call (never nil), so
-// that callers that share e own what they decode.
-func (e Encoded[T]) Decode() ([]T, error) {
-	out := make([]T, e.n)
-	// One decoder for all, reading the encodings as a stream of values:
-	// json.Unmarshal would allocate its state once per item.
-	dec := json.NewDecoder(bytes.NewReader(e.data))
-	for i := range out {
-		if err := dec.Decode(&out[i]); err != nil {
-			return nil, fmt.Errorf("decode kept item: %w", err)
-		}
-	}
-	return out, nil
 }

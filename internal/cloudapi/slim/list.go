@@ -1,6 +1,9 @@
 package slim
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 
@@ -92,4 +95,32 @@ func Cuts[T any](noun string, items []T, of func(*T) (id *string, omitted map[st
 		}
 	}
 	return out
+}
+
+// Encoded are items kept as their JSON encodings, one after another (see
+// Keeper.Encoded). The zero value holds no item.
+type Encoded[T any] struct {
+	data []byte
+	n    int
+}
+
+// Len is how many items e holds.
+func (e Encoded[T]) Len() int { return e.n }
+
+// Bytes is the size of the encodings.
+func (e Encoded[T]) Bytes() int { return len(e.data) }
+
+// Decode returns the items, in a new slice at each call (never nil), so
+// that callers that share e own what they decode.
+func (e Encoded[T]) Decode() ([]T, error) {
+	out := make([]T, e.n)
+	// One decoder for all, reading the encodings as a stream of values:
+	// json.Unmarshal would allocate its state once per item.
+	dec := json.NewDecoder(bytes.NewReader(e.data))
+	for i := range out {
+		if err := dec.Decode(&out[i]); err != nil {
+			return nil, fmt.Errorf("decode kept item: %w", err)
+		}
+	}
+	return out, nil
 }
