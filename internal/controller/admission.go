@@ -243,7 +243,7 @@ func (r *ServiceWatchReconciler) restoreHolds(ctx context.Context, _ *syncScope)
 // calls with: never another API, host or credential than the cloud asked
 // to wait (an edited spec, a rotated Secret, an account that moved).
 func (r *ServiceWatchReconciler) restoreHold(ctx context.Context, w *swv1.ServiceWatch) {
-	m, a := r.accessOf(ctx, w, r.secretVersions(ctx, w))
+	m, a := r.accessOf(ctx, w, r.credentials.Versions(ctx, w))
 	for api, b := range map[string]apiAccess{cloudapi.APIManagement: m.apiAccess, cloudapi.APIAlert: a.apiAccess} {
 		if b.failure == nil && slices.Contains(w.Status.HeldBudgets, b.budget(api)) {
 			r.Budgets.Hold(api, b.url, b.digest, w.Status.RetryNotBefore.Time)

@@ -47,8 +47,9 @@ func TestANamespaceOverItsDecodeShareWaitsAndOthersDoNot(t *testing.T) {
 	}
 	cloud := &costlyCloud{units: 5000}
 	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, clock: pacing.NewClock(now, nil),
-		secrets: noSecrets{}, WorkShares: tenancy.NewWorkShares(100, 1000, now)} // 100 units a second, 1000 at once
+		WorkShares: tenancy.NewWorkShares(100, 1000, now)} // 100 units a second, 1000 at once
 	r.defaults()
+	r.credentials.Secrets = noSecrets{}
 	r.pacer = testPacer(r.clock.Now)
 	scopeIn := func(namespace string) *syncScope {
 		w := testWatch()

@@ -14,7 +14,7 @@ import (
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/controller/secretwatch"
+	"github.com/servicewatch/servicewatch/internal/controller/credentials"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
@@ -23,8 +23,8 @@ import (
 // reads run until ctx ends, for tests that drive its steps one by one.
 func NewTestReconciler(ctx context.Context, c client.Client, reader client.Reader, cloud Cloud, budgets Budgets, metrics *syncmetrics.Metrics) *ServiceWatchReconciler {
 	r := &ServiceWatchReconciler{Client: c, APIReader: reader, Cloud: cloud, Budgets: budgets, Metrics: metrics}
-	r.secrets = readerVersions{reader}
 	r.defaults()
+	r.credentials.Secrets = readerVersions{reader}
 	go func() { _ = r.fetches.Start(ctx) }()
 	return r
 }
@@ -44,14 +44,14 @@ func (r *ServiceWatchReconciler) WriteInterruptedSync(ctx context.Context, watch
 	return r.write(ctx, watch, s.p, s)
 }
 
-// TestSecretWatch is a secretwatch.Watch outside any manager, for tests.
+// TestSecretWatch is a credentials.Watch outside any manager, for tests.
 type TestSecretWatch struct {
-	w *secretwatch.Watch
+	w *credentials.Watch
 	// Changed receives the Secrets it told of.
 	Changed <-chan types.NamespacedName
 }
 
-// StartSecretWatch starts a secretwatch.Watch of namespaces (all when empty) whose
+// StartSecretWatch starts a credentials.Watch of namespaces (all when empty) whose
 // watches reference the Secrets referenced says, until ctx ends.
 func StartSecretWatch(ctx context.Context, cfg *rest.Config, namespaces []string, referenced func(types.NamespacedName) bool) (*TestSecretWatch, error) {
 	md, err := metadata.NewForConfig(cfg)
@@ -60,7 +60,7 @@ func StartSecretWatch(ctx context.Context, cfg *rest.Config, namespaces []string
 	}
 	events := make(chan ctrlevent.GenericEvent)
 	changed := make(chan types.NamespacedName, 1000)
-	w := secretwatch.New(md, namespaces, func(_ context.Context, k types.NamespacedName) bool { return referenced(k) }, events)
+	w := credentials.New(md, namespaces, func(_ context.Context, k types.NamespacedName) bool { return referenced(k) }, events)
 	go func() { _ = w.Start(ctx) }()
 	go func() {
 		for {

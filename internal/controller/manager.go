@@ -24,7 +24,7 @@ type Scope struct {
 // CacheOptions returns the manager's cache options for the scope: the
 // ServiceWatches of the shard, only in the scope's namespaces, stripped of
 // what the reconciler never reads. Secrets are not in the cache at all: see
-// secretwatch.Watch.
+// credentials.Watch.
 func CacheOptions(scope Scope) cache.Options {
 	opts := cache.Options{DefaultTransform: stripForCache}
 	if len(scope.Namespaces) > 0 {

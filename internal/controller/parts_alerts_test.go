@@ -48,8 +48,9 @@ func TestAlertPagesAreChargedToTheNamespacesDecodeShare(t *testing.T) {
 	budgets := &budgetCloud{}
 	const rate = 100_000 // units a second
 	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: budgets, Metrics: metrics, clock: pacing.NewClock(now, nil),
-		secrets: noSecrets{}, WorkShares: tenancy.NewWorkShares(rate, rate, now)}
+		WorkShares: tenancy.NewWorkShares(rate, rate, now)}
 	r.defaults()
+	r.credentials.Secrets = noSecrets{}
 	r.pacer = testPacer(r.clock.Now)
 	scopeIn := func(namespace string) *syncScope {
 		w := testWatch()

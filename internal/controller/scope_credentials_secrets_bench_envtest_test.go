@@ -25,7 +25,7 @@ import (
 // references cost the manager (issue 17: Helm keeps every release as a
 // Secret), side by side in one run: before, the metadata informer the
 // manager ran until then (every Secret of the cluster cached, stripped to its
-// identity by the transform it had); after, secretwatch.Watch, which lists them a
+// identity by the transform it had); after, credentials.Watch, which lists them a
 // page at a time and keeps only the referenced ones. retained-B is the live
 // heap once the list is done; peak-B the most the heap grew while listing;
 // both are for all the Secrets, and per Secret in B/secret. The Secrets
@@ -86,7 +86,7 @@ func BenchmarkUnrelatedSecrets(b *testing.B) {
 }
 
 // identityOnly is the transform the manager's cache applied to Secrets'
-// metadata before secretwatch.Watch: name, namespace, UID, version and deletion
+// metadata before credentials.Watch: name, namespace, UID, version and deletion
 // time.
 func identityOnly(obj any) (any, error) {
 	if meta, ok := obj.(*metav1.PartialObjectMetadata); ok {

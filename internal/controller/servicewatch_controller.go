@@ -31,10 +31,9 @@ import (
 	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/changes"
-	"github.com/servicewatch/servicewatch/internal/cloudapi"
+	"github.com/servicewatch/servicewatch/internal/controller/credentials"
 	"github.com/servicewatch/servicewatch/internal/controller/fairqueue"
 	"github.com/servicewatch/servicewatch/internal/controller/readrunner"
-	"github.com/servicewatch/servicewatch/internal/controller/secretwatch"
 	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
@@ -118,9 +117,9 @@ type ServiceWatchReconciler struct {
 	// pacer decides when each watch syncs and whether it may call now.
 	pacer   *pacing.Pacer[types.NamespacedName, readKey]
 	fetches *fetches
-	// digests know the credentials' digests by Secret version, so that a
-	// sync waiting for its budget does not read Secrets again.
-	digests *secretwatch.Digests[cloudapi.CredentialDigest]
+	// credentials reads what the syncs read with, from Secrets whose
+	// versions a credentials.Watch (which SetupWithManager starts) knows.
+	credentials *credentials.Reader
 	// shared lets watches that read the same thing share the calls.
 	shared *sharedread.Reads[readKey]
 	// routes know which hosts serve the alert list.
@@ -130,9 +129,6 @@ type ServiceWatchReconciler struct {
 	// listPages are the pages the last read of each alert list took: a
 	// sync reserves them all (see admission).
 	listPages *alerts.PageCounts[readKey]
-	// secrets knows the versions of the referenced Secrets (a
-	// secretwatch.Watch, which SetupWithManager starts).
-	secrets secretVersioner
 	// clock reads the time and tells the wall clock's steps to the pacer;
 	// default: the machine's (pacing.SystemClock).
 	clock *pacing.Clock
@@ -195,7 +191,7 @@ const secretNamesIndex = ".spec.secretRefNames"
 // reads as a runnable of mgr.
 func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.defaults()
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &swv1.ServiceWatch{}, secretNamesIndex, referencedSecrets); err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &swv1.ServiceWatch{}, secretNamesIndex, credentials.ReferencedSecrets); err != nil {
 		return fmt.Errorf("indexing ServiceWatches by Secret: %w", err)
 	}
 	if err := mgr.Add(r.fetches); err != nil {
@@ -206,8 +202,8 @@ func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("creating a metadata client for Secrets: %w", err)
 	}
 	secretChanged := make(chan ctrlevent.GenericEvent)
-	secrets := secretwatch.New(md, r.Options.Scope.Namespaces, referencedBy(mgr.GetCache(), r.Accounts), secretChanged)
-	r.secrets = secrets
+	secrets := credentials.New(md, r.Options.Scope.Namespaces, referencedBy(mgr.GetCache(), r.Accounts), secretChanged)
+	r.credentials.Secrets = secrets
 	if err := mgr.Add(secrets); err != nil {
 		return fmt.Errorf("adding the Secret watch: %w", err)
 	}
@@ -290,8 +286,10 @@ func (r *ServiceWatchReconciler) defaults() {
 	if r.pacer == nil {
 		r.pacer = pacing.New[types.NamespacedName, readKey](r.clock, nil)
 	}
-	if r.digests == nil {
-		r.digests = secretwatch.NewDigests[cloudapi.CredentialDigest]()
+	if r.credentials == nil {
+		r.credentials = credentials.NewReader(credentials.Reader{Client: r.APIReader, Accounts: r.Accounts,
+			Fallbacks: accountcontroller.Fallbacks{ManagementURL: r.Options.ManagementAPIURL, AlertURL: r.Options.AlertAPIURL},
+			Allowed:   r.Options.AllowedAPIURLs, Namespaces: r.Options.Scope.Namespaces})
 	}
 	if r.fetches == nil {
 		r.fetches = newFetches(readrunner.SlotLimits{All: r.Options.MaxConcurrentSyncs, PerHost: r.Options.MaxSyncsPerHost,
@@ -370,7 +368,7 @@ func (r *ServiceWatchReconciler) Reconcile(ctx context.Context, req ctrl.Request
 
 // newScope is the scope of a sync of watch as this reconcile sees it.
 func (r *ServiceWatchReconciler) newScope(ctx context.Context, watch *swv1.ServiceWatch) *syncScope {
-	versions := r.secretVersions(ctx, watch)
+	versions := r.credentials.Versions(ctx, watch)
 	return &syncScope{p: pacedOf(watch, versions, r.Options.ManagementAPIURL), watch: watch, secretVersions: versions,
 		parts: r.parts, alertConcurrency: r.Options.AlertConcurrency, keepBytes: r.Options.StatusSizeLimit,
 		metricBytes: r.StateMetrics.MaxItemBytes(), shared: r.shared, budgets: r.Budgets,
@@ -463,13 +461,13 @@ func (r *ServiceWatchReconciler) readCredentials(ctx context.Context, s *syncSco
 	var wg sync.WaitGroup
 	if m := s.management; m.unread && m.failure == nil {
 		wg.Go(func() {
-			s.management = r.readManagementAccess(ctx, r.managementCredential(ctx, s.watch))
+			s.management = managementOf(r.credentials.ReadManagement(ctx, s.watch))
 			sameManagement = s.management.failure != nil || s.management.digest == m.digest
 		})
 	}
 	if a := s.alerts; a.unread && a.failure == nil && !s.alertsDeferred {
 		wg.Go(func() {
-			s.alerts = r.readAlertAccess(ctx, r.alertCredential(ctx, s.watch))
+			s.alerts = alertOf(r.credentials.ReadAlert(ctx, s.watch))
 			sameAlerts = s.alerts.failure != nil || s.alerts.digest == a.digest
 		})
 	}

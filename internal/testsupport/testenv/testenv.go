@@ -162,7 +162,7 @@ func configureAudit(env *envtest.Environment) (string, error) {
 // SecretReads counts the gets of the Secret namespace/name that the API
 // server's audit log holds so far (Options.AuditSecretReads). The manager
 // reads a Secret's data only with a get; its list and watch of Secrets
-// carry their metadata alone (see internal/controller/secretwatch), so they are not
+// carry their metadata alone (see internal/controller/credentials), so they are not
 // reads of a key.
 func (e *Env) SecretReads(namespace, name string) (int, error) {
 	if e.auditLog == "" {

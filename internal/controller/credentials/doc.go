@@ -1,10 +1,13 @@
-// Package secretwatch learns of changes to the Secrets a controller's
-// objects reference, and remembers what was derived from them: the
-// resourceVersions of the referenced Secrets (Watch) and, by Secret and
-// version, digests of the credentials they hold (Digests). It never holds a
-// Secret's data.
+// Package credentials is what a ServiceWatch's syncs read with, and the one
+// place that reads it (Reader): the credential of each API, from the
+// watch's own Secret or its ClusterCloudAccount's, refused before any
+// Secret is read when the account does not grant it or the manager may not
+// call the URL (--allowed-api-urls), and read again only when its Secret's
+// version changed. It learns of changes to the referenced Secrets (Watch)
+// and remembers, by Secret and version, digests of the credentials they
+// hold (Digests). It never keeps a Secret's data.
 //
-// It exists because Secrets no object references (Helm keeps every release
+// The Watch exists because Secrets no object references (Helm keeps every release
 // as a Secret, and a tenant may create any number) must cost the manager
 // nothing but the bytes of their events as they pass (issue 17).
 //
@@ -21,4 +24,4 @@
 // a time and keeps only the referenced ones, retained 37 KB (0.4 B a
 // Secret) and peaked at 5.5 MB. A reflector over a store that keeps only
 // referenced Secrets would cut the retained bytes, not the peak.
-package secretwatch
+package credentials

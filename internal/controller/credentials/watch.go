@@ -1,4 +1,4 @@
-package secretwatch
+package credentials
 
 import (
 	"context"
