@@ -124,7 +124,7 @@ func TestAHoldIsRestoredOnlyOnTheBudgetItWasSetOn(t *testing.T) {
 	}
 
 	r, budgets := restartedReconciler(t)
-	r.Accounts = &accountcontroller.Accounts{Client: env.Client, Namespace: operatorNamespace, Budgets: budgets}
+	r.UseAccounts(&accountcontroller.Accounts{Client: env.Client, Namespace: operatorNamespace, Budgets: budgets})
 	newcomer := victim.unseenWatch("newcomer")
 	newcomer.Spec.ManagementAPI = swv1.ManagementAPISpec{AccountRef: &swv1.AccountRef{Name: victim.accountName()}}
 	if wait := r.StartSync(victim.ctx, newcomer); wait > 0 {

@@ -14,6 +14,7 @@ import (
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
+	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/controller/credentials"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
@@ -135,4 +136,9 @@ func (v readerVersions) Version(ctx context.Context, secret types.NamespacedName
 // tests of lists, conditions and truncation that predate since.
 func applyResults(watch *swv1.ServiceWatch, parts []part, results []partResult, sizeLimit int) {
 	applyResultsAt(watch, parts, results, sizeLimit, time.Time{})
+}
+
+// UseAccounts serves accounts to a reconciler built already (NewTestReconciler).
+func (r *ServiceWatchReconciler) UseAccounts(a *accountcontroller.Accounts) {
+	r.Accounts, r.credentials.Accounts = a, a
 }

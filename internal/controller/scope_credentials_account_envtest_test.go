@@ -341,7 +341,7 @@ func TestAWaitingAccountSyncReadsItsSecretOnce(t *testing.T) {
 	reader := &secretReads{}
 	cloud := &refusingCloud{refuse: true}
 	r := controller.NewTestReconciler(t.Context(), env.Client, reader.wrap(env.Client), cloud, cloud, metrics)
-	r.Accounts = &accountcontroller.Accounts{Client: env.Client, Namespace: operatorNamespace}
+	r.UseAccounts(&accountcontroller.Accounts{Client: env.Client, Namespace: operatorNamespace})
 	for i := range 5 {
 		if wait := r.StartSync(f.ctx, w); wait != 5*time.Second {
 			t.Fatalf("ask %d: the sync waits %v, want the budget's 5s", i, wait)
