@@ -26,7 +26,7 @@ import (
 // asked for waits until everything can be read.
 //
 // Reads that a read of another watch will answer (one under way, or one
-// that just ended: see sharedread.Reads) ask for nothing, so that ten watches of
+// that just ended: see reads.Shared) ask for nothing, so that ten watches of
 // one service spend two management calls, not twenty.
 func (r *ServiceWatchReconciler) admit(ctx context.Context, in *syncScope) (ctrl.Result, bool) {
 	in.admission = r.admission(in)
@@ -136,7 +136,7 @@ func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Leve
 
 // toReserve counts the reads that need a call of their own, and marks the
 // others unreserved; expected: one of those was just admitted for another
-// watch and is about to begin (see sharedread.Reads.Expecting), so the watch
+// watch and is about to begin (see reads.Shared.Expecting), so the watch
 // looks again in a moment and joins it. A sync that must read fresh
 // reserves every call: a finished read is no use to it, and one under way
 // may end before it gets there.

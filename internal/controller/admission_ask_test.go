@@ -10,7 +10,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
+	"github.com/servicewatch/servicewatch/internal/controller/reads"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
@@ -125,9 +125,9 @@ func TestAWatchWaitsAMomentForTheReadsAnotherWasJustAdmittedFor(t *testing.T) {
 	if a := r.admitAt(fourth, pacing.Periodic); a.wait != expectRetry {
 		t.Fatalf("the fourth watch: wait %s, want %s", a.wait, expectRetry)
 	}
-	clock = clock.Add(sharedread.ExpectFor)
+	clock = clock.Add(reads.ExpectFor)
 	if a := r.admitAt(fourth, pacing.Periodic); a.wait > 0 || len(a.unreserved) > 0 {
-		t.Errorf("the fourth watch after %s: %+v, want admitted for its own reads", sharedread.ExpectFor, a)
+		t.Errorf("the fourth watch after %s: %+v, want admitted for its own reads", reads.ExpectFor, a)
 	}
 }
 

@@ -8,8 +8,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/controller/readrunner"
-	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
+	"github.com/servicewatch/servicewatch/internal/controller/reads"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
@@ -78,8 +77,8 @@ const (
 // hold was made with a credential the watches that share it hold too. A
 // refused admission is the watch's own, never the cloud's answer: it is not
 // reused.
-func newSharedReads(freshness time.Duration, now func() time.Time) *sharedread.Reads[readKey] {
-	return sharedread.New[readKey](freshness, now, func(err error) bool {
+func newSharedReads(freshness time.Duration, now func() time.Time) *reads.Shared[readKey] {
+	return reads.NewShared[readKey](freshness, now, func(err error) bool {
 		_, refused := errors.AsType[*budgetRefusalError](err)
 		return !refused
 	})
@@ -110,11 +109,11 @@ func (b *budgetRefusalError) Error() string {
 }
 
 // slottedCloud is the Cloud of one sync's read: each call holds its host's
-// slot (readrunner.Slots) while it runs. Admission asks no slot: it calls
+// slot (reads.Slots) while it runs. Admission asks no slot: it calls
 // nothing.
 type slottedCloud struct {
 	Cloud
-	slots *readrunner.Slots
+	slots *reads.Slots
 }
 
 // ListPipes lists the pipes holding the management host's slot.
@@ -143,7 +142,7 @@ func (c slottedCloud) ListAlerts(ctx context.Context, src cloudapi.AlertSource, 
 }
 
 // holding makes call while holding baseURL's host's slot of slots.
-func holding[T any](ctx context.Context, slots *readrunner.Slots, baseURL string, call func() (T, error)) (T, error) {
+func holding[T any](ctx context.Context, slots *reads.Slots, baseURL string, call func() (T, error)) (T, error) {
 	release, err := slots.Hold(ctx, baseURL)
 	if err != nil {
 		var none T
@@ -211,7 +210,7 @@ func isTransientReason(reason string) bool {
 // client's words (never a credential: the client scrubs them) and adds what
 // the user can do about it.
 func cloudFailure(err error) *failure {
-	if panicked, ok := errors.AsType[*sharedread.PanicError](err); ok {
+	if panicked, ok := errors.AsType[*reads.PanicError](err); ok {
 		return panicFailure(panicked.Value)
 	}
 	var cerr *cloudapi.Error
@@ -308,7 +307,7 @@ func recoverAs(f **failure) {
 }
 
 // panicFailure is the failure of a read that panicked, in its own goroutine
-// (recoverAs) or in a read shared with other watches (sharedread.PanicError).
+// (recoverAs) or in a read shared with other watches (reads.PanicError).
 func panicFailure(value any) *failure {
 	return newFailure(swv1.ReasonInvalidResponse, "reading the cloud failed inside the operator (a bug: please report it): %v", value)
 }

@@ -11,7 +11,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
+	"github.com/servicewatch/servicewatch/internal/controller/reads"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
@@ -34,12 +34,12 @@ var testReadKey = readKey{kind: pipesReadKind, url: "https://api.example.com", c
 
 // blockedRead starts a read of key that leads a call and blocks in it until
 // the returned release is called; its answer arrives on the channel.
-func blockedRead(t *testing.T, s *sharedread.Reads[readKey], key readKey, fetch func(context.Context) (string, error)) (release func(), answer <-chan readAnswer) {
+func blockedRead(t *testing.T, s *reads.Shared[readKey], key readKey, fetch func(context.Context) (string, error)) (release func(), answer <-chan readAnswer) {
 	t.Helper()
 	gate := make(chan struct{})
 	out := make(chan readAnswer, 1)
 	go func() {
-		v, err := sharedread.Do(context.Background(), s, key, false, func(ctx context.Context) (string, error) {
+		v, err := reads.Do(context.Background(), s, key, false, func(ctx context.Context) (string, error) {
 			<-gate
 			return fetch(ctx)
 		})
@@ -82,8 +82,8 @@ func TestSharedReadsReuseOnlyTheCloudsAnswers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSharedReads(sharedFreshness, newFakeClock().Now)
 			var calls atomic.Int32
-			_, _ = sharedread.Do(context.Background(), s, testReadKey, false, countingFetch(&calls, "first", tt.err))
-			_, _ = sharedread.Do(context.Background(), s, testReadKey, false, countingFetch(&calls, "second", nil))
+			_, _ = reads.Do(context.Background(), s, testReadKey, false, countingFetch(&calls, "first", tt.err))
+			_, _ = reads.Do(context.Background(), s, testReadKey, false, countingFetch(&calls, "second", nil))
 			if n := calls.Load(); n != tt.wantCalls {
 				t.Errorf("%d calls, want %d", n, tt.wantCalls)
 			}
@@ -91,7 +91,7 @@ func TestSharedReadsReuseOnlyTheCloudsAnswers(t *testing.T) {
 	}
 	t.Run("a panic", func(t *testing.T) {
 		s := newSharedReads(sharedFreshness, newFakeClock().Now)
-		_, err := sharedread.Do(context.Background(), s, testReadKey, false, func(context.Context) (string, error) { panic("boom in a shared read") })
+		_, err := reads.Do(context.Background(), s, testReadKey, false, func(context.Context) (string, error) { panic("boom in a shared read") })
 		if f := cloudFailure(err); f.reason != swv1.ReasonInvalidResponse || !strings.Contains(f.message, "boom in a shared read") {
 			t.Errorf("the failure reads %s: %s, want InvalidResponse with the panic", f.reason, f.message)
 		}
@@ -114,13 +114,13 @@ func TestSharedReadKeysAreExact(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := newSharedReads(sharedFreshness, newFakeClock().Now)
 			var calls atomic.Int32
-			_, _ = sharedread.Do(context.Background(), s, base, false, countingFetch(&calls, "base", nil))
+			_, _ = reads.Do(context.Background(), s, base, false, countingFetch(&calls, "base", nil))
 			other := base
 			vary(&other)
 			if s.Covers(other) {
 				t.Error("admission would take the read as covered")
 			}
-			if got, _ := sharedread.Do(context.Background(), s, other, false, countingFetch(&calls, "other", nil)); got != "other" || calls.Load() != 2 {
+			if got, _ := reads.Do(context.Background(), s, other, false, countingFetch(&calls, "other", nil)); got != "other" || calls.Load() != 2 {
 				t.Errorf("got %q after %d calls: the read was shared", got, calls.Load())
 			}
 		})

@@ -17,7 +17,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/changes"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/cloudapi/slim"
-	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
+	"github.com/servicewatch/servicewatch/internal/controller/reads"
 	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
 )
 
@@ -180,7 +180,7 @@ func readList[T, M any](ctx context.Context, cloud Cloud, in *syncScope, lp list
 		return partResult{failure: in.management.failure}
 	}
 	key := in.listRead(lp.kind)
-	read, err := sharedread.Do(ctx, in.shared, key, in.fresh, func(ctx context.Context) (listRead[T, M], error) {
+	read, err := reads.Do(ctx, in.shared, key, in.fresh, func(ctx context.Context) (listRead[T, M], error) {
 		if err := in.admitAtCall(cloudapi.APIManagement, key, false); err != nil {
 			return listRead[T, M]{}, err
 		}
@@ -455,7 +455,7 @@ func readAlertList(ctx context.Context, cloud Cloud, in *syncScope) (*alerts.Ind
 	in.alertNeeds.Register(in.p.Key.String(), key, need, needKeptFor(in.watch))
 	maxAge, ask := listAge(in), false
 	for {
-		listing, err := sharedread.DoWithin(ctx, in.shared, key, maxAge, func(ctx context.Context) (*alerts.Index, error) {
+		listing, err := reads.DoWithin(ctx, in.shared, key, maxAge, func(ctx context.Context) (*alerts.Index, error) {
 			// Kept for the watches that share the list: what they use of it.
 			filter := alerts.NewFilter(append(in.alertNeeds.Of(key), need), listKeepBytes(in))
 			c := filter.Collect()
@@ -637,7 +637,7 @@ func readAlert(ctx context.Context, cloud Cloud, in *syncScope, id string, askEa
 	}()
 	defer recoverAs(&panicked)
 	key, src := in.alertRead(id), in.alertSource()
-	got, err := sharedread.Do(ctx, in.shared, key, in.fresh, func(ctx context.Context) (cloudapi.AlertResult, error) {
+	got, err := reads.Do(ctx, in.shared, key, in.fresh, func(ctx context.Context) (cloudapi.AlertResult, error) {
 		if err := in.admitAtCall(src.API, key, askEach); err != nil {
 			return cloudapi.AlertResult{}, err
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller/credentials"
-	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
+	"github.com/servicewatch/servicewatch/internal/controller/reads"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
@@ -62,7 +62,7 @@ type syncScope struct {
 	metricBytes int
 	// shared joins the reads of watches that read the same thing; nil
 	// reads alone.
-	shared *sharedread.Reads[readKey]
+	shared *reads.Shared[readKey]
 	// budgets are asked for the unreserved reads.
 	budgets    Budgets
 	chargeWork func(units int64) // charges the work of decoding an answer to the watch's namespace

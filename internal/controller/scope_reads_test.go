@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/servicewatch/servicewatch/internal/controller/readrunner"
+	"github.com/servicewatch/servicewatch/internal/controller/reads"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
@@ -20,8 +20,8 @@ const testAPI = "https://api.example.com"
 
 // calling is a read that makes one call to baseURL, call, holding the
 // host's slot as a cloud call does.
-func calling(baseURL string, call func(context.Context)) func(context.Context, *readrunner.Slots) []partResult {
-	return func(ctx context.Context, slots *readrunner.Slots) []partResult {
+func calling(baseURL string, call func(context.Context)) func(context.Context, *reads.Slots) []partResult {
+	return func(ctx context.Context, slots *reads.Slots) []partResult {
 		release, err := slots.Hold(ctx, baseURL)
 		if err != nil {
 			return nil
@@ -47,7 +47,7 @@ func TestSlotWaitIsExportedByWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	f := newFetches(readrunner.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Minute, clock.Now, m.ObserveSlotWait)
+	f := newFetches(reads.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Minute, clock.Now, m.ObserveSlotWait)
 	go func() { _ = f.Start(t.Context()) }()
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
 	unblock, holding := make(chan struct{}), make(chan struct{})
@@ -81,16 +81,16 @@ func TestSlotWaitIsExportedByWork(t *testing.T) {
 // cloud reached when the read panicked.
 func TestAnEndedReadIsTheSyncsRead(t *testing.T) {
 	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	r := &ServiceWatchReconciler{fetches: newFetches(readrunner.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Minute, clock.Now, func(pacing.Level, time.Duration) {})}
+	r := &ServiceWatchReconciler{fetches: newFetches(reads.SlotLimits{All: 1, PerHost: 1, PerTenant: 1}, time.Minute, clock.Now, func(pacing.Level, time.Duration) {})}
 	go func() { _ = r.fetches.Start(t.Context()) }()
 	key := types.NamespacedName{Namespace: "ns", Name: "w"}
 	for _, tt := range []struct {
 		name    string
-		read    func(context.Context, *readrunner.Slots) []partResult
+		read    func(context.Context, *reads.Slots) []partResult
 		reached bool
 	}{
-		{"read", func(context.Context, *readrunner.Slots) []partResult { return make([]partResult, len(syncParts())) }, true},
-		{"panicked", func(context.Context, *readrunner.Slots) []partResult { panic("a bug in a part") }, false},
+		{"read", func(context.Context, *reads.Slots) []partResult { return make([]partResult, len(syncParts())) }, true},
+		{"panicked", func(context.Context, *reads.Slots) []partResult { panic("a bug in a part") }, false},
 	} {
 		r.fetches.Run(t.Context(), readRequest(scopeOf(key, pacing.Secret), tt.read))
 		<-r.fetches.Wake()

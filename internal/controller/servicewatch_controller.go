@@ -33,8 +33,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/changes"
 	"github.com/servicewatch/servicewatch/internal/controller/credentials"
 	"github.com/servicewatch/servicewatch/internal/controller/fairqueue"
-	"github.com/servicewatch/servicewatch/internal/controller/readrunner"
-	"github.com/servicewatch/servicewatch/internal/controller/sharedread"
+	"github.com/servicewatch/servicewatch/internal/controller/reads"
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
@@ -121,7 +120,7 @@ type ServiceWatchReconciler struct {
 	// versions a credentials.Watch (which SetupWithManager starts) knows.
 	credentials *credentials.Reader
 	// shared lets watches that read the same thing share the calls.
-	shared *sharedread.Reads[readKey]
+	shared *reads.Shared[readKey]
 	// routes know which hosts serve the alert list.
 	routes *alerts.Routes
 	// alertNeeds are what the watches sharing each alert list use of it.
@@ -145,7 +144,7 @@ type ServiceWatchReconciler struct {
 }
 
 // The default read slots. A sync holds a host's slot only while it calls
-// that host (see readrunner.Slots), and the namespaces that wait take turns, so the
+// that host (see reads.Slots), and the namespaces that wait take turns, so the
 // bounds are chosen from what one tenant must not be able to take from the
 // others (issue 17), as well as from the API server's load:
 //
@@ -292,7 +291,7 @@ func (r *ServiceWatchReconciler) defaults() {
 			Allowed:   r.Options.AllowedAPIURLs, Namespaces: r.Options.Scope.Namespaces})
 	}
 	if r.fetches == nil {
-		r.fetches = newFetches(readrunner.SlotLimits{All: r.Options.MaxConcurrentSyncs, PerHost: r.Options.MaxSyncsPerHost,
+		r.fetches = newFetches(reads.SlotLimits{All: r.Options.MaxConcurrentSyncs, PerHost: r.Options.MaxSyncsPerHost,
 			PerTenant: r.Options.MaxSyncsPerNamespace}, r.Options.SyncTimeout, r.clock.Now, r.Metrics.ObserveSlotWait)
 	}
 	if r.shared == nil {
@@ -495,7 +494,7 @@ func (r *ServiceWatchReconciler) announce(ctx context.Context, s *syncScope) (ct
 // startReads starts the cloud reads in the background; their end wakes the
 // watch to write what they found.
 func (r *ServiceWatchReconciler) startReads(ctx context.Context, s *syncScope) (ctrl.Result, bool) {
-	r.fetches.Run(ctx, readRequest(s, func(ctx context.Context, slots *readrunner.Slots) []partResult {
+	r.fetches.Run(ctx, readRequest(s, func(ctx context.Context, slots *reads.Slots) []partResult {
 		return readCloud(ctx, slottedCloud{Cloud: r.Cloud, slots: slots}, s)
 	}))
 	return ctrl.Result{}, true
@@ -547,13 +546,13 @@ func (r *ServiceWatchReconciler) tell(ctx context.Context, before, watch *swv1.S
 	r.StateMetrics.Set(shown)
 }
 
-// fetches run the cloud reads of syncs in the background (readrunner): a
+// fetches run the cloud reads of syncs in the background (reads): a
 // worker starts a read and moves on, and the read's end wakes the watch
 // again to write what was read. The calls of the reads are bounded per API
 // host, per namespace and in all (slotQueue): a sync holds a host's slot
 // only while it calls that host, work a user asked for goes first, and the
 // namespaces that wait take turns.
-type fetches = readrunner.Runner[types.NamespacedName, fetched]
+type fetches = reads.Runner[types.NamespacedName, fetched]
 
 // fetched is a sync whose read ended, and what the read found; results are
 // nil when it ended without an answer (it panicked, or got no slot before
@@ -563,15 +562,15 @@ type fetched struct {
 	results []partResult
 }
 
-func newFetches(limits readrunner.SlotLimits, timeout time.Duration, now func() time.Time, slotWait func(pacing.Level, time.Duration)) *fetches {
-	return readrunner.New[types.NamespacedName, fetched](limits, timeout, now, slotWait)
+func newFetches(limits reads.SlotLimits, timeout time.Duration, now func() time.Time, slotWait func(pacing.Level, time.Duration)) *fetches {
+	return reads.NewRunner[types.NamespacedName, fetched](limits, timeout, now, slotWait)
 }
 
 // readRequest is the background read of the sync s: read calls the cloud.
-func readRequest(s *syncScope, read func(ctx context.Context, slots *readrunner.Slots) []partResult) readrunner.Request[types.NamespacedName, fetched] {
-	return readrunner.Request[types.NamespacedName, fetched]{Key: s.p.Key, Tenant: s.p.Key.Namespace, Level: s.level,
+func readRequest(s *syncScope, read func(ctx context.Context, slots *reads.Slots) []partResult) reads.Request[types.NamespacedName, fetched] {
+	return reads.Request[types.NamespacedName, fetched]{Key: s.p.Key, Tenant: s.p.Key.Namespace, Level: s.level,
 		Interrupted: fetched{scope: s},
-		Read: func(ctx context.Context, slots *readrunner.Slots) fetched {
+		Read: func(ctx context.Context, slots *reads.Slots) fetched {
 			return fetched{scope: s, results: read(ctx, slots)}
 		}}
 }

@@ -1,4 +1,4 @@
-package readrunner
+package reads
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package readrunner
+package reads
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type result struct {
 }
 
 func newRunner(limits SlotLimits, timeout time.Duration, now func() time.Time) *Runner[string, result] {
-	return New[string, result](limits, timeout, now, func(pacing.Level, time.Duration) {})
+	return NewRunner[string, result](limits, timeout, now, func(pacing.Level, time.Duration) {})
 }
 
 // calling is a read that makes one call to baseURL, call, holding the

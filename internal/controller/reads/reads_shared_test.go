@@ -1,4 +1,4 @@
-package sharedread
+package reads
 
 import (
 	"context"
@@ -29,8 +29,8 @@ type refusedError struct{}
 
 func (refusedError) Error() string { return "refused" }
 
-func newReads(now func() time.Time) *Reads[testKey] {
-	return New[testKey](freshness, now, func(err error) bool { return !errors.As(err, new(refusedError)) })
+func newReads(now func() time.Time) *Shared[testKey] {
+	return NewShared[testKey](freshness, now, func(err error) bool { return !errors.As(err, new(refusedError)) })
 }
 
 // countingFetch counts its calls and answers value, err.
@@ -43,7 +43,7 @@ func countingFetch(calls *atomic.Int32, value string, err error) func(context.Co
 
 // blockedRead starts a read of key that leads a call and blocks in it until
 // the returned release is called; its answer arrives on the channel.
-func blockedRead(t *testing.T, s *Reads[testKey], key testKey, fetch func(context.Context) (string, error)) (release func(), answer <-chan readAnswer) {
+func blockedRead(t *testing.T, s *Shared[testKey], key testKey, fetch func(context.Context) (string, error)) (release func(), answer <-chan readAnswer) {
 	t.Helper()
 	gate := make(chan struct{})
 	out := make(chan readAnswer, 1)
@@ -65,7 +65,7 @@ type readAnswer struct {
 
 // followers start n reads of key that must join the call under way, and
 // wait until they have.
-func followers(t *testing.T, s *Reads[testKey], key testKey, n int, fresh bool, calls *atomic.Int32) <-chan readAnswer {
+func followers(t *testing.T, s *Shared[testKey], key testKey, n int, fresh bool, calls *atomic.Int32) <-chan readAnswer {
 	t.Helper()
 	out := make(chan readAnswer, n)
 	for range n {
@@ -80,7 +80,7 @@ func followers(t *testing.T, s *Reads[testKey], key testKey, n int, fresh bool, 
 
 // waitForJoined waits until n reads joined the call of key under way (0:
 // the call is under way), as the test's goroutines make them.
-func waitForJoined(t *testing.T, s *Reads[testKey], key testKey, n int) {
+func waitForJoined(t *testing.T, s *Shared[testKey], key testKey, n int) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
 		return s.joinedUnderWay(key) == n, nil
@@ -250,9 +250,9 @@ func TestExpecting(t *testing.T) {
 	})
 }
 
-// A nil *Reads shares nothing: every read calls.
+// A nil *Shared shares nothing: every read calls.
 func TestNilReadsShareNothing(t *testing.T) {
-	var s *Reads[testKey]
+	var s *Shared[testKey]
 	var calls atomic.Int32
 	for range 2 {
 		if got, err := Do(context.Background(), s, key, false, countingFetch(&calls, "own", nil)); got != "own" || err != nil {
@@ -266,7 +266,7 @@ func TestNilReadsShareNothing(t *testing.T) {
 }
 
 // size is how many calls are remembered.
-func (s *Reads[K]) size() int {
+func (s *Shared[K]) size() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.calls)
@@ -274,7 +274,7 @@ func (s *Reads[K]) size() int {
 
 // joinedUnderWay is how many reads joined the call of key under way; -1
 // when none is under way.
-func (s *Reads[K]) joinedUnderWay(key K) int {
+func (s *Shared[K]) joinedUnderWay(key K) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.calls[key]; c != nil && !c.ended {
