@@ -1,86 +1,36 @@
 package controller
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"fmt"
-	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/alerts"
-	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/changes"
+	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller/credentials"
-	"github.com/servicewatch/servicewatch/internal/controller/fairqueue"
 	"github.com/servicewatch/servicewatch/internal/controller/reads"
-	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
 	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
+	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
-
-// Options tune the reconciler; the manager's flags set them.
-type Options struct {
-	// ManagementAPIURL is used when a watch's spec.managementApi.url is empty.
-	ManagementAPIURL string
-	// AlertAPIURL is used when a watch's spec.alertApi.url is empty.
-	AlertAPIURL string
-	// AllowedAPIURLs is where watches may send their credentials: a watch
-	// whose API URL is not on it is Stalled (URLNotAllowed) before its
-	// Secret is read. The zero value allows every URL.
-	AllowedAPIURLs egress.URLAllowList
-	// Scope is what the manager watches: its cache (CacheOptions) and the
-	// Secrets it watches are confined to the same namespaces.
-	Scope Scope
-	// MaxConcurrentReconciles is how many reconcile workers run. They do
-	// only Kubernetes work: cloud reads run in the background.
-	MaxConcurrentReconciles int
-	// MaxConcurrentSyncs bounds the syncs calling the cloud at once, each
-	// counted once per API host it is calling (a sync holds a host's slot
-	// only while it calls that host). Default DefaultMaxConcurrentSyncs.
-	MaxConcurrentSyncs int
-	// MaxSyncsPerHost bounds the syncs calling one API host at once, so
-	// that a host that hangs holds at most that many of MaxConcurrentSyncs.
-	// Default DefaultMaxSyncsPerHost.
-	MaxSyncsPerHost int
-	// MaxSyncsPerNamespace bounds the syncs of one namespace's watches
-	// calling the cloud at once, on all hosts together, so that one
-	// namespace (however many watches and hosts it has) leaves the rest of
-	// the slots to the others. Default DefaultMaxSyncsPerNamespace.
-	MaxSyncsPerNamespace int
-	// AlertConcurrency is how many alerts of one watch are fetched at once.
-	AlertConcurrency int
-	// StatusSizeLimit bounds the JSON size of a status; lists are truncated
-	// past it. Default DefaultStatusSizeLimit.
-	StatusSizeLimit int
-	// SyncTimeout bounds one whole sync.
-	SyncTimeout time.Duration
-	// AlertListRetry is how long a host without an alert list route is read
-	// one alert at a time before its list is tried again. Default 10m.
-	AlertListRetry time.Duration
-}
 
 // ServiceWatchReconciler syncs ServiceWatches with the cloud.
 type ServiceWatchReconciler struct {
@@ -141,192 +91,6 @@ type ServiceWatchReconciler struct {
 	// back to the client (restoreHolds); holdsMu orders the restoring.
 	holdsRestored atomic.Bool
 	holdsMu       sync.Mutex
-}
-
-// The default read slots. A sync holds a host's slot only while it calls
-// that host (see reads.Slots), and the namespaces that wait take turns, so the
-// bounds are chosen from what one tenant must not be able to take from the
-// others (issue 17), as well as from the API server's load:
-//
-//   - DefaultMaxSyncsPerNamespace: one namespace's watches hold at most 3
-//     slots, whatever hosts they name and however many they are. 3 syncs in
-//     flight is the most at which 1,000 new watches still sync at the
-//     cloud's pace on a 2-core control plane (make bench-scale: 1.08 to
-//     1.11 times the bound N × latency / slots; 1.10 to 1.61 at 4, no faster
-//     at 8 or 16, where status writes saturate the API server), and what the
-//     previous default of 3 per host gave a namespace on one host: a
-//     namespace alone loses nothing by it.
-//   - DefaultMaxSyncsPerHost: 16, five namespaces' worth. The real
-//     management API is one host for every tenant: per-host slots alone do
-//     not separate tenants there, and a namespace whose calls hang until
-//     the client gives up must leave the others most of that host.
-//   - DefaultMaxConcurrentSyncs: 32, ten namespaces' worth and two hosts'
-//     worth: a host that hangs for everyone holds at most half of all.
-//
-// A cluster whose many namespaces sync at once, or whose cloud answers
-// slowly, raises them (servicewatch_sync_slot_wait_seconds tells).
-const (
-	// DefaultMaxConcurrentSyncs is the default bound on syncs calling the
-	// cloud at once, on all hosts.
-	DefaultMaxConcurrentSyncs = 32
-	// DefaultMaxSyncsPerHost is the default bound on syncs calling one API
-	// host at once.
-	DefaultMaxSyncsPerHost = 16
-	// DefaultMaxSyncsPerNamespace is the default bound on syncs of one
-	// namespace calling the cloud at once.
-	DefaultMaxSyncsPerNamespace = 3
-)
-
-// secretNamesIndex indexes ServiceWatches by the Secrets they reference, so a
-// change to a Secret finds its watches without listing them all.
-const secretNamesIndex = ".spec.secretRefNames"
-
-// +kubebuilder:rbac:groups=cloud.servicewatch.io,resources=servicewatches,verbs=get;list;watch
-// +kubebuilder:rbac:groups=cloud.servicewatch.io,resources=servicewatches/status,verbs=get;patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-
-// SetupWithManager registers the reconciler with mgr, and the background
-// reads as a runnable of mgr.
-func (r *ServiceWatchReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.defaults()
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &swv1.ServiceWatch{}, secretNamesIndex, credentials.ReferencedSecrets); err != nil {
-		return fmt.Errorf("indexing ServiceWatches by Secret: %w", err)
-	}
-	if err := mgr.Add(r.fetches); err != nil {
-		return fmt.Errorf("adding the background reads: %w", err)
-	}
-	md, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
-	if err != nil {
-		return fmt.Errorf("creating a metadata client for Secrets: %w", err)
-	}
-	secretChanged := make(chan ctrlevent.GenericEvent)
-	secrets := credentials.New(md, r.Options.Scope.Namespaces, referencedBy(mgr.GetCache(), r.Accounts), secretChanged)
-	r.credentials.Secrets = secrets
-	if err := mgr.Add(secrets); err != nil {
-		return fmt.Errorf("adding the Secret watch: %w", err)
-	}
-	if r.ShareWeights == nil && r.Accounts.Enabled() { // an account's namespace weights
-		r.ShareWeights = r.Accounts.WeightOf
-	}
-	b, err := r.Accounts.Wire(context.Background(), mgr, ctrl.NewControllerManagedBy(mgr))
-	if err != nil {
-		return err
-	}
-	c, err := b.Named("servicewatch").
-		// Status writes change neither generation nor annotations, so the
-		// operator's own writes never trigger a sync.
-		For(&swv1.ServiceWatch{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		// Changes to referenced Secrets (see secretwatch.Watch: metadata only, and
-		// nothing kept of the Secrets no watch references). A Secret's change
-		// is served after the users' own changes and before periodic
-		// refreshes (see pacing.Level).
-		WatchesRawSource(source.Channel(secretChanged,
-			fairqueue.WithPriority(handler.EnqueueRequestsFromMapFunc(r.watchesForSecret), func(client.Object) int { return fairqueue.PriorityOf(pacing.Secret) }))).
-		// The end of a background read wakes its watch, at the level of the
-		// work the read was for: a periodic refresh writes its result behind
-		// a user's new watch.
-		WatchesRawSource(source.Channel(r.fetches.Wake(), fairqueue.WithPriority(fairqueue.EnqueueKey(),
-			func(key types.NamespacedName) int { return fairqueue.PriorityOf(r.fetches.Level(key)) }))).
-		// A Secret's change puts at most as many of a namespace's watches
-		// ahead of the others' work as the namespace may read at once.
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles,
-			NewQueue: fairqueue.NewQueue(fairqueue.Options{SecretShare: r.Options.MaxSyncsPerNamespace})}).
-		Build(r)
-	if err != nil {
-		return err
-	}
-	// Accounts are heard of once their CRD is served: a manager without it
-	// runs, and starts serving accounts when it appears.
-	return r.Accounts.WatchAccounts(mgr, c)
-}
-
-// DefaultOptions are the options' defaults: the manager's flags show them,
-// and the reconciler fills in any option left zero with them.
-func DefaultOptions() Options {
-	return Options{
-		MaxConcurrentReconciles: 4,
-		MaxConcurrentSyncs:      DefaultMaxConcurrentSyncs,
-		MaxSyncsPerHost:         DefaultMaxSyncsPerHost,
-		MaxSyncsPerNamespace:    DefaultMaxSyncsPerNamespace,
-		AlertConcurrency:        4,
-		StatusSizeLimit:         DefaultStatusSizeLimit,
-		SyncTimeout:             2 * time.Minute,
-	}
-}
-
-// withDefaults is o with its zero tunables set to DefaultOptions'.
-func (o Options) withDefaults() Options {
-	d := DefaultOptions()
-	for _, v := range []struct {
-		field *int
-		def   int
-	}{
-		{&o.MaxConcurrentReconciles, d.MaxConcurrentReconciles}, {&o.MaxConcurrentSyncs, d.MaxConcurrentSyncs},
-		{&o.MaxSyncsPerHost, d.MaxSyncsPerHost}, {&o.MaxSyncsPerNamespace, d.MaxSyncsPerNamespace}, {&o.AlertConcurrency, d.AlertConcurrency}, {&o.StatusSizeLimit, d.StatusSizeLimit},
-	} {
-		if *v.field == 0 {
-			*v.field = v.def
-		}
-	}
-	if o.SyncTimeout == 0 {
-		o.SyncTimeout = d.SyncTimeout
-	}
-	return o
-}
-
-func (r *ServiceWatchReconciler) defaults() {
-	r.Options = r.Options.withDefaults()
-	r.parts = syncParts()
-	if r.clock == nil {
-		r.clock = pacing.SystemClock()
-	}
-	if r.pacer == nil {
-		r.pacer = pacing.New[types.NamespacedName, readKey](r.clock, nil)
-	}
-	if r.credentials == nil {
-		r.credentials = credentials.NewReader(credentials.Reader{Client: r.APIReader, Accounts: r.Accounts,
-			Fallbacks: accountcontroller.Fallbacks{ManagementURL: r.Options.ManagementAPIURL, AlertURL: r.Options.AlertAPIURL},
-			Allowed:   r.Options.AllowedAPIURLs, Namespaces: r.Options.Scope.Namespaces})
-	}
-	if r.fetches == nil {
-		r.fetches = newFetches(reads.SlotLimits{All: r.Options.MaxConcurrentSyncs, PerHost: r.Options.MaxSyncsPerHost,
-			PerTenant: r.Options.MaxSyncsPerNamespace}, r.Options.SyncTimeout, r.clock.Now, r.Metrics.ObserveSlotWait)
-	}
-	if r.shared == nil {
-		r.shared = newSharedReads(sharedFreshness, r.clock.Now)
-	}
-	if r.alertNeeds == nil {
-		r.alertNeeds = alerts.NewNeeds[readKey](r.clock.Now)
-	}
-	if r.listPages == nil {
-		r.listPages = alerts.NewPageCounts[readKey](r.clock.Now)
-	}
-	if r.routes == nil {
-		r.routes = alerts.NewRoutes(r.clock.Now, cmp.Or(r.Options.AlertListRetry, 10*time.Minute))
-	}
-	if r.StateMetrics == nil {
-		r.StateMetrics = statemetrics.NewCollector(true)
-	}
-	if r.reportingInstance == "" {
-		host, _ := os.Hostname()
-		r.reportingInstance = bound.Bytes(ReportingController+"-"+cmp.Or(host, "unknown"), 128)
-	}
-}
-
-func (r *ServiceWatchReconciler) watchesForSecret(ctx context.Context, secret client.Object) []reconcile.Request {
-	var watches swv1.ServiceWatchList
-	if err := r.Client.List(ctx, &watches, client.InNamespace(secret.GetNamespace()),
-		client.MatchingFields{secretNamesIndex: secret.GetName()}); err != nil {
-		log.FromContext(ctx).Error(err, "listing ServiceWatches that reference a Secret", "secret", secret.GetName())
-		return nil
-	}
-	requests := make([]reconcile.Request, 0, len(watches.Items))
-	for i := range watches.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&watches.Items[i])})
-	}
-	return append(requests, r.Accounts.WatchesOfSecret(ctx, secret)...) // an account's: its watches are in any namespace
 }
 
 // Reconcile syncs one ServiceWatch when a sync is due, and says when the next
@@ -586,25 +350,272 @@ func (r *ServiceWatchReconciler) takeRead(key types.NamespacedName) (*syncScope,
 	return ended.Result.scope, true
 }
 
-// referencedBy tells whether a ServiceWatch in the cache references the
-// Secret, through the index of watches by Secret: what secretwatch.Watch
-// keeps the versions of; or an account's.
-func referencedBy(c client.Reader, accounts *accountcontroller.Accounts) func(context.Context, types.NamespacedName) bool {
-	return func(ctx context.Context, secret types.NamespacedName) bool {
-		if accounts.References(ctx, secret) {
-			return true
-		}
-		var watches swv1.ServiceWatchList
-		if err := c.List(ctx, &watches, client.InNamespace(secret.Namespace),
-			client.MatchingFields{secretNamesIndex: secret.Name}, client.Limit(1), client.UnsafeDisableDeepCopy); err != nil {
-			return true // keep it: better a version too many than a change missed
-		}
-		return len(watches.Items) > 0
-	}
-}
-
 // syncParts are the parts of a sync, in the order their failures are
 // reported in Ready and Stalled.
 func syncParts() []part {
 	return []part{pipesPart(), endpointsPart(), alertsPart()}
+}
+
+// admit asks the client for the calls the sync will make, so that no call is
+// ever sent that the key's budget (or a 429's hold) does not allow, and no
+// worker or read slot waits for one. The management calls are asked first;
+// when the alert calls have no room after them, a periodic refresh goes on
+// without them (their data and condition stay as they are), while work a user
+// asked for waits until everything can be read.
+//
+// Reads that a read of another watch will answer (one under way, or one
+// that just ended: see reads.Shared) ask for nothing, so that ten watches of
+// one service spend two management calls, not twenty.
+func (r *ServiceWatchReconciler) admit(ctx context.Context, in *syncScope) (ctrl.Result, bool) {
+	in.admission = r.admission(in)
+	if in.overShare {
+		log.FromContext(ctx).Info("sync deferred: the namespace's cloud answers cost more than its share of decode work", "wait", in.wait)
+	}
+	if c := in.watch.Condition(swv1.ConditionReconciling); in.overSpent != "" && (c == nil || c.Reason != swv1.ReasonBudgetExceeded) {
+		if _, err := r.writeStatus(ctx, in.watch, statusChange{announce: in.overSpent, waits: true}); err == nil {
+			r.emit(ctx, in.watch, []event{newEvent(corev1.EventTypeWarning, swv1.ReasonBudgetExceeded, in.overSpent)})
+		}
+	}
+	return ctrl.Result{RequeueAfter: in.wait}, in.wait <= 0
+}
+
+// admission is what the budgets admit of the sync's calls; see admit.
+func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
+	key, level := in.p.Key, in.level
+	if wait := ownWait(in.watch, r.clock.Now()); wait > 0 {
+		return admission{wait: wait}
+	}
+	if wait := r.WorkShares.Wait(key.Namespace); wait > 0 { // its answers cost more than its share to decode
+		return admission{wait: wait, overShare: true}
+	}
+	admitted := admission{unreserved: map[readKey]bool{}}
+	withAlerts := alerts.InUse(&in.watch.Spec) && in.alerts.failure == nil
+	// Alerts from the management API are asked for with its other calls, at
+	// once: two asks of one budget by one watch would hold each other back.
+	together := withAlerts && alerts.FromManagement(&in.watch.Spec)
+	var batch []readKey
+	size, n := r.Budgets.MaxBatch(alerts.API(&in.watch.Spec)), 0
+	if withAlerts {
+		if together && size > 0 {
+			size = max(1, size-len(in.managementReads()))
+		}
+		batch = r.pacer.AlertBatch(key, in.alertReads(), size)
+		var expected bool
+		if n, expected = r.toReserve(in, batch, admitted.unreserved); expected {
+			return admission{wait: expectRetry}
+		}
+		admitted.reservedPages = r.pagesToReserve(in, admitted.unreserved, size)
+		n += max(0, admitted.reservedPages-1) // the list read counts its first page already
+	}
+	if in.management.failure == nil {
+		reads := in.managementReads()
+		m, expected := r.toReserve(in, reads, admitted.unreserved)
+		if together {
+			reads, m = append(reads, batch...), m+n
+		}
+		if expected {
+			return admission{wait: expectRetry}
+		}
+		if m > 0 {
+			if wait := r.ask(key, level, cloudapi.APIManagement, in.management.url, in.management.digest, m); wait > 0 {
+				return r.waiting(in, ratebudget.BudgetID(cloudapi.APIManagement, in.management.url, in.management.digest), "management API key", wait)
+			}
+			r.expect(reads, admitted.unreserved)
+		}
+	}
+	if withAlerts && !together && n > 0 {
+		if wait := r.ask(key, level, alerts.API(&in.watch.Spec), in.alerts.url, in.alerts.digest, n); wait > 0 {
+			if level == pacing.User {
+				return r.waiting(in, ratebudget.BudgetID(alerts.API(&in.watch.Spec), in.alerts.url, in.alerts.digest), alerts.BudgetName(&in.watch.Spec), wait)
+			}
+			admitted.alertsDeferred, admitted.alertsRoomAt = true, r.clock.Now().Add(wait)
+		} else {
+			r.expect(batch, admitted.unreserved)
+		}
+	}
+	if all := len(in.alertReads()); withAlerts && !admitted.alertsDeferred && len(batch) < all {
+		admitted.alertBatch = make(map[string]bool, len(batch))
+		for _, read := range batch {
+			admitted.alertBatch[read.alertID] = true
+		}
+		r.pacer.Took(key, all, size)
+	}
+	r.pacer.Admitted(key)
+	return admitted
+}
+
+// waiting is the admission of a sync that waits wait for room in budget id
+// (key, in messages): work the user asked for says why when its namespace
+// spent more than its share of the budget (pacing.Pacer.Spending); admit
+// writes it (Reconciling, reason BudgetExceeded) once until the sync starts
+// or ends, so a namespace that requests in a loop costs one write a sync.
+func (r *ServiceWatchReconciler) waiting(in *syncScope, id, key string, wait time.Duration) admission {
+	if s := r.pacer.Spending(id, in.p.Key.Namespace); in.p.Asked() && s.Over() {
+		return admission{wait: wait, overSpent: s.Message(key)}
+	}
+	return admission{wait: wait}
+}
+
+// ask asks one budget for n calls of work at level (see pacing.Pacer.Ask),
+// and counts a deferral when it has no room yet.
+func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Level, api, url string, cred ratebudget.CredentialID, n int) time.Duration {
+	id := ratebudget.BudgetID(api, url, cred)
+	wait := r.pacer.Ask(key, level, pacing.Budget{
+		ID:     id,
+		Rate:   r.Budgets.Allowance(api, id),
+		Admit:  func(n int) time.Duration { return r.Budgets.Admit(api, url, cred, n) },
+		Waiter: pacing.Waiter{Namespace: key.Namespace, Weight: r.ShareWeights.Of(id, key.Namespace)},
+	}, n)
+	if wait > 0 {
+		r.Metrics.RecordDeferral(api)
+	}
+	return wait
+}
+
+// toReserve counts the reads that need a call of their own, and marks the
+// others unreserved; expected: one of those was just admitted for another
+// watch and is about to begin (see reads.Shared.Expecting), so the watch
+// looks again in a moment and joins it. A sync that must read fresh
+// reserves every call: a finished read is no use to it, and one under way
+// may end before it gets there.
+func (r *ServiceWatchReconciler) toReserve(in *syncScope, reads []readKey, unreserved map[readKey]bool) (n int, expected bool) {
+	for _, key := range reads {
+		if !in.fresh {
+			if r.shared.CoversWithin(key, maxAgeOf(in, key)) {
+				unreserved[key] = true
+				continue
+			}
+			expected = expected || r.shared.Expecting(key)
+		}
+		n++
+	}
+	return n, expected
+}
+
+// pagesToReserve are the pages of the watch's alert list that its sync
+// reserves with its other calls: as many as the last read of the list took,
+// as fit in a batch of size (see alerts.ListPages); 0 when the sync reads
+// no list or another watch's read answers it. Reserved together, a list of
+// several pages is read whole in one sync, the pacer starting it when the
+// key has room for all of them.
+func (r *ServiceWatchReconciler) pagesToReserve(in *syncScope, unreserved map[readKey]bool, size int) int {
+	key := in.alertListRead()
+	if !in.alertsByList || unreserved[key] {
+		return 0
+	}
+	return alerts.ListPages(r.listPages.Of(key), 0, size)
+}
+
+// expect tells the shared reads that the reads of reads the sync reserved
+// calls for are about to begin.
+func (r *ServiceWatchReconciler) expect(reads []readKey, unreserved map[readKey]bool) {
+	for _, key := range reads {
+		if !unreserved[key] {
+			r.shared.Expect(key)
+		}
+	}
+}
+
+// noteDemand records what the watch asks of its budgets at its interval, and
+// the interval the budgets allow it (its own when they fit).
+func (r *ServiceWatchReconciler) noteDemand(_ context.Context, in *syncScope) (ctrl.Result, bool) {
+	var demands []pacing.Demand[readKey]
+	if in.management.failure == nil {
+		demands = append(demands, pacing.Demand[readKey]{
+			API:    cloudapi.APIManagement,
+			Budget: ratebudget.BudgetID(cloudapi.APIManagement, in.management.url, in.management.digest),
+			Reads:  in.managementReads(),
+		})
+	}
+	if api := alerts.API(&in.watch.Spec); alerts.InUse(&in.watch.Spec) && in.alerts.failure == nil {
+		demands = append(demands, pacing.Demand[readKey]{
+			API:    api,
+			Budget: ratebudget.BudgetID(api, in.alerts.url, in.alerts.digest),
+			Reads:  in.alertReads(), AcrossGroups: in.alertsByList,
+		})
+	}
+	for i := range demands {
+		demands[i].Label, demands[i].Allowed = ratebudget.FingerprintOf(demands[i].Budget), r.Budgets.Allowance(demands[i].API, demands[i].Budget)
+		demands[i].Namespace, demands[i].Weight = in.p.Key.Namespace, r.ShareWeights.Of(demands[i].Budget, in.p.Key.Namespace)
+	}
+	in.allowed = r.pacer.Allow(in.p, demands)
+	r.Metrics.PublishBudgetDemands(r.pacer.TakeDemandChanges)
+	return ctrl.Result{}, true
+}
+
+// restoreHolds gives the client back, once after a start, the Retry-After
+// holds the watches persisted (status.retryNotBefore): a 429 holds the key
+// at its host for every watch that uses it, not only the one that got it,
+// and another watch on that key is admitted only after the holds of all
+// watches were restored, since the first start of a sync waits for this. A
+// list that fails is tried again by the next start.
+func (r *ServiceWatchReconciler) restoreHolds(ctx context.Context, _ *syncScope) (ctrl.Result, bool) {
+	if r.holdsRestored.Load() {
+		return ctrl.Result{}, true
+	}
+	r.holdsMu.Lock()
+	defer r.holdsMu.Unlock()
+	if r.holdsRestored.Load() {
+		return ctrl.Result{}, true
+	}
+	var watches swv1.ServiceWatchList
+	// Read only: no copy of every status out of the cache.
+	if err := r.Client.List(ctx, &watches, client.UnsafeDisableDeepCopy); err != nil {
+		log.FromContext(ctx).Error(err, "listing ServiceWatches to restore the cloud's Retry-After holds; trying again at the next sync")
+		return ctrl.Result{}, true
+	}
+	now := r.clock.Now()
+	for i := range watches.Items {
+		w := &watches.Items[i]
+		if w.Spec.Suspend || w.Status.RetryNotBefore == nil || !w.Status.RetryNotBefore.After(now) || len(w.Status.HeldBudgets) == 0 || w.Status.ObservedGeneration != w.Generation {
+			continue
+		}
+		r.restoreHold(ctx, w)
+	}
+	r.holdsRestored.Store(true)
+	return ctrl.Result{}, true
+}
+
+// restoreHold holds until retryNotBefore each budget the watch's status
+// (of its current generation) names in heldBudgets that the watch still
+// calls with: never another API, host or credential than the cloud asked
+// to wait (an edited spec, a rotated Secret, an account that moved).
+func (r *ServiceWatchReconciler) restoreHold(ctx context.Context, w *swv1.ServiceWatch) {
+	m, a := r.accessOf(ctx, w, r.credentials.Versions(ctx, w))
+	for api, b := range map[string]apiAccess{cloudapi.APIManagement: m.apiAccess, cloudapi.APIAlert: a.apiAccess} {
+		if b.failure == nil && slices.Contains(w.Status.HeldBudgets, b.budget(api)) {
+			r.Budgets.Hold(api, b.url, b.digest, w.Status.RetryNotBefore.Time)
+		}
+	}
+}
+
+// waitsAlone tells whether the watch's wait came from a 503 (ServerError):
+// it holds back the watch, not every watch on its key (see cloudapi's
+// honourRetryAfter).
+func waitsAlone(w *swv1.ServiceWatch) bool {
+	for _, t := range []string{swv1.ConditionPipesSynced, swv1.ConditionReversePrivateEndpointsSynced, swv1.ConditionAlertsSynced} {
+		if c := w.Condition(t); c != nil && c.Reason == swv1.ReasonServerError {
+			return true
+		}
+	}
+	return false
+}
+
+// ownWait is what is left of the wait a 503 asked of this watch alone
+// (waitsAlone): a sync the user requests waits for it too, as one held by a
+// 429's budget does. A new spec (another URL, say) does not.
+func ownWait(w *swv1.ServiceWatch, now time.Time) time.Duration {
+	if t := w.Status.RetryNotBefore; t != nil && w.Generation == w.Status.ObservedGeneration && waitsAlone(w) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// maxAgeOf is how old a finished read of key may be for the sync to reuse
+// it: a list for most of the watch's interval, others the freshness window.
+func maxAgeOf(in *syncScope, key readKey) time.Duration {
+	if key.kind != alertListReadKind {
+		return 0
+	}
+	return listAge(in)
 }
