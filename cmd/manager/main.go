@@ -20,8 +20,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/changes"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
-	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/storagemigration"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
@@ -66,23 +65,23 @@ func run(ctx context.Context, cfg options) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	metrics, err := syncmetrics.New(ctrlmetrics.Registry)
+	syncMetrics, err := metrics.NewSync(ctrlmetrics.Registry)
 	if err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
-	cfg.cloud.Observer = metrics
+	cfg.cloud.Observer = syncMetrics
 	// One store of budgets: the controller admits syncs with it, and the
 	// client holds calls back in it after a 429.
 	budgets := cloudapi.NewReservingBudgets(ratebudget.RateLimit(cfg.budgets.managementRate), ratebudget.RateLimit(cfg.budgets.alertRate), cfg.budgets.reservedShare)
 	cfg.cloud.Budgets = budgets
-	stateMetrics := statemetrics.NewCollector(cfg.metrics.itemMetrics, statemetrics.WithMaxItemBytes(cfg.metrics.itemMetricsMaxBytes))
+	stateMetrics := metrics.NewState(cfg.metrics.itemMetrics, metrics.WithMaxItemBytes(cfg.metrics.itemMetricsMaxBytes))
 	if err := ctrlmetrics.Registry.Register(stateMetrics); err != nil {
 		return fmt.Errorf("registering state metrics: %w", err)
 	}
 	// Without the ClusterCloudAccount CRD the manager runs all the same,
 	// serving accounts once it appears; the metric says which.
 	accounts := &accountcontroller.Accounts{Client: mgr.GetClient(), Namespace: cfg.accounts.namespace, Budgets: budgets,
-		DefaultReserve: cfg.budgets.reservedShare, Served: metrics.SetAccountsEnabled}
+		DefaultReserve: cfg.budgets.reservedShare, Served: syncMetrics.SetAccountsEnabled}
 	var changeSink changes.Sink // nil: none
 	if cfg.changeSink.Enabled() {
 		sink, err := addChangeSink(mgr, cfg.changeSink, cfg.cloud.DenyLocalAddresses)
@@ -98,7 +97,7 @@ func run(ctx context.Context, cfg options) error {
 		Cloud:        cloudapi.New(cfg.cloud),
 		Budgets:      budgets,
 		Recorder:     mgr.GetEventRecorder(controller.ReportingController),
-		Metrics:      metrics,
+		Metrics:      syncMetrics,
 		StateMetrics: stateMetrics,
 		StatusBudget: cfg.statusBudget.Ledger(),
 		// Each namespace's share of the work of decoding the cloud's answers.
@@ -152,11 +151,11 @@ func addChangeSink(mgr ctrl.Manager, opts changes.SinkOptions, deny bool) (*chan
 // addStorageMigration has the leader migrate our CRDs' storage at start,
 // while the controllers run.
 func addStorageMigration(mgr ctrl.Manager) error {
-	metrics, err := storagemigration.NewMetrics(ctrlmetrics.Registry)
+	migrationMetrics, err := storagemigration.NewMetrics(ctrlmetrics.Registry)
 	if err != nil {
 		return fmt.Errorf("registering storage migration metrics: %w", err)
 	}
-	migrator, err := storagemigration.New(mgr.GetConfig(), swv1.CRDNames(), metrics, ctrl.Log.WithName("storage-migration"))
+	migrator, err := storagemigration.New(mgr.GetConfig(), swv1.CRDNames(), migrationMetrics, ctrl.Log.WithName("storage-migration"))
 	if err != nil {
 		return err
 	}

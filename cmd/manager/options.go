@@ -10,7 +10,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/changes"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
-	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
 
@@ -91,7 +91,7 @@ func (o *metricsOptions) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.certDir, "metrics-cert-dir", "", "Directory with tls.crt and tls.key for the metrics endpoint (reloaded when they change); empty or missing files: a self-signed certificate.")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "Serve metrics over HTTP/2 as well; off by default against HTTP/2 Rapid Reset and Stream Cancellation attacks.")
 	fs.BoolVar(&o.itemMetrics, "item-metrics", true, "Export one series per pipe, reverse private endpoint and alert (servicewatch_pipe_info and the like); false keeps only the per-watch state metrics.")
-	fs.IntVar(&o.itemMetricsMaxBytes, "item-metrics-max-bytes", statemetrics.DefaultMaxItemBytes, "Bound on one ServiceWatch's item series, in bytes: each series costs its label values plus 256. Past it a scrape shows the first items by ID and servicewatch_item_metrics_omitted counts the rest.")
+	fs.IntVar(&o.itemMetricsMaxBytes, "item-metrics-max-bytes", metrics.DefaultMaxItemBytes, "Bound on one ServiceWatch's item series, in bytes: each series costs its label values plus 256. Past it a scrape shows the first items by ID and servicewatch_item_metrics_omitted counts the rest.")
 }
 
 // Validate accepts every value: 0 item bytes shows no item series, and a

@@ -17,7 +17,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
 )
 
-// stateFamilies are the state metrics of one watch (internal/metrics/statemetrics).
+// stateFamilies are the state metrics of one watch (internal/metrics, State).
 func stateFamilies() []string {
 	return []string{
 		"servicewatch_pipe_info",

@@ -14,7 +14,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/egress"
-	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 )
 
 // MaxSelected bounds the entries a selector adds to a status: a selector
@@ -359,8 +359,8 @@ func summarize(entries []Entry, stopped string) *ReadError {
 }
 
 // Items are what the state metrics show of alerts.
-func Items(alerts []swv1.AlertStatus) []statemetrics.Alert {
-	items := make([]statemetrics.Alert, len(alerts))
+func Items(alerts []swv1.AlertStatus) []metrics.Alert {
+	items := make([]metrics.Alert, len(alerts))
 	for i := range alerts {
 		items[i] = item(&alerts[i])
 	}
@@ -370,8 +370,8 @@ func Items(alerts []swv1.AlertStatus) []statemetrics.Alert {
 // item is what the state metrics show of an alert: with the silence
 // and the execution errors, so that an alert that is silenced or whose
 // evaluations or deliveries fail is visible to alerting.
-func item(a *swv1.AlertStatus) statemetrics.Alert {
-	item := statemetrics.Alert{ID: a.ID, Name: a.Label(), State: ptr.Deref(a.State, ""), FetchFailed: a.Error != "",
+func item(a *swv1.AlertStatus) metrics.Alert {
+	item := metrics.Alert{ID: a.ID, Name: a.Label(), State: ptr.Deref(a.State, ""), FetchFailed: a.Error != "",
 		Silenced: a.Silenced != nil, ExecutionErrors: len(a.ExecutionErrors)}
 	if a.Since != nil {
 		item.Since = a.Since.Time

@@ -11,7 +11,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller/reads"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
@@ -21,12 +21,12 @@ import (
 // gets the room.
 func TestAskServesANewWatchBeforeARefresh(t *testing.T) {
 	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	cloud := &budgetCloud{refuse: true}
-	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, clock: pacing.NewClock(func() time.Time { return clock }, nil)}
+	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: syncMetrics, clock: pacing.NewClock(func() time.Time { return clock }, nil)}
 	r.pacer = testPacer(r.clock.Now)
 	creds := cloudapi.NewBasicCredentials("key", "secret")
 	newWatch := types.NamespacedName{Namespace: "a", Name: "new"}
@@ -67,12 +67,12 @@ func testPacer(now func() time.Time) *pacing.Pacer[types.NamespacedName, readKey
 func TestAWatchWaitsAMomentForTheReadsAnotherWasJustAdmittedFor(t *testing.T) {
 	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	cloud := &budgetCloud{}
-	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, clock: pacing.NewClock(now, nil), shared: newSharedReads(sharedFreshness, now)}
+	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: syncMetrics, clock: pacing.NewClock(now, nil), shared: newSharedReads(sharedFreshness, now)}
 	r.pacer = testPacer(r.clock.Now)
 	inputOf := func(name string) *syncScope {
 		w := testWatch()
@@ -134,13 +134,13 @@ func TestAWatchWaitsAMomentForTheReadsAnotherWasJustAdmittedFor(t *testing.T) {
 // A sync that waits for a rate budget waits for that budget, not for its
 // namespace's share of decode work (whose log line says so).
 func TestABudgetWaitIsNotAShareWait(t *testing.T) {
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	cloud := &budgetCloud{refuse: true}
-	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, clock: pacing.NewClock(func() time.Time { return clock }, nil)}
+	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: syncMetrics, clock: pacing.NewClock(func() time.Time { return clock }, nil)}
 	r.pacer = testPacer(r.clock.Now)
 	in := &syncScope{watch: testWatch(), management: newManagementAccess("https://api.example.com", cloudapi.NewBasicCredentials("k", "s"))}
 	if a := r.admitAt(in, pacing.User); a.wait <= 0 || a.overShare {
@@ -154,7 +154,7 @@ func TestABudgetWaitIsNotAShareWait(t *testing.T) {
 // watch waited for ever while each retry spent two calls of the key
 // (issue 29).
 func TestManagementAlertsAreAskedWithTheManagementCalls(t *testing.T) {
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestManagementAlertsAreAskedWithTheManagementCalls(t *testing.T) {
 	key := apiAccess{url: "https://api.example.com", digest: cloudapi.DigestOf(cloudapi.NewBasicCredentials("key", "secret"))}
 	for _, byList := range []bool{true, false} {
 		budgets := cloudapi.NewBudgets(cloudapi.DefaultManagementRate(), cloudapi.DefaultAlertRate()) // a fresh key
-		r := &ServiceWatchReconciler{Budgets: budgets, Metrics: metrics, clock: pacing.SystemClock()}
+		r := &ServiceWatchReconciler{Budgets: budgets, Metrics: syncMetrics, clock: pacing.SystemClock()}
 		r.pacer = testPacer(r.clock.Now)
 		in := &syncScope{watch: w, management: managementAccess{apiAccess: key}, alerts: alertAccess{apiAccess: key}, alertsByList: byList}
 		if a := r.admitAt(in, pacing.User); a.wait > 0 || a.alertsDeferred {

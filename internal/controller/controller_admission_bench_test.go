@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
@@ -22,12 +22,12 @@ func BenchmarkBudgetBookKeys(b *testing.B) {
 	const keys = 10000
 	var create, del time.Duration
 	for b.Loop() {
-		metrics, err := syncmetrics.New(prometheus.NewRegistry())
+		syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 		if err != nil {
 			b.Fatal(err)
 		}
 		budgets := cloudapi.NewBudgets(ratebudget.RateLimit{}, ratebudget.RateLimit{})
-		r := &ServiceWatchReconciler{Metrics: metrics, Cloud: cloudapi.New(cloudapi.Options{Budgets: budgets}), Budgets: budgets}
+		r := &ServiceWatchReconciler{Metrics: syncMetrics, Cloud: cloudapi.New(cloudapi.Options{Budgets: budgets}), Budgets: budgets}
 		r.defaults()
 		key := func(i int) types.NamespacedName {
 			return types.NamespacedName{Namespace: "ns", Name: fmt.Sprint("w", i)}

@@ -13,7 +13,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
@@ -41,12 +41,12 @@ func (noSecrets) Version(context.Context, types.NamespacedName) string { return 
 func TestANamespaceOverItsDecodeShareWaitsAndOthersDoNot(t *testing.T) {
 	clock := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	cloud := &costlyCloud{units: 5000}
-	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, clock: pacing.NewClock(now, nil),
+	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: syncMetrics, clock: pacing.NewClock(now, nil),
 		WorkShares: tenancy.NewWorkShares(100, 1000, now)} // 100 units a second, 1000 at once
 	r.defaults()
 	r.credentials.Secrets = noSecrets{}

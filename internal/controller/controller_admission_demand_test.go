@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
@@ -42,7 +42,7 @@ func TestSetIntervalMetCondition(t *testing.T) {
 // more (a rotated key, deleted watches) loses its series.
 func TestBudgetDemandSeriesFollowTheBudgetsInUse(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := syncmetrics.New(reg)
+	m, err := metrics.NewSync(reg)
 	if err != nil {
 		t.Fatal(err)
 	}

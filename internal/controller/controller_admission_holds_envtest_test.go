@@ -14,7 +14,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
@@ -66,14 +66,14 @@ func (f *fixture) waitHeldFor10Minutes(name string) {
 // that hold nothing back of their own.
 func restartedReconciler(t *testing.T) (*controller.ServiceWatchReconciler, *ratebudget.Store) {
 	t.Helper()
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	fast := ratebudget.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000}
 	budgets := cloudapi.NewBudgets(fast, fast)
 	cloud := cloudapi.New(cloudapi.Options{Timeout: 5 * time.Second, Budgets: budgets})
-	return controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, budgets, metrics), budgets
+	return controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, budgets, syncMetrics), budgets
 }
 
 // unseenWatch is a new watch named name that is not created: only the

@@ -19,7 +19,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/egress"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
@@ -130,7 +130,7 @@ func TestNamespacesShareOneKeyFairly(t *testing.T) {
 func startOwnManager(t *testing.T, name string, budgets *ratebudget.Store, setup ...func(ctrl.Manager, *controller.ServiceWatchReconciler)) *prometheus.Registry {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	metrics, err := syncmetrics.New(reg)
+	syncMetrics, err := metrics.NewSync(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,9 +145,9 @@ func startOwnManager(t *testing.T, name string, budgets *ratebudget.Store, setup
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := testenv.Reconciler(mgr, metrics, "", controller.Options{AllowedAPIURLs: allowed, ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL})
+	r := testenv.Reconciler(mgr, syncMetrics, "", controller.Options{AllowedAPIURLs: allowed, ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL})
 	r.Budgets = budgets
-	r.Cloud = cloudapi.New(cloudapi.Options{Timeout: 5 * time.Second, Observer: metrics, Budgets: budgets})
+	r.Cloud = cloudapi.New(cloudapi.Options{Timeout: 5 * time.Second, Observer: syncMetrics, Budgets: budgets})
 	for _, s := range setup {
 		s(mgr, r)
 	}

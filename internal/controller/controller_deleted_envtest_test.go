@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/servicewatch/servicewatch/internal/controller"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
@@ -27,12 +27,12 @@ func TestAWatchDeletedDuringItsSyncIsForgottenQuietly(t *testing.T) {
 	if err := env.Client.Delete(f.ctx, w); err != nil {
 		t.Fatal(err)
 	}
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	cloud := &refusingCloud{}
-	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, cloud, metrics)
+	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, cloud, syncMetrics)
 	logs := &testenv.LockedBuffer{}
 	ctx := log.IntoContext(f.ctx, zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
 

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/servicewatch/servicewatch/internal/controller"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 )
 
 // A suspended watch leaves the budget book: the other watches on its
@@ -19,14 +19,14 @@ func TestSuspendedWatchLeavesTheBudgetBook(t *testing.T) {
 	f := newFixture(t)
 	f.createSecrets()
 	reg := prometheus.NewRegistry()
-	metrics, err := syncmetrics.New(reg)
+	syncMetrics, err := metrics.NewSync(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// One call a second on each budget: the heavy watch's 60 alerts every
 	// 30s ask for 2.
 	cloud := &refusingCloud{}
-	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, cloud, metrics)
+	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, cloud, syncMetrics)
 	light := f.newWatch("light", "alert-1")
 	light.Spec.Interval = metav1.Duration{Duration: 30 * time.Second}
 	var many []string

@@ -16,14 +16,14 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/controller/credentials"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
 // NewTestReconciler is a reconciler outside any manager, whose background
 // reads run until ctx ends, for tests that drive its steps one by one.
-func NewTestReconciler(ctx context.Context, c client.Client, reader client.Reader, cloud Cloud, budgets Budgets, metrics *syncmetrics.Metrics) *ServiceWatchReconciler {
-	r := &ServiceWatchReconciler{Client: c, APIReader: reader, Cloud: cloud, Budgets: budgets, Metrics: metrics}
+func NewTestReconciler(ctx context.Context, c client.Client, reader client.Reader, cloud Cloud, budgets Budgets, syncMetrics *metrics.Sync) *ServiceWatchReconciler {
+	r := &ServiceWatchReconciler{Client: c, APIReader: reader, Cloud: cloud, Budgets: budgets, Metrics: syncMetrics}
 	r.defaults()
 	r.credentials.Secrets = readerVersions{reader}
 	go func() { _ = r.fetches.Start(ctx) }()

@@ -13,6 +13,115 @@ import (
 	"github.com/servicewatch/servicewatch/internal/egress"
 )
 
+// Options tune the reconciler; the manager's flags set them.
+type Options struct {
+	// ManagementAPIURL is used when a watch's spec.managementApi.url is empty.
+	ManagementAPIURL string
+	// AlertAPIURL is used when a watch's spec.alertApi.url is empty.
+	AlertAPIURL string
+	// AllowedAPIURLs is where watches may send their credentials: a watch
+	// whose API URL is not on it is Stalled (URLNotAllowed) before its
+	// Secret is read. The zero value allows every URL.
+	AllowedAPIURLs egress.URLAllowList
+	// Scope is what the manager watches: its cache (CacheOptions) and the
+	// Secrets it watches are confined to the same namespaces.
+	Scope Scope
+	// MaxConcurrentReconciles is how many reconcile workers run. They do
+	// only Kubernetes work: cloud reads run in the background.
+	MaxConcurrentReconciles int
+	// MaxConcurrentSyncs bounds the syncs calling the cloud at once, each
+	// counted once per API host it is calling (a sync holds a host's slot
+	// only while it calls that host). Default DefaultMaxConcurrentSyncs.
+	MaxConcurrentSyncs int
+	// MaxSyncsPerHost bounds the syncs calling one API host at once, so
+	// that a host that hangs holds at most that many of MaxConcurrentSyncs.
+	// Default DefaultMaxSyncsPerHost.
+	MaxSyncsPerHost int
+	// MaxSyncsPerNamespace bounds the syncs of one namespace's watches
+	// calling the cloud at once, on all hosts together, so that one
+	// namespace (however many watches and hosts it has) leaves the rest of
+	// the slots to the others. Default DefaultMaxSyncsPerNamespace.
+	MaxSyncsPerNamespace int
+	// AlertConcurrency is how many alerts of one watch are fetched at once.
+	AlertConcurrency int
+	// StatusSizeLimit bounds the JSON size of a status; lists are truncated
+	// past it. Default DefaultStatusSizeLimit.
+	StatusSizeLimit int
+	// SyncTimeout bounds one whole sync.
+	SyncTimeout time.Duration
+	// AlertListRetry is how long a host without an alert list route is read
+	// one alert at a time before its list is tried again. Default 10m.
+	AlertListRetry time.Duration
+}
+
+// DefaultOptions are the options' defaults: the manager's flags show them,
+// and the reconciler fills in any option left zero with them.
+func DefaultOptions() Options {
+	return Options{
+		MaxConcurrentReconciles: 4,
+		MaxConcurrentSyncs:      DefaultMaxConcurrentSyncs,
+		MaxSyncsPerHost:         DefaultMaxSyncsPerHost,
+		MaxSyncsPerNamespace:    DefaultMaxSyncsPerNamespace,
+		AlertConcurrency:        4,
+		StatusSizeLimit:         DefaultStatusSizeLimit,
+		SyncTimeout:             2 * time.Minute,
+	}
+}
+
+// withDefaults is o with its zero tunables set to DefaultOptions'.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	for _, v := range []struct {
+		field *int
+		def   int
+	}{
+		{&o.MaxConcurrentReconciles, d.MaxConcurrentReconciles}, {&o.MaxConcurrentSyncs, d.MaxConcurrentSyncs},
+		{&o.MaxSyncsPerHost, d.MaxSyncsPerHost}, {&o.MaxSyncsPerNamespace, d.MaxSyncsPerNamespace}, {&o.AlertConcurrency, d.AlertConcurrency}, {&o.StatusSizeLimit, d.StatusSizeLimit},
+	} {
+		if *v.field == 0 {
+			*v.field = v.def
+		}
+	}
+	if o.SyncTimeout == 0 {
+		o.SyncTimeout = d.SyncTimeout
+	}
+	return o
+}
+
+// The default read slots. A sync holds a host's slot only while it calls
+// that host (see reads.Slots), and the namespaces that wait take turns, so the
+// bounds are chosen from what one tenant must not be able to take from the
+// others (issue 17), as well as from the API server's load:
+//
+//   - DefaultMaxSyncsPerNamespace: one namespace's watches hold at most 3
+//     slots, whatever hosts they name and however many they are. 3 syncs in
+//     flight is the most at which 1,000 new watches still sync at the
+//     cloud's pace on a 2-core control plane (make bench-scale: 1.08 to
+//     1.11 times the bound N × latency / slots; 1.10 to 1.61 at 4, no faster
+//     at 8 or 16, where status writes saturate the API server), and what the
+//     previous default of 3 per host gave a namespace on one host: a
+//     namespace alone loses nothing by it.
+//   - DefaultMaxSyncsPerHost: 16, five namespaces' worth. The real
+//     management API is one host for every tenant: per-host slots alone do
+//     not separate tenants there, and a namespace whose calls hang until
+//     the client gives up must leave the others most of that host.
+//   - DefaultMaxConcurrentSyncs: 32, ten namespaces' worth and two hosts'
+//     worth: a host that hangs for everyone holds at most half of all.
+//
+// A cluster whose many namespaces sync at once, or whose cloud answers
+// slowly, raises them (servicewatch_sync_slot_wait_seconds tells).
+const (
+	// DefaultMaxConcurrentSyncs is the default bound on syncs calling the
+	// cloud at once, on all hosts.
+	DefaultMaxConcurrentSyncs = 32
+	// DefaultMaxSyncsPerHost is the default bound on syncs calling one API
+	// host at once.
+	DefaultMaxSyncsPerHost = 16
+	// DefaultMaxSyncsPerNamespace is the default bound on syncs of one
+	// namespace calling the cloud at once.
+	DefaultMaxSyncsPerNamespace = 3
+)
+
 // BindFlags binds the manager's flags that set o to fs, with
 // DefaultOptions' values as their defaults.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
@@ -123,112 +232,3 @@ func baseURL(dst *string) func(string) error {
 		return nil
 	}
 }
-
-// Options tune the reconciler; the manager's flags set them.
-type Options struct {
-	// ManagementAPIURL is used when a watch's spec.managementApi.url is empty.
-	ManagementAPIURL string
-	// AlertAPIURL is used when a watch's spec.alertApi.url is empty.
-	AlertAPIURL string
-	// AllowedAPIURLs is where watches may send their credentials: a watch
-	// whose API URL is not on it is Stalled (URLNotAllowed) before its
-	// Secret is read. The zero value allows every URL.
-	AllowedAPIURLs egress.URLAllowList
-	// Scope is what the manager watches: its cache (CacheOptions) and the
-	// Secrets it watches are confined to the same namespaces.
-	Scope Scope
-	// MaxConcurrentReconciles is how many reconcile workers run. They do
-	// only Kubernetes work: cloud reads run in the background.
-	MaxConcurrentReconciles int
-	// MaxConcurrentSyncs bounds the syncs calling the cloud at once, each
-	// counted once per API host it is calling (a sync holds a host's slot
-	// only while it calls that host). Default DefaultMaxConcurrentSyncs.
-	MaxConcurrentSyncs int
-	// MaxSyncsPerHost bounds the syncs calling one API host at once, so
-	// that a host that hangs holds at most that many of MaxConcurrentSyncs.
-	// Default DefaultMaxSyncsPerHost.
-	MaxSyncsPerHost int
-	// MaxSyncsPerNamespace bounds the syncs of one namespace's watches
-	// calling the cloud at once, on all hosts together, so that one
-	// namespace (however many watches and hosts it has) leaves the rest of
-	// the slots to the others. Default DefaultMaxSyncsPerNamespace.
-	MaxSyncsPerNamespace int
-	// AlertConcurrency is how many alerts of one watch are fetched at once.
-	AlertConcurrency int
-	// StatusSizeLimit bounds the JSON size of a status; lists are truncated
-	// past it. Default DefaultStatusSizeLimit.
-	StatusSizeLimit int
-	// SyncTimeout bounds one whole sync.
-	SyncTimeout time.Duration
-	// AlertListRetry is how long a host without an alert list route is read
-	// one alert at a time before its list is tried again. Default 10m.
-	AlertListRetry time.Duration
-}
-
-// DefaultOptions are the options' defaults: the manager's flags show them,
-// and the reconciler fills in any option left zero with them.
-func DefaultOptions() Options {
-	return Options{
-		MaxConcurrentReconciles: 4,
-		MaxConcurrentSyncs:      DefaultMaxConcurrentSyncs,
-		MaxSyncsPerHost:         DefaultMaxSyncsPerHost,
-		MaxSyncsPerNamespace:    DefaultMaxSyncsPerNamespace,
-		AlertConcurrency:        4,
-		StatusSizeLimit:         DefaultStatusSizeLimit,
-		SyncTimeout:             2 * time.Minute,
-	}
-}
-
-// withDefaults is o with its zero tunables set to DefaultOptions'.
-func (o Options) withDefaults() Options {
-	d := DefaultOptions()
-	for _, v := range []struct {
-		field *int
-		def   int
-	}{
-		{&o.MaxConcurrentReconciles, d.MaxConcurrentReconciles}, {&o.MaxConcurrentSyncs, d.MaxConcurrentSyncs},
-		{&o.MaxSyncsPerHost, d.MaxSyncsPerHost}, {&o.MaxSyncsPerNamespace, d.MaxSyncsPerNamespace}, {&o.AlertConcurrency, d.AlertConcurrency}, {&o.StatusSizeLimit, d.StatusSizeLimit},
-	} {
-		if *v.field == 0 {
-			*v.field = v.def
-		}
-	}
-	if o.SyncTimeout == 0 {
-		o.SyncTimeout = d.SyncTimeout
-	}
-	return o
-}
-
-// The default read slots. A sync holds a host's slot only while it calls
-// that host (see reads.Slots), and the namespaces that wait take turns, so the
-// bounds are chosen from what one tenant must not be able to take from the
-// others (issue 17), as well as from the API server's load:
-//
-//   - DefaultMaxSyncsPerNamespace: one namespace's watches hold at most 3
-//     slots, whatever hosts they name and however many they are. 3 syncs in
-//     flight is the most at which 1,000 new watches still sync at the
-//     cloud's pace on a 2-core control plane (make bench-scale: 1.08 to
-//     1.11 times the bound N × latency / slots; 1.10 to 1.61 at 4, no faster
-//     at 8 or 16, where status writes saturate the API server), and what the
-//     previous default of 3 per host gave a namespace on one host: a
-//     namespace alone loses nothing by it.
-//   - DefaultMaxSyncsPerHost: 16, five namespaces' worth. The real
-//     management API is one host for every tenant: per-host slots alone do
-//     not separate tenants there, and a namespace whose calls hang until
-//     the client gives up must leave the others most of that host.
-//   - DefaultMaxConcurrentSyncs: 32, ten namespaces' worth and two hosts'
-//     worth: a host that hangs for everyone holds at most half of all.
-//
-// A cluster whose many namespaces sync at once, or whose cloud answers
-// slowly, raises them (servicewatch_sync_slot_wait_seconds tells).
-const (
-	// DefaultMaxConcurrentSyncs is the default bound on syncs calling the
-	// cloud at once, on all hosts.
-	DefaultMaxConcurrentSyncs = 32
-	// DefaultMaxSyncsPerHost is the default bound on syncs calling one API
-	// host at once.
-	DefaultMaxSyncsPerHost = 16
-	// DefaultMaxSyncsPerNamespace is the default bound on syncs of one
-	// namespace calling the cloud at once.
-	DefaultMaxSyncsPerNamespace = 3
-)

@@ -32,7 +32,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/controller/credentials"
 	"github.com/servicewatch/servicewatch/internal/controller/fairqueue"
 	"github.com/servicewatch/servicewatch/internal/controller/reads"
-	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
@@ -195,7 +195,7 @@ func (r *ServiceWatchReconciler) defaults() {
 		r.routes = alerts.NewRoutes(r.clock.Now, cmp.Or(r.Options.AlertListRetry, 10*time.Minute))
 	}
 	if r.StateMetrics == nil {
-		r.StateMetrics = statemetrics.NewCollector(true)
+		r.StateMetrics = metrics.NewState(true)
 	}
 	if r.reportingInstance == "" {
 		host, _ := os.Hostname()

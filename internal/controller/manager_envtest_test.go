@@ -21,7 +21,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
@@ -72,7 +72,7 @@ func TestAccountsCRDIsOptional(t *testing.T) {
 	create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "own-key", Namespace: tenantNS}, StringData: key})
 
 	reg := prometheus.NewRegistry()
-	metrics, err := syncmetrics.New(reg)
+	syncMetrics, err := metrics.NewSync(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +84,12 @@ func TestAccountsCRDIsOptional(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := testenv.Reconciler(mgr, metrics, "", controller.Options{})
+	r := testenv.Reconciler(mgr, syncMetrics, "", controller.Options{})
 	budgets, ok := r.Budgets.(accountcontroller.Budgets)
 	if !ok {
 		t.Fatalf("budgets %T", r.Budgets)
 	}
-	r.Accounts = &accountcontroller.Accounts{Client: mgr.GetClient(), Namespace: operatorNS, Budgets: budgets, Served: metrics.SetAccountsEnabled}
+	r.Accounts = &accountcontroller.Accounts{Client: mgr.GetClient(), Namespace: operatorNS, Budgets: budgets, Served: syncMetrics.SetAccountsEnabled}
 	if err := r.Accounts.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}

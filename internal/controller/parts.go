@@ -18,7 +18,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/cloudapi/slim"
 	"github.com/servicewatch/servicewatch/internal/controller/reads"
-	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 )
 
 // part is one independent piece of a sync. Everything that differs between
@@ -61,7 +61,7 @@ type partResult struct {
 	message string
 	// metricItems puts the part's items, all of them and not only those
 	// status keeps, into the state metrics' snapshot.
-	metricItems func(*statemetrics.Watch)
+	metricItems func(*metrics.Watch)
 	// deferred: the part did not run this time; its data and condition stay
 	// as they are (or, when it never ran, its condition says why).
 	deferred *failure
@@ -155,10 +155,10 @@ type listRead[T, M any] struct {
 }
 
 // pipesRead is what one list of pipes gives.
-type pipesRead = listRead[swv1.Pipe, statemetrics.Pipe]
+type pipesRead = listRead[swv1.Pipe, metrics.Pipe]
 
 // endpointsRead is what one list of reverse private endpoints gives.
-type endpointsRead = listRead[swv1.ReversePrivateEndpoint, statemetrics.Endpoint]
+type endpointsRead = listRead[swv1.ReversePrivateEndpoint, metrics.Endpoint]
 
 // listPart says how one list of the management API is read and shown: kind
 // keys the shared read, list calls the cloud, apply puts what it read into
@@ -167,7 +167,7 @@ type listPart[T, M any] struct {
 	kind, noun string
 	list       func(context.Context, Cloud, *syncScope) (listRead[T, M], error)
 	apply      func(*swv1.ServiceWatchStatus, listRead[T, M]) error
-	show       func(w *statemetrics.Watch, items []M, total int)
+	show       func(w *metrics.Watch, items []M, total int)
 	// seen are the metric items as detection sees them.
 	seen func(items []M) []changes.Item
 }
@@ -192,16 +192,16 @@ func readList[T, M any](ctx context.Context, cloud Cloud, in *syncScope, lp list
 	return partResult{
 		message:     listedMessage(read.list.Total, lp.noun, read.list.Incomplete, read.list.IncompleteItems),
 		apply:       func(s *swv1.ServiceWatchStatus) error { return lp.apply(s, read) },
-		metricItems: func(w *statemetrics.Watch) { lp.show(w, read.items, read.list.Total) },
+		metricItems: func(w *metrics.Watch) { lp.show(w, read.items, read.list.Total) },
 		seen:        lp.seen(read.items),
 	}
 }
 
 func readPipes(ctx context.Context, cloud Cloud, in *syncScope) partResult {
-	return readList(ctx, cloud, in, listPart[swv1.Pipe, statemetrics.Pipe]{
+	return readList(ctx, cloud, in, listPart[swv1.Pipe, metrics.Pipe]{
 		kind: pipesReadKind, noun: "pipes", list: listPipes, apply: applyPipes, show: showPipes,
-		seen: func(items []statemetrics.Pipe) []changes.Item {
-			return itemsOf(items, func(p *statemetrics.Pipe) changes.Item { return changes.Item{ID: p.ID, Name: p.Name, State: p.State} })
+		seen: func(items []metrics.Pipe) []changes.Item {
+			return itemsOf(items, func(p *metrics.Pipe) changes.Item { return changes.Item{ID: p.ID, Name: p.Name, State: p.State} })
 		}})
 }
 
@@ -225,7 +225,7 @@ func listPipes(ctx context.Context, cloud Cloud, in *syncScope) (pipesRead, erro
 }
 
 // showPipes gives the state metrics every pipe a list read.
-func showPipes(w *statemetrics.Watch, items []statemetrics.Pipe, total int) {
+func showPipes(w *metrics.Watch, items []metrics.Pipe, total int) {
 	w.Pipes, w.PipesTotal = items, total
 }
 
@@ -288,10 +288,10 @@ func endpointsPart() part {
 }
 
 func readEndpoints(ctx context.Context, cloud Cloud, in *syncScope) partResult {
-	return readList(ctx, cloud, in, listPart[swv1.ReversePrivateEndpoint, statemetrics.Endpoint]{
+	return readList(ctx, cloud, in, listPart[swv1.ReversePrivateEndpoint, metrics.Endpoint]{
 		kind: endpointsReadKind, noun: "reverse private endpoints", list: listEndpoints, apply: applyEndpoints, show: showEndpoints,
-		seen: func(items []statemetrics.Endpoint) []changes.Item {
-			return itemsOf(items, func(e *statemetrics.Endpoint) changes.Item { return changes.Item{ID: e.ID, State: e.Status} })
+		seen: func(items []metrics.Endpoint) []changes.Item {
+			return itemsOf(items, func(e *metrics.Endpoint) changes.Item { return changes.Item{ID: e.ID, State: e.Status} })
 		}})
 }
 
@@ -307,7 +307,7 @@ func listEndpoints(ctx context.Context, cloud Cloud, in *syncScope) (endpointsRe
 }
 
 // showEndpoints gives the state metrics every endpoint a list read.
-func showEndpoints(w *statemetrics.Watch, items []statemetrics.Endpoint, total int) {
+func showEndpoints(w *metrics.Watch, items []metrics.Endpoint, total int) {
 	w.Endpoints, w.EndpointsTotal = items, total
 }
 
@@ -353,13 +353,13 @@ func itemsOf[T any](items []T, of func(*T) changes.Item) []changes.Item {
 // collector gathers the metric items of a list while the client streams it,
 // those the state metrics' bound in bytes keeps: a list of a million items
 // with long names costs the bound, not the list.
-type collector[T any, M statemetrics.Item] struct {
-	items   *statemetrics.Selection[M]
+type collector[T any, M metrics.Item] struct {
+	items   *metrics.Selection[M]
 	project func(*T) M
 }
 
-func newCollector[T any, M statemetrics.Item](maxBytes int, project func(*T) M) collector[T, M] {
-	return collector[T, M]{items: statemetrics.NewSelection[M](maxBytes), project: project}
+func newCollector[T any, M metrics.Item](maxBytes int, project func(*T) M) collector[T, M] {
+	return collector[T, M]{items: metrics.NewSelection[M](maxBytes), project: project}
 }
 
 func (c collector[T, M]) add(item *T) { c.items.Add(c.project(item)) }
@@ -662,7 +662,7 @@ func alertsResult(entries []alerts.Entry, matched int, stopped, readBy string) p
 	told := alerts.Tell(entries, stopped)
 	res := partResult{message: told.Message, failure: asFailure(told.Failure)}
 	var full []swv1.AlertStatus // what apply wrote, before any truncation
-	res.metricItems = func(w *statemetrics.Watch) {
+	res.metricItems = func(w *metrics.Watch) {
 		w.Alerts, w.AlertsTotal = alerts.Items(full), len(full)+max(0, matched-alerts.MaxSelected)
 	}
 	res.apply = func(s *swv1.ServiceWatchStatus) error {

@@ -12,7 +12,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
@@ -62,13 +62,13 @@ func (c *batchCloud) GetAlertFrom(_ context.Context, _ cloudapi.AlertSource, id 
 // comes round, and its wait claims nothing that would hold back the other
 // watches' alerts on the token.
 func TestAlertsLargerThanTheBudgetAreFetchedInBatches(t *testing.T) {
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	cloud := &batchCloud{maxBatch: 3, fetched: map[string]int{}}
 	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: metrics, clock: pacing.NewClock(func() time.Time { return clock }, nil)}
+	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: cloud, Metrics: syncMetrics, clock: pacing.NewClock(func() time.Time { return clock }, nil)}
 	r.pacer = testPacer(r.clock.Now)
 	ids := []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7"}
 	big := testWatch(ids...) // a new watch: work the user asked for

@@ -13,7 +13,7 @@ import (
 
 	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
@@ -40,14 +40,14 @@ func TestAlertPagesAreChargedToTheNamespacesDecodeShare(t *testing.T) {
 
 	clock := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	cloud := cloudapi.New(cloudapi.Options{})
 	budgets := &budgetCloud{}
 	const rate = 100_000 // units a second
-	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: budgets, Metrics: metrics, clock: pacing.NewClock(now, nil),
+	r := &ServiceWatchReconciler{Cloud: cloud, Budgets: budgets, Metrics: syncMetrics, clock: pacing.NewClock(now, nil),
 		WorkShares: tenancy.NewWorkShares(rate, rate, now)}
 	r.defaults()
 	r.credentials.Secrets = noSecrets{}

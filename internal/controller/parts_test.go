@@ -16,8 +16,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/cloudapi/lenient"
 	"github.com/servicewatch/servicewatch/internal/cloudapi/slim"
-	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
@@ -88,7 +87,7 @@ func TestPipesCountAndMetricsSeeEveryPipe(t *testing.T) {
 		pipes[i] = pipe(fmt.Sprintf("p%d", i), []string{"Running", "Failed"}[i%2])
 	}
 	w := testWatch()
-	in := &syncScope{watch: w, management: managementAccess{apiAccess: apiAccess{url: "https://api.example.com"}}, metricBytes: statemetrics.DefaultMaxItemBytes}
+	in := &syncScope{watch: w, management: managementAccess{apiAccess: apiAccess{url: "https://api.example.com"}}, metricBytes: metrics.DefaultMaxItemBytes}
 	res := readPipes(context.Background(), stubCloud{pipes: pipes, keep: 2}, in)
 	applyResults(w, syncParts(), []partResult{res, endpointsOK(0), alertsFetched(nil)}, DefaultStatusSizeLimit)
 
@@ -99,7 +98,7 @@ func TestPipesCountAndMetricsSeeEveryPipe(t *testing.T) {
 		t.Errorf("pipesByState = %v, want 3 Running and 2 Failed", got)
 	}
 	snap := stateMetricsOf(w, res.metricItems)
-	if len(snap.Pipes) != 5 || snap.Pipes[4] != (statemetrics.Pipe{ID: "p4", State: "Running"}) {
+	if len(snap.Pipes) != 5 || snap.Pipes[4] != (metrics.Pipe{ID: "p4", State: "Running"}) {
 		t.Errorf("state metrics show %d pipes (%v), want all 5", len(snap.Pipes), snap.Pipes)
 	}
 	if plain := stateMetricsOf(w); len(plain.Pipes) != 2 {
@@ -241,9 +240,9 @@ func TestAPartThatIsNotAListFitsTheTable(t *testing.T) {
 	if want := "status lists 40 of 40 pipes, 1 of 1 reverse private endpoints and 0 of 0 alerts ("; truncated == nil || !strings.HasPrefix(truncated.Message, want) {
 		t.Errorf("with the pipes over the limit, StatusTruncated is %+v, want it to begin %q: the lists, cut, and nothing of the one-value part", truncated, want)
 	}
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
-	recordSync(metrics, w, parts)
+	recordSync(syncMetrics, w, parts)
 }

@@ -23,8 +23,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/alerts"
 	"github.com/servicewatch/servicewatch/internal/bound"
 	"github.com/servicewatch/servicewatch/internal/changes"
-	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 )
 
 // maxEventNoteBytes is the longest note events.k8s.io accepts.
@@ -171,7 +170,7 @@ func (r *ServiceWatchReconciler) emit(ctx context.Context, watch *swv1.ServiceWa
 
 // record updates the metrics after a sync. Each part's result is the reason
 // its condition now shows, so metrics and status cannot disagree.
-func recordSync(m *syncmetrics.Metrics, watch *swv1.ServiceWatch, parts []part) {
+func recordSync(m *metrics.Sync, watch *swv1.ServiceWatch, parts []part) {
 	key := types.NamespacedName{Namespace: watch.Namespace, Name: watch.Name}
 	for _, p := range parts {
 		if p.count != nil {
@@ -189,9 +188,9 @@ func recordSync(m *syncmetrics.Metrics, watch *swv1.ServiceWatch, parts []part) 
 // stateMetricsOf is what the state metrics show of a watch: its status as
 // written, with the item lists of the parts that just synced in full (see
 // the fills, each a part's partResult.metricItems): status may be truncated, the metrics are bounded
-// in bytes instead (see statemetrics.Selection). A part that failed shows the
+// in bytes instead (see metrics.Selection). A part that failed shows the
 // items status still holds.
-func stateMetricsOf(watch *swv1.ServiceWatch, fills ...func(*statemetrics.Watch)) statemetrics.Watch {
+func stateMetricsOf(watch *swv1.ServiceWatch, fills ...func(*metrics.Watch)) metrics.Watch {
 	w := statusMetricsOf(watch)
 	for _, fill := range fills {
 		if fill != nil {
@@ -202,24 +201,24 @@ func stateMetricsOf(watch *swv1.ServiceWatch, fills ...func(*statemetrics.Watch)
 }
 
 // pipeItem and endpointItem are a status item as the state metrics see it.
-func pipeItem(p *swv1.Pipe) statemetrics.Pipe {
-	return statemetrics.Pipe{ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""), SourceKind: ptr.Deref(p.SourceKind, ""), Since: ptr.Deref(p.Since, metav1.Time{}).Time}
+func pipeItem(p *swv1.Pipe) metrics.Pipe {
+	return metrics.Pipe{ID: ptr.Deref(p.ID, ""), Name: ptr.Deref(p.Name, ""), State: ptr.Deref(p.State, ""), SourceKind: ptr.Deref(p.SourceKind, ""), Since: ptr.Deref(p.Since, metav1.Time{}).Time}
 }
 
-func endpointItem(e *swv1.ReversePrivateEndpoint) statemetrics.Endpoint {
-	return statemetrics.Endpoint{ID: ptr.Deref(e.ID, ""), Type: ptr.Deref(e.Type, ""), Status: ptr.Deref(e.Status, ""), Since: ptr.Deref(e.Since, metav1.Time{}).Time}
+func endpointItem(e *swv1.ReversePrivateEndpoint) metrics.Endpoint {
+	return metrics.Endpoint{ID: ptr.Deref(e.ID, ""), Type: ptr.Deref(e.Type, ""), Status: ptr.Deref(e.Status, ""), Since: ptr.Deref(e.Since, metav1.Time{}).Time}
 }
 
 // statusMetricsOf is what status shows.
-func statusMetricsOf(watch *swv1.ServiceWatch) statemetrics.Watch {
+func statusMetricsOf(watch *swv1.ServiceWatch) metrics.Watch {
 	s := watch.Status
-	w := statemetrics.Watch{
+	w := metrics.Watch{
 		Namespace:  watch.Namespace,
 		Name:       watch.Name,
 		Conditions: s.Conditions,
 		Interval:   watch.Spec.SyncInterval(),
-		Pipes:      make([]statemetrics.Pipe, len(s.Pipes)),
-		Endpoints:  make([]statemetrics.Endpoint, len(s.ReversePrivateEndpoints)),
+		Pipes:      make([]metrics.Pipe, len(s.Pipes)),
+		Endpoints:  make([]metrics.Endpoint, len(s.ReversePrivateEndpoints)),
 	}
 	if s.LastSyncTime != nil {
 		w.LastSyncTime = s.LastSyncTime.Time
@@ -481,7 +480,7 @@ func (r *ServiceWatchReconciler) createChangeEvent(ctx context.Context, watch *s
 // showSince gives the state metrics' items the since that following them
 // found, also of the items status left out; items of a part that did not
 // read keep the since status shows.
-func showSince(w *statemetrics.Watch, parts []part, t tracking) {
+func showSince(w *metrics.Watch, parts []part, t tracking) {
 	for i, p := range parts {
 		since := t.since[i]
 		if since == nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
@@ -234,7 +234,7 @@ func TestRestartNeitherRepeatsNorLosesAChange(t *testing.T) {
 // the test's end stops it too.
 func startStoppableManager(t *testing.T, name string) (stop func()) {
 	t.Helper()
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func startStoppableManager(t *testing.T, name string) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := testenv.Reconciler(mgr, metrics, "", controller.Options{AllowedAPIURLs: allowed, ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL})
+	r := testenv.Reconciler(mgr, syncMetrics, "", controller.Options{AllowedAPIURLs: allowed, ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL})
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
-	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 )
 
 // The source kind is derived where the pipe is read (cloudapi, which tests
@@ -20,14 +20,14 @@ func TestStateMetricsOf(t *testing.T) {
 	tests := []struct {
 		name  string
 		watch swv1.ServiceWatch
-		want  statemetrics.Watch
+		want  metrics.Watch
 	}{{
 		name: "never synced, interval defaulted",
 		watch: swv1.ServiceWatch{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "data", Name: "new"},
 		},
-		want: statemetrics.Watch{Namespace: "data", Name: "new", Interval: swv1.DefaultInterval,
-			Pipes: []statemetrics.Pipe{}, Endpoints: []statemetrics.Endpoint{}, Alerts: []statemetrics.Alert{}},
+		want: metrics.Watch{Namespace: "data", Name: "new", Interval: swv1.DefaultInterval,
+			Pipes: []metrics.Pipe{}, Endpoints: []metrics.Endpoint{}, Alerts: []metrics.Alert{}},
 	}, {
 		name: "items with missing fields, and an alert whose fetch failed",
 		watch: swv1.ServiceWatch{
@@ -47,14 +47,14 @@ func TestStateMetricsOf(t *testing.T) {
 				},
 			},
 		},
-		want: statemetrics.Watch{
+		want: metrics.Watch{
 			Namespace: "data", Name: "prod", Interval: time.Minute, LastSyncTime: synced.Time, Conditions: conditions,
-			Pipes: []statemetrics.Pipe{
+			Pipes: []metrics.Pipe{
 				{ID: "p1", Name: "events", State: "Running", SourceKind: "mongodb"},
 				{Name: "no id, no state, no source"},
 			},
-			Endpoints: []statemetrics.Endpoint{{ID: "e1", Type: "VPC_ENDPOINT_SERVICE", Status: "Ready"}},
-			Alerts: []statemetrics.Alert{
+			Endpoints: []metrics.Endpoint{{ID: "e1", Type: "VPC_ENDPOINT_SERVICE", Status: "Ready"}},
+			Alerts: []metrics.Alert{
 				{ID: "a1", Name: "lag", State: "active"},
 				{ID: "a2", FetchFailed: true},
 			},
@@ -71,9 +71,9 @@ func TestStateMetricsOf(t *testing.T) {
 				{ID: "a2", Silenced: &swv1.AlertSilence{Until: ptr.To("whenever")}, ExecutionErrors: []swv1.AlertExecutionError{}},
 			}},
 		},
-		want: statemetrics.Watch{Namespace: "data", Name: "prod", Interval: swv1.DefaultInterval,
-			Pipes: []statemetrics.Pipe{}, Endpoints: []statemetrics.Endpoint{},
-			Alerts: []statemetrics.Alert{
+		want: metrics.Watch{Namespace: "data", Name: "prod", Interval: swv1.DefaultInterval,
+			Pipes: []metrics.Pipe{}, Endpoints: []metrics.Endpoint{},
+			Alerts: []metrics.Alert{
 				{ID: "a1", State: "ALERT", Silenced: true, SilencedUntil: time.Date(2026, 3, 2, 18, 0, 0, 0, time.UTC),
 					ExecutionErrors: 3, LastExecutionError: time.Date(2026, 3, 2, 10, 30, 0, 0, time.UTC)},
 				{ID: "a2", Silenced: true},

@@ -58,7 +58,7 @@ type syncScope struct {
 	// keepBytes bounds what a list call keeps: the status size limit.
 	keepBytes int
 	// metricBytes bounds the items a list call gathers for the state
-	// metrics (statemetrics.Collector.MaxItemBytes).
+	// metrics (metrics.State.MaxItemBytes).
 	metricBytes int
 	// shared joins the reads of watches that read the same thing; nil
 	// reads alone.

@@ -18,7 +18,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/accountcontroller"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
@@ -334,13 +334,13 @@ func TestAWaitingAccountSyncReadsItsSecretOnce(t *testing.T) {
 	f.createAccountSecrets()
 	f.createAccount(swv1.AccountCondition{Namespaces: []string{f.ns}})
 	w := f.accountWatch("waiting")
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	reader := &secretReads{}
 	cloud := &refusingCloud{refuse: true}
-	r := controller.NewTestReconciler(t.Context(), env.Client, reader.wrap(env.Client), cloud, cloud, metrics)
+	r := controller.NewTestReconciler(t.Context(), env.Client, reader.wrap(env.Client), cloud, cloud, syncMetrics)
 	r.UseAccounts(&accountcontroller.Accounts{Client: env.Client, Namespace: operatorNamespace})
 	for i := range 5 {
 		if wait := r.StartSync(f.ctx, w); wait != 5*time.Second {

@@ -13,7 +13,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
@@ -38,13 +38,13 @@ func TestAWaitingSyncReadsItsSecretsOnce(t *testing.T) {
 	f := newFixture(t)
 	f.createSecrets()
 	w := f.newWatch("waiting", "alert-1")
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	reader := &countingReader{Reader: env.Client}
 	cloud := &refusingCloud{refuse: true}
-	r := controller.NewTestReconciler(t.Context(), env.Client, reader, cloud, cloud, metrics)
+	r := controller.NewTestReconciler(t.Context(), env.Client, reader, cloud, cloud, syncMetrics)
 	start := func() time.Duration { return r.StartSync(f.ctx, w) }
 
 	for i := range 5 {

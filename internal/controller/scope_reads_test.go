@@ -11,7 +11,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/servicewatch/servicewatch/internal/controller/reads"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 )
 
@@ -42,7 +42,7 @@ func scopeOf(key types.NamespacedName, level pacing.Level) *syncScope {
 // cloud's budget, hold syncs back.
 func TestSlotWaitIsExportedByWork(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := syncmetrics.New(reg)
+	m, err := metrics.NewSync(reg)
 	if err != nil {
 		t.Fatal(err)
 	}

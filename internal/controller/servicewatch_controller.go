@@ -25,8 +25,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller/credentials"
 	"github.com/servicewatch/servicewatch/internal/controller/reads"
-	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
@@ -41,13 +40,13 @@ type ServiceWatchReconciler struct {
 	APIReader client.Reader
 	Cloud     Cloud
 	Recorder  events.EventRecorder
-	Metrics   *syncmetrics.Metrics
+	Metrics   *metrics.Sync
 	// Budgets admits each sync's calls; the Cloud's client holds its calls
 	// back in the same store after a 429.
 	Budgets Budgets
 	// StateMetrics shows each watch's status as metrics; default: a
 	// collector no registry reads.
-	StateMetrics *statemetrics.Collector
+	StateMetrics *metrics.State
 	// StatusBudget bounds what statuses keep by namespace; nil: no bound.
 	StatusBudget *tenancy.StatusLedger
 	// WorkShares defer the syncs of a namespace whose answers cost more than its share to decode; nil: none.
@@ -300,7 +299,7 @@ func (r *ServiceWatchReconciler) write(ctx context.Context, watch *swv1.ServiceW
 func (r *ServiceWatchReconciler) tell(ctx context.Context, before, watch *swv1.ServiceWatch, s *syncScope) {
 	r.emit(ctx, watch, r.episodes.events(before, watch, r.parts))
 	recordSync(r.Metrics, watch, r.parts)
-	fills := make([]func(*statemetrics.Watch), 0, len(s.results))
+	fills := make([]func(*metrics.Watch), 0, len(s.results))
 	for _, res := range s.results {
 		fills = append(fills, res.metricItems)
 	}
@@ -408,10 +407,10 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 		n += max(0, admitted.reservedPages-1) // the list read counts its first page already
 	}
 	if in.management.failure == nil {
-		reads := in.managementReads()
-		m, expected := r.toReserve(in, reads, admitted.unreserved)
+		keys := in.managementReads()
+		m, expected := r.toReserve(in, keys, admitted.unreserved)
 		if together {
-			reads, m = append(reads, batch...), m+n
+			keys, m = append(keys, batch...), m+n
 		}
 		if expected {
 			return admission{wait: expectRetry}
@@ -420,7 +419,7 @@ func (r *ServiceWatchReconciler) admission(in *syncScope) admission {
 			if wait := r.ask(key, level, cloudapi.APIManagement, in.management.url, in.management.digest, m); wait > 0 {
 				return r.waiting(in, ratebudget.BudgetID(cloudapi.APIManagement, in.management.url, in.management.digest), "management API key", wait)
 			}
-			r.expect(reads, admitted.unreserved)
+			r.expect(keys, admitted.unreserved)
 		}
 	}
 	if withAlerts && !together && n > 0 {
@@ -478,8 +477,8 @@ func (r *ServiceWatchReconciler) ask(key types.NamespacedName, level pacing.Leve
 // looks again in a moment and joins it. A sync that must read fresh
 // reserves every call: a finished read is no use to it, and one under way
 // may end before it gets there.
-func (r *ServiceWatchReconciler) toReserve(in *syncScope, reads []readKey, unreserved map[readKey]bool) (n int, expected bool) {
-	for _, key := range reads {
+func (r *ServiceWatchReconciler) toReserve(in *syncScope, keys []readKey, unreserved map[readKey]bool) (n int, expected bool) {
+	for _, key := range keys {
 		if !in.fresh {
 			if r.shared.CoversWithin(key, maxAgeOf(in, key)) {
 				unreserved[key] = true
@@ -508,8 +507,8 @@ func (r *ServiceWatchReconciler) pagesToReserve(in *syncScope, unreserved map[re
 
 // expect tells the shared reads that the reads of reads the sync reserved
 // calls for are about to begin.
-func (r *ServiceWatchReconciler) expect(reads []readKey, unreserved map[readKey]bool) {
-	for _, key := range reads {
+func (r *ServiceWatchReconciler) expect(keys []readKey, unreserved map[readKey]bool) {
+	for _, key := range keys {
 		if !unreserved[key] {
 			r.shared.Expect(key)
 		}

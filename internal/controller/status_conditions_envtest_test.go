@@ -8,7 +8,7 @@ import (
 
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/controller"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 )
 
 // reviewedCondition is a condition another writer (a reviewer's tool, a
@@ -59,12 +59,12 @@ func TestAnotherWritersConditionSurvivesSyncs(t *testing.T) {
 	f.setOthersConditions("reviewed", rejected,
 		metav1.Condition{Type: swv1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Tampered", Message: "not the controller's"})
 
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	cloud := &refusingCloud{}
-	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, cloud, metrics)
+	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, cloud, syncMetrics)
 	r.WriteInterruptedSync(f.ctx, stale) // every part fails: Unreachable
 
 	w := f.get("reviewed")
@@ -89,12 +89,12 @@ func TestAConflictingStatusWriteIsCounted(t *testing.T) {
 	f := newFixture(t)
 	f.readyWatch("contended")
 	reg := prometheus.NewRegistry()
-	metrics, err := syncmetrics.New(reg)
+	syncMetrics, err := metrics.NewSync(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cloud := &refusingCloud{}
-	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, cloud, metrics)
+	r := controller.NewTestReconciler(t.Context(), env.Client, env.Client, cloud, cloud, syncMetrics)
 	if got := statusConflicts(t, reg); got != 0 {
 		t.Fatalf("before any write, %g status conflicts counted, want 0", got)
 	}

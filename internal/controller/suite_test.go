@@ -25,8 +25,7 @@ import (
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/egress"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
-	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
 	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
@@ -41,7 +40,7 @@ var (
 	managerCache client.Reader
 	// stateMetrics and syncMetrics are what the manager's metrics endpoint
 	// would serve: the state metrics and the sync and request metrics.
-	stateMetrics = statemetrics.NewCollector(true)
+	stateMetrics = metrics.NewState(true)
 	syncMetrics  = prometheus.NewRegistry()
 )
 
@@ -79,7 +78,7 @@ func runSuite(m *testing.M, e *testenv.Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	metrics, err := syncmetrics.New(syncMetrics)
+	recorded, err := metrics.NewSync(syncMetrics)
 	if err != nil {
 		return 0, err
 	}
@@ -91,7 +90,7 @@ func runSuite(m *testing.M, e *testenv.Env) (int, error) {
 	}
 	// A host without an alert list route is tried again after
 	// suiteAlertListRetry, so that a test sees it gain one.
-	r := testenv.Reconciler(mgr, metrics, "", controller.Options{MaxConcurrentReconciles: 8, AllowedAPIURLs: allowed,
+	r := testenv.Reconciler(mgr, recorded, "", controller.Options{MaxConcurrentReconciles: 8, AllowedAPIURLs: allowed,
 		ManagementAPIURL: notAllowedFallbackURL, AlertAPIURL: notAllowedFallbackURL, AlertListRetry: suiteAlertListRetry})
 	r.StateMetrics = stateMetrics
 	// Every Secret the reconciler reads is counted, by namespace and name.

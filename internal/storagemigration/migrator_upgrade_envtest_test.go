@@ -16,7 +16,7 @@ import (
 
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/storagemigration"
 	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
@@ -131,11 +131,11 @@ func startManager(t *testing.T) func() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := testenv.Reconciler(mgr, metrics, "", controller.DefaultOptions()).SetupWithManager(mgr); err != nil {
+	if err := testenv.Reconciler(mgr, syncMetrics, "", controller.DefaultOptions()).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
 	migrationMetrics, err := storagemigration.NewMetrics(prometheus.NewRegistry())

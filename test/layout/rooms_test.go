@@ -37,9 +37,6 @@ var roomExceptions = map[string]string{
 		"it does not own it (nested, its reconciler would sit under another's)",
 	"internal/storagemigration": "two programs run it: the manager at start (cmd/manager, the leader's storage migration) " +
 		"and the plugin's `kubectl servicewatch migrate`; under the plugin, the manager would import the plugin's room",
-	"internal/metrics/syncmetrics": "the operator's own metrics and the state metrics are one domain, one room (internal/metrics), " +
-		"that cmd/manager registers and the alerting rules' files name; the controller alone records these, the controller and " +
-		"the alerts the state metrics. Nested under the controller, it would also leave internal/pacing one room's only",
 	"internal/changes": "item state changes are a domain users configure on their own (the CloudEvents sink's flags, " +
 		"its queue and delivery), which cmd/manager runs on the leader; the controller only finds the changes and offers them",
 }

@@ -29,8 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/yaml"
 
-	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 )
 
 func root() string {
@@ -215,20 +214,20 @@ func read(t *testing.T, rel string) []byte {
 func exportedMetrics(t *testing.T) map[string]dto.MetricType {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
-	m, err := syncmetrics.New(reg)
+	m, err := metrics.NewSync(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Every family gets a series, so that Gather shows it with its type.
 	m.ObserveRequest("management", "listPipes", "200", time.Second)
 	m.RecordDeferral("management")
-	state := statemetrics.NewCollector(true)
-	state.Set(statemetrics.Watch{
+	state := metrics.NewState(true)
+	state.Set(metrics.Watch{
 		Namespace: "data", Name: "prod", Interval: time.Minute, LastSyncTime: time.Now(),
 		Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Synced"}},
-		Pipes:      []statemetrics.Pipe{{ID: "p"}},
-		Endpoints:  []statemetrics.Endpoint{{ID: "e"}},
-		Alerts: []statemetrics.Alert{{ID: "a", FetchFailed: true, Silenced: true, SilencedUntil: time.Now().Add(time.Hour),
+		Pipes:      []metrics.Pipe{{ID: "p"}},
+		Endpoints:  []metrics.Endpoint{{ID: "e"}},
+		Alerts: []metrics.Alert{{ID: "a", FetchFailed: true, Silenced: true, SilencedUntil: time.Now().Add(time.Hour),
 			ExecutionErrors: 1, LastExecutionError: time.Now()}},
 	})
 	reg.MustRegister(state)
@@ -263,7 +262,7 @@ func gather(t *testing.T, g prometheus.Gatherer, into map[string]dto.MetricType)
 func describedNames(t *testing.T) []string {
 	t.Helper()
 	var rec recorder
-	if _, err := syncmetrics.New(&rec); err != nil {
+	if _, err := metrics.NewSync(&rec); err != nil {
 		t.Fatal(err)
 	}
 	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)

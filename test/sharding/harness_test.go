@@ -23,7 +23,7 @@ import (
 	swv1 "github.com/servicewatch/servicewatch/api/v1beta1"
 	"github.com/servicewatch/servicewatch/internal/controller"
 	"github.com/servicewatch/servicewatch/internal/fakecloud"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/testsupport/testenv"
 )
 
@@ -230,12 +230,12 @@ func (w *world) startManager(name, selector, leaseID string) *shardManager {
 	if err != nil {
 		w.t.Fatalf("creating manager %s: %v", name, err)
 	}
-	metrics, err := syncmetrics.New(prometheus.NewRegistry())
+	syncMetrics, err := metrics.NewSync(prometheus.NewRegistry())
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := testenv.Reconciler(mgr, metrics, userAgentPrefix+name, controller.Options{MaxConcurrentReconciles: 4})
+	r := testenv.Reconciler(mgr, syncMetrics, userAgentPrefix+name, controller.Options{MaxConcurrentReconciles: 4})
 	if err := r.SetupWithManager(mgr); err != nil {
 		cancel()
 		w.t.Fatalf("setting up manager %s: %v", name, err)

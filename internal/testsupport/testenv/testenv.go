@@ -28,7 +28,7 @@ import (
 
 	"github.com/servicewatch/servicewatch/internal/cloudapi"
 	"github.com/servicewatch/servicewatch/internal/controller"
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/ratebudget"
 )
 
@@ -223,19 +223,19 @@ func (e *Env) ManagerOptions() ctrl.Options {
 // (its User-Agent userAgent, or the default when empty) observed by metrics,
 // with per-key rate limits far above production's, since a test's watches
 // share its few keys and ratebudget tests the limits.
-func Reconciler(mgr ctrl.Manager, metrics *syncmetrics.Metrics, userAgent string, o controller.Options) *controller.ServiceWatchReconciler {
+func Reconciler(mgr ctrl.Manager, syncMetrics *metrics.Sync, userAgent string, o controller.Options) *controller.ServiceWatchReconciler {
 	fast := ratebudget.RateLimit{Requests: 1000, Per: time.Second, Burst: 1000}
 	budgets := cloudapi.NewBudgets(fast, fast)
 	return &controller.ServiceWatchReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Cloud: cloudapi.New(cloudapi.Options{
-			Timeout: 5 * time.Second, UserAgent: userAgent, Observer: metrics,
+			Timeout: 5 * time.Second, UserAgent: userAgent, Observer: syncMetrics,
 			Budgets: budgets,
 		}),
 		Budgets:  budgets,
 		Recorder: mgr.GetEventRecorder(controller.ReportingController),
-		Metrics:  metrics,
+		Metrics:  syncMetrics,
 		Options:  o,
 	}
 }

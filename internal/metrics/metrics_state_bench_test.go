@@ -1,4 +1,4 @@
-package statemetrics_test
+package metrics_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/testsupport/benchmem"
 )
 
@@ -25,7 +25,7 @@ func BenchmarkScrape(b *testing.B) {
 	for _, items := range []bool{true, false} {
 		b.Run(fmt.Sprintf("watches=1000/pipes=10/itemMetrics=%v", items), func(b *testing.B) {
 			reg := prometheus.NewRegistry()
-			c := statemetrics.NewCollector(items)
+			c := metrics.NewState(items)
 			reg.MustRegister(c)
 			for i := range 1000 {
 				c.Set(benchWatch(i))
@@ -40,14 +40,14 @@ func BenchmarkScrape(b *testing.B) {
 	}
 }
 
-func benchWatch(i int) statemetrics.Watch {
-	w := statemetrics.Watch{
+func benchWatch(i int) metrics.Watch {
+	w := metrics.Watch{
 		Namespace:    fmt.Sprintf("team-%03d", i%100),
 		Name:         fmt.Sprintf("warehouse-%04d", i),
 		LastSyncTime: time.Unix(1_800_000_000+int64(i), 0),
 		Interval:     5 * time.Minute,
-		Endpoints:    []statemetrics.Endpoint{{ID: fmt.Sprintf("5b1c2d3e-0000-4000-8000-%012d", i), Type: "VPC_ENDPOINT_SERVICE", Status: "Ready"}},
-		Alerts: []statemetrics.Alert{
+		Endpoints:    []metrics.Endpoint{{ID: fmt.Sprintf("5b1c2d3e-0000-4000-8000-%012d", i), Type: "VPC_ENDPOINT_SERVICE", Status: "Ready"}},
+		Alerts: []metrics.Alert{
 			{ID: fmt.Sprintf("65f1a2b3c4d5e6f7%08d", 2*i), Name: "Ingest lag above 12.25 s", State: "active"},
 			{ID: fmt.Sprintf("65f1a2b3c4d5e6f7%08d", 2*i+1), Name: "Error rate", State: "disabled"},
 		},
@@ -57,7 +57,7 @@ func benchWatch(i int) statemetrics.Watch {
 	}
 	kinds := []string{"kafka", "objectStorage", "kinesis", "postgres"}
 	for p := range 10 {
-		w.Pipes = append(w.Pipes, statemetrics.Pipe{
+		w.Pipes = append(w.Pipes, metrics.Pipe{
 			ID:         fmt.Sprintf("11111111-%04d-4111-8111-%012d", p, i),
 			Name:       fmt.Sprintf("events_%d", p),
 			State:      "Running",
@@ -76,23 +76,23 @@ func benchWatch(i int) statemetrics.Watch {
 func BenchmarkWorstCaseWatch(b *testing.B) {
 	// The pipes are made afresh for each Set, as a sync's are, so that the
 	// heap the collector retains is only what it keeps of them.
-	worstPipes := func() []statemetrics.Pipe {
+	worstPipes := func() []metrics.Pipe {
 		long := strings.Repeat("n", 3600)
-		pipes := make([]statemetrics.Pipe, 10_000)
+		pipes := make([]metrics.Pipe, 10_000)
 		for i := range pipes {
-			pipes[i] = statemetrics.Pipe{ID: fmt.Sprintf("11111111-0000-4111-8111-%012d", i), Name: long + strconv.Itoa(i), State: "Running", SourceKind: "kafka"}
+			pipes[i] = metrics.Pipe{ID: fmt.Sprintf("11111111-0000-4111-8111-%012d", i), Name: long + strconv.Itoa(i), State: "Running", SourceKind: "kafka"}
 		}
 		return pipes
 	}
 	for _, bound := range []struct {
 		name  string
 		bytes int
-	}{{"before-unbounded", math.MaxInt}, {"after-default", statemetrics.DefaultMaxItemBytes}} {
+	}{{"before-unbounded", math.MaxInt}, {"after-default", metrics.DefaultMaxItemBytes}} {
 		b.Run(bound.name, func(b *testing.B) {
 			reg := prometheus.NewRegistry()
-			c := statemetrics.NewCollector(true, statemetrics.WithMaxItemBytes(bound.bytes))
+			c := metrics.NewState(true, metrics.WithMaxItemBytes(bound.bytes))
 			reg.MustRegister(c)
-			retained := benchmem.Growth(func() { c.Set(statemetrics.Watch{Namespace: "ns", Name: "w", Pipes: worstPipes()}) })
+			retained := benchmem.Growth(func() { c.Set(metrics.Watch{Namespace: "ns", Name: "w", Pipes: worstPipes()}) })
 			var buf bytes.Buffer
 			b.ReportAllocs()
 			for b.Loop() {

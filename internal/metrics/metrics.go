@@ -1,20 +1,219 @@
-// Package statemetrics exports what the ServiceWatches show, in the style of
-// kube-state-metrics: one snapshot per watch, turned into metrics only when
-// Prometheus scrapes. Because nothing is kept between scrapes but the
-// snapshots, a pipe that went away, a state that changed or a watch that was
-// deleted leaves no stale series behind.
-package statemetrics
+package metrics
 
 import (
 	"container/heap"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/servicewatch/servicewatch/internal/pacing"
 )
+
+// Sync are the operator's own Prometheus metrics. They are registered with a
+// registry passed in (controller-runtime's, in the manager) rather than a
+// global one, so tests can build as many as they like.
+type Sync struct {
+	cloudRequests *prometheus.CounterVec
+	cloudLatency  *prometheus.HistogramVec
+	rateLimited   *prometheus.CounterVec
+	syncs         *prometheus.CounterVec
+	items         *prometheus.GaugeVec
+	deferrals     *prometheus.CounterVec
+	budgetDemand  *prometheus.GaugeVec
+	// namespaceShare and namespaceNeed are each namespace's share of a
+	// budget and what its watches ask of it, in calls per second.
+	namespaceShare *prometheus.GaugeVec
+	namespaceNeed  *prometheus.GaugeVec
+	slotWait       *prometheus.HistogramVec
+	// statusConflicts counts status patches the API server refused for an
+	// older resourceVersion (writeStatus builds them again).
+	statusConflicts prometheus.Counter
+	// accountsEnabled is 1 while the manager serves ClusterCloudAccounts.
+	accountsEnabled prometheus.Gauge
+
+	// budgetMu orders the publication of budget demands, so that a ratio
+	// taken earlier never overwrites one taken later.
+	budgetMu sync.Mutex
+	// shownNamespaces are the namespaces whose share series exist, by API
+	// and budget label, to delete those that left.
+	shownNamespaces map[[2]string]map[string]bool
+}
+
+// NewSync creates the metrics and registers them with reg.
+func NewSync(reg prometheus.Registerer) (*Sync, error) {
+	m := &Sync{
+		cloudRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "servicewatch_cloud_requests_total",
+			Help: "Calls to the cloud APIs, by API, operation and HTTP status code (or a word such as timeout when there was no response).",
+		}, []string{"api", "operation", "code"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "servicewatch_cloud_rate_limited_total",
+			Help: "429 answers of the cloud APIs, by API and cause: others when the manager had kept under its part of the key's budget (the key's other users, or the reserve's, filled it), manager when it had not (its limit is disabled, or it had sent more).",
+		}, []string{"api", "cause"}),
+		cloudLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "servicewatch_cloud_request_duration_seconds",
+			Help:    "Latency of the calls to the cloud APIs that went over the wire.",
+			Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+		}, []string{"api", "operation"}),
+		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "servicewatch_syncs_total",
+			Help: "Syncs of each part of a ServiceWatch (pipes, reverse_private_endpoints, alerts), by result reason (Synced on success).",
+		}, []string{"part", "reason"}),
+		items: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "servicewatch_items",
+			Help: "Items the cloud last reported for a ServiceWatch, by kind (pipes, reverse_private_endpoints, alerts).",
+		}, []string{"namespace", "name", "kind"}),
+		deferrals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "servicewatch_sync_deferrals_total",
+			Help: "Syncs put off because the client-side rate budget, or a Retry-After hold of the cloud on it, did not allow their calls yet, by API.",
+		}, []string{"api"}),
+		budgetDemand: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "servicewatch_budget_demand_ratio",
+			Help: "Calls per second that the watches sharing one client-side rate budget ask for, divided by what the budget allows; above 1 they cannot all sync on time. budget is a fingerprint of the credential, never the credential.",
+		}, []string{"api", "budget"}),
+		namespaceShare: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "servicewatch_budget_namespace_share",
+			Help: "Calls per second of one client-side rate budget that a namespace's watches may make: its fair share by weight, what idle namespaces leave going to the others. Below servicewatch_budget_namespace_need, the namespace's watches sync less often (IntervalMet False); other namespaces are not slowed by it.",
+		}, []string{"api", "budget", "namespace"}),
+		namespaceNeed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "servicewatch_budget_namespace_need",
+			Help: "Calls per second of one client-side rate budget that a namespace's watches ask for at their intervals.",
+		}, []string{"api", "budget", "namespace"}),
+		slotWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "servicewatch_sync_slot_wait_seconds",
+			Help:    "How long a sync waited for a read slot (--max-concurrent-syncs, --max-syncs-per-host, --max-syncs-per-namespace) before calling a host, by the work it was for (user, secret, periodic). Periodic waits near the watches' intervals mean the slots, not the cloud's budget, are the limit.",
+			Buckets: []float64{0.001, 0.01, 0.1, 0.5, 1, 5, 15, 60, 300},
+		}, []string{"work"}),
+		statusConflicts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "servicewatch_status_write_conflicts_total",
+			Help: "Status writes the API server refused because the ServiceWatch had changed since the status was built (another writer, or a cache behind the API server); each is built again on the watch as the API server has it. A rate near the sync rate means another client keeps writing the watches' status.",
+		}),
+		accountsEnabled: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "servicewatch_accounts_enabled",
+			Help: "1 while the manager serves ClusterCloudAccounts; 0 when it serves none: its --account-namespace is empty, or the ClusterCloudAccount CRD is not installed (the manager starts serving them when it is, without a restart). Watches that refer to an account are Stalled meanwhile.",
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.cloudRequests, m.rateLimited, m.cloudLatency, m.syncs, m.items, m.deferrals, m.budgetDemand, m.namespaceShare, m.namespaceNeed, m.slotWait, m.statusConflicts, m.accountsEnabled} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	// The levels are known: their series exist from the start, so a rate
+	// over them has no gap before the first wait.
+	for level := range pacing.Levels {
+		m.slotWait.WithLabelValues(level.String())
+	}
+	return m, nil
+}
+
+// ObserveRequest records one cloud call; it makes Metrics a cloudapi.Observer.
+func (m *Sync) ObserveRequest(api, operation, code string, duration time.Duration) {
+	m.cloudRequests.WithLabelValues(api, operation, code).Inc()
+	if duration > 0 {
+		m.cloudLatency.WithLabelValues(api, operation).Observe(duration.Seconds())
+	}
+}
+
+// ObserveRateLimited counts a 429 of api by its cause; it makes Metrics a
+// cloudapi.RateLimitObserver.
+func (m *Sync) ObserveRateLimited(api, cause string) {
+	m.rateLimited.WithLabelValues(api, cause).Inc()
+}
+
+// RecordDeferral counts a sync put off before calling api: the client-side
+// rate budget (or a Retry-After hold on it) had no room for its calls.
+func (m *Sync) RecordDeferral(api string) {
+	m.deferrals.WithLabelValues(api).Inc()
+}
+
+// PublishBudgetDemands sets the demand ratio of each rate budget whose
+// demand changed (take hands them out: pacing.Pacer.TakeDemandChanges), by
+// fingerprint (the label is public, the key behind it is not), and removes
+// the series of budgets no watch uses any more: a rotated key or deleted
+// watches must not leave a stale ratio behind. It costs what changed, so a
+// sync start or a deleted watch costs the same with 10 or 10,000 budgets.
+func (m *Sync) PublishBudgetDemands(take func() []pacing.Ratio) {
+	m.budgetMu.Lock()
+	defer m.budgetMu.Unlock()
+	for _, r := range take() {
+		m.publishShares(r)
+		if r.Gone {
+			m.budgetDemand.DeleteLabelValues(r.API, r.Label)
+			continue
+		}
+		m.budgetDemand.WithLabelValues(r.API, r.Label).Set(r.Ratio)
+	}
+}
+
+// publishShares sets the share and need of each namespace on the budget
+// and removes those of namespaces that no longer use it. Callers hold
+// budgetMu.
+func (m *Sync) publishShares(r pacing.Ratio) {
+	if m.shownNamespaces == nil {
+		m.shownNamespaces = map[[2]string]map[string]bool{}
+	}
+	k := [2]string{r.API, r.Label}
+	for ns := range m.shownNamespaces[k] {
+		if _, ok := r.Namespaces[ns]; !ok || r.Gone {
+			m.namespaceShare.DeleteLabelValues(r.API, r.Label, ns)
+			m.namespaceNeed.DeleteLabelValues(r.API, r.Label, ns)
+			delete(m.shownNamespaces[k], ns)
+		}
+	}
+	if r.Gone {
+		delete(m.shownNamespaces, k)
+		return
+	}
+	for ns, s := range r.Namespaces {
+		m.namespaceShare.WithLabelValues(r.API, r.Label, ns).Set(s.Share)
+		m.namespaceNeed.WithLabelValues(r.API, r.Label, ns).Set(s.Need)
+		if m.shownNamespaces[k] == nil {
+			m.shownNamespaces[k] = map[string]bool{}
+		}
+		m.shownNamespaces[k][ns] = true
+	}
+}
+
+// ObserveSlotWait records how long a sync of this level waited for its read
+// slots.
+func (m *Sync) ObserveSlotWait(level pacing.Level, wait time.Duration) {
+	m.slotWait.WithLabelValues(level.String()).Observe(wait.Seconds())
+}
+
+// RecordStatusConflict counts one status write refused for a conflict.
+func (m *Sync) RecordStatusConflict() {
+	m.statusConflicts.Inc()
+}
+
+// SetAccountsEnabled says whether the manager serves ClusterCloudAccounts
+// now.
+func (m *Sync) SetAccountsEnabled(enabled bool) {
+	v := 0.0
+	if enabled {
+		v = 1
+	}
+	m.accountsEnabled.Set(v)
+}
+
+// RecordSync counts one sync of part that ended with reason (Synced on
+// success).
+func (m *Sync) RecordSync(part, reason string) {
+	m.syncs.WithLabelValues(part, reason).Inc()
+}
+
+// RecordItems sets how many items of kind the cloud last reported for watch.
+func (m *Sync) RecordItems(watch types.NamespacedName, kind string, n int32) {
+	m.items.WithLabelValues(watch.Namespace, watch.Name, kind).Set(float64(n))
+}
+
+// Forget drops the series of a deleted watch.
+func (m *Sync) Forget(watch types.NamespacedName) {
+	m.items.DeletePartialMatch(prometheus.Labels{"namespace": watch.Namespace, "name": watch.Name})
+}
 
 // Watch is what the state metrics show of one ServiceWatch, as the controller
 // last wrote it to status, with the item lists the last sync read (not
@@ -86,9 +285,9 @@ type Alert struct {
 	LastExecutionError time.Time
 }
 
-// Collector is a prometheus.Collector of the watches' state. It is safe for
+// State is a prometheus.Collector of the watches' state. It is safe for
 // concurrent use: the controller sets snapshots while Prometheus scrapes.
-type Collector struct {
+type State struct {
 	itemMetrics bool
 	// maxItemBytes bounds the item series of each watch; see Selection.
 	maxItemBytes int
@@ -112,17 +311,17 @@ type descriptors struct {
 	condition, lastSync, interval                       *prometheus.Desc
 }
 
-// Option tunes a Collector.
-type Option func(*Collector)
+// Option tunes a State.
+type Option func(*State)
 
 // WithMaxItemBytes bounds the item series of each watch to n bytes, charged
 // as the label values' bytes plus 256 per series; default
 // DefaultMaxItemBytes.
 func WithMaxItemBytes(n int) Option {
-	return func(c *Collector) { c.maxItemBytes = max(0, n) }
+	return func(c *State) { c.maxItemBytes = max(0, n) }
 }
 
-// NewCollector returns an empty collector. With itemMetrics false it emits
+// NewState returns an empty collector. With itemMetrics false it emits
 // only the per-watch families (conditions, last sync, interval), not one
 // series per pipe, endpoint and alert: for very many watches, or when item
 // names are not to be exported.
@@ -131,10 +330,10 @@ func WithMaxItemBytes(n int) Option {
 // the bound a scrape shows the first items of each list in the order of
 // their label values (ID first), alerts before endpoints before pipes, and
 // servicewatch_item_metrics_omitted says how many of each kind it left out.
-func NewCollector(itemMetrics bool, opts ...Option) *Collector {
+func NewState(itemMetrics bool, opts ...Option) *State {
 	watch := []string{"namespace", "servicewatch"}
 	with := func(labels ...string) []string { return append(watch[:2:2], labels...) }
-	c := &Collector{
+	c := &State{
 		itemMetrics:  itemMetrics,
 		maxItemBytes: DefaultMaxItemBytes,
 		now:          time.Now,
@@ -195,7 +394,7 @@ func NewCollector(itemMetrics bool, opts ...Option) *Collector {
 
 // MaxItemBytes is the bound on one watch's item series, 0 with item
 // metrics off: a caller gathering items for a snapshot need keep no more.
-func (c *Collector) MaxItemBytes() int {
+func (c *State) MaxItemBytes() int {
 	if !c.itemMetrics {
 		return 0
 	}
@@ -203,7 +402,7 @@ func (c *Collector) MaxItemBytes() int {
 }
 
 // Set replaces the snapshot of w.Namespace/w.Name.
-func (c *Collector) Set(w Watch) {
+func (c *State) Set(w Watch) {
 	w = c.normalize(w)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -213,7 +412,7 @@ func (c *Collector) Set(w Watch) {
 // SetIfAbsent sets the snapshot of a watch the collector knows nothing of
 // yet, and leaves a known one alone: a status read back from the API server
 // may hold truncated lists where the last sync's snapshot holds them all.
-func (c *Collector) SetIfAbsent(w Watch) {
+func (c *State) SetIfAbsent(w Watch) {
 	c.mu.Lock()
 	_, known := c.watches[watchKey{w.Namespace, w.Name}]
 	c.mu.Unlock()
@@ -223,145 +422,11 @@ func (c *Collector) SetIfAbsent(w Watch) {
 }
 
 // Delete forgets a watch: its series are gone from the next scrape on.
-func (c *Collector) Delete(namespace, name string) {
+func (c *State) Delete(namespace, name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.watches, watchKey{namespace, name})
 }
-
-// Describe sends the descriptors of the families the collector emits.
-func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	d := c.descs
-	if c.itemMetrics {
-		for _, desc := range []*prometheus.Desc{d.pipeInfo, d.endpointInfo, d.alertInfo, d.pipeSince, d.endpointSince, d.alertSince, d.alertFetchFailed,
-			d.alertSilenced, d.alertSilencedUntil, d.alertExecutionErrors, d.alertLastExecutionError, d.omitted} {
-			ch <- desc
-		}
-	}
-	for _, desc := range []*prometheus.Desc{d.condition, d.lastSync, d.interval} {
-		ch <- desc
-	}
-}
-
-// Collect sends the metrics of every snapshot.
-func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	now := c.now()
-	for _, w := range c.watches {
-		c.collectWatch(ch, w, now)
-	}
-}
-
-func (c *Collector) collectWatch(ch chan<- prometheus.Metric, w Watch, now time.Time) {
-	d := c.descs
-	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, append([]string{w.Namespace, w.Name}, labels...)...)
-	}
-	one := func(desc *prometheus.Desc, labels ...string) { gauge(desc, 1, labels...) }
-	var buf [6]string
-	since := func(desc *prometheus.Desc, t time.Time, id, state string) {
-		if !t.IsZero() {
-			gauge(desc, unixSeconds(t), id, state)
-		}
-	}
-	for _, p := range w.Pipes {
-		one(d.pipeInfo, p.appendLabels(buf[:0])...)
-		since(d.pipeSince, p.Since, p.ID, p.State)
-	}
-	for _, e := range w.Endpoints {
-		one(d.endpointInfo, e.appendLabels(buf[:0])...)
-		since(d.endpointSince, e.Since, e.ID, e.Status)
-	}
-	for _, a := range w.Alerts {
-		one(d.alertInfo, a.appendLabels(buf[:0])...)
-		since(d.alertSince, a.Since, a.ID, a.State)
-		if a.FetchFailed {
-			one(d.alertFetchFailed, a.ID)
-		}
-		if a.Silenced && (a.SilencedUntil.IsZero() || now.Before(a.SilencedUntil)) {
-			one(d.alertSilenced, a.ID)
-			if !a.SilencedUntil.IsZero() {
-				gauge(d.alertSilencedUntil, unixSeconds(a.SilencedUntil), a.ID)
-			}
-		}
-		gauge(d.alertExecutionErrors, float64(a.ExecutionErrors), a.ID)
-		if !a.LastExecutionError.IsZero() {
-			gauge(d.alertLastExecutionError, unixSeconds(a.LastExecutionError), a.ID)
-		}
-	}
-	for _, o := range []struct {
-		kind string
-		n    int
-	}{{"pipe", w.omitted.pipes}, {"reverse_private_endpoint", w.omitted.endpoints}, {"alert", w.omitted.alerts}} {
-		if o.n > 0 {
-			ch <- prometheus.MustNewConstMetric(d.omitted, prometheus.GaugeValue, float64(o.n), w.Namespace, w.Name, o.kind)
-		}
-	}
-	for _, cond := range w.Conditions {
-		one(d.condition, cond.Type, string(cond.Status), cond.Reason)
-	}
-	if !w.LastSyncTime.IsZero() {
-		ch <- prometheus.MustNewConstMetric(d.lastSync, prometheus.GaugeValue, unixSeconds(w.LastSyncTime), w.Namespace, w.Name)
-	}
-	ch <- prometheus.MustNewConstMetric(d.interval, prometheus.GaugeValue, w.Interval.Seconds(), w.Namespace, w.Name)
-}
-
-// normalize makes a snapshot safe to collect at every scrape, once, when it is
-// set: the item lists are dropped when item metrics are off (no memory is
-// spent on what is never shown), label values are made valid UTF-8 (a
-// const metric with anything else panics), and items whose labels are all
-// equal are kept once, since cloud data may repeat an item and a registry
-// fails the whole scrape on a duplicate series; then the lists are bounded
-// in bytes (see bound).
-func (c *Collector) normalize(w Watch) Watch {
-	w.Namespace, w.Name = valid(w.Namespace), valid(w.Name)
-	w.Conditions = uniqueBy(w.Conditions, func(cond metav1.Condition) metav1.Condition {
-		return metav1.Condition{Type: valid(cond.Type), Status: metav1.ConditionStatus(valid(string(cond.Status))), Reason: valid(cond.Reason)}
-	}, func(cond metav1.Condition) string { return cond.Type })
-	if !c.itemMetrics {
-		w.Pipes, w.Endpoints, w.Alerts = nil, nil, nil
-		return w
-	}
-	w.Pipes = uniqueBy(w.Pipes, func(p Pipe) Pipe {
-		return Pipe{ID: valid(p.ID), Name: valid(p.Name), State: valid(p.State), SourceKind: valid(p.SourceKind), Since: p.Since}
-	}, func(p Pipe) Pipe { return p })
-	w.Endpoints = uniqueBy(w.Endpoints, func(e Endpoint) Endpoint {
-		return Endpoint{ID: valid(e.ID), Type: valid(e.Type), Status: valid(e.Status), Since: e.Since}
-	}, func(e Endpoint) Endpoint { return e })
-	// Alerts are unique by ID in spec; the fetch-failed series is keyed by
-	// ID alone, so the first of a repeated ID wins.
-	w.Alerts = uniqueBy(w.Alerts, func(a Alert) Alert {
-		a.ID, a.Name, a.State = valid(a.ID), valid(a.Name), valid(a.State)
-		return a
-	}, func(a Alert) string { return a.ID })
-	return c.bound(w)
-}
-
-// uniqueBy returns a new slice of the cleaned items, keeping the first of
-// those with equal keys.
-func uniqueBy[T any, K comparable](items []T, clean func(T) T, key func(T) K) []T {
-	if len(items) == 0 {
-		return nil
-	}
-	out := make([]T, 0, len(items))
-	seen := make(map[K]struct{}, len(items))
-	for _, item := range items {
-		item = clean(item)
-		k := key(item)
-		if _, dup := seen[k]; dup {
-			continue
-		}
-		seen[k] = struct{}{}
-		out = append(out, item)
-	}
-	return out
-}
-
-func valid(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
-
-// unixSeconds is t as a Unix time in seconds, with its fraction.
-func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 // DefaultMaxItemBytes is the default bound on the item series of one watch,
 // in the bytes they are charged (see seriesBytes). It keeps about a thousand
@@ -369,94 +434,6 @@ func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 // tenant whose cloud serves long names or very many items costs the manager
 // and Prometheus: 60 watches at the bound are about 60,000 series at most.
 const DefaultMaxItemBytes = 256 << 10
-
-// seriesBytes is what each item series is charged besides its label values:
-// about what its snapshot and its share of a scrape cost the manager (label
-// pairs, a metric, the text encoding), so that a bound in bytes also bounds
-// the number of series of items with empty labels.
-const seriesBytes = 256
-
-// Item is a pipe, an endpoint or an alert: an item of a watch's lists that
-// the state metrics show as one info series.
-type Item interface {
-	Pipe | Endpoint | Alert
-	// appendLabels appends the item's label values, in the order of its
-	// info series' labels; they also order the items.
-	appendLabels(dst []string) []string
-	// bytes is what the item's series are charged.
-	bytes() int
-}
-
-func (p Pipe) appendLabels(dst []string) []string {
-	return append(dst, p.ID, p.Name, p.State, p.SourceKind)
-}
-
-func (p Pipe) bytes() int { return labelBytes(p) + sinceBytes(p.Since, p.ID, p.State) }
-
-// sinceBytes charges an item's since series, when it shows.
-func sinceBytes(since time.Time, id, state string) int {
-	if since.IsZero() {
-		return 0
-	}
-	return seriesBytes + len(id) + len(state)
-}
-
-func (e Endpoint) appendLabels(dst []string) []string {
-	return append(dst, e.ID, e.Type, e.Status)
-}
-
-func (e Endpoint) bytes() int { return labelBytes(e) + sinceBytes(e.Since, e.ID, e.Status) }
-
-func (a Alert) appendLabels(dst []string) []string {
-	return append(dst, a.ID, a.Name, a.State)
-}
-
-// bytes charges an alert for each of its series: its info, its execution
-// errors, and when they show, its failed fetch, its silence and its end, and
-// the time of its last execution error.
-func (a Alert) bytes() int {
-	n := labelBytes(a) + sinceBytes(a.Since, a.ID, a.State)
-	perID := seriesBytes + len(a.ID)
-	n += perID // servicewatch_alert_execution_errors, always
-	for _, shown := range []bool{a.FetchFailed, a.Silenced, !a.SilencedUntil.IsZero(), !a.LastExecutionError.IsZero()} {
-		if shown {
-			n += perID
-		}
-	}
-	return n
-}
-
-func labelBytes[T Item](item T) int {
-	var buf [6]string
-	n := seriesBytes
-	for _, l := range item.appendLabels(buf[:0]) {
-		n += len(l)
-	}
-	return n
-}
-
-// compareItems orders items by their label values, the first label (the ID)
-// first: the stable order in which the bound keeps items.
-func compareItems[T Item](a, b T) int {
-	var bufA, bufB [6]string
-	return slices.Compare(a.appendLabels(bufA[:0]), b.appendLabels(bufB[:0]))
-}
-
-// keepFirst sorts items and returns the longest prefix whose bytes fit in
-// budget, with the bytes it uses.
-func keepFirst[T Item](items []T, budget int) (kept []T, used int) {
-	slices.SortFunc(items, compareItems[T])
-	for i, item := range items {
-		n := item.bytes()
-		if used+n > budget {
-			// A copy: the items left out must not stay reachable through
-			// the backing array.
-			return slices.Clone(items[:i]), used
-		}
-		used += n
-	}
-	return items, used
-}
 
 // Selection keeps, of items added one at a time, the first in the stable
 // order (by label values) whose bytes fit a budget, so that a list streamed
@@ -506,46 +483,3 @@ func (s *Selection[T]) Items() []T {
 
 // Seen is how many items were offered.
 func (s *Selection[T]) Seen() int { return s.seen }
-
-// maxHeap is a heap of items (container/heap), the last in the order on top.
-type maxHeap[T Item] []T
-
-func (h maxHeap[T]) Len() int           { return len(h) }
-func (h maxHeap[T]) Less(i, j int) bool { return compareItems(h[i], h[j]) > 0 }
-func (h maxHeap[T]) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-
-// Push adds an item; only Selection.Add pushes, and only items of type T.
-func (h *maxHeap[T]) Push(x any) {
-	if item, ok := x.(T); ok {
-		*h = append(*h, item)
-	}
-}
-
-// Pop removes the last item of the slice (container/heap's contract).
-func (h *maxHeap[T]) Pop() any {
-	old := *h
-	last := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return last
-}
-
-// bound keeps, of each list of a normalized snapshot, the first items in
-// order that fit the collector's budget for the watch, alerts first (the
-// user named them, and they are at most a hundred), then endpoints (few,
-// and pipes reach their sources through them), then pipes; and counts what
-// it left out, with what the caller had already left out (the totals).
-func (c *Collector) bound(w Watch) Watch {
-	budget := c.maxItemBytes
-	if w.MaxItemBytes > 0 {
-		budget = min(budget, w.MaxItemBytes)
-	}
-	alerts, endpoints, pipes := max(w.AlertsTotal, len(w.Alerts)), max(w.EndpointsTotal, len(w.Endpoints)), max(w.PipesTotal, len(w.Pipes))
-	var used int
-	w.Alerts, used = keepFirst(w.Alerts, budget)
-	budget -= used
-	w.Endpoints, used = keepFirst(w.Endpoints, budget)
-	budget -= used
-	w.Pipes, _ = keepFirst(w.Pipes, budget)
-	w.omitted = omitted{alerts: alerts - len(w.Alerts), endpoints: endpoints - len(w.Endpoints), pipes: pipes - len(w.Pipes)}
-	return w
-}

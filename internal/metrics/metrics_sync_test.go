@@ -1,4 +1,4 @@
-package syncmetrics_test
+package metrics_test
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/servicewatch/servicewatch/internal/metrics/syncmetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 	"github.com/servicewatch/servicewatch/internal/pacing"
 	"github.com/servicewatch/servicewatch/internal/tenancy"
 )
@@ -18,11 +18,11 @@ import (
 // another's stay.
 func TestMetricsRegisterAndForget(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := syncmetrics.New(reg)
+	m, err := metrics.NewSync(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := syncmetrics.New(reg); err == nil {
+	if _, err := metrics.NewSync(reg); err == nil {
 		t.Error("registering the metrics twice with one registry succeeded")
 	}
 	if n, err := testutil.GatherAndCount(reg, "servicewatch_sync_slot_wait_seconds"); err != nil || n != 3 {
@@ -43,7 +43,7 @@ func TestMetricsRegisterAndForget(t *testing.T) {
 // leaves the budget, and a budget no watch uses, leave no series behind.
 func TestNamespaceSharesFollowTheNamespaces(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := syncmetrics.New(reg)
+	m, err := metrics.NewSync(reg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package statemetrics_test
+package metrics_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/servicewatch/servicewatch/internal/metrics/statemetrics"
+	"github.com/servicewatch/servicewatch/internal/metrics"
 )
 
 var families = []string{
@@ -28,8 +28,8 @@ var families = []string{
 
 // sample is a watch like the demo's: two pipes, an endpoint, two alerts of
 // which one failed its latest fetch.
-func sample() statemetrics.Watch {
-	return statemetrics.Watch{
+func sample() metrics.Watch {
+	return metrics.Watch{
 		Namespace: "data", Name: "prod",
 		Conditions: []metav1.Condition{
 			{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Synced", Message: "not exported"},
@@ -37,12 +37,12 @@ func sample() statemetrics.Watch {
 		},
 		LastSyncTime: time.Unix(1_800_000_000, 0),
 		Interval:     5 * time.Minute,
-		Pipes: []statemetrics.Pipe{
+		Pipes: []metrics.Pipe{
 			{ID: "p1", Name: "events", State: "Running", SourceKind: "kafka"},
 			{ID: "p2", Name: "files", State: "Stopped", SourceKind: "objectStorage"},
 		},
-		Endpoints: []statemetrics.Endpoint{{ID: "e1", Type: "VPC_ENDPOINT_SERVICE", Status: "Ready"}},
-		Alerts: []statemetrics.Alert{
+		Endpoints: []metrics.Endpoint{{ID: "e1", Type: "VPC_ENDPOINT_SERVICE", Status: "Ready"}},
+		Alerts: []metrics.Alert{
 			{ID: "a1", Name: "lag", State: "active"},
 			{ID: "a2", Name: "errors", State: "disabled", FetchFailed: true},
 		},
@@ -70,12 +70,12 @@ func TestCollector(t *testing.T) {
 	tests := []struct {
 		name        string
 		itemMetrics bool
-		apply       func(c *statemetrics.Collector)
+		apply       func(c *metrics.State)
 		want        string
 	}{{
 		name:        "every series of a watch",
 		itemMetrics: true,
-		apply:       func(c *statemetrics.Collector) { c.Set(sample()) },
+		apply:       func(c *metrics.State) { c.Set(sample()) },
 		want: `
 servicewatch_alert_fetch_failed{alert_id="a2",namespace="data",servicewatch="prod"} 1
 servicewatch_alert_info{alert_id="a1",alert_name="lag",namespace="data",servicewatch="prod",state="active"} 1
@@ -91,10 +91,10 @@ servicewatch_reverse_private_endpoint_info{endpoint_id="e1",namespace="data",ser
 	}, {
 		name:        "a removed pipe, a changed state, a fixed alert and condition leave no stale series",
 		itemMetrics: true,
-		apply: func(c *statemetrics.Collector) {
+		apply: func(c *metrics.State) {
 			c.Set(sample())
 			w := sample()
-			w.Pipes = []statemetrics.Pipe{{ID: "p1", Name: "events", State: "Failed", SourceKind: "kafka"}}
+			w.Pipes = []metrics.Pipe{{ID: "p1", Name: "events", State: "Failed", SourceKind: "kafka"}}
 			w.Endpoints = nil
 			w.Alerts[1].FetchFailed = false
 			w.Conditions[1] = metav1.Condition{Type: "AlertsSynced", Status: metav1.ConditionTrue, Reason: "Synced"}
@@ -114,10 +114,10 @@ servicewatch_pipe_info{namespace="data",pipe_id="p1",pipe_name="events",servicew
 	}, {
 		name:        "a deleted watch leaves no series, others stay",
 		itemMetrics: true,
-		apply: func(c *statemetrics.Collector) {
+		apply: func(c *metrics.State) {
 			c.Set(sample())
-			other := statemetrics.Watch{Namespace: "data", Name: "staging", Interval: time.Minute,
-				Pipes: []statemetrics.Pipe{{ID: "p9", Name: "cdc", State: "Running", SourceKind: "postgres"}}}
+			other := metrics.Watch{Namespace: "data", Name: "staging", Interval: time.Minute,
+				Pipes: []metrics.Pipe{{ID: "p9", Name: "cdc", State: "Running", SourceKind: "postgres"}}}
 			c.Set(other)
 			c.Delete("data", "prod")
 			c.Delete("data", "never-set")
@@ -129,9 +129,9 @@ servicewatch_pipe_info{namespace="data",pipe_id="p9",pipe_name="cdc",servicewatc
 	}, {
 		name:        "a watch of the same name in another namespace is another watch",
 		itemMetrics: true,
-		apply: func(c *statemetrics.Collector) {
-			c.Set(statemetrics.Watch{Namespace: "a", Name: "w", Interval: time.Minute})
-			c.Set(statemetrics.Watch{Namespace: "b", Name: "w", Interval: 2 * time.Minute})
+		apply: func(c *metrics.State) {
+			c.Set(metrics.Watch{Namespace: "a", Name: "w", Interval: time.Minute})
+			c.Set(metrics.Watch{Namespace: "b", Name: "w", Interval: 2 * time.Minute})
 			c.Delete("a", "w")
 		},
 		want: `
@@ -140,7 +140,7 @@ servicewatch_interval_seconds{namespace="b",servicewatch="w"} 120
 	}, {
 		name:        "item metrics off: only conditions, last sync and interval",
 		itemMetrics: false,
-		apply:       func(c *statemetrics.Collector) { c.Set(sample()) },
+		apply:       func(c *metrics.State) { c.Set(sample()) },
 		want: `
 servicewatch_condition{namespace="data",reason="NotFound",servicewatch="prod",status="False",type="AlertsSynced"} 1
 servicewatch_condition{namespace="data",reason="Synced",servicewatch="prod",status="True",type="Ready"} 1
@@ -150,8 +150,8 @@ servicewatch_last_sync_timestamp_seconds{namespace="data",servicewatch="prod"} 1
 	}, {
 		name:        "never synced: no last sync series",
 		itemMetrics: true,
-		apply: func(c *statemetrics.Collector) {
-			c.Set(statemetrics.Watch{Namespace: "data", Name: "new", Interval: 30 * time.Second})
+		apply: func(c *metrics.State) {
+			c.Set(metrics.Watch{Namespace: "data", Name: "new", Interval: 30 * time.Second})
 		},
 		want: `
 servicewatch_interval_seconds{namespace="data",servicewatch="new"} 30
@@ -159,14 +159,14 @@ servicewatch_interval_seconds{namespace="data",servicewatch="new"} 30
 	}, {
 		name:        "messy cloud data: repeated items once, invalid UTF-8 replaced, empty labels kept",
 		itemMetrics: true,
-		apply: func(c *statemetrics.Collector) {
-			c.Set(statemetrics.Watch{Namespace: "data", Name: "messy", Interval: time.Minute,
-				Pipes: []statemetrics.Pipe{
+		apply: func(c *metrics.State) {
+			c.Set(metrics.Watch{Namespace: "data", Name: "messy", Interval: time.Minute,
+				Pipes: []metrics.Pipe{
 					{Name: "no-id"}, {Name: "no-id"},
 					{ID: "p1", Name: "bad\xffname", State: "Running", SourceKind: "kafka,postgres"},
 				},
-				Endpoints: []statemetrics.Endpoint{{ID: "e1"}, {ID: "e1"}},
-				Alerts:    []statemetrics.Alert{{ID: "a1", FetchFailed: true}, {ID: "a1", Name: "again"}},
+				Endpoints: []metrics.Endpoint{{ID: "e1"}, {ID: "e1"}},
+				Alerts:    []metrics.Alert{{ID: "a1", FetchFailed: true}, {ID: "a1", Name: "again"}},
 			})
 		},
 		want: `
@@ -180,7 +180,7 @@ servicewatch_reverse_private_endpoint_info{endpoint_id="e1",namespace="data",ser
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := statemetrics.NewCollector(tt.itemMetrics)
+			c := metrics.NewState(tt.itemMetrics)
 			tt.apply(c)
 			want := strings.ReplaceAll(sampleHelp+tt.want, `\uFFFD`, "\uFFFD")
 			if err := testutil.CollectAndCompare(c, strings.NewReader(want), families...); err != nil {
@@ -193,7 +193,7 @@ servicewatch_reverse_private_endpoint_info{endpoint_id="e1",namespace="data",ser
 // TestSetKeepsItsOwnCopy shows that a caller reusing its slices after Set
 // does not change what is exported.
 func TestSetKeepsItsOwnCopy(t *testing.T) {
-	c := statemetrics.NewCollector(true)
+	c := metrics.NewState(true)
 	w := sample()
 	c.Set(w)
 	w.Pipes[0].State = "Changed"
@@ -214,7 +214,7 @@ func TestSetKeepsItsOwnCopy(t *testing.T) {
 // collected metric must be described, with matching labels.
 func TestDescribeMatchesCollect(t *testing.T) {
 	for _, items := range []bool{true, false} {
-		c := statemetrics.NewCollector(items)
+		c := metrics.NewState(items)
 		c.Set(sample())
 		problems, err := testutil.CollectAndLint(c)
 		if err != nil {
@@ -229,9 +229,9 @@ func TestDescribeMatchesCollect(t *testing.T) {
 }
 
 func TestSetIfAbsentKeepsAKnownSnapshot(t *testing.T) {
-	c := statemetrics.NewCollector(true)
-	full := statemetrics.Watch{Namespace: "ns", Name: "w", Pipes: []statemetrics.Pipe{{ID: "a", State: "Running"}, {ID: "b", State: "Running"}}}
-	cut := statemetrics.Watch{Namespace: "ns", Name: "w", Pipes: []statemetrics.Pipe{{ID: "a", State: "Running"}}}
+	c := metrics.NewState(true)
+	full := metrics.Watch{Namespace: "ns", Name: "w", Pipes: []metrics.Pipe{{ID: "a", State: "Running"}, {ID: "b", State: "Running"}}}
+	cut := metrics.Watch{Namespace: "ns", Name: "w", Pipes: []metrics.Pipe{{ID: "a", State: "Running"}}}
 	c.SetIfAbsent(full)
 	c.SetIfAbsent(cut)
 	if n := testutil.CollectAndCount(c, "servicewatch_pipe_info"); n != 2 {
@@ -259,7 +259,7 @@ func TestCollectorShowsSilencedAndFailingAlerts(t *testing.T) {
 # TYPE servicewatch_alert_silenced_until_timestamp_seconds gauge
 `
 	now := time.Unix(1_800_000_000, 0)
-	watch := statemetrics.Watch{Namespace: "data", Name: "prod", Interval: time.Minute, Alerts: []statemetrics.Alert{
+	watch := metrics.Watch{Namespace: "data", Name: "prod", Interval: time.Minute, Alerts: []metrics.Alert{
 		{ID: "silenced-failing", Silenced: true, SilencedUntil: now.Add(time.Hour), ExecutionErrors: 2, LastExecutionError: now.Add(-time.Minute)},
 		{ID: "silence-ended", Silenced: true, SilencedUntil: now.Add(-time.Second)},
 		{ID: "silenced-for-good", Silenced: true},
@@ -289,7 +289,7 @@ servicewatch_alert_silenced_until_timestamp_seconds{alert_id="silenced-failing",
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := statemetrics.NewCollector(tt.itemMetrics)
+			c := metrics.NewState(tt.itemMetrics)
 			c.SetClock(func() time.Time { return now })
 			c.Set(watch)
 			if err := testutil.CollectAndCompare(c, strings.NewReader(tt.want), alertFamilies...); err != nil {
@@ -308,14 +308,14 @@ func TestItemSeriesBoundedInBytes(t *testing.T) {
 	// + 2 = 258, the alert 256 + 2 + 1 for its info and 256 + 2 for its
 	// execution errors = 517: 1,460 bytes keep the alert, the endpoint and
 	// the first 2 pipes by ID (775 + 518 = 1,293; a third would pass 1,460).
-	c := statemetrics.NewCollector(true, statemetrics.WithMaxItemBytes(1460))
-	c.Set(statemetrics.Watch{Namespace: "ns", Name: "w", Interval: time.Minute,
-		Pipes: []statemetrics.Pipe{
+	c := metrics.NewState(true, metrics.WithMaxItemBytes(1460))
+	c.Set(metrics.Watch{Namespace: "ns", Name: "w", Interval: time.Minute,
+		Pipes: []metrics.Pipe{
 			{ID: "p4", Name: "d"}, {ID: "p2", Name: "b"}, {ID: "p3", Name: "c"}, {ID: "p1", Name: "a"},
 		},
 		PipesTotal: 10, // the caller kept 4 of 10
-		Endpoints:  []statemetrics.Endpoint{{ID: "e1"}},
-		Alerts:     []statemetrics.Alert{{ID: "a1", Name: "x"}},
+		Endpoints:  []metrics.Endpoint{{ID: "e1"}},
+		Alerts:     []metrics.Alert{{ID: "a1", Name: "x"}},
 	})
 	want := `
 # HELP servicewatch_item_metrics_omitted Items of a ServiceWatch, by kind (pipe, reverse_private_endpoint, alert), left out of the item series because the watch's series passed their bound in bytes (--item-metrics-max-bytes, or less: the room the namespace's or the manager's status budget left the watch); the first items ordered by ID are shown. Absent when none are left out.
@@ -341,9 +341,9 @@ servicewatch_reverse_private_endpoint_info{endpoint_id="e1",namespace="ns",servi
 // A watch's own bound, the room its status budget left it, holds below the
 // collector's; above it, the collector's holds; zero is no bound of its own.
 func TestWatchBoundBelowTheCollectors(t *testing.T) {
-	pipes := make([]statemetrics.Pipe, 100)
+	pipes := make([]metrics.Pipe, 100)
 	for i := range pipes {
-		pipes[i] = statemetrics.Pipe{ID: fmt.Sprintf("p%03d", i)} // 256 + 4 bytes each
+		pipes[i] = metrics.Pipe{ID: fmt.Sprintf("p%03d", i)} // 256 + 4 bytes each
 	}
 	for _, tc := range []struct {
 		own, shown int
@@ -353,8 +353,8 @@ func TestWatchBoundBelowTheCollectors(t *testing.T) {
 		{own: 1040, shown: 4},
 		{own: 100, shown: 0},
 	} {
-		c := statemetrics.NewCollector(true, statemetrics.WithMaxItemBytes(2600))
-		c.Set(statemetrics.Watch{Namespace: "ns", Name: "w", Pipes: slices.Clone(pipes), MaxItemBytes: tc.own})
+		c := metrics.NewState(true, metrics.WithMaxItemBytes(2600))
+		c.Set(metrics.Watch{Namespace: "ns", Name: "w", Pipes: slices.Clone(pipes), MaxItemBytes: tc.own})
 		if n := testutil.CollectAndCount(c, "servicewatch_pipe_info"); n != tc.shown {
 			t.Errorf("own bound %d: %d pipes shown, want %d", tc.own, n, tc.shown)
 		}
@@ -365,23 +365,23 @@ func TestWatchBoundBelowTheCollectors(t *testing.T) {
 // pipes with names of 3.6 KB (36 MB of labels). The scrape stays within the
 // default bound per watch.
 func TestLongNamesCostTheBoundNotTheList(t *testing.T) {
-	c := statemetrics.NewCollector(true)
+	c := metrics.NewState(true)
 	long := strings.Repeat("n", 3600)
-	pipes := make([]statemetrics.Pipe, 10_000)
+	pipes := make([]metrics.Pipe, 10_000)
 	for i := range pipes {
-		pipes[i] = statemetrics.Pipe{ID: fmt.Sprintf("p%05d", i), Name: long, State: "Running"}
+		pipes[i] = metrics.Pipe{ID: fmt.Sprintf("p%05d", i), Name: long, State: "Running"}
 	}
-	c.Set(statemetrics.Watch{Namespace: "ns", Name: "w", Pipes: pipes})
+	c.Set(metrics.Watch{Namespace: "ns", Name: "w", Pipes: pipes})
 	text, err := testutil.CollectAndFormat(c, expfmt.TypeTextPlain, "servicewatch_pipe_info", "servicewatch_item_metrics_omitted")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(text) > statemetrics.DefaultMaxItemBytes+4<<10 {
-		t.Errorf("the pipes' series are %d bytes of text, want at most the bound %d (and the help text)", len(text), statemetrics.DefaultMaxItemBytes)
+	if len(text) > metrics.DefaultMaxItemBytes+4<<10 {
+		t.Errorf("the pipes' series are %d bytes of text, want at most the bound %d (and the help text)", len(text), metrics.DefaultMaxItemBytes)
 	}
 	shown := testutil.CollectAndCount(c, "servicewatch_pipe_info")
 	perPipe := 256 + len("p00000") + len(long) + len("Running")
-	if want := statemetrics.DefaultMaxItemBytes / perPipe; shown != want {
+	if want := metrics.DefaultMaxItemBytes / perPipe; shown != want {
 		t.Errorf("%d pipes shown, want the %d that fit", shown, want)
 	}
 	wantOmitted := fmt.Sprintf(`servicewatch_item_metrics_omitted{kind="pipe",namespace="ns",servicewatch="w"} %d`, 10_000-shown)
@@ -400,18 +400,18 @@ func TestSelectionKeepsWhatTheBoundKeeps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 17))
 	for round := range 200 {
 		budget := rng.IntN(8000)
-		pipes := make([]statemetrics.Pipe, rng.IntN(60))
+		pipes := make([]metrics.Pipe, rng.IntN(60))
 		for i := range pipes {
-			pipes[i] = statemetrics.Pipe{ID: fmt.Sprintf("p%02d", rng.IntN(40)), Name: strings.Repeat("x", rng.IntN(600))}
+			pipes[i] = metrics.Pipe{ID: fmt.Sprintf("p%02d", rng.IntN(40)), Name: strings.Repeat("x", rng.IntN(600))}
 		}
-		sel := statemetrics.NewSelection[statemetrics.Pipe](budget)
+		sel := metrics.NewSelection[metrics.Pipe](budget)
 		for _, p := range pipes {
 			sel.Add(p)
 		}
-		streamed := statemetrics.NewCollector(true, statemetrics.WithMaxItemBytes(budget))
-		streamed.Set(statemetrics.Watch{Namespace: "ns", Name: "w", Pipes: sel.Items(), PipesTotal: sel.Seen()})
-		whole := statemetrics.NewCollector(true, statemetrics.WithMaxItemBytes(budget))
-		whole.Set(statemetrics.Watch{Namespace: "ns", Name: "w", Pipes: slices.Clone(pipes)})
+		streamed := metrics.NewState(true, metrics.WithMaxItemBytes(budget))
+		streamed.Set(metrics.Watch{Namespace: "ns", Name: "w", Pipes: sel.Items(), PipesTotal: sel.Seen()})
+		whole := metrics.NewState(true, metrics.WithMaxItemBytes(budget))
+		whole.Set(metrics.Watch{Namespace: "ns", Name: "w", Pipes: slices.Clone(pipes)})
 
 		got, err := testutil.CollectAndFormat(streamed, expfmt.TypeTextPlain, "servicewatch_pipe_info")
 		if err != nil {
@@ -431,10 +431,10 @@ func TestSelectionKeepsWhatTheBoundKeeps(t *testing.T) {
 }
 
 func TestItemMetricsOffKeepNothing(t *testing.T) {
-	if n := statemetrics.NewCollector(false).MaxItemBytes(); n != 0 {
+	if n := metrics.NewState(false).MaxItemBytes(); n != 0 {
 		t.Errorf("MaxItemBytes with item metrics off = %d, want 0", n)
 	}
-	if n := statemetrics.NewCollector(true).MaxItemBytes(); n != statemetrics.DefaultMaxItemBytes {
-		t.Errorf("MaxItemBytes = %d, want the default %d", n, statemetrics.DefaultMaxItemBytes)
+	if n := metrics.NewState(true).MaxItemBytes(); n != metrics.DefaultMaxItemBytes {
+		t.Errorf("MaxItemBytes = %d, want the default %d", n, metrics.DefaultMaxItemBytes)
 	}
 }
