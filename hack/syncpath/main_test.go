@@ -4,6 +4,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -45,5 +46,31 @@ func TestVisitedWantsEachRoot(t *testing.T) {
 	}
 	if _, err := visited(config{dir: dir, program: []string{"./cmd/prog"}, follow: "ctl", roots: []string{"Reconcile", "gone"}}); err == nil {
 		t.Error("a missing root gave no error")
+	}
+}
+
+// maxSyncFiles is the most files one periodic sync of this repository may
+// visit (issue 38; DEVELOPMENT.md gives the figure): a change that spreads
+// the sync over more files fails here, not in a reviewer's count.
+const maxSyncFiles = 20
+
+// TestServiceWatchSyncVisitsAtMostMaxSyncFiles walks this repository's own
+// sync, as `go run ./hack/syncpath` does from its root.
+func TestServiceWatchSyncVisitsAtMostMaxSyncFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads the manager's whole program")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := servicewatch
+	cfg.dir = root
+	files, err := visited(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) > maxSyncFiles {
+		t.Errorf("one sync visits %d files, more than %d:\n%s", len(files), maxSyncFiles, strings.Join(slices.Sorted(maps.Keys(files)), "\n"))
 	}
 }
