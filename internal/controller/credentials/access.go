@@ -170,28 +170,26 @@ func (r *Reader) Of(ctx context.Context, watch *swv1.ServiceWatch, versions Vers
 // ReadManagement reads the management API's credential, for a sync whose
 // access was known by its digest alone.
 func (r *Reader) ReadManagement(ctx context.Context, watch *swv1.ServiceWatch) Management {
-	return r.readManagement(ctx, r.managementSource(ctx, watch))
+	return r.readManagement(ctx, r.sourceOf(ctx, watch, false))
 }
 
 // ReadAlert reads the alert API's credential; see ReadManagement.
 func (r *Reader) ReadAlert(ctx context.Context, watch *swv1.ServiceWatch) Alert {
-	return r.readAlert(ctx, r.alertSource(ctx, watch))
+	return r.readAlert(ctx, r.sourceOf(ctx, watch, true))
 }
 
 // source is where one API's calls go and which Secret holds their
 // credential, or why the watch may not call (accountcontroller.SourceOf).
 type source = accountcontroller.Source
 
-func (r *Reader) managementSource(ctx context.Context, watch *swv1.ServiceWatch) source {
-	return r.Accounts.SourceOf(ctx, watch, false, accountcontroller.Fallbacks{ManagementURL: r.Fallbacks.ManagementURL})
-}
-
-func (r *Reader) alertSource(ctx context.Context, watch *swv1.ServiceWatch) source {
-	return r.Accounts.SourceOf(ctx, watch, true, accountcontroller.Fallbacks{AlertURL: r.Fallbacks.AlertURL})
+// sourceOf is where the watch's calls of one API (the alert API's when
+// alert) go, with which Secret.
+func (r *Reader) sourceOf(ctx context.Context, watch *swv1.ServiceWatch, alert bool) source {
+	return r.Accounts.SourceOf(ctx, watch, alert, r.Fallbacks)
 }
 
 func (r *Reader) management(ctx context.Context, watch *swv1.ServiceWatch, versions Versions) Management {
-	return knownOrRead(ctx, r, r.managementSource(ctx, watch), versions, r.readManagement,
+	return knownOrRead(ctx, r, r.sourceOf(ctx, watch, false), versions, r.readManagement,
 		func(a Access) Management { return Management{Access: a} })
 }
 
@@ -202,7 +200,7 @@ func (r *Reader) alert(ctx context.Context, watch *swv1.ServiceWatch, versions V
 	if watch.Spec.AlertAPI == nil && watch.Spec.ManagementAPI.AccountRef == nil { // the CRD forbids this; an old object may still have it
 		return Alert{Access: Access{Failure: failed(swv1.ReasonConfigurationError, "spec.alertApi is required when spec.alertIds or spec.alertSelector is set and spec.alertsFrom is AlertAPI")}}
 	}
-	return knownOrRead(ctx, r, r.alertSource(ctx, watch), versions, r.readAlert,
+	return knownOrRead(ctx, r, r.sourceOf(ctx, watch, true), versions, r.readAlert,
 		func(a Access) Alert { return Alert{Access: a} })
 }
 
